@@ -1,0 +1,35 @@
+"""The embedder protocol every embedding model implements."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Matrix"]
+
+Matrix = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, one row per text.
+
+    ``model_id`` names the model and its preprocessing exactly: a store refuses vectors whose
+    ``model_id`` or ``dimension`` differ from those it already holds.
+    """
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """Return an ``(len(texts), dimension)`` float32 array of unit vectors."""
+        ...

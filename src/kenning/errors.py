@@ -1,0 +1,124 @@
+"""The one error tree of kenning.
+
+Every error has a stable ``code`` (the server maps it to an HTTP status and a client raises the
+same class again) and also inherits the builtin it refines, so ``except ValueError`` keeps
+working for callers that do not know kenning.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BudgetError",
+    "ContentTooLarge",
+    "InvalidFilter",
+    "InvalidInput",
+    "InvalidScope",
+    "KenningError",
+    "ModelMismatch",
+    "ModelUnavailable",
+    "NotFound",
+    "ScopeConflict",
+    "StoreError",
+    "Unsupported",
+    "error_for_code",
+]
+
+
+class KenningError(Exception):
+    """Root of every error kenning raises on purpose."""
+
+    code: str = "kenning_error"
+    http_status: int = 500
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(KenningError, ValueError):
+    """Input was rejected before anything was written."""
+
+    code = "invalid_input"
+    http_status = 422
+
+
+class InvalidScope(InvalidInput):
+    """A tenant, user, session or agent id is missing or malformed."""
+
+    code = "invalid_scope"
+
+
+class InvalidFilter(InvalidInput):
+    """A search filter names a key outside the allowed syntax or has a bad value."""
+
+    code = "invalid_filter"
+
+
+class ContentTooLarge(InvalidInput):
+    """A record's content exceeds the configured maximum."""
+
+    code = "content_too_large"
+    http_status = 413
+
+
+class BudgetError(InvalidInput):
+    """A token budget cannot be met (for example the system policy alone exceeds it)."""
+
+    code = "budget_error"
+
+
+class ScopeConflict(KenningError, ValueError):
+    """The scope contradicts stored data (a session id already owned by another user)."""
+
+    code = "scope_conflict"
+    http_status = 409
+
+
+class NotFound(KenningError, LookupError):
+    """The requested record does not exist in this scope."""
+
+    code = "not_found"
+    http_status = 404
+
+
+class ModelMismatch(KenningError, ValueError):
+    """The store holds vectors of another embedding model; mixing them is refused."""
+
+    code = "model_mismatch"
+    http_status = 409
+
+
+class ModelUnavailable(KenningError, RuntimeError):
+    """A model (embedding model, tokenizer) cannot be loaded here."""
+
+    code = "model_unavailable"
+    http_status = 503
+
+
+class StoreError(KenningError, RuntimeError):
+    """The storage backend failed; the batch was rolled back."""
+
+    code = "store_error"
+    http_status = 500
+
+
+class Unsupported(KenningError, NotImplementedError):
+    """The backend does not offer this capability."""
+
+    code = "unsupported"
+    http_status = 501
+
+
+def _all_subclasses(cls: type[KenningError]) -> list[type[KenningError]]:
+    out: list[type[KenningError]] = [cls]
+    for sub in cls.__subclasses__():
+        out.extend(_all_subclasses(sub))
+    return out
+
+
+def error_for_code(code: str) -> type[KenningError]:
+    """Return the error class whose stable ``code`` is *code* (``KenningError`` if unknown)."""
+    for cls in _all_subclasses(KenningError):
+        if cls.code == code:
+            return cls
+    return KenningError

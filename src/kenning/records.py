@@ -1,0 +1,360 @@
+"""Frozen records of kenning's core: scopes, episodic events, pins, facts, summaries, procedures.
+
+Records do no I/O. Input is validated once, where it enters (``Scope`` and ``NewEvent`` check
+themselves on construction); records read back from a store are trusted.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from kenning.errors import InvalidInput, InvalidScope
+
+__all__ = [
+    "DEFAULT_MAX_CONTENT_CHARS",
+    "Event",
+    "Fact",
+    "FactSource",
+    "JSONScalar",
+    "NewEvent",
+    "Pin",
+    "PinKind",
+    "PinStatus",
+    "Procedure",
+    "Role",
+    "Scope",
+    "Summary",
+    "content_hash",
+    "to_utc",
+    "validate_id",
+]
+
+JSONScalar = str | int | float | bool | None
+
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
+_META_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+_TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}")
+DEFAULT_MAX_CONTENT_CHARS = 100_000
+
+
+def validate_id(value: object, what: str) -> str:
+    """Return *value* if it is a valid id, else raise :class:`InvalidScope`.
+
+    Ids are 1–128 characters from ``A-Z a-z 0-9 . _ : @ -`` and start with a letter or digit.
+    """
+    if not isinstance(value, str) or not _ID_RE.fullmatch(value):
+        shown = repr(value)[:60]
+        raise InvalidScope(
+            f"{what} id {shown} is invalid: use 1-128 characters from letters, digits and "
+            "'._:@-', starting with a letter or digit"
+        )
+    return value
+
+
+def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp") -> datetime:
+    """Normalise a timestamp (aware or naive datetime, ISO string, epoch seconds) to UTC.
+
+    Naive datetimes and ISO strings without an offset are taken as UTC.
+    """
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        if isinstance(value, int | float):
+            return datetime.fromtimestamp(float(value), UTC)
+        if isinstance(value, str):
+            text = value.strip()
+            if text.endswith("Z"):
+                text = text[:-1] + "+00:00"
+            value = datetime.fromisoformat(text)
+        if not isinstance(value, datetime):
+            raise TypeError
+    except (TypeError, ValueError, OverflowError, OSError) as exc:
+        raise InvalidInput(
+            f"{what} {value!r:.60} is not a datetime, an ISO-8601 string or epoch seconds"
+        ) from exc
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def content_hash(text: str) -> str:
+    """Stable hash of a text, the key of the embedding cache."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Who a record belongs to. ``tenant`` is mandatory; reads narrow to ``user``/``session``.
+
+    A scope with only a tenant reads across the tenant; with a user, across that user's
+    sessions; with a session, that session only. Writes of events need all three.
+
+    >>> Scope("acme", "u1", "s1")
+    Scope(tenant='acme', user='u1', session='s1', agent=None)
+    """
+
+    tenant: str
+    user: str | None = None
+    session: str | None = None
+    agent: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_id(self.tenant, "tenant")
+        if self.user is not None:
+            validate_id(self.user, "user")
+        if self.session is not None:
+            validate_id(self.session, "session")
+        if self.agent is not None:
+            validate_id(self.agent, "agent")
+
+    def require_session(self) -> Scope:
+        """Return self if user and session are set, else raise :class:`InvalidScope`."""
+        if self.user is None or self.session is None:
+            raise InvalidScope("this operation needs a scope with tenant, user and session")
+        return self
+
+
+class Role(enum.StrEnum):
+    """Who produced an event."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+def _check_json_scalar_map(value: object, what: str) -> dict[str, JSONScalar]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidInput(f"{what} must be an object of key -> scalar")
+    out: dict[str, JSONScalar] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _META_KEY_RE.fullmatch(key):
+            raise InvalidInput(
+                f"{what} key {key!r:.40} is invalid: use letters, digits and '_' (max 64), "
+                "starting with a letter or '_'"
+            )
+        if item is not None and not isinstance(item, str | int | float | bool):
+            raise InvalidInput(f"{what}[{key!r}] must be a string, number, boolean or null")
+        out[key] = item
+    return out
+
+
+def _check_tags(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise InvalidInput("tags must be a list of strings")
+    tags = []
+    for tag in value:
+        if not isinstance(tag, str) or not _TAG_RE.fullmatch(tag):
+            raise InvalidInput(
+                f"tag {tag!r:.40} is invalid: 1-64 characters from letters, digits and '._:/-'"
+            )
+        tags.append(tag)
+    return tuple(sorted(set(tags)))
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to append to a session; the store assigns its id and sequence number.
+
+    ``at`` defaults to now; pass the original time when importing a history.
+    """
+
+    role: Role | str
+    content: str
+    at: datetime | None = None
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: Any = None
+    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    version: str | None = None
+
+    def validated(self, *, max_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> NewEvent:
+        """Return a normalised copy, or raise :class:`InvalidInput` saying what is wrong."""
+        from kenning.errors import ContentTooLarge
+
+        try:
+            role = Role(self.role)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"role {self.role!r:.40} is invalid: use one of {[r.value for r in Role]}"
+            ) from exc
+        if not isinstance(self.content, str):
+            raise InvalidInput("content must be a string")
+        if not self.content.strip():
+            raise InvalidInput("content is empty: events must carry text")
+        if len(self.content) > max_chars:
+            raise ContentTooLarge(
+                f"content has {len(self.content)} characters, over the maximum of {max_chars}; "
+                "split it into several events or raise max_content_chars"
+            )
+        if "\x00" in self.content:
+            raise InvalidInput("content contains a NUL character")
+        if self.tool_name is not None:
+            validate_id(self.tool_name, "tool")
+        if self.version is not None and (
+            not isinstance(self.version, str) or not 0 < len(self.version) <= 128
+        ):
+            raise InvalidInput("version must be a string of 1-128 characters")
+        return NewEvent(
+            role=role,
+            content=self.content,
+            at=to_utc(self.at, what="at"),
+            tool_name=self.tool_name,
+            tool_args=self.tool_args,
+            tool_result=self.tool_result,
+            metadata=_check_json_scalar_map(self.metadata, "metadata"),
+            tags=_check_tags(self.tags),
+            version=self.version,
+        )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> NewEvent:
+        """Build from a JSON-like mapping (``role``, ``content``, ``at``?, ``metadata``?, ...)."""
+        allowed = {
+            "role", "content", "at", "tool_name", "tool_args", "tool_result",
+            "metadata", "tags", "version",
+        }  # fmt: skip
+        unknown = set(data) - allowed
+        if unknown:
+            raise InvalidInput(f"unknown event fields {sorted(unknown)}; allowed: {sorted(allowed)}")
+        if "role" not in data or "content" not in data:
+            raise InvalidInput("an event needs 'role' and 'content'")
+        at = data.get("at")
+        return cls(
+            role=data["role"],
+            content=data["content"],
+            at=None if at is None else to_utc(at, what="at"),
+            tool_name=data.get("tool_name"),
+            tool_args=data.get("tool_args"),
+            tool_result=data.get("tool_result"),
+            metadata=data.get("metadata") or {},
+            tags=_check_tags(data.get("tags")),
+            version=data.get("version"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One append-only entry of a session's episodic record."""
+
+    id: str
+    scope: Scope
+    seq: int
+    role: Role
+    content: str
+    at: datetime
+    tool_name: str | None = None
+    tool_args: Any = None
+    tool_result: Any = None
+    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    version: str | None = None
+    content_hash: str = ""
+
+
+class PinKind(enum.StrEnum):
+    """What a pin holds; compaction may never rewrite any of these."""
+
+    ENTITY_ID = "entity_id"
+    AMOUNT = "amount"
+    APPROVAL = "approval"
+    AUTHORIZATION = "authorization"
+    IDEMPOTENCY_KEY = "idempotency_key"
+    HUMAN_GATE = "human_gate"
+    OBLIGATION = "obligation"
+    GOAL = "goal"
+    CONSTRAINT = "constraint"
+
+
+class PinStatus(enum.StrEnum):
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+@dataclass(frozen=True, slots=True)
+class Pin:
+    """A typed structured fact of a session. Updates create a new version; old ones are kept."""
+
+    id: str
+    scope: Scope
+    kind: PinKind
+    key: str
+    value: str
+    version: int = 1
+    amount: Decimal | None = None
+    currency: str | None = None
+    status: PinStatus = PinStatus.OPEN
+    source_event_id: str | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    closed_at: datetime | None = None
+    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
+
+
+class FactSource(enum.StrEnum):
+    EXPLICIT = "explicit"
+    INFERRED = "inferred"
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """A long-term fact about a subject with time validity; superseded facts are closed."""
+
+    id: str
+    scope: Scope
+    subject: str
+    attribute: str
+    value: str
+    text: str
+    source: FactSource = FactSource.EXPLICIT
+    confidence: float = 1.0
+    tags: tuple[str, ...] = ()
+    valid_from: datetime = field(default_factory=lambda: datetime.now(UTC))
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    access_count: int = 0
+    last_accessed_at: datetime | None = None
+    source_event_id: str | None = None
+    version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """A view of a covered event range at a compaction level (1 = segment, 2 = session...)."""
+
+    id: str
+    scope: Scope
+    level: int
+    first_seq: int
+    last_seq: int
+    text: str
+    body: Mapping[str, Any] = field(default_factory=dict)
+    summarizer: str = "extractive"
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True, slots=True)
+class Procedure:
+    """A versioned playbook tied to the hash of the tool schemas it was written for."""
+
+    id: str
+    scope: Scope
+    name: str
+    version: int
+    tool_schema_hash: str
+    body: str
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
