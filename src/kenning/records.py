@@ -32,6 +32,7 @@ __all__ = [
     "Scope",
     "Summary",
     "content_hash",
+    "event_label",
     "to_utc",
     "validate_id",
 ]
@@ -230,7 +231,9 @@ class NewEvent:
         }  # fmt: skip
         unknown = set(data) - allowed
         if unknown:
-            raise InvalidInput(f"unknown event fields {sorted(unknown)}; allowed: {sorted(allowed)}")
+            raise InvalidInput(
+                f"unknown event fields {sorted(unknown)}; allowed: {sorted(allowed)}"
+            )
         if "role" not in data or "content" not in data:
             raise InvalidInput("an event needs 'role' and 'content'")
         at = data.get("at")
@@ -358,3 +361,12 @@ class Procedure:
     tool_schema_hash: str
     body: str
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+def event_label(event: NewEvent | Event) -> str:
+    """A short label indexed next to the text: the speaker's name, else the tool's name."""
+    for key in ("speaker", "name"):
+        value = event.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:128]
+    return event.tool_name or ""

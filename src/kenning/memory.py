@@ -1,0 +1,322 @@
+"""The Python facade: ``Memory.open(path)`` and the operations an agent calls.
+
+``Memory`` validates input where it enters, then drives a :class:`~kenning.store.Store`, an
+:class:`~kenning.embed.Embedder` and the pure search core. It holds no state of its own beyond
+those and a worker thread that runs the lexical query while the query is embedded.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.embed.base import Embedder
+from kenning.errors import InvalidInput, ModelUnavailable
+from kenning.indexing import embedding_text
+from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
+from kenning.search.filters import parse_filters
+from kenning.search.fusion import Fused, ItemStats, fuse
+from kenning.search.hits import Hit, SearchResults
+from kenning.search.query import match_expression
+from kenning.settings import Settings
+from kenning.store.protocol import EventWrite, ModelInfo, Store
+
+__all__ = ["Memory"]
+
+log = logging.getLogger("kenning")
+
+EventLike = NewEvent | Mapping[str, Any]
+
+
+class _Default:
+    """Marks "use the default embedder" apart from an explicit ``None`` (no embeddings)."""
+
+
+DEFAULT = _Default()
+
+
+def _as_new_event(value: EventLike) -> NewEvent:
+    if isinstance(value, NewEvent):
+        return value
+    if isinstance(value, Mapping):
+        return NewEvent.from_mapping(value)
+    raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(value).__name__}")
+
+
+class Memory:
+    """kenning's memory over one store.
+
+    >>> from kenning import Memory, Scope
+    >>> with Memory.open(":memory:", embedder=None) as memory:  # lexical only, no model
+    ...     scope = Scope("acme", "u1", "s1")
+    ...     _ = memory.add_events(scope, [{"role": "user", "content": "Refund order A-123"}])
+    ...     memory.search(scope, "refund")[0].content
+    'Refund order A-123'
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        embedder: Embedder | None = None,
+        settings: Settings | None = None,
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings or Settings()
+        self._pool: ThreadPoolExecutor | None = None
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path = "kenning.db",
+        *,
+        embedder: Embedder | _Default | None = DEFAULT,
+        settings: Settings | None = None,
+    ) -> Memory:
+        """Open (or create) an embedded memory in one SQLite file.
+
+        The default embedder is the local MiniLM model, loaded on first use. Pass
+        ``embedder=None`` for lexical search only, or any :class:`~kenning.embed.Embedder`.
+        """
+        from kenning.store.sqlite.store import SQLiteStore
+
+        if isinstance(embedder, _Default):
+            from kenning.embed.minilm import MiniLMEmbedder
+
+            embedder = MiniLMEmbedder()
+        return cls(SQLiteStore(path), embedder=embedder, settings=settings)
+
+    @property
+    def store(self) -> Store:
+        return self._store
+
+    @property
+    def settings(self) -> Settings:
+        return self._settings
+
+    @property
+    def embedder(self) -> Embedder | None:
+        return self._embedder
+
+    def _model(self) -> ModelInfo | None:
+        if self._embedder is None:
+            return None
+        return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
+        """Append events to the session of *scope*, atomically, and index them for search.
+
+        Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event is
+        invalid. If the embedding model is unavailable the events are still recorded and the
+        search over them is lexical until they are embedded.
+        """
+        if not isinstance(scope, Scope):
+            raise InvalidInput("scope must be a kenning.Scope")
+        scope.require_session()
+        return self.ingest([(scope, e) for e in events])
+
+    def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+        """Append events of several sessions in one atomic batch (used by bulk import)."""
+        limit = self._settings.max_content_chars
+        writes: list[EventWrite] = []
+        texts: list[str] = []
+        for scope, raw in items:
+            if not isinstance(scope, Scope):
+                raise InvalidInput("scope must be a kenning.Scope")
+            scope.require_session()
+            event = _as_new_event(raw).validated(max_chars=limit)
+            text = embedding_text(event, self._settings.embed_text)
+            texts.append(text)
+            writes.append(EventWrite(scope=scope, event=event, embed_hash=content_hash(text)))
+        if not writes:
+            return []
+        model = self._model()
+        vectors = self._vectors_for(writes, texts, model) if model is not None else None
+        return self._store.append_events(
+            writes, model=model if vectors is not None else None, vectors=vectors
+        )
+
+    def _vectors_for(
+        self, writes: Sequence[EventWrite], texts: Sequence[str], model: ModelInfo
+    ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
+        """Embed each text this store lacks a vector for, once per (tenant, text)."""
+        assert self._embedder is not None
+        by_tenant: dict[str, dict[str, str]] = {}
+        for write, text in zip(writes, texts, strict=True):
+            assert write.embed_hash is not None
+            by_tenant.setdefault(write.scope.tenant, {})[write.embed_hash] = text
+        todo: list[tuple[str, str]] = []
+        for tenant, hashes in by_tenant.items():
+            for digest in self._store.missing_vectors(tenant, model, list(hashes)):
+                todo.append((tenant, digest))
+        if not todo:
+            return {}
+        unique = list(dict.fromkeys(by_tenant[t][h] for t, h in todo))
+        try:
+            matrix = self._embedder.embed(unique)
+        except ModelUnavailable as exc:
+            log.warning("embedding model unavailable, events stored without vectors: %s", exc)
+            return None
+        row = {text: i for i, text in enumerate(unique)}
+        return {(t, h): matrix[row[by_tenant[t][h]]] for t, h in todo}
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]:
+        """The events of the session of *scope*, in sequence order."""
+        return self._store.events(scope.require_session(), after_seq=after_seq)
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        k: int = 10,
+        min_score: float = 0.0,
+        filters: Mapping[str, object] | None = None,
+        kinds: Iterable[str] | None = None,
+        since: datetime | str | float | None = None,
+        until: datetime | str | float | None = None,
+        now: datetime | None = None,
+    ) -> SearchResults:
+        """Hybrid search (BM25 + vector cosine, fused, with recency and access bonuses).
+
+        Only records inside *scope* are ever scored: a tenant-only scope searches the tenant,
+        a user scope that user's sessions, a session scope that session.
+
+        Raises :class:`~kenning.errors.InvalidInput` for an empty or oversized query, a bad
+        ``k`` or ``min_score``, and :class:`~kenning.errors.InvalidFilter` for bad filters.
+        """
+        if not isinstance(scope, Scope):
+            raise InvalidInput("scope must be a kenning.Scope")
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInput("query is empty: pass the text to search for")
+        if len(query) > self._settings.max_query_chars:
+            raise InvalidInput(
+                f"query has {len(query)} characters, over the maximum of "
+                f"{self._settings.max_query_chars}"
+            )
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= self._settings.max_k:
+            raise InvalidInput(f"k must be an integer between 1 and {self._settings.max_k}")
+        if (
+            isinstance(min_score, bool)
+            or not isinstance(min_score, int | float)
+            or not math.isfinite(min_score)
+        ):
+            raise InvalidInput("min_score must be a finite number")
+        parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
+        when = to_utc(now, what="now")
+        config = self._settings.fusion
+        limit = max(config.candidates, k)
+
+        lexical_future = None
+        match = match_expression(query)
+        if match and config.lexical_weight > 0:
+            lexical_future = self._worker().submit(
+                self._store.lexical, scope, match, filters=parsed, limit=limit
+            )
+        vector_hits = []
+        degraded, reason = False, None
+        model = self._model()
+        if model is not None and config.vector_weight > 0:
+            assert self._embedder is not None
+            try:
+                qvec = self._embedder.embed([query])[0]
+            except ModelUnavailable as exc:
+                degraded, reason = True, f"vector search unavailable: {exc}"
+            else:
+                vector_hits = self._store.nearest(
+                    scope, qvec, model=model, filters=parsed, limit=limit
+                )
+        lexical_hits = lexical_future.result() if lexical_future is not None else []
+
+        base = fuse(lexical_hits, vector_hits, config=config, stats={}, now=when)
+        stats = self._contender_stats(scope, base, k)
+        fused = fuse(lexical_hits, vector_hits, config=config, stats=stats, now=when)
+        fused = [f for f in fused if f.score >= min_score][:k]
+        hits = self._hits(scope, fused)
+        if hits and self._settings.track_access:
+            self._store.touch(scope, [h.id for h in hits], at=when)
+        return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason)
+
+    def _contender_stats(self, scope: Scope, base: Sequence[Fused], k: int) -> dict[str, ItemStats]:
+        """Item stats for the candidates that a bonus could still lift into the top *k*.
+
+        A bonus is at most ``recency_weight + access_weight``, so a candidate more than that
+        below the k-th base score cannot enter the top k and is not looked up.
+        """
+        config = self._settings.fusion
+        max_bonus = config.recency_weight + config.access_weight
+        if max_bonus <= 0 or not base:
+            return {}
+        floor = base[min(k, len(base)) - 1].score - max_bonus
+        ids = [f.id for f in base if f.score >= floor]
+        return {
+            item.id: ItemStats(at=item.at, access_count=item.access_count)
+            for item in self._store.items(scope, ids)
+        }
+
+    def _hits(self, scope: Scope, fused: Sequence[Fused]) -> list[Hit]:
+        items = {item.id: item for item in self._store.items(scope, [f.id for f in fused])}
+        out = []
+        for f in fused:
+            item = items.get(f.id)
+            if item is None:  # erased between scoring and fetching
+                continue
+            out.append(
+                Hit(
+                    id=item.id, kind=item.kind, score=f.score, scores=dict(f.scores),
+                    content=item.text, role=item.role, scope=item.scope, seq=item.seq,
+                    at=item.at, metadata=item.metadata, tags=item.tags,
+                )
+            )  # fmt: skip
+        return out
+
+    def _worker(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-lexical")
+        return self._pool
+
+    # -- erasure and lifecycle -------------------------------------------------------------
+
+    def forget(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        before: datetime | str | float | None = None,
+    ) -> int:
+        """Erase records in *scope* from every index (text, FTS, vectors, caches).
+
+        With no options everything in *scope* is erased: a tenant, a user's data, or one
+        session. Returns the number of records erased.
+        """
+        if not isinstance(scope, Scope):
+            raise InvalidInput("scope must be a kenning.Scope")
+        if ids is not None and (isinstance(ids, str) or not all(isinstance(i, str) for i in ids)):
+            raise InvalidInput("ids must be a list of record ids")
+        cutoff = None if before is None else to_utc(before, what="before")
+        return self._store.forget(scope, ids=None if ids is None else list(ids), before=cutoff)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        self._store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,147 @@
+"""Pure score fusion: lexical (BM25) and vector (cosine) candidates, plus time and access.
+
+Two fusion methods are offered. ``rrf`` (reciprocal-rank fusion) uses only ranks; ``weighted``
+is a convex combination of the cosine and the BM25 score scaled by the query's best BM25 score.
+Both produce a fused score in [0, 1] so ``min_score`` means the same thing for either; the
+default was chosen by measurement (see docs/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from kenning.errors import InvalidInput
+from kenning.store.protocol import Candidate
+
+__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse"]
+
+
+@dataclass(frozen=True, slots=True)
+class FusionConfig:
+    """How search signals are combined.
+
+    ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)``; ``access_weight`` adds
+    ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). Bonuses are added after the
+    fused score is scaled to [0, 1], so with zero weights scores stay in [0, 1].
+    """
+
+    method: Literal["rrf", "weighted"] = "rrf"
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    vector_weight: float = 1.0
+    recency_weight: float = 0.05
+    recency_half_life_days: float = 30.0
+    access_weight: float = 0.02
+    candidates: int = 100
+
+    def __post_init__(self) -> None:
+        if self.method not in ("rrf", "weighted"):
+            raise InvalidInput("fusion method must be 'rrf' or 'weighted'")
+        numbers = {
+            "rrf_k": self.rrf_k,
+            "lexical_weight": self.lexical_weight,
+            "vector_weight": self.vector_weight,
+            "recency_weight": self.recency_weight,
+            "access_weight": self.access_weight,
+        }
+        for name, value in numbers.items():
+            if not math.isfinite(value) or value < 0:
+                raise InvalidInput(f"{name} must be a finite number >= 0")
+        if self.lexical_weight + self.vector_weight <= 0:
+            raise InvalidInput("lexical_weight + vector_weight must be > 0")
+        if self.recency_half_life_days <= 0:
+            raise InvalidInput("recency_half_life_days must be > 0")
+        if not 1 <= self.candidates <= 10_000:
+            raise InvalidInput("candidates must be between 1 and 10000")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemStats:
+    """What the bonuses need to know about a candidate."""
+
+    at: datetime
+    access_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Fused:
+    """A fused candidate with every signal that contributed, for explanation and debugging."""
+
+    id: str
+    score: float
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+def _rrf(
+    lexical: Sequence[Candidate], vector: Sequence[Candidate], config: FusionConfig
+) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for weight, ranked in ((config.lexical_weight, lexical), (config.vector_weight, vector)):
+        for rank, cand in enumerate(ranked):
+            out[cand.id] = out.get(cand.id, 0.0) + weight / (config.rrf_k + rank + 1)
+    best = (config.lexical_weight + config.vector_weight) / (config.rrf_k + 1)
+    return {key: value / best for key, value in out.items()}
+
+
+def _weighted(
+    lexical: Sequence[Candidate], vector: Sequence[Candidate], config: FusionConfig
+) -> dict[str, float]:
+    total = config.lexical_weight + config.vector_weight
+    top = max((c.score for c in lexical), default=0.0)
+    out: dict[str, float] = {}
+    if top > 0:
+        for cand in lexical:
+            out[cand.id] = config.lexical_weight * max(cand.score, 0.0) / top
+    for cand in vector:
+        out[cand.id] = out.get(cand.id, 0.0) + config.vector_weight * max(cand.score, 0.0)
+    return {key: value / total for key, value in out.items()}
+
+
+def fuse(
+    lexical: Sequence[Candidate],
+    vector: Sequence[Candidate],
+    *,
+    config: FusionConfig,
+    stats: Mapping[str, ItemStats],
+    now: datetime,
+) -> list[Fused]:
+    """Combine ranked candidate lists into one list, best first (ties broken by id).
+
+    Candidates missing from *stats* get no bonus.
+    """
+    base = (
+        _rrf(lexical, vector, config)
+        if config.method == "rrf"
+        else _weighted(lexical, vector, config)
+    )
+    lex = {c.id: c.score for c in lexical}
+    vec = {c.id: c.score for c in vector}
+    out = []
+    for key, value in base.items():
+        scores: dict[str, float] = {config.method: value}
+        if key in lex:
+            scores["bm25"] = lex[key]
+        if key in vec:
+            scores["cosine"] = vec[key]
+        total = value
+        item = stats.get(key)
+        if item is not None:
+            if config.recency_weight:
+                age_days = max((now - item.at).total_seconds(), 0.0) / 86400.0
+                bonus = config.recency_weight * 0.5 ** (age_days / config.recency_half_life_days)
+                scores["recency"] = bonus
+                total += bonus
+            if config.access_weight and item.access_count:
+                bonus = config.access_weight * min(
+                    math.log1p(item.access_count) / math.log1p(100), 1.0
+                )
+                scores["access"] = bonus
+                total += bonus
+        scores["score"] = total
+        out.append(Fused(id=key, score=total, scores=scores))
+    out.sort(key=lambda f: (-f.score, f.id))
+    return out

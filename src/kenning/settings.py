@@ -1,0 +1,45 @@
+"""Explicit configuration, built at the edge (CLI, server, caller) and passed in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from kenning.errors import InvalidInput
+from kenning.records import DEFAULT_MAX_CONTENT_CHARS
+from kenning.search.fusion import FusionConfig
+
+__all__ = ["EmbedText", "Settings"]
+
+EmbedText = Literal["content", "speaker", "speaker_date"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Settings of a :class:`~kenning.Memory`.
+
+    ``embed_text`` chooses what is embedded for an event: the content alone, the content
+    prefixed with the speaker (metadata ``speaker``/``name``, else the role), or also with the
+    event's date. ``max_query_chars`` bounds search input; ``track_access`` records which
+    results were returned (the access bonus reads it).
+    """
+
+    max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
+    max_query_chars: int = 4_000
+    max_k: int = 1_000
+    embed_text: EmbedText = "speaker"
+    embed_batch: int = 64
+    fusion: FusionConfig = field(default_factory=FusionConfig)
+    track_access: bool = True
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_content_chars <= 10_000_000:
+            raise InvalidInput("max_content_chars must be between 1 and 10,000,000")
+        if not 1 <= self.max_query_chars <= 100_000:
+            raise InvalidInput("max_query_chars must be between 1 and 100,000")
+        if not 1 <= self.max_k <= 100_000:
+            raise InvalidInput("max_k must be between 1 and 100,000")
+        if self.embed_text not in ("content", "speaker", "speaker_date"):
+            raise InvalidInput("embed_text must be 'content', 'speaker' or 'speaker_date'")
+        if not 1 <= self.embed_batch <= 4096:
+            raise InvalidInput("embed_batch must be between 1 and 4096")

@@ -1,0 +1,173 @@
+"""The one storage protocol every backend implements, and the records it trades in.
+
+A store offers a few batched primitives; everything convenient is built on top of them in
+:mod:`kenning.memory`. Every read takes a :class:`~kenning.records.Scope` and constrains by it
+inside the backend's query; there is no read path without one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.records import Event, JSONScalar, NewEvent, Role, Scope
+from kenning.search.filters import Filters
+
+__all__ = [
+    "Candidate",
+    "Capabilities",
+    "EventWrite",
+    "Item",
+    "ModelInfo",
+    "Store",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Optional features a backend declares; unsupported calls raise ``Unsupported``."""
+
+    lexical_search: bool = True
+    vector_search: bool = True
+    ann_index: bool = False
+    multi_process: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Identity of the embedding model whose vectors a store holds."""
+
+    model_id: str
+    dimension: int
+    normalized: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EventWrite:
+    """One event to append: its scope, the validated input and the hash of its embedded text."""
+
+    scope: Scope
+    event: NewEvent
+    embed_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A search candidate from one signal: the record's id and that signal's raw score."""
+
+    id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A searchable record as returned to the search layer (an event, later facts...)."""
+
+    id: str
+    kind: str
+    scope: Scope
+    seq: int
+    role: Role
+    text: str
+    at: datetime
+    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    access_count: int = 0
+    last_access: datetime | None = None
+
+
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Batched, tenant-scoped storage of kenning's records.
+
+    Writes are atomic: a batch is committed whole or not at all. Reads take a scope and never
+    return a record outside it.
+    """
+
+    @property
+    def backend(self) -> str: ...
+
+    @property
+    def capabilities(self) -> Capabilities: ...
+
+    def model(self) -> ModelInfo | None:
+        """The embedding model the stored vectors belong to, or None before the first vector."""
+        ...
+
+    def missing_vectors(self, tenant: str, model: ModelInfo, hashes: Sequence[str]) -> list[str]:
+        """Return the hashes among *hashes* that have no stored vector for *model* yet."""
+        ...
+
+    def append_events(
+        self,
+        writes: Sequence[EventWrite],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
+    ) -> list[Event]:
+        """Append events (assigning per-session sequence numbers) and new vectors, atomically.
+
+        *vectors* maps ``(tenant, embed_hash)`` to a unit vector of *model*.
+        """
+        ...
+
+    def events(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        after_seq: int | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        """Events in *scope* in (session, seq) order, optionally only *ids* or after a seq."""
+        ...
+
+    def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
+        """The searchable items with these ids inside *scope* (unknown ids are left out)."""
+        ...
+
+    def lexical(self, scope: Scope, match: str, *, filters: Filters, limit: int) -> list[Candidate]:
+        """BM25-ranked candidates for an already escaped FTS *match* expression."""
+        ...
+
+    def nearest(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        model: ModelInfo,
+        filters: Filters,
+        limit: int,
+    ) -> list[Candidate]:
+        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored."""
+        ...
+
+    def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
+        """Record an access to these items (for the access bonus)."""
+        ...
+
+    def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
+        """Cached token counts of these records for *encoding* (missing ones are left out)."""
+        ...
+
+    def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
+        """Cache token counts of records for *encoding*."""
+        ...
+
+    def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
+               before: datetime | None = None) -> int:  # fmt: skip
+        """Erase records in *scope* (all, or *ids*, or those before a time) from every index.
+
+        Returns the number of records erased.
+        """
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,155 @@
+"""Named, forward-only migrations of the SQLite schema.
+
+Each migration runs in the same transaction as the row that records it, so a crash leaves the
+database either before or after a migration, never half way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from kenning.errors import StoreError
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "0001_episodic_items",
+        """
+        CREATE TABLE sessions (
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            user TEXT NOT NULL,
+            last_seq INTEGER NOT NULL DEFAULT 0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (tenant, session)
+        ) WITHOUT ROWID;
+
+        -- Every searchable record (events now; facts and summaries later) is one item row.
+        CREATE TABLE items (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            user TEXT,
+            session TEXT,
+            agent TEXT,
+            seq INTEGER,
+            role TEXT NOT NULL,
+            label TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            at REAL NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            version TEXT,
+            content_hash TEXT NOT NULL,
+            embed_hash TEXT,
+            access_count INTEGER NOT NULL DEFAULT 0,
+            last_access REAL,
+            created_at REAL NOT NULL
+        );
+        CREATE UNIQUE INDEX items_event_seq ON items (tenant, session, seq) WHERE kind = 'event';
+        CREATE INDEX items_scope ON items (tenant, user, session);
+        CREATE INDEX items_time ON items (tenant, at);
+
+        CREATE TABLE event_details (
+            item INTEGER PRIMARY KEY REFERENCES items (rowid) ON DELETE CASCADE,
+            tool_name TEXT,
+            tool_args TEXT,
+            tool_result TEXT
+        );
+
+        CREATE VIRTUAL TABLE items_fts USING fts5 (
+            text, label,
+            content = 'items', content_rowid = 'rowid',
+            tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
+            INSERT INTO items_fts (rowid, text, label) VALUES (new.rowid, new.text, new.label);
+        END;
+        CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, text, label)
+            VALUES ('delete', old.rowid, old.text, old.label);
+        END;
+        CREATE TRIGGER items_fts_update AFTER UPDATE OF text, label ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, text, label)
+            VALUES ('delete', old.rowid, old.text, old.label);
+            INSERT INTO items_fts (rowid, text, label) VALUES (new.rowid, new.text, new.label);
+        END;
+
+        CREATE TABLE embedding_model (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            model_id TEXT NOT NULL,
+            dimension INTEGER NOT NULL,
+            normalized INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        );
+        -- Keyed by tenant so the embedding cache is no side channel between tenants.
+        CREATE TABLE vectors (
+            tenant TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (tenant, hash)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE token_counts (
+            item INTEGER NOT NULL REFERENCES items (rowid) ON DELETE CASCADE,
+            encoding TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            PRIMARY KEY (item, encoding)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into complete statements (triggers contain semicolons)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        raise StoreError("incomplete statement at the end of a migration")
+    return out
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply the migrations *conn* lacks, each in its own transaction; return their names."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    known = {name for name, _ in MIGRATIONS}
+    unknown = applied - known
+    if unknown:
+        raise StoreError(
+            f"database has migrations this kenning does not know ({sorted(unknown)}); "
+            "upgrade kenning"
+        )
+    done = []
+    for name, script in MIGRATIONS:
+        if name in applied:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated between our read and the lock.
+            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                conn.execute("COMMIT")
+                continue
+            for statement in _statements(script):
+                conn.execute(statement)
+            conn.execute(
+                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        done.append(name)
+    return done

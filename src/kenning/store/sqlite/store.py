@@ -1,0 +1,563 @@
+"""The embedded backend: one SQLite file (WAL), FTS5 for BM25, vectors as float32 BLOBs.
+
+Vectors are searched in memory (:mod:`kenning.store.vector_index`), one partition per tenant,
+loaded lazily and refreshed when another connection has written to the file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict, StoreError
+from kenning.records import Event, Role, Scope, content_hash, event_label
+from kenning.search.filters import KINDS, Filters, where_clause
+from kenning.store.protocol import Candidate, Capabilities, EventWrite, Item, ModelInfo
+from kenning.store.sqlite.schema import migrate
+from kenning.store.vector_index import ExactIndex, IndexRows, RowSelector
+
+__all__ = ["SQLiteStore"]
+
+_EVENT_COLUMNS = (
+    "i.rowid, i.id, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.tags, i.metadata, i.version, i.content_hash, d.tool_name, d.tool_args, d.tool_result"
+)
+_ITEM_COLUMNS = (
+    "i.id, i.kind, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.metadata, i.tags, i.access_count, i.last_access"
+)
+_CHUNK = 500
+
+
+def _ts(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _dumps(value: Any) -> str | None:
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
+
+
+def _chunks(values: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+class SQLiteStore:
+    """The embedded :class:`~kenning.store.protocol.Store`.
+
+    >>> store = SQLiteStore(":memory:")
+    >>> store.backend
+    'sqlite'
+    """
+
+    def __init__(self, path: str | Path = ":memory:", *, timeout_s: float = 30.0) -> None:
+        self._path = str(path)
+        self._lock = threading.RLock()
+        try:
+            self._conn = sqlite3.connect(
+                self._path, isolation_level=None, check_same_thread=False, timeout=timeout_s
+            )
+            if self._path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            # Erased rows are overwritten on disk, not just unlinked.
+            self._conn.execute("PRAGMA secure_delete = ON")
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+            migrate(self._conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
+        self._partitions: dict[str, ExactIndex] = {}
+        self._data_version = self._read_data_version()
+        self._closed = False
+
+    # -- protocol properties ---------------------------------------------------------------
+
+    @property
+    def backend(self) -> str:
+        return "sqlite"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return Capabilities(multi_process=self._path != ":memory:")
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    # -- plumbing --------------------------------------------------------------------------
+
+    def _read_data_version(self) -> int:
+        return int(self._conn.execute("PRAGMA data_version").fetchone()[0])
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            try:
+                version = self._read_data_version()
+                if version != self._data_version:
+                    # Another connection committed: the in-memory vectors may be stale.
+                    self._partitions.clear()
+                    self._data_version = version
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite read failed: {exc}") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One atomic transaction: commit on success, roll back on any exception."""
+        with self._read() as conn:
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite could not start a transaction: {exc}") from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"SQLite write failed and was rolled back: {exc}") from exc
+                raise
+
+    # -- model identity --------------------------------------------------------------------
+
+    def model(self) -> ModelInfo | None:
+        with self._read() as conn:
+            return self._model(conn)
+
+    @staticmethod
+    def _model(conn: sqlite3.Connection) -> ModelInfo | None:
+        row = conn.execute(
+            "SELECT model_id, dimension, normalized FROM embedding_model WHERE id = 1"
+        ).fetchone()
+        if row is None:
+            return None
+        return ModelInfo(model_id=row[0], dimension=int(row[1]), normalized=bool(row[2]))
+
+    def _check_model(self, conn: sqlite3.Connection, model: ModelInfo, *, claim: bool) -> None:
+        stored = self._model(conn)
+        if stored is None:
+            if claim:
+                conn.execute(
+                    "INSERT INTO embedding_model (id, model_id, dimension, normalized, created_at)"
+                    " VALUES (1, ?, ?, ?, ?)",
+                    (model.model_id, model.dimension, int(model.normalized), time.time()),
+                )
+            return
+        if stored != model:
+            raise ModelMismatch(
+                f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); "
+                f"refusing {model.model_id} ({model.dimension}-d). Use the same embedder or a "
+                "new database"
+            )
+
+    def missing_vectors(self, tenant: str, model: ModelInfo, hashes: Sequence[str]) -> list[str]:
+        wanted = list(dict.fromkeys(hashes))
+        have: set[str] = set()
+        with self._read() as conn:
+            self._check_model(conn, model, claim=False)
+            if self._model(conn) is None:
+                return wanted
+            for chunk in _chunks(wanted):
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT hash FROM vectors WHERE tenant = ? AND hash IN ({marks})",
+                    (tenant, *chunk),
+                )
+                have.update(row[0] for row in rows)
+        return [h for h in wanted if h not in have]
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def append_events(
+        self,
+        writes: Sequence[EventWrite],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
+    ) -> list[Event]:
+        if vectors and model is None:
+            raise InvalidInput("vectors were given without the model they belong to")
+        now = time.time()
+        out: list[Event] = []
+        # Held across commit and indexing so no reader loads the partition in between.
+        with self._lock:
+            with self._write() as conn:
+                if model is not None and vectors:
+                    self._check_model(conn, model, claim=True)
+                    rows = []
+                    for (tenant, digest), vec in vectors.items():
+                        arr = np.ascontiguousarray(vec, dtype=np.float32)
+                        if arr.shape != (model.dimension,):
+                            raise InvalidInput(
+                                f"vector for {digest} has shape {arr.shape}, expected "
+                                f"({model.dimension},)"
+                            )
+                        rows.append((tenant, digest, arr.tobytes()))
+                    conn.executemany(
+                        "INSERT OR IGNORE INTO vectors (tenant, hash, vec) VALUES (?, ?, ?)", rows
+                    )
+                last_seq: dict[tuple[str, str], int] = {}
+                for write in writes:
+                    scope = write.scope.require_session()
+                    event = write.event
+                    assert scope.user is not None and scope.session is not None
+                    key = (scope.tenant, scope.session)
+                    if key not in last_seq:
+                        last_seq[key] = self._claim_session(conn, scope, now)
+                    seq = last_seq[key] + 1
+                    last_seq[key] = seq
+                    at = event.at or _ts(now)
+                    digest = content_hash(event.content)
+                    event_id = f"ev_{uuid.uuid4().hex}"
+                    role = Role(event.role)
+                    cur = conn.execute(
+                        "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role,"
+                        " label, text, at, tags, metadata, version, content_hash, embed_hash,"
+                        " created_at)"
+                        " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (
+                            event_id, scope.tenant, scope.user, scope.session, scope.agent, seq,
+                            role.value, event_label(event), event.content, at.timestamp(),
+                            json.dumps(list(event.tags)), _dumps(dict(event.metadata)),
+                            event.version, digest, write.embed_hash, now,
+                        ),
+                    )  # fmt: skip
+                    if (
+                        event.tool_name
+                        or event.tool_args is not None
+                        or event.tool_result is not None
+                    ):
+                        conn.execute(
+                            "INSERT INTO event_details (item, tool_name, tool_args, tool_result)"
+                            " VALUES (?, ?, ?, ?)",
+                            (
+                                cur.lastrowid,
+                                event.tool_name,
+                                _dumps(event.tool_args),
+                                _dumps(event.tool_result),
+                            ),
+                        )
+                    out.append(
+                        Event(
+                            id=event_id, scope=scope, seq=seq, role=role, content=event.content,
+                            at=at, tool_name=event.tool_name, tool_args=event.tool_args,
+                            tool_result=event.tool_result, metadata=dict(event.metadata),
+                            tags=tuple(event.tags), version=event.version, content_hash=digest,
+                        )
+                    )  # fmt: skip
+                for (tenant, session), seq in last_seq.items():
+                    conn.execute(
+                        "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ?",
+                        (seq, tenant, session),
+                    )
+            self._index_new(out)
+        return out
+
+    @staticmethod
+    def _claim_session(conn: sqlite3.Connection, scope: Scope, now: float) -> int:
+        row = conn.execute(
+            "SELECT user, last_seq FROM sessions WHERE tenant = ? AND session = ?",
+            (scope.tenant, scope.session),
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
+                " VALUES (?, ?, ?, 0, ?)",
+                (scope.tenant, scope.session, scope.user, now),
+            )
+            return 0
+        if row[0] != scope.user:
+            raise ScopeConflict(
+                f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
+                "session ids are unique within a tenant"
+            )
+        return int(row[1])
+
+    def _index_new(self, events: Sequence[Event]) -> None:
+        """Add freshly committed events to partitions that are already loaded."""
+        tenants = {e.scope.tenant for e in events} & set(self._partitions)
+        for tenant in tenants:
+            ids = [e.id for e in events if e.scope.tenant == tenant]
+            with self._read() as conn:
+                rows = []
+                for chunk in _chunks(ids):
+                    marks = ",".join("?" * len(chunk))
+                    rows.extend(
+                        conn.execute(
+                            "SELECT i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec"
+                            " FROM items i JOIN vectors v"
+                            " ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                            f" WHERE i.tenant = ? AND i.id IN ({marks}) ORDER BY i.rowid",
+                            (tenant, *chunk),
+                        ).fetchall()
+                    )
+                partition = self._partitions.get(tenant)
+                if partition is not None:
+                    partition.add(self._index_rows(rows, partition.dimension))
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def events(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        after_seq: int | None = None,
+        limit: int | None = None,
+    ) -> list[Event]:
+        where, params = where_clause(scope, Filters(kinds=("event",)))
+        if after_seq is not None:
+            where += " AND i.seq > ?"
+            params.append(after_seq)
+        if ids is not None:
+            if not ids:
+                return []
+            where += f" AND i.id IN ({','.join('?' * len(ids))})"
+            params.extend(ids)
+        order = "i.seq" if scope.session is not None else "i.at, i.session, i.seq"
+        sql = (
+            f"SELECT {_EVENT_COLUMNS} FROM items i LEFT JOIN event_details d ON d.item = i.rowid"
+            f" WHERE {where} ORDER BY {order}"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        with self._read() as conn:
+            return [self._event(row) for row in conn.execute(sql, params)]
+
+    @staticmethod
+    def _event(row: Sequence[Any]) -> Event:
+        return Event(
+            id=row[1],
+            scope=Scope(row[2], row[3], row[4], row[5]),
+            seq=int(row[6]),
+            role=Role(row[7]),
+            content=row[8],
+            at=_ts(row[9]),
+            tags=tuple(json.loads(row[10])),
+            metadata=json.loads(row[11]),
+            version=row[12],
+            content_hash=row[13],
+            tool_name=row[14],
+            tool_args=None if row[15] is None else json.loads(row[15]),
+            tool_result=None if row[16] is None else json.loads(row[16]),
+        )
+
+    def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
+        out: list[Item] = []
+        with self._read() as conn:
+            for chunk in _chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS))
+                sql = (
+                    f"SELECT {_ITEM_COLUMNS} FROM items i"
+                    f" WHERE {where} AND i.id IN ({','.join('?' * len(chunk))})"
+                )
+                for row in conn.execute(sql, [*params, *chunk]):
+                    out.append(
+                        Item(
+                            id=row[0], kind=row[1], scope=Scope(row[2], row[3], row[4], row[5]),
+                            seq=int(row[6]), role=Role(row[7]), text=row[8], at=_ts(row[9]),
+                            metadata=json.loads(row[10]), tags=tuple(json.loads(row[11])),
+                            access_count=int(row[12]),
+                            last_access=None if row[13] is None else _ts(row[13]),
+                        )
+                    )  # fmt: skip
+        return out
+
+    def lexical(self, scope: Scope, match: str, *, filters: Filters, limit: int) -> list[Candidate]:
+        if not match:
+            return []
+        where, params = where_clause(scope, filters)
+        sql = (
+            "SELECT i.id, bm25(items_fts, 1.0, 0.5) AS s FROM items_fts"
+            " JOIN items i ON i.rowid = items_fts.rowid"
+            f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
+        )
+        with self._read() as conn:
+            rows = conn.execute(sql, [match, *params, int(limit)]).fetchall()
+        return [Candidate(id=row[0], score=-float(row[1])) for row in rows]
+
+    def nearest(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        model: ModelInfo,
+        filters: Filters,
+        limit: int,
+    ) -> list[Candidate]:
+        with self._read() as conn:
+            self._check_model(conn, model, claim=False)
+            partition = self._partition(conn, scope.tenant, model)
+            if partition is None:
+                return []
+            rowids = None
+            if filters.needs_sql:
+                where, params = where_clause(scope, filters)
+                sql = f"SELECT i.rowid FROM items i WHERE {where}"
+                rowids = np.fromiter((r[0] for r in conn.execute(sql, params)), dtype=np.int64)
+            select = RowSelector(
+                user=scope.user,
+                session=scope.session,
+                roles=tuple(r.value for r in filters.roles),
+                kinds=filters.kinds,
+                since=None if filters.since is None else filters.since.timestamp(),
+                until=None if filters.until is None else filters.until.timestamp(),
+                rowids=rowids,
+            )
+            hits = partition.search(np.asarray(vector, dtype=np.float32), limit, select)
+        return [Candidate(id=i, score=s) for i, s in hits]
+
+    def _partition(
+        self, conn: sqlite3.Connection, tenant: str, model: ModelInfo
+    ) -> ExactIndex | None:
+        found = self._partitions.get(tenant)
+        if found is not None:
+            return found
+        if self._model(conn) is None:
+            return None
+        rows = conn.execute(
+            "SELECT i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec"
+            " FROM items i JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+            " WHERE i.tenant = ? ORDER BY i.rowid",
+            (tenant,),
+        ).fetchall()
+        partition = ExactIndex(model.dimension)
+        partition.add(self._index_rows(rows, model.dimension))
+        self._partitions[tenant] = partition
+        return partition
+
+    @staticmethod
+    def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
+        if rows:
+            matrix = np.frombuffer(b"".join(r[7] for r in rows), dtype=np.float32)
+            matrix = matrix.reshape(len(rows), dimension)
+        else:
+            matrix = np.zeros((0, dimension), dtype=np.float32)
+        return IndexRows(
+            ids=[r[1] for r in rows],
+            rowids=np.array([r[0] for r in rows], dtype=np.int64),
+            vectors=matrix,
+            users=[r[2] for r in rows],
+            sessions=[r[3] for r in rows],
+            roles=[r[4] for r in rows],
+            kinds=[r[5] for r in rows],
+            ats=np.array([r[6] for r in rows], dtype=np.float64),
+        )
+
+    # -- access stats and token counts -----------------------------------------------------
+
+    def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
+        if not ids:
+            return
+        with self._write() as conn:
+            for chunk in _chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS))
+                conn.execute(
+                    "UPDATE items AS i SET access_count = access_count + 1, last_access = ?"
+                    f" WHERE {where} AND i.id IN ({','.join('?' * len(chunk))})",
+                    [at.timestamp(), *params, *chunk],
+                )
+
+    def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._read() as conn:
+            for chunk in _chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS))
+                rows = conn.execute(
+                    "SELECT i.id, t.n FROM token_counts t JOIN items i ON i.rowid = t.item"
+                    f" WHERE t.encoding = ? AND {where}"
+                    f" AND i.id IN ({','.join('?' * len(chunk))})",
+                    [encoding, *params, *chunk],
+                )
+                out.update((row[0], int(row[1])) for row in rows)
+        return out
+
+    def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
+        if not counts:
+            return
+        where, params = where_clause(scope, Filters(kinds=KINDS))
+        with self._write() as conn:
+            for record_id, n in counts.items():
+                conn.execute(
+                    "INSERT OR REPLACE INTO token_counts (item, encoding, n)"
+                    f" SELECT i.rowid, ?, ? FROM items i WHERE {where} AND i.id = ?",
+                    [encoding, int(n), *params, record_id],
+                )
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def forget(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        before: datetime | None = None,
+    ) -> int:
+        where, params = where_clause(scope, Filters(kinds=KINDS))
+        if ids is not None:
+            if not ids:
+                return 0
+            where += f" AND i.id IN ({','.join('?' * len(ids))})"
+            params.extend(ids)
+        if before is not None:
+            where += " AND i.at < ?"
+            params.append(before.timestamp())
+        with self._write() as conn:
+            cur = conn.execute(
+                f"DELETE FROM items WHERE rowid IN (SELECT i.rowid FROM items i WHERE {where})",
+                params,
+            )
+            erased = int(cur.rowcount)
+            conn.execute(
+                "DELETE FROM vectors WHERE tenant = ? AND hash NOT IN"
+                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)",
+                (scope.tenant, scope.tenant),
+            )
+            conn.execute(
+                "DELETE FROM sessions AS s WHERE s.tenant = ? AND NOT EXISTS"
+                " (SELECT 1 FROM items i WHERE i.tenant = s.tenant AND i.session = s.session)",
+                (scope.tenant,),
+            )
+        self._partitions.pop(scope.tenant, None)
+        if erased and self._path != ":memory:":
+            with self._read() as conn:
+                # Erased text must not linger in the write-ahead log either.
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return erased
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._partitions.clear()
+                try:
+                    self._conn.close()
+                except sqlite3.Error as exc:  # pragma: no cover - close rarely fails
+                    raise StoreError(f"closing SQLite failed: {exc}") from exc
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

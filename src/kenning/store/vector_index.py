@@ -1,0 +1,181 @@
+"""In-memory vector index: one partition per tenant, exact cosine by default.
+
+Partitioning by tenant means a query only ever scores its own tenant's vectors; narrower scopes
+and filters become a row mask that is applied *before* scoring, never to the ranked result. The
+``VectorIndex`` protocol keeps the layer swappable for an HNSW index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["ExactIndex", "IndexRows", "RowSelector", "VectorIndex"]
+
+F32 = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexRows:
+    """Rows to add to a partition: ids, vectors and the attributes masks are built from."""
+
+    ids: Sequence[str]
+    rowids: npt.NDArray[np.int64]
+    vectors: F32
+    users: Sequence[str | None]
+    sessions: Sequence[str | None]
+    roles: Sequence[str]
+    kinds: Sequence[str]
+    ats: npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True, slots=True)
+class RowSelector:
+    """Which rows of a partition may be scored. ``None`` fields do not constrain."""
+
+    user: str | None = None
+    session: str | None = None
+    roles: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    since: float | None = None
+    until: float | None = None
+    rowids: npt.NDArray[np.int64] | None = None
+
+
+class VectorIndex(Protocol):
+    """One tenant's vectors."""
+
+    def __len__(self) -> int: ...
+
+    def add(self, rows: IndexRows) -> None: ...
+
+    def search(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]: ...
+
+
+class _Codes:
+    """Interns strings to small ints so masks are vectorised comparisons."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str | None, int] = {}
+
+    def code(self, value: str | None) -> int:
+        found = self._codes.get(value)
+        if found is None:
+            found = len(self._codes)
+            self._codes[value] = found
+        return found
+
+    def lookup(self, value: str | None) -> int:
+        return self._codes.get(value, -1)
+
+
+class ExactIndex:
+    """Brute-force cosine over a growing float32 matrix (vectors are unit length)."""
+
+    def __init__(self, dimension: int) -> None:
+        self._dim = dimension
+        self._n = 0
+        self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._rowids = np.zeros(0, dtype=np.int64)
+        self._ats = np.zeros(0, dtype=np.float64)
+        self._users = np.zeros(0, dtype=np.int32)
+        self._sessions = np.zeros(0, dtype=np.int32)
+        self._roles = np.zeros(0, dtype=np.int16)
+        self._kinds = np.zeros(0, dtype=np.int16)
+        self._ids: list[str] = []
+        self._user_codes = _Codes()
+        self._session_codes = _Codes()
+        self._role_codes = _Codes()
+        self._kind_codes = _Codes()
+
+    def __len__(self) -> int:
+        return self._n
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    def _grow(self, extra: int) -> None:
+        need = self._n + extra
+        if need <= self._matrix.shape[0]:
+            return
+        cap = max(need, 2 * self._matrix.shape[0], 1024)
+
+        def grown(arr: npt.NDArray[np.generic]) -> npt.NDArray[np.generic]:
+            out = np.zeros((cap, *arr.shape[1:]), dtype=arr.dtype)
+            out[: self._n] = arr[: self._n]
+            return out
+
+        self._matrix = grown(self._matrix)  # type: ignore[assignment]
+        self._rowids = grown(self._rowids)  # type: ignore[assignment]
+        self._ats = grown(self._ats)  # type: ignore[assignment]
+        self._users = grown(self._users)  # type: ignore[assignment]
+        self._sessions = grown(self._sessions)  # type: ignore[assignment]
+        self._roles = grown(self._roles)  # type: ignore[assignment]
+        self._kinds = grown(self._kinds)  # type: ignore[assignment]
+
+    def add(self, rows: IndexRows) -> None:
+        count = len(rows.ids)
+        if count == 0:
+            return
+        if rows.vectors.shape != (count, self._dim):
+            raise ValueError(f"expected vectors of shape ({count}, {self._dim})")
+        self._grow(count)
+        end = self._n + count
+        self._matrix[self._n : end] = rows.vectors
+        self._rowids[self._n : end] = rows.rowids
+        self._ats[self._n : end] = rows.ats
+        self._users[self._n : end] = [self._user_codes.code(u) for u in rows.users]
+        self._sessions[self._n : end] = [self._session_codes.code(s) for s in rows.sessions]
+        self._roles[self._n : end] = [self._role_codes.code(r) for r in rows.roles]
+        self._kinds[self._n : end] = [self._kind_codes.code(k) for k in rows.kinds]
+        self._ids.extend(rows.ids)
+        self._n = end
+
+    def _mask(self, select: RowSelector) -> npt.NDArray[np.bool_] | None:
+        n = self._n
+        mask: npt.NDArray[np.bool_] | None = None
+
+        def both(m: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+            return m if mask is None else mask & m
+
+        if select.user is not None:
+            mask = both(self._users[:n] == self._user_codes.lookup(select.user))
+        if select.session is not None:
+            mask = both(self._sessions[:n] == self._session_codes.lookup(select.session))
+        if select.roles:
+            codes = [self._role_codes.lookup(r) for r in select.roles]
+            mask = both(np.isin(self._roles[:n], codes))
+        if select.kinds:
+            codes = [self._kind_codes.lookup(k) for k in select.kinds]
+            mask = both(np.isin(self._kinds[:n], codes))
+        if select.since is not None:
+            mask = both(self._ats[:n] >= select.since)
+        if select.until is not None:
+            mask = both(self._ats[:n] <= select.until)
+        if select.rowids is not None:
+            mask = both(np.isin(self._rowids[:n], select.rowids))
+        return mask
+
+    def search(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]:
+        n = self._n
+        if n == 0 or k <= 0:
+            return []
+        mask = self._mask(select)
+        if mask is None:
+            scores = self._matrix[:n] @ query
+            positions = np.arange(n)
+        else:
+            positions = np.flatnonzero(mask)
+            if positions.size == 0:
+                return []
+            # Only the selected rows are scored: a narrower scope never sees other rows' scores.
+            scores = self._matrix[positions] @ query
+        k = min(k, scores.shape[0])
+        top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
+        top = top[np.lexsort((positions[top], -scores[top]))]
+        return [(self._ids[int(positions[i])], float(scores[i])) for i in top]
