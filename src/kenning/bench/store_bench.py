@@ -1,0 +1,254 @@
+"""``kenning bench store``: ingest throughput with embeddings and search latency by store size.
+
+Everything is measured in one process against baselines taken in the same run: the ingest rate
+is compared with the raw model throughput measured just before and just after it, and search
+cost at the largest size is compared with the smallest. The machine may be shared and noisy,
+so reports give medians and percentiles, never single timings.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kenning.bench.metrics import percentiles
+from kenning.bench.synthetic import synthetic_events, synthetic_queries
+from kenning.embed.minilm import MiniLMEmbedder
+from kenning.memory import Memory
+from kenning.records import NewEvent, Scope
+from kenning.search.filters import parse_filters
+from kenning.search.query import match_expression
+
+__all__ = ["run_store_bench"]
+
+TARGET_INGEST_RATIO = 0.8
+TARGET_P95_MS = 25.0
+TARGET_SCALING = 4.0
+
+
+def _rss_mb() -> float:
+    """Current resident set size in MiB (Linux), else the peak."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * resource.getpagesize() / 2**20
+    except (OSError, ValueError, IndexError):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _raw_throughput(embedder: MiniLMEmbedder, texts: Sequence[str], batch: int = 64) -> float:
+    started = time.perf_counter()
+    for start in range(0, len(texts), batch):
+        embedder.embed(texts[start : start + batch])
+    return len(texts) / (time.perf_counter() - started)
+
+
+def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
+    out = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - started) * 1000)
+    return out
+
+
+def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) -> dict[str, Any]:
+    embedder = memory.embedder
+    assert isinstance(embedder, MiniLMEmbedder)
+    for query in queries[:10]:  # warm-up: loads the vector partition and caches
+        memory.search(scopes[0], query)
+    total, embed_ms, lexical_ms, vector_ms = [], [], [], []
+    model = memory._model()
+    assert model is not None
+    filters = parse_filters(None)
+    for i, query in enumerate(queries):
+        scope = scopes[i % len(scopes)]
+        started = time.perf_counter()
+        memory.search(scope, query, k=10)
+        total.append((time.perf_counter() - started) * 1000)
+        t0 = time.perf_counter()
+        vec = embedder.embed([query])[0]
+        t1 = time.perf_counter()
+        memory.store.lexical(scope, match_expression(query), filters=filters, limit=100)
+        t2 = time.perf_counter()
+        memory.store.nearest(scope, vec, model=model, filters=filters, limit=100)
+        t3 = time.perf_counter()
+        embed_ms.append((t1 - t0) * 1000)
+        lexical_ms.append((t2 - t1) * 1000)
+        vector_ms.append((t3 - t2) * 1000)
+    return {
+        "search_ms": percentiles(total),
+        "components_ms_p50": {
+            "embed_query": percentiles(embed_ms)["p50"],
+            "bm25": percentiles(lexical_ms)["p50"],
+            "vector": percentiles(vector_ms)["p50"],
+        },
+        "queries": len(queries),
+    }
+
+
+def run_store_bench(
+    out: Path,
+    *,
+    sizes: Sequence[int] = (10_000, 100_000),
+    queries: int = 200,
+    seed: int = 7,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report."""
+    from tqdm import tqdm
+
+    sizes = sorted(set(sizes))
+    out.mkdir(parents=True, exist_ok=True)
+    embedder = MiniLMEmbedder()
+    t0 = time.perf_counter()
+    embedder.load()
+    load_s = time.perf_counter() - t0
+    probe = [e.content for e in synthetic_events(1024, seed=seed + 1000, tenant="probe")]
+    _raw_throughput(embedder, probe[:128])  # warm-up
+    raw_before = _raw_throughput(embedder, probe)
+
+    report: dict[str, Any] = {
+        "bench": "store",
+        "machine_note": "rates and latencies from one process on this machine; see medians",
+        "model": {"id": embedder.model_id, "load_s": round(load_s, 3), "threads": embedder.threads},
+        "sizes": {},
+    }
+    query_texts = synthetic_queries(queries, seed=seed + 1)
+    with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
+        memory = Memory.open(Path(tmp) / "bench.db", embedder=embedder)
+        stored = 0
+        ingest_s = 0.0
+        first_rate = None
+        stream = synthetic_events(sizes[-1], seed=seed)
+        users: list[str] = []
+        bar = tqdm(total=sizes[-1], unit="ev", desc="ingest", disable=not progress)
+        for size in sizes:
+            distinct: set[str] = set()
+            started_size = stored
+            while stored < size:
+                batch = []
+                for _ in range(min(256, size - stored)):
+                    ev = next(stream)
+                    distinct.add(ev.content)
+                    users.append(ev.user)
+                    batch.append(
+                        (
+                            Scope(ev.tenant, ev.user, ev.session),
+                            NewEvent(
+                                ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}
+                            ),
+                        )
+                    )
+                started = time.perf_counter()
+                memory.ingest(batch)
+                ingest_s += time.perf_counter() - started
+                stored += len(batch)
+                bar.update(len(batch))
+            rate = stored / ingest_s
+            if first_rate is None:
+                first_rate = rate
+            bar.set_postfix_str(f"measuring search at {size}")
+            tenant_scope = [Scope("bench")]
+            user_scopes = [Scope("bench", u) for u in sorted(set(users))[:50]]
+            entry = {
+                "events": stored,
+                "distinct_texts_in_stage": len(distinct),
+                "stage_events": stored - started_size,
+                "ingest_events_per_s_cumulative": round(rate, 1),
+                "tenant_scope": _latency(memory, tenant_scope, query_texts),
+                "user_scope": _latency(memory, user_scopes, query_texts),
+                "rss_mb": round(_rss_mb(), 1),
+                "db_mb": round((Path(tmp) / "bench.db").stat().st_size / 2**20, 1),
+            }
+            report["sizes"][str(size)] = entry
+        bar.close()
+        memory.close()
+    raw_after = _raw_throughput(embedder, probe)
+    raw = (raw_before + raw_after) / 2
+    assert first_rate is not None
+    small, large = str(sizes[0]), str(sizes[-1])
+    p95_large = report["sizes"][large]["tenant_scope"]["search_ms"]["p95"]
+    p50_ratio = (
+        report["sizes"][large]["tenant_scope"]["search_ms"]["p50"]
+        / report["sizes"][small]["tenant_scope"]["search_ms"]["p50"]
+    )
+    p95_ratio = p95_large / report["sizes"][small]["tenant_scope"]["search_ms"]["p95"]
+    report["ingest"] = {
+        "raw_model_sentences_per_s": {
+            "before": round(raw_before, 1),
+            "after": round(raw_after, 1),
+            "mean": round(raw, 1),
+        },
+        "ingest_events_per_s_first_stage": round(first_rate, 1),
+        "ratio_to_raw": round(first_rate / raw, 3),
+    }
+    report["targets"] = {
+        "ingest_ratio_ge_0.8": first_rate / raw >= TARGET_INGEST_RATIO,
+        f"search_p95_at_{large}_le_25ms": p95_large <= TARGET_P95_MS,
+        f"search_p50_ratio_{large}_vs_{small}_le_4": p50_ratio <= TARGET_SCALING,
+        f"search_p95_ratio_{large}_vs_{small}_le_4": p95_ratio <= TARGET_SCALING,
+    }
+    report["ratios"] = {
+        "p50_large_over_small": round(p50_ratio, 2),
+        "p95_large_over_small": round(p95_ratio, 2),
+    }
+    report["peak_rss_mb"] = round(_peak_rss_mb(), 1)
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "report.md").write_text(_markdown(report))
+    return report
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    ing = report["ingest"]
+    raw = ing["raw_model_sentences_per_s"]
+    lines = [
+        "# kenning bench store",
+        "",
+        f"Model: `{report['model']['id']}` (load {report['model']['load_s']} s, "
+        f"{report['model']['threads']} threads). Synthetic support conversations, one tenant.",
+        "",
+        "## Ingest with embeddings",
+        "",
+        "| measure | value |",
+        "|---|---|",
+        "| raw model throughput, batch 64 (before / after) | "
+        f"{raw['before']} / {raw['after']} sentences/s |",
+        f"| kenning ingest, first stage | {ing['ingest_events_per_s_first_stage']} events/s |",
+        f"| ratio to raw (target >= 0.8) | {ing['ratio_to_raw']} |",
+        "",
+        "## Search latency (k=10, query embedding included)",
+        "",
+        "| events | scope | p50 ms | p95 ms | p99 ms | embed p50 | bm25 p50 | vector p50 "
+        "| RSS MiB |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for size, entry in report["sizes"].items():
+        for scope in ("tenant_scope", "user_scope"):
+            lat = entry[scope]
+            ms = lat["search_ms"]
+            comp = lat["components_ms_p50"]
+            lines.append(
+                f"| {size} | {scope.replace('_scope', '')} | {ms['p50']:.2f} | {ms['p95']:.2f} | "
+                f"{ms['p99']:.2f} | {comp['embed_query']:.2f} | {comp['bm25']:.2f} | "
+                f"{comp['vector']:.2f} | {entry['rss_mb']} |"
+            )
+    lines += [
+        "",
+        f"Ratios largest/smallest size: p50 {report['ratios']['p50_large_over_small']}, "
+        f"p95 {report['ratios']['p95_large_over_small']} (target <= 4).",
+        "",
+        "## Targets",
+        "",
+    ]
+    lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in report["targets"].items()]
+    lines.append(f"\nPeak RSS: {report['peak_rss_mb']} MiB.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,163 @@
+"""The ``ingest``, ``search`` and ``demo`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from importlib import resources
+from pathlib import Path
+from typing import Any, TextIO
+
+from kenning.errors import InvalidFilter, InvalidInput
+from kenning.memory import Memory
+from kenning.records import NewEvent, Scope
+from kenning.search.hits import Hit
+from kenning.settings import Settings
+
+__all__ = ["demo", "ingest", "read_jsonl", "search"]
+
+_SCOPE_KEYS = ("tenant", "user", "session")
+
+
+def read_jsonl(stream: TextIO, *, source: str, max_chars: int) -> Iterator[tuple[Scope, NewEvent]]:
+    """Parse and validate event lines; raise :class:`InvalidInput` naming the first bad line."""
+    for number, line in enumerate(stream, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise InvalidInput("each line must be a JSON object")
+            missing = [k for k in _SCOPE_KEYS if k not in data]
+            if missing:
+                raise InvalidInput(f"missing {missing}")
+            scope = Scope(data.pop("tenant"), data.pop("user"), data.pop("session"))
+            event = NewEvent.from_mapping(data).validated(max_chars=max_chars)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
+        except InvalidInput as exc:
+            raise type(exc)(f"{source}:{number}: {exc.message}") from exc
+        yield scope, event
+
+
+def _progress(total: int, *, enabled: bool, desc: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="ev", desc=desc, disable=not enabled, file=sys.stderr)
+
+
+def ingest(args: argparse.Namespace) -> int:
+    path = Path(args.file)
+    if not path.is_file():
+        raise InvalidInput(f"{path} is not a file")
+    settings = Settings()
+    # Validate the whole file before opening the database: a bad last line changes nothing.
+    with path.open(encoding="utf-8") as stream:
+        rows = list(read_jsonl(stream, source=str(path), max_chars=settings.max_content_chars))
+    with Memory.open(args.db, settings=settings) as memory:
+        show = not args.no_progress and len(rows) >= 1000
+        started = time.perf_counter()
+        with _progress(len(rows), enabled=show, desc="ingest") as bar:
+            for start in range(0, len(rows), args.batch):
+                chunk = rows[start : start + args.batch]
+                memory.ingest(chunk)
+                bar.update(len(chunk))
+        elapsed = time.perf_counter() - started
+    sessions = {(s.tenant, s.session) for s, _ in rows}
+    tenants = {s.tenant for s, _ in rows}
+    rate = len(rows) / elapsed if elapsed > 0 else float("inf")
+    print(
+        f"ingested {len(rows)} events ({len(sessions)} sessions, {len(tenants)} tenants) "
+        f"into {args.db} in {elapsed:.2f} s ({rate:.0f} events/s)"
+    )
+    return 0
+
+
+def _parse_filters(items: list[str]) -> dict[str, object]:
+    out: dict[str, list[str]] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise InvalidFilter(f"--filter {item!r} must look like KEY=VALUE")
+        out.setdefault(key, []).append(value)
+    return {k: v if len(v) > 1 else v[0] for k, v in out.items()}
+
+
+def _print_hits(hits: tuple[Hit, ...], out: TextIO) -> None:
+    if not hits:
+        print("no results", file=out)
+        return
+    for rank, hit in enumerate(hits, start=1):
+        signals = " ".join(
+            f"{name}={value:.3f}" for name, value in hit.scores.items() if name != "score"
+        )
+        who = hit.metadata.get("speaker") or hit.metadata.get("name") or hit.role.value
+        print(
+            f"{rank:>2}. {hit.score:.3f}  [{hit.scope.session} #{hit.seq} "
+            f"{hit.at:%Y-%m-%d %H:%M} {who}] {hit.id}",
+            file=out,
+        )
+        print(f"    {hit.content}", file=out)
+        print(f"    ({signals})", file=out)
+
+
+def search(args: argparse.Namespace) -> int:
+    if not Path(args.db).is_file():
+        raise InvalidInput(f"{args.db} does not exist: ingest events first")
+    scope = Scope(args.tenant, args.user, args.session)
+    with Memory.open(args.db) as memory:
+        results = memory.search(
+            scope,
+            args.query,
+            k=args.k,
+            min_score=args.min_score,
+            filters=_parse_filters(args.filter),
+        )
+    if args.json:
+        json.dump([h.to_dict() for h in results], sys.stdout, ensure_ascii=False, indent=2)
+        print()
+    else:
+        if results.degraded:
+            print(f"(degraded: {results.reason})")
+        _print_hits(results.hits, sys.stdout)
+    return 0
+
+
+def _sample_rows() -> list[tuple[Scope, NewEvent]]:
+    text = resources.files("kenning.data").joinpath("sample_conversation.jsonl").read_text("utf-8")
+    return list(
+        read_jsonl(
+            io.StringIO(text),
+            source="sample_conversation.jsonl",
+            max_chars=Settings().max_content_chars,
+        )
+    )
+
+
+_DEMO_QUERIES: tuple[tuple[Mapping[str, str | None], str], ...] = (
+    ({"tenant": "acme", "user": "dana", "session": None}, "who approved my refund?"),
+    ({"tenant": "acme", "user": "dana", "session": None}, "what food does she not eat"),
+    ({"tenant": "acme", "user": None, "session": None}, "broken glass delivery"),
+)
+
+
+def demo(args: argparse.Namespace) -> int:
+    db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
+    rows = _sample_rows()
+    with Memory.open(db) as memory:
+        started = time.perf_counter()
+        events = memory.ingest(rows)
+        elapsed = time.perf_counter() - started
+        print(f"kenning demo: ingested {len(events)} sample events into {db} ({elapsed:.2f} s)")
+        for where, query in _DEMO_QUERIES:
+            scope = Scope(where["tenant"] or "", where["user"], where["session"])
+            shown = ", ".join(f"{k}={v}" for k, v in where.items() if v)
+            print(f"\nsearch {query!r} in {shown}:")
+            _print_hits(memory.search(scope, query, k=3).hits, sys.stdout)
+    print(f"\ntry: kenning search 'refund amount' --db {db} --tenant acme --user dana --json")
+    return 0

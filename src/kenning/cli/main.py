@@ -1,0 +1,101 @@
+"""``kenning`` command line: argument parsing, error reporting and dispatch.
+
+Configuration is built here, at the edge; the commands receive explicit values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from kenning.errors import KenningError
+
+__all__ = ["build_parser", "main"]
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kenning",
+        description="Memory for LLM agents: episodic record, hybrid search, token budgets.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("ingest", help="append events from a JSON Lines file")
+    p.add_argument(
+        "file", help="JSONL: one {tenant,user,session,role,content,at?,metadata?} a line"
+    )
+    p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
+    p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
+    p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
+
+    p = sub.add_parser("search", help="hybrid search inside a tenant, user or session")
+    p.add_argument("query")
+    p.add_argument("--db", required=True)
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user")
+    p.add_argument("--session")
+    p.add_argument("--k", type=_positive, default=10)
+    p.add_argument("--min-score", type=float, default=0.0)
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="role=user, tag=billing, meta.speaker=Dana (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print a JSON list of hits")
+
+    p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
+    p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
+
+    p = sub.add_parser("bench", help="benchmarks (see `kenning bench --help`)")
+    bench = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
+    b = bench.add_parser("store", help="ingest throughput and search latency at 10k/100k events")
+    b.add_argument("--out", required=True, help="directory for report.json and report.md")
+    b.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
+    b.add_argument("--queries", type=_positive, default=200, help="search queries per size")
+    b.add_argument("--seed", type=int, default=7)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``kenning`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    # onnxruntime would otherwise try to reach a telemetry host from native code.
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    from kenning.cli import commands
+
+    try:
+        if args.command == "ingest":
+            return commands.ingest(args)
+        if args.command == "search":
+            return commands.search(args)
+        if args.command == "demo":
+            return commands.demo(args)
+        if args.command == "bench":
+            from kenning.cli import bench_commands
+
+            return bench_commands.run(args)
+    except KenningError as exc:
+        print(f"kenning: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("kenning: interrupted", file=sys.stderr)
+        return 130
+    raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
