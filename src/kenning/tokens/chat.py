@@ -1,0 +1,123 @@
+"""Token counts for OpenAI-style chat messages, including the per-message framing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from kenning.errors import InvalidInput
+from kenning.tokens.base import Tokenizer
+
+__all__ = ["DEFAULT_CHAT_OVERHEAD", "ChatOverhead", "count_messages", "message_tokens"]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatOverhead:
+    """The tokens a chat format adds around the message texts.
+
+    The defaults are the OpenAI cookbook rule for gpt-3.5-turbo, gpt-4 and gpt-4o
+    (``num_tokens_from_messages``): each message costs 3 framing tokens plus its values, a
+    ``name`` field one more, and the reply is primed with 3 tokens.
+
+    Attributes:
+        tokens_per_message: framing tokens per message (``<|start|>{role}<|message|>...``).
+        tokens_per_name: extra tokens when a message carries a ``name``.
+        reply_priming: tokens added once per request for the assistant's reply.
+    """
+
+    tokens_per_message: int = 3
+    tokens_per_name: int = 1
+    reply_priming: int = 3
+
+    def __post_init__(self) -> None:
+        for field in ("tokens_per_message", "tokens_per_name", "reply_priming"):
+            value = getattr(self, field)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InvalidInput(f"ChatOverhead.{field} must be an int >= 0, got {value!r}")
+
+
+#: The OpenAI cookbook overhead (3 per message, 1 per name, 3 for the reply).
+DEFAULT_CHAT_OVERHEAD = ChatOverhead()
+
+
+def _values(message: Mapping[str, str], index: int | None) -> list[str]:
+    where = "message" if index is None else f"messages[{index}]"
+    if not isinstance(message, Mapping):
+        raise InvalidInput(f"{where} is {type(message).__name__}, expected a mapping")
+    values: list[str] = []
+    for key, value in message.items():
+        if value is None:  # e.g. an assistant message that only carries tool calls
+            continue
+        if not isinstance(value, str):
+            raise InvalidInput(
+                f"{where}[{key!r}] is {type(value).__name__}, expected str; "
+                "flatten content parts and tool calls to text before counting"
+            )
+        values.append(value)
+    return values
+
+
+def message_tokens(
+    tokenizer: Tokenizer,
+    message: Mapping[str, str],
+    *,
+    overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
+) -> int:
+    """Return the tokens one message costs: its framing plus every value (role included).
+
+    Args:
+        tokenizer: counts the values (exact or approximate; see ``tokenizer.exact``).
+        message: e.g. ``{"role": "user", "content": "hi", "name": "ann"}``; ``None`` values
+            count as nothing.
+        overhead: keyword-only framing rule.
+
+    Raises:
+        InvalidInput: the message is not a mapping or a value is not a string.
+
+    Example:
+        >>> message_tokens(tokenizer_for("gpt-4o"), {"role": "user", "content": "hello world"})
+        6
+    """
+    total = overhead.tokens_per_message + sum(tokenizer.count_many(_values(message, None)))
+    if message.get("name") is not None:
+        total += overhead.tokens_per_name
+    return total
+
+
+def count_messages(
+    tokenizer: Tokenizer,
+    messages: Sequence[Mapping[str, str]],
+    *,
+    overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
+) -> int:
+    """Return the prompt tokens of a chat request: every message plus the reply priming.
+
+    Equals what the OpenAI API reports as ``prompt_tokens`` for gpt-3.5/4/4o with the default
+    overhead and the model's exact tokenizer (no tools or response formats).
+
+    Args:
+        tokenizer: counts the values (exact or approximate; see ``tokenizer.exact``).
+        messages: OpenAI-style message mappings.
+        overhead: keyword-only framing rule.
+
+    Raises:
+        InvalidInput: *messages* is not a sequence of mappings of strings.
+
+    Example:
+        >>> count_messages(tokenizer_for("gpt-4o"), [{"role": "user", "content": "hello world"}])
+        9
+    """
+    if isinstance(messages, str | Mapping) or not isinstance(messages, Sequence):
+        raise InvalidInput("messages must be a sequence of message mappings")
+    texts: list[str] = []
+    names = 0
+    for i, message in enumerate(messages):
+        texts.extend(_values(message, i))
+        if message.get("name") is not None:
+            names += 1
+    return (
+        sum(tokenizer.count_many(texts))
+        + overhead.tokens_per_message * len(messages)
+        + overhead.tokens_per_name * names
+        + overhead.reply_priming
+    )

