@@ -23,11 +23,11 @@ from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text
 from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
 from kenning.search.filters import parse_filters
-from kenning.search.fusion import Fused, ItemStats, fuse
+from kenning.search.fusion import ItemStats, fuse, max_bonus
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.query import match_expression
 from kenning.settings import Settings
-from kenning.store.protocol import EventWrite, ModelInfo, Store
+from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
 
 __all__ = ["Memory"]
 
@@ -241,38 +241,41 @@ class Memory:
                 )
         lexical_hits = lexical_future.result() if lexical_future is not None else []
 
-        base = fuse(lexical_hits, vector_hits, config=config, stats={}, now=when)
-        stats = self._contender_stats(scope, base, k)
-        fused = fuse(lexical_hits, vector_hits, config=config, stats=stats, now=when)
-        fused = [f for f in fused if f.score >= min_score][:k]
-        hits = self._hits(scope, fused)
+        hits = self._rank(scope, lexical_hits, vector_hits, k=k, min_score=min_score, now=when)
         if hits and self._settings.track_access:
-            self._store.touch(scope, [h.id for h in hits], at=when)
+            # Access stats are soft data: recorded off the caller's path.
+            self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason)
 
-    def _contender_stats(self, scope: Scope, base: Sequence[Fused], k: int) -> dict[str, ItemStats]:
-        """Item stats for the candidates that a bonus could still lift into the top *k*.
+    def _rank(
+        self,
+        scope: Scope,
+        lexical: Sequence[Candidate],
+        vector: Sequence[Candidate],
+        *,
+        k: int,
+        min_score: float,
+        now: datetime,
+    ) -> list[Hit]:
+        """Fuse, add bonuses, cut at *min_score* and *k*, and load the winning records.
 
-        A bonus is at most ``recency_weight + access_weight``, so a candidate more than that
-        below the k-th base score cannot enter the top k and is not looked up.
+        A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
+        score cannot enter the top k: only the others ("contenders") are loaded, once, and
+        serve both the bonuses and the hits.
         """
         config = self._settings.fusion
-        max_bonus = config.recency_weight + config.access_weight
-        if max_bonus <= 0 or not base:
-            return {}
-        floor = base[min(k, len(base)) - 1].score - max_bonus
-        ids = [f.id for f in base if f.score >= floor]
-        return {
-            item.id: ItemStats(at=item.at, access_count=item.access_count)
-            for item in self._store.items(scope, ids)
-        }
-
-    def _hits(self, scope: Scope, fused: Sequence[Fused]) -> list[Hit]:
-        items = {item.id: item for item in self._store.items(scope, [f.id for f in fused])}
+        base = fuse(lexical, vector, config=config, stats={}, now=now)
+        if not base:
+            return []
+        floor = base[min(k, len(base)) - 1].score - max_bonus(config)
+        contenders = [f.id for f in base if f.score >= floor]
+        items = {item.id: item for item in self._store.items(scope, contenders)}
+        stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
+        fused = fuse(lexical, vector, config=config, stats=stats, now=now, limit=k)
         out = []
         for f in fused:
             item = items.get(f.id)
-            if item is None:  # erased between scoring and fetching
+            if item is None or f.score < min_score:  # erased since scoring, or too weak
                 continue
             out.append(
                 Hit(

@@ -235,6 +235,9 @@ class MiniLMEmbedder:
             options.intra_op_num_threads = self._threads
             options.inter_op_num_threads = 1
             options.log_severity_level = 3
+            # Spinning workers would keep both cores busy after each call and slow the SQLite
+            # and numpy work that follows an embedding on the search path.
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             session = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
             )

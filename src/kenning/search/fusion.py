@@ -17,7 +17,7 @@ from typing import Literal
 from kenning.errors import InvalidInput
 from kenning.store.protocol import Candidate
 
-__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse"]
+__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse", "max_bonus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,23 @@ def _weighted(
     return {key: value / total for key, value in out.items()}
 
 
+def _bonuses(item: ItemStats, config: FusionConfig, now: datetime) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if config.recency_weight:
+        age_days = max((now - item.at).total_seconds(), 0.0) / 86400.0
+        out["recency"] = config.recency_weight * 0.5 ** (age_days / config.recency_half_life_days)
+    if config.access_weight and item.access_count:
+        out["access"] = config.access_weight * min(
+            math.log1p(item.access_count) / math.log1p(100), 1.0
+        )
+    return out
+
+
+def max_bonus(config: FusionConfig) -> float:
+    """The most any candidate's score can rise through bonuses."""
+    return config.recency_weight + config.access_weight
+
+
 def fuse(
     lexical: Sequence[Candidate],
     vector: Sequence[Candidate],
@@ -108,40 +125,33 @@ def fuse(
     config: FusionConfig,
     stats: Mapping[str, ItemStats],
     now: datetime,
+    limit: int | None = None,
 ) -> list[Fused]:
     """Combine ranked candidate lists into one list, best first (ties broken by id).
 
-    Candidates missing from *stats* get no bonus.
+    Candidates missing from *stats* get no bonus. Only the best *limit* are returned (all if
+    None); per-signal score maps are built for those only.
     """
     base = (
         _rrf(lexical, vector, config)
         if config.method == "rrf"
         else _weighted(lexical, vector, config)
     )
+    bonus = {key: _bonuses(item, config, now) for key, item in stats.items() if key in base}
+    totals = {key: value + sum(bonus.get(key, {}).values()) for key, value in base.items()}
+    ranked = sorted(totals, key=lambda key: (-totals[key], key))
+    if limit is not None:
+        ranked = ranked[:limit]
     lex = {c.id: c.score for c in lexical}
     vec = {c.id: c.score for c in vector}
     out = []
-    for key, value in base.items():
-        scores: dict[str, float] = {config.method: value}
+    for key in ranked:
+        scores: dict[str, float] = {config.method: base[key]}
         if key in lex:
             scores["bm25"] = lex[key]
         if key in vec:
             scores["cosine"] = vec[key]
-        total = value
-        item = stats.get(key)
-        if item is not None:
-            if config.recency_weight:
-                age_days = max((now - item.at).total_seconds(), 0.0) / 86400.0
-                bonus = config.recency_weight * 0.5 ** (age_days / config.recency_half_life_days)
-                scores["recency"] = bonus
-                total += bonus
-            if config.access_weight and item.access_count:
-                bonus = config.access_weight * min(
-                    math.log1p(item.access_count) / math.log1p(100), 1.0
-                )
-                scores["access"] = bonus
-                total += bonus
-        scores["score"] = total
-        out.append(Fused(id=key, score=total, scores=scores))
-    out.sort(key=lambda f: (-f.score, f.id))
+        scores.update(bonus.get(key, {}))
+        scores["score"] = totals[key]
+        out.append(Fused(id=key, score=totals[key], scores=scores))
     return out

@@ -72,6 +72,10 @@ class _Codes:
     def lookup(self, value: str | None) -> int:
         return self._codes.get(value, -1)
 
+    def covers(self, values: tuple[str, ...]) -> bool:
+        """True if every interned value is among *values* (the constraint selects all rows)."""
+        return set(self._codes) <= set(values)
+
 
 class ExactIndex:
     """Brute-force cosine over a growing float32 matrix (vectors are unit length)."""
@@ -147,10 +151,10 @@ class ExactIndex:
             mask = both(self._users[:n] == self._user_codes.lookup(select.user))
         if select.session is not None:
             mask = both(self._sessions[:n] == self._session_codes.lookup(select.session))
-        if select.roles:
+        if select.roles and not self._role_codes.covers(select.roles):
             codes = [self._role_codes.lookup(r) for r in select.roles]
             mask = both(np.isin(self._roles[:n], codes))
-        if select.kinds:
+        if select.kinds and not self._kind_codes.covers(select.kinds):
             codes = [self._kind_codes.lookup(k) for k in select.kinds]
             mask = both(np.isin(self._kinds[:n], codes))
         if select.since is not None:
@@ -173,8 +177,12 @@ class ExactIndex:
             positions = np.flatnonzero(mask)
             if positions.size == 0:
                 return []
-            # Only the selected rows are scored: a narrower scope never sees other rows' scores.
-            scores = self._matrix[positions] @ query
+            # Rows outside the selection never reach the ranking. Gathering few rows is cheaper
+            # than one pass over all; for a wide selection the single pass is cheaper.
+            if positions.size * 3 < n:
+                scores = self._matrix[positions] @ query
+            else:
+                scores = (self._matrix[:n] @ query)[positions]
         k = min(k, scores.shape[0])
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
         top = top[np.lexsort((positions[top], -scores[top]))]
