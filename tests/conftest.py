@@ -1,0 +1,80 @@
+"""Shared fixtures: real stores (SQLite in memory and on disk) and the real embedding model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kenning.embed.base import Matrix
+from kenning.embed.minilm import MiniLMEmbedder
+from kenning.store.sqlite.store import SQLiteStore
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
+BACKENDS = ("sqlite-memory", "sqlite-file")
+
+
+class MemoEmbedder:
+    """The real MiniLM model with a per-test-session memo, so property tests stay fast.
+
+    Vectors are the model's own; only repeated texts are served from the memo.
+    """
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self._inner = inner
+        self._memo: dict[str, np.ndarray] = {}
+        self.calls = 0
+        self.texts_embedded = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self._inner.max_tokens
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.calls += 1
+        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if todo:
+            self.texts_embedded += len(todo)
+            for text, vec in zip(todo, self._inner.embed(todo), strict=True):
+                self._memo[text] = vec
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._memo[t] for t in texts]).astype(np.float32)
+
+
+@pytest.fixture(scope="session")
+def minilm() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+@pytest.fixture(scope="session")
+def real_embedder(minilm: MiniLMEmbedder) -> MemoEmbedder:
+    return MemoEmbedder(minilm)
+
+
+def open_store(backend: str, tmp_path: Path) -> SQLiteStore:
+    if backend == "sqlite-memory":
+        return SQLiteStore(":memory:")
+    if backend == "sqlite-file":
+        return SQLiteStore(tmp_path / "store.db")
+    raise AssertionError(f"unknown backend {backend}")
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+    s = open_store(request.param, tmp_path)
+    yield s
+    s.close()

@@ -1,0 +1,39 @@
+"""The one copy of each test double. Used only by pure unit tests of logic around a component,
+never as the proof that a feature works (integration tests use the real model)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy as np
+
+from kenning.embed.base import Matrix
+from kenning.errors import ModelUnavailable
+
+
+class HashEmbedder:
+    """Deterministic bag-of-words vectors: texts sharing words get a positive cosine."""
+
+    model_id = "test-hash-bow/64"
+    dimension = 64
+    max_tokens = 256
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+                out[row, int.from_bytes(digest, "little") % self.dimension] += 1.0
+            norm = float(np.linalg.norm(out[row]))
+            out[row] = out[row] / norm if norm else out[row]
+            if not norm:
+                out[row, 0] = 1.0
+        return out
+
+
+class DownEmbedder(HashEmbedder):
+    """An embedder whose model is unavailable (failure injection for degraded mode)."""
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        raise ModelUnavailable("the embedding model is down (test double)")

@@ -1,0 +1,121 @@
+"""The ``kenning`` console script as a user runs it (subprocess) and in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.main import main
+
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "ORT_DISABLE_TELEMETRY": "1"}
+
+
+def kenning(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).with_name("kenning")
+    return subprocess.run(
+        [str(exe), *args], capture_output=True, text=True, env=ENV, cwd=cwd, timeout=300
+    )
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_demo_prints_scored_hits_with_provenance(tmp_path: Path) -> None:
+    done = kenning("demo", "--db", str(tmp_path / "demo.db"))
+    assert done.returncode == 0, done.stderr
+    assert "ingested 21 sample events" in done.stdout
+    assert "Priya" in done.stdout  # who approved the refund
+    assert "vegetarian" in done.stdout
+    assert "cosine=" in done.stdout and "bm25=" in done.stdout
+    assert "s-2026-03-02 #" in done.stdout  # session and sequence number
+    assert "must never appear" not in done.stdout  # another tenant's line
+
+
+def test_ingest_then_search_json(tmp_path: Path) -> None:
+    rows = [
+        {"tenant": "t1", "user": "u1", "session": "s1", "role": "user",
+         "content": f"message number {i} about the espresso machine", "at": 1700000000 + i}
+        for i in range(1200)
+    ] + [
+        {"tenant": "t1", "user": "u2", "session": "s2", "role": "user",
+         "content": "my kettle shattered on the floor", "metadata": {"speaker": "Kim"}},
+        {"tenant": "t2", "user": "u1", "session": "s1", "role": "user",
+         "content": "a kettle in another tenant"},
+    ]  # fmt: skip
+    src = write_jsonl(tmp_path / "events.jsonl", rows)
+    db = tmp_path / "k.db"
+    done = kenning("ingest", str(src), "--db", str(db))
+    assert done.returncode == 0, done.stderr
+    assert "ingested 1202 events (3 sessions, 2 tenants)" in done.stdout
+    assert "events/s" in done.stdout
+    assert "ingest" in done.stderr  # progress bar for a large file
+
+    done = kenning("search", "broken kettle", "--db", str(db), "--tenant", "t1", "--json")
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert hits[0]["content"] == "my kettle shattered on the floor"
+    assert hits[0]["session"] == "s2" and hits[0]["metadata"] == {"speaker": "Kim"}
+    assert all({"id", "session", "content", "score"} <= set(h) for h in hits)
+    assert all(h["tenant"] == "t1" for h in hits)
+
+    done = kenning("search", "espresso", "--db", str(db), "--tenant", "t1", "--user", "u2",
+                   "--k", "5", "--json")  # fmt: skip
+    assert done.returncode == 0
+    assert [h["session"] for h in json.loads(done.stdout)] == ["s2"]
+
+
+def test_bad_line_aborts_ingest_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = write_jsonl(
+        tmp_path / "bad.jsonl",
+        [
+            {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "fine"},
+            {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": ""},
+        ],
+    )
+    db = tmp_path / "never.db"
+    assert main(["ingest", str(src), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.jsonl:2" in err and "invalid_input" in err
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("not json", "invalid_input"),
+        ('["a list"]', "invalid_input"),
+        ('{"tenant": "t", "user": "u", "role": "user", "content": "x"}', "invalid_input"),
+        ('{"tenant": "t x", "user": "u", "session": "s", "role": "user", "content": "x"}',
+         "invalid_scope"),
+    ],
+)  # fmt: skip
+def test_ingest_errors_name_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, code: str
+) -> None:
+    src = tmp_path / "e.jsonl"
+    src.write_text(line + "\n")
+    assert main(["ingest", str(src), "--db", str(tmp_path / "e.db")]) == 2
+    err = capsys.readouterr().err
+    assert f"[{code}]" in err and "e.jsonl:1" in err
+
+
+def test_search_errors_are_typed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", "x", "--db", str(tmp_path / "missing.db"), "--tenant", "t"]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    main(["demo", "--db", str(tmp_path / "d.db")])
+    capsys.readouterr()
+    args = ["search", "x", "--db", str(tmp_path / "d.db"), "--tenant", "acme"]
+    assert main([*args, "--filter", "color=red"]) == 2
+    assert "[invalid_filter]" in capsys.readouterr().err
+    assert main([*args, "--filter", "novalue"]) == 2
+    assert main(["search", "x", "--db", str(tmp_path / "d.db"), "--tenant", "bad tenant"]) == 2
+    assert "[invalid_scope]" in capsys.readouterr().err

@@ -1,0 +1,132 @@
+"""No read path ever returns a record outside the scope it was asked for.
+
+Random interleavings of writes, searches and erasures over several tenants, users and sessions,
+with the real embedding model and real SQLite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kenning import Memory, Scope
+from kenning.records import Event
+from kenning.search.filters import parse_filters
+from kenning.search.query import match_expression
+from kenning.store.protocol import ModelInfo
+from tests.conftest import MemoEmbedder
+
+TENANTS = ("acme", "globex", "initech")
+USERS = ("ann", "bob")
+SESSIONS = ("s1", "s2")
+WORDS = (
+    "refund order espresso machine broken delivery invoice address berlin lisbon "
+    "vegetarian approval ticket coffee kettle promised discount cancel subscription"
+).split()
+
+
+def session_of(tenant: str, user: str, session: str) -> Scope:
+    # Session ids are unique within a tenant, so qualify them by user.
+    return Scope(tenant, user, f"{user}-{session}")
+
+
+scopes = st.builds(session_of, st.sampled_from(TENANTS), st.sampled_from(USERS),
+                   st.sampled_from(SESSIONS))  # fmt: skip
+read_scopes = st.one_of(
+    st.builds(Scope, st.sampled_from(TENANTS)),
+    st.builds(Scope, st.sampled_from(TENANTS), st.sampled_from(USERS)),
+    scopes,
+)
+texts = st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join)
+
+
+@dataclass(frozen=True)
+class Add:
+    scope: Scope
+    texts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Search:
+    scope: Scope
+    query: str
+
+
+@dataclass(frozen=True)
+class Forget:
+    scope: Scope
+
+
+operations = st.lists(
+    st.one_of(
+        st.builds(Add, scopes, st.lists(texts, min_size=1, max_size=4).map(tuple)),
+        st.builds(Search, read_scopes, texts),
+        st.builds(Forget, read_scopes),
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def inside(scope: Scope, record: Scope) -> bool:
+    return (
+        record.tenant == scope.tenant
+        and (scope.user is None or record.user == scope.user)
+        and (scope.session is None or record.session == scope.session)
+    )
+
+
+def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder) -> None:
+    results = memory.search(scope, query, k=50)
+    assert all(inside(scope, hit.scope) for hit in results)
+    store = memory.store
+    everything = store.events(Scope(scope.tenant))
+    for e in everything:
+        assert e.scope.tenant == scope.tenant
+    events: list[Event] = store.events(scope)
+    assert all(inside(scope, e.scope) for e in events)
+    ids_anywhere = [e.id for t in TENANTS for e in store.events(Scope(t))]
+    assert all(inside(scope, e.scope) for e in store.events(scope, ids=ids_anywhere))
+    assert all(inside(scope, i.scope) for i in store.items(scope, ids_anywhere))
+    filters = parse_filters(None)
+    by_id = {e.id: e.scope for t in TENANTS for e in store.events(Scope(t))}
+    for cand in store.lexical(scope, match_expression(query), filters=filters, limit=100):
+        assert inside(scope, by_id[cand.id])
+    model = ModelInfo(embedder.model_id, embedder.dimension)
+    vec = embedder.embed([query])[0]
+    for cand in store.nearest(scope, vec, model=model, filters=filters, limit=100):
+        assert inside(scope, by_id[cand.id])
+    # Everything a scope holds is findable from it: results are not filtered after a cut.
+    expected = {e.id for e in events}
+    found = {c.id for c in store.nearest(scope, vec, model=model, filters=filters, limit=1000)}
+    assert found == expected
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(ops=operations)
+def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedder) -> None:
+    with Memory.open(":memory:", embedder=real_embedder) as memory:
+        for op in ops:
+            if isinstance(op, Add):
+                memory.add_events(op.scope, [{"role": "user", "content": t} for t in op.texts])
+            elif isinstance(op, Search):
+                check_reads(memory, op.scope, op.query, real_embedder)
+            elif isinstance(op, Forget):
+                outside = [
+                    e.id
+                    for t in TENANTS
+                    for e in memory.store.events(Scope(t))
+                    if not inside(op.scope, e.scope)
+                ]
+                memory.forget(op.scope)
+                assert memory.store.events(op.scope) == []
+                left = {e.id for t in TENANTS for e in memory.store.events(Scope(t))}
+                assert set(outside) == left
+        for tenant in TENANTS:
+            check_reads(memory, Scope(tenant), "refund order", real_embedder)

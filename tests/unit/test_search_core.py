@@ -1,0 +1,159 @@
+"""Pure search core: FTS escaping, filter parsing and SQL rendering, score fusion."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenning import InvalidFilter, InvalidInput, Memory, Scope, Settings
+from kenning.records import NewEvent, Role, to_utc
+from kenning.search.filters import parse_filters, where_clause
+from kenning.search.fusion import FusionConfig, ItemStats, fuse
+from kenning.search.query import match_expression, query_terms
+from kenning.store.protocol import Candidate
+from tests.fakes import HashEmbedder
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@given(st.text(max_size=200))
+def test_any_text_makes_a_valid_fts_query(text: str) -> None:
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE f USING fts5(text)")
+    conn.execute("INSERT INTO f VALUES ('refund order near text')")
+    match = match_expression(text)
+    if match:
+        conn.execute("SELECT * FROM f WHERE f MATCH ?", (match,)).fetchall()
+
+
+def test_query_terms_drop_stopwords_but_never_everything() -> None:
+    assert query_terms("What did she say about the refund?") == ["say", "refund"]
+    assert query_terms("what is it") == ["what", "is", "it"]
+    assert match_expression("!!!") == ""
+
+
+def test_filters_parse_and_render() -> None:
+    f = parse_filters(
+        {"role": ["user", "tool"], "tag": "billing", "meta.speaker": ["Ann", None]},
+        since="2026-01-01",
+        until=NOW + timedelta(days=1),
+    )
+    assert f.roles == (Role.USER, Role.TOOL)
+    sql, params = where_clause(Scope("t", "u"), f)
+    assert sql.count("?") == len(params)
+    assert "Ann" in params and "t" in params and "u" in params
+    assert "Ann" not in sql and "speaker" not in sql  # keys travel as parameters too
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE items (tenant, user, session, kind, role, at, tags, metadata)")
+    conn.execute(
+        "INSERT INTO items VALUES ('t', 'u', 's', 'event', 'user', ?, '[\"billing\"]', "
+        '\'{"speaker": "Ann"}\')',
+        (NOW.timestamp(),),
+    )
+    assert conn.execute(f"SELECT count(*) FROM items i WHERE {sql}", params).fetchone() == (1,)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"x": 1}, {"meta.": 1}, {"meta.a-b": 1}, {"role": 5}, {"tag": ""}, {"tag": [1]},
+     {"meta.k": [[1]]}, {"kind": "fact"}, {1: "x"}],
+)  # fmt: skip
+def test_bad_filters(bad: dict[object, object]) -> None:
+    with pytest.raises(InvalidFilter):
+        parse_filters(bad)  # type: ignore[arg-type]
+
+
+def test_timestamps_normalise_to_utc() -> None:
+    assert to_utc("2026-01-01T02:00:00+02:00") == NOW
+    assert to_utc("2026-01-01T00:00:00Z") == NOW
+    assert to_utc(datetime(2026, 1, 1)) == NOW
+    assert to_utc(NOW.timestamp()) == NOW
+    for bad in ("soon", True, [], "2026-13-01"):
+        with pytest.raises(InvalidInput):
+            to_utc(bad)  # type: ignore[arg-type]
+
+
+def test_event_validation_normalises() -> None:
+    e = NewEvent("user", "hi", tags=("b", "a", "b")).validated()
+    assert e.role is Role.USER and e.tags == ("a", "b") and e.at is not None
+
+
+def cands(*pairs: tuple[str, float]) -> list[Candidate]:
+    return [Candidate(i, s) for i, s in pairs]
+
+
+def test_rrf_rewards_agreement() -> None:
+    config = FusionConfig(recency_weight=0, access_weight=0)
+    lex = cands(("a", 9.0), ("b", 5.0), ("c", 1.0))
+    vec = cands(("b", 0.9), ("a", 0.8), ("d", 0.7))
+    out = fuse(lex, vec, config=config, stats={}, now=NOW)
+    assert [f.id for f in out][:2] == ["a", "b"]
+    assert out[0].score == pytest.approx((1 / 61 + 1 / 62) / (2 / 61))
+    assert out[0].scores["bm25"] == 9.0 and out[0].scores["cosine"] == 0.8
+    assert all(0 <= f.score <= 1 for f in out)
+
+
+def test_weighted_sum_scales_bm25_by_the_best() -> None:
+    config = FusionConfig(method="weighted", recency_weight=0, access_weight=0)
+    out = fuse(cands(("a", 10.0), ("b", 5.0)), cands(("b", 0.5)), config=config, stats={},
+               now=NOW)  # fmt: skip
+    scores = {f.id: f.score for f in out}
+    assert scores["a"] == pytest.approx(0.5)
+    assert scores["b"] == pytest.approx((0.5 + 0.5) / 2)
+
+
+def test_bonuses_for_recent_and_accessed_items() -> None:
+    config = FusionConfig(recency_weight=0.1, recency_half_life_days=10, access_weight=0.05)
+    stats = {
+        "old": ItemStats(at=NOW - timedelta(days=10), access_count=0),
+        "new": ItemStats(at=NOW, access_count=100),
+    }
+    out = fuse(cands(("old", 1.0), ("new", 1.0)), [], config=config, stats=stats, now=NOW)
+    by_id = {f.id: f for f in out}
+    assert by_id["old"].scores["recency"] == pytest.approx(0.05)
+    assert by_id["new"].scores["recency"] == pytest.approx(0.1)
+    assert by_id["new"].scores["access"] == pytest.approx(0.05)
+    assert out[0].id == "new"
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(0, 30)), max_size=8,
+             unique_by=lambda t: t[0]),
+    st.lists(st.tuples(st.sampled_from("abcdefgh"), st.floats(-1, 1)), max_size=8,
+             unique_by=lambda t: t[0]),
+    st.sampled_from(["rrf", "weighted"]),
+)  # fmt: skip
+def test_fusion_is_deterministic_bounded_and_complete(
+    lex: list[tuple[str, float]], vec: list[tuple[str, float]], method: str
+) -> None:
+    config = FusionConfig(method=method, recency_weight=0, access_weight=0)  # type: ignore[arg-type]
+    out = fuse(cands(*lex), cands(*vec), config=config, stats={}, now=NOW)
+    again = fuse(cands(*lex), cands(*vec), config=config, stats={}, now=NOW)
+    assert out == again
+    assert {f.id for f in out} == {i for i, _ in lex} | {i for i, _ in vec}
+    assert all(-1e-9 <= f.score <= 1 + 1e-9 for f in out)
+    assert [f.score for f in out] == sorted((f.score for f in out), reverse=True)
+
+
+def test_fusion_config_validates() -> None:
+    for bad in ({"method": "max"}, {"rrf_k": -1}, {"lexical_weight": 0, "vector_weight": 0},
+                {"recency_half_life_days": 0}, {"candidates": 0}):  # fmt: skip
+        with pytest.raises(InvalidInput):
+            FusionConfig(**bad)  # type: ignore[arg-type]
+
+
+def test_min_score_and_k_cut_the_fused_list() -> None:
+    """Ranking logic around the store, with a deterministic embedder (no model needed)."""
+    settings = Settings(fusion=FusionConfig(recency_weight=0, access_weight=0))
+    with Memory.open(":memory:", embedder=HashEmbedder(), settings=settings) as m:
+        s = Scope("t", "u", "s")
+        m.add_events(s, [{"role": "user", "content": f"apple {i}"} for i in range(5)]
+                     + [{"role": "user", "content": "banana"}])  # fmt: skip
+        assert len(m.search(s, "apple", k=3)) == 3
+        strong = m.search(s, "apple", k=10, min_score=0.9)
+        assert strong.hits and all(h.score >= 0.9 for h in strong)
+        assert all("banana" not in h.content for h in strong)
