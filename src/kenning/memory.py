@@ -25,7 +25,6 @@ from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
 from kenning.search.filters import parse_filters
 from kenning.search.fusion import ItemStats, fuse, max_bonus
 from kenning.search.hits import Hit, SearchResults
-from kenning.search.query import match_expression
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
 
@@ -221,10 +220,9 @@ class Memory:
         limit = max(config.candidates, k)
 
         lexical_future = None
-        match = match_expression(query)
-        if match and config.lexical_weight > 0:
+        if config.lexical_weight > 0:
             lexical_future = self._worker().submit(
-                self._store.lexical, scope, match, filters=parsed, limit=limit
+                self._store.lexical, scope, query, filters=parsed, limit=limit
             )
         vector_hits = []
         degraded, reason = False, None

@@ -11,7 +11,6 @@ import pytest
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict, StoreError
 from kenning.records import NewEvent, Role, Scope, content_hash
 from kenning.search.filters import parse_filters
-from kenning.search.query import match_expression
 from kenning.store.protocol import EventWrite, ModelInfo, Store
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conftest import MemoEmbedder
@@ -114,7 +113,7 @@ def test_failing_batch_leaves_nothing_behind(store: Store, real_embedder: MemoEm
     model = model_of(real_embedder)
     doomed = [content_hash(e.content) for _, e in rows]
     assert store.missing_vectors("acme", model, doomed) == doomed
-    assert store.lexical(Scope("acme"), match_expression("doomed"), filters=ALL, limit=10) == []
+    assert store.lexical(Scope("acme"), "doomed", filters=ALL, limit=10) == []
     # The sessions the doomed batch touched did not keep a claimed sequence number.
     write(store, real_embedder, [(A2, ev("after"))])
     assert [e.seq for e in store.events(A2)] == [1]
@@ -176,7 +175,7 @@ def test_lexical_is_constrained_by_scope(store: Store, real_embedder: MemoEmbedd
             (G1, ev("refund globex order")),
         ],
     )
-    match = match_expression("refund")
+    match = "refund"
     assert len(store.lexical(Scope("acme"), match, filters=ALL, limit=10)) == 3
     assert len(store.lexical(Scope("acme", "ann"), match, filters=ALL, limit=10)) == 2
     hits = store.lexical(A2, match, filters=ALL, limit=10)
@@ -235,7 +234,7 @@ def test_filters_apply_inside_both_signals(store: Store, real_embedder: MemoEmbe
         "until": (parse_filters(None, until=T0 + timedelta(minutes=5)), ["refund request one"]),
     }  # fmt: skip
     for name, (filters, expected) in cases.items():
-        lex = store.lexical(A1, match_expression("refund"), filters=filters, limit=10)
+        lex = store.lexical(A1, "refund", filters=filters, limit=10)
         vec = store.nearest(A1, q, model=model, filters=filters, limit=10)
         for got in (lex, vec):
             contents = sorted(e.content for e in store.events(A1, ids=[c.id for c in got]))
@@ -248,7 +247,7 @@ def test_fts_syntax_in_text_is_stored_and_matched_literally(
     hostile = "he said \"NEAR(a b)\" AND text:* OR ^x -- DROP TABLE items; 'quote'"
     write(store, real_embedder, [(A1, ev(hostile))])
     for query in (hostile, 'NEAR("a"', "text:*", "items; DROP", "' OR 1=1 --"):
-        hits = store.lexical(A1, match_expression(query), filters=ALL, limit=5)
+        hits = store.lexical(A1, query, filters=ALL, limit=5)
         assert len(hits) <= 1
     assert store.events(A1)[0].content == hostile
 
@@ -284,7 +283,7 @@ def test_forget_purges_every_index(store: Store, real_embedder: MemoEmbedder) ->
     store.put_token_counts(A1, "o200k_base", {ids[0]: 2})
     assert store.forget(A1) == 1
     assert store.events(A1) == []
-    assert store.lexical(Scope("acme"), match_expression("secret"), filters=ALL, limit=5) == []
+    assert store.lexical(Scope("acme"), "secret", filters=ALL, limit=5) == []
     remaining = store.nearest(Scope("acme"), q, model=model, filters=ALL, limit=5)
     assert [c.id for c in remaining] == [ids[1]]
     assert store.token_counts(A1, [ids[0]], "o200k_base") == {}
@@ -292,9 +291,7 @@ def test_forget_purges_every_index(store: Store, real_embedder: MemoEmbedder) ->
         content_hash("secret alpha")
     ]
     # Another tenant's identical text is untouched.
-    assert (
-        len(store.lexical(Scope("globex"), match_expression("secret"), filters=ALL, limit=5)) == 1
-    )
+    assert len(store.lexical(Scope("globex"), "secret", filters=ALL, limit=5)) == 1
     assert store.missing_vectors("globex", model, [content_hash("secret alpha")]) == []
     # A forgotten session id can start again from sequence 1.
     write(store, real_embedder, [(A1, ev("fresh start"))])
@@ -341,3 +338,9 @@ def test_file_store_persists_and_sees_other_connections(
         assert reopened.model() == model_of(real_embedder)
     finally:
         reopened.close()
+
+
+def test_query_words_never_match_scope_tokens(store: Store, real_embedder: MemoEmbedder) -> None:
+    write(store, real_embedder, [(A1, ev("plain words"))])
+    for probe in ("kevent", "ruser", "event user", "scope_terms"):
+        assert store.lexical(Scope("acme"), probe, filters=ALL, limit=5) == []

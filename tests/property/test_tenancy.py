@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 from kenning import Memory, Scope
 from kenning.records import Event
 from kenning.search.filters import parse_filters
-from kenning.search.query import match_expression
 from kenning.store.protocol import ModelInfo
 from tests.conftest import MemoEmbedder
 
@@ -92,7 +91,7 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
     assert all(inside(scope, i.scope) for i in store.items(scope, ids_anywhere))
     filters = parse_filters(None)
     by_id = {e.id: e.scope for t in TENANTS for e in store.events(Scope(t))}
-    for cand in store.lexical(scope, match_expression(query), filters=filters, limit=100):
+    for cand in store.lexical(scope, query, filters=filters, limit=100):
         assert inside(scope, by_id[cand.id])
     model = ModelInfo(embedder.model_id, embedder.dimension)
     vec = embedder.embed([query])[0]

@@ -22,7 +22,6 @@ from kenning.embed.minilm import MiniLMEmbedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.search.filters import parse_filters
-from kenning.search.query import match_expression
 
 __all__ = ["run_store_bench"]
 
@@ -77,7 +76,7 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
         t0 = time.perf_counter()
         vec = embedder.embed([query])[0]
         t1 = time.perf_counter()
-        memory.store.lexical(scope, match_expression(query), filters=filters, limit=100)
+        memory.store.lexical(scope, query, filters=filters, limit=100)
         t2 = time.perf_counter()
         memory.store.nearest(scope, vec, model=model, filters=filters, limit=100)
         t3 = time.perf_counter()

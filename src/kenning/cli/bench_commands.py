@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
+from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import InvalidInput
+from kenning.settings import Settings
 
 __all__ = ["run"]
 
@@ -32,4 +35,29 @@ def run(args: argparse.Namespace) -> int:
         print((out / "report.md").read_text())
         print(json.dumps(report["targets"], indent=2))
         return 0
+    if args.bench == "locomo":
+        from kenning.bench.locomo_bench import run_locomo_bench
+
+        run_locomo_bench(
+            _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
+            plots=not args.no_plots,
+        )  # fmt: skip
+        print((out / "report.md").read_text())
+        return 0
     raise InvalidInput(f"unknown bench {args.bench!r}")
+
+
+def _data(path: str) -> Path:
+    data = Path(path)
+    if not data.is_file():
+        raise InvalidInput(f"--data {path} is not a file")
+    return data
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings()
+    if getattr(args, "fusion", None):
+        settings = replace(settings, fusion=replace(settings.fusion, method=args.fusion))
+    if getattr(args, "embed_text", None):
+        settings = replace(settings, embed_text=args.embed_text)
+    return settings

@@ -67,6 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     b.add_argument("--queries", type=_positive, default=200, help="search queries per size")
     b.add_argument("--seed", type=int, default=7)
+    b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
+    b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--out", required=True)
+    b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
+    b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
+                   help="override what is embedded for a turn")  # fmt: skip
+    b.add_argument("--no-plots", action="store_true")
     return parser
 
 

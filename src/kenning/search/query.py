@@ -7,9 +7,20 @@ and how rare the matched words are.
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Sequence
 
-__all__ = ["STOPWORDS", "match_expression", "query_terms"]
+from kenning.records import Scope
+
+__all__ = [
+    "STOPWORDS",
+    "match_expression",
+    "query_terms",
+    "scope_match",
+    "scope_terms",
+    "text_match",
+]
 
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 48
@@ -44,3 +55,44 @@ def match_expression(text: str) -> str:
     """
     terms = query_terms(text)
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+
+
+def _id_token(prefix: str, *parts: str) -> str:
+    # Digits only after a consonant prefix: the porter stemmer leaves such tokens unchanged.
+    digest = hashlib.blake2b("\x1f".join(parts).encode("utf-8"), digest_size=8).digest()
+    return f"{prefix}{int.from_bytes(digest, 'big')}"
+
+
+def scope_terms(tenant: str, user: str | None, session: str | None, role: str, kind: str) -> str:
+    """The scope tokens indexed with a record (see :func:`scope_match`)."""
+    tokens = [_id_token("t", tenant)]
+    if user is not None:
+        tokens.append(_id_token("u", tenant, user))
+    if session is not None:
+        tokens.append(_id_token("s", tenant, session))
+    tokens += [f"r{role}", f"k{kind}"]
+    return " ".join(tokens)
+
+
+def scope_match(scope: Scope, *, roles: Sequence[str] = (), kinds: Sequence[str] = ()) -> str:
+    """An FTS5 expression that selects exactly the records of *scope* (and roles, kinds).
+
+    ANDed with the text terms, it makes the full-text engine rank only in-scope rows, so a
+    ``LIMIT`` after ranking is still a limit over the scope, never over other tenants.
+    """
+    parts = [f'scope_terms : "{_id_token("t", scope.tenant)}"']
+    if scope.user is not None:
+        parts.append(f'scope_terms : "{_id_token("u", scope.tenant, scope.user)}"')
+    if scope.session is not None:
+        parts.append(f'scope_terms : "{_id_token("s", scope.tenant, scope.session)}"')
+    for prefix, values in (("r", roles), ("k", kinds)):
+        if values:
+            alternatives = " OR ".join(f'"{prefix}{v}"' for v in values)
+            parts.append(f"scope_terms : ({alternatives})")
+    return " AND ".join(parts)
+
+
+def text_match(text: str) -> str:
+    """The text terms of *text* restricted to the text and label columns ('' if none)."""
+    terms = match_expression(text)
+    return f"{{text label}} : ({terms})" if terms else ""

@@ -39,6 +39,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             role TEXT NOT NULL,
             label TEXT NOT NULL DEFAULT '',
             text TEXT NOT NULL,
+            -- Tokens naming the tenant, user, session, role and kind, so a full-text query
+            -- carries its scope inside MATCH and never ranks rows outside it.
+            scope_terms TEXT NOT NULL,
             at REAL NOT NULL,
             tags TEXT NOT NULL DEFAULT '[]',
             metadata TEXT NOT NULL DEFAULT '{}',
@@ -61,21 +64,23 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
 
         CREATE VIRTUAL TABLE items_fts USING fts5 (
-            text, label,
+            text, label, scope_terms,
             content = 'items', content_rowid = 'rowid',
             tokenize = 'porter unicode61 remove_diacritics 2'
         );
         CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
-            INSERT INTO items_fts (rowid, text, label) VALUES (new.rowid, new.text, new.label);
+            INSERT INTO items_fts (rowid, text, label, scope_terms)
+            VALUES (new.rowid, new.text, new.label, new.scope_terms);
         END;
         CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
-            INSERT INTO items_fts (items_fts, rowid, text, label)
-            VALUES ('delete', old.rowid, old.text, old.label);
+            INSERT INTO items_fts (items_fts, rowid, text, label, scope_terms)
+            VALUES ('delete', old.rowid, old.text, old.label, old.scope_terms);
         END;
-        CREATE TRIGGER items_fts_update AFTER UPDATE OF text, label ON items BEGIN
-            INSERT INTO items_fts (items_fts, rowid, text, label)
-            VALUES ('delete', old.rowid, old.text, old.label);
-            INSERT INTO items_fts (rowid, text, label) VALUES (new.rowid, new.text, new.label);
+        CREATE TRIGGER items_fts_update AFTER UPDATE OF text, label, scope_terms ON items BEGIN
+            INSERT INTO items_fts (items_fts, rowid, text, label, scope_terms)
+            VALUES ('delete', old.rowid, old.text, old.label, old.scope_terms);
+            INSERT INTO items_fts (rowid, text, label, scope_terms)
+            VALUES (new.rowid, new.text, new.label, new.scope_terms);
         END;
 
         CREATE TABLE embedding_model (

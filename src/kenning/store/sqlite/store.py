@@ -23,6 +23,7 @@ import numpy.typing as npt
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict, StoreError
 from kenning.records import Event, Role, Scope, content_hash, event_label
 from kenning.search.filters import KINDS, Filters, where_clause
+from kenning.search.query import scope_match, scope_terms, text_match
 from kenning.store.protocol import Candidate, Capabilities, EventWrite, Item, ModelInfo
 from kenning.store.sqlite.schema import migrate
 from kenning.store.vector_index import ExactIndex, IndexRows, RowSelector
@@ -38,6 +39,8 @@ _ITEM_COLUMNS = (
     "i.metadata, i.tags, i.access_count, i.last_access"
 )
 _CHUNK = 500
+# Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
+_BM25_WEIGHTS = "1.0, 0.5, 0.0"
 
 
 def _ts(value: float) -> datetime:
@@ -232,12 +235,15 @@ class SQLiteStore:
                     role = Role(event.role)
                     cur = conn.execute(
                         "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role,"
-                        " label, text, at, tags, metadata, version, content_hash, embed_hash,"
-                        " created_at)"
-                        " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " label, text, scope_terms, at, tags, metadata, version, content_hash,"
+                        " embed_hash, created_at)"
+                        " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             event_id, scope.tenant, scope.user, scope.session, scope.agent, seq,
-                            role.value, event_label(event), event.content, at.timestamp(),
+                            role.value, event_label(event), event.content,
+                            scope_terms(scope.tenant, scope.user, scope.session, role.value,
+                                        "event"),
+                            at.timestamp(),
                             json.dumps(list(event.tags)), _dumps(dict(event.metadata)),
                             event.version, digest, write.embed_hash, now,
                         ),
@@ -384,17 +390,32 @@ class SQLiteStore:
                     )  # fmt: skip
         return out
 
-    def lexical(self, scope: Scope, match: str, *, filters: Filters, limit: int) -> list[Candidate]:
-        if not match:
+    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
+        terms = text_match(query)
+        if not terms:
             return []
+        roles = [r.value for r in filters.roles]
+        match = f"{scope_match(scope, roles=roles, kinds=filters.kinds)} AND {terms}"
         where, params = where_clause(scope, filters)
-        sql = (
-            "SELECT i.id, bm25(items_fts, 1.0, 0.5) AS s FROM items_fts"
-            " JOIN items i ON i.rowid = items_fts.rowid"
-            f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
-        )
+        if filters.needs_sql or filters.since is not None or filters.until is not None:
+            # Constraints FTS5 cannot express are joined in before ranking is cut.
+            sql = (
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
+                " JOIN items i ON i.rowid = items_fts.rowid"
+                f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
+            )
+            args = [match, *params, int(limit)]
+        else:
+            # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
+            # the outer constraint re-checks tenancy against the row itself.
+            sql = (
+                f"SELECT i.id, f.s FROM (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s"
+                " FROM items_fts WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
+                f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
+            )
+            args = [match, int(limit), *params]
         with self._read() as conn:
-            rows = conn.execute(sql, [match, *params, int(limit)]).fetchall()
+            rows = conn.execute(sql, args).fetchall()
         return [Candidate(id=row[0], score=-float(row[1])) for row in rows]
 
     def nearest(

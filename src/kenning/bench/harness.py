@@ -1,0 +1,149 @@
+"""What every dataset bench shares: the systems under test, ingest, timed search, memory blocks.
+
+The system under test is kenning's default retrieval path (``Memory.search`` with default
+settings); the baselines are the same path with one signal switched off, so every system
+shares the store, the embedder and the ingest. The only bench-specific setting is
+``track_access=False``: access bonuses would otherwise make each answer depend on the
+questions asked before it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from kenning.memory import Memory
+from kenning.records import Event, NewEvent, Scope
+from kenning.search.fusion import FusionConfig
+from kenning.search.hits import Hit
+from kenning.settings import Settings
+from kenning.tokens.base import Tokenizer
+
+__all__ = [
+    "DEFAULT_K",
+    "SEARCH_SYSTEMS",
+    "Run",
+    "format_memory_block",
+    "ingest_rows",
+    "memory_line",
+    "recent_window",
+    "safe_id",
+    "settings_for",
+]
+
+DEFAULT_K = 10
+SEARCH_SYSTEMS = ("kenning", "bm25", "vector")
+_SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+def safe_id(raw: str) -> str:
+    """Map a dataset id onto kenning's id alphabet (stable, collision-safe)."""
+    cleaned = _SAFE_RE.sub("_", raw).lstrip("._:@-") or "id"
+    if cleaned != raw or len(cleaned) > 100:
+        digest = hashlib.blake2b(raw.encode(), digest_size=4).hexdigest()
+        cleaned = f"{cleaned[:100]}-{digest}"
+    return cleaned
+
+
+def settings_for(system: str, base: Settings | None = None) -> Settings:
+    """Settings of a search system: kenning's defaults, or one signal alone (no bonuses)."""
+    base = replace(base or Settings(), track_access=False)
+    if system == "kenning":
+        return base
+    if system == "bm25":
+        fusion = FusionConfig(vector_weight=0.0, recency_weight=0.0, access_weight=0.0)
+    elif system == "vector":
+        fusion = FusionConfig(lexical_weight=0.0, recency_weight=0.0, access_weight=0.0)
+    else:
+        raise ValueError(f"unknown system {system!r}")
+    return replace(base, fusion=fusion)
+
+
+def ingest_rows(
+    memory: Memory,
+    rows: Sequence[tuple[Scope, NewEvent]],
+    *,
+    batch: int = 512,
+    progress: Callable[[int], Any] | None = None,
+) -> tuple[list[Event], float]:
+    """Ingest through the public API in atomic batches; return the events and events/s."""
+    events: list[Event] = []
+    started = time.perf_counter()
+    for start in range(0, len(rows), batch):
+        chunk = rows[start : start + batch]
+        events.extend(memory.ingest(chunk))
+        if progress is not None:
+            progress(len(chunk))
+    elapsed = time.perf_counter() - started
+    return events, (len(rows) / elapsed if elapsed > 0 else float("inf"))
+
+
+BLOCK_HEADER = "Relevant memories (id | session | time):"
+
+
+def memory_line(record_id: str, session: str | None, at: datetime, who: object, text: str) -> str:
+    """One cited line of a memory block."""
+    return f"- [{record_id} | {session} | {at:%Y-%m-%d %H:%M}] {who}: {text}"
+
+
+def format_memory_block(hits: Sequence[Hit]) -> str:
+    """The retrieved-memory block as an agent would receive it: one cited line per hit."""
+    lines = [BLOCK_HEADER]
+    for hit in hits:
+        who = hit.metadata.get("speaker") or hit.role.value
+        lines.append(memory_line(hit.id, hit.scope.session, hit.at, who, hit.content))
+    return "\n".join(lines)
+
+
+def recent_window(
+    events_newest_first: Sequence[Event], budget: int, tokenizer: Tokenizer
+) -> list[Event]:
+    """The most recent events whose cited lines fit in *budget* tokens (with the header)."""
+    used = tokenizer.count(BLOCK_HEADER)
+    out = []
+    for event in events_newest_first:
+        who = event.metadata.get("speaker") or event.role.value
+        line = memory_line(event.id, event.scope.session, event.at, who, event.content)
+        cost = tokenizer.count(line) + 1
+        if used + cost > budget:
+            break
+        used += cost
+        out.append(event)
+    return out
+
+
+@dataclass
+class Run:
+    """Per-system accumulators of one bench run."""
+
+    rankings: dict[str, list[list[str]]] = field(default_factory=dict)
+    search_ms: dict[str, list[float]] = field(default_factory=dict)
+    block_tokens: dict[str, list[int]] = field(default_factory=dict)
+
+    def record(self, system: str, ranking: list[str], ms: float | None, block: int | None) -> None:
+        self.rankings.setdefault(system, []).append(ranking)
+        if ms is not None:
+            self.search_ms.setdefault(system, []).append(ms)
+        if block is not None:
+            self.block_tokens.setdefault(system, []).append(block)
+
+
+def timed_search(
+    memory: Memory, scope: Scope, query: str, *, k: int, tokenizer: Tokenizer, **kw: Any
+) -> tuple[list[Hit], float, int]:
+    """Search, returning the hits, the latency in ms and the tokens of the top-k block."""
+    started = time.perf_counter()
+    hits = list(memory.search(scope, query, k=max(k, DEFAULT_K), **kw))
+    ms = (time.perf_counter() - started) * 1000
+    return hits, ms, tokenizer.count(format_memory_block(hits[:DEFAULT_K]))
+
+
+def write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
