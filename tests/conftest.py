@@ -16,7 +16,7 @@ from kenning.store.sqlite.store import SQLiteStore
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-BACKENDS = ("sqlite-memory", "sqlite-file")
+BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5")
 
 
 class MemoEmbedder:
@@ -70,6 +70,8 @@ def open_store(backend: str, tmp_path: Path) -> SQLiteStore:
         return SQLiteStore(":memory:")
     if backend == "sqlite-file":
         return SQLiteStore(tmp_path / "store.db")
+    if backend == "sqlite-fts5":
+        return SQLiteStore(tmp_path / "store.db", lexical="fts5")
     raise AssertionError(f"unknown backend {backend}")
 
 

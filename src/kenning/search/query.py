@@ -8,10 +8,10 @@ and how rare the matched words are.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 
 from kenning.records import Scope
+from kenning.search.tokenize import words
 
 __all__ = [
     "STOPWORDS",
@@ -22,7 +22,6 @@ __all__ = [
     "text_match",
 ]
 
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
 _MAX_TERMS = 48
 
 # Function words that only add noise to an OR query; kept short and generic on purpose.
@@ -42,9 +41,9 @@ STOPWORDS = frozenset(
 
 def query_terms(text: str) -> list[str]:
     """Lower-cased word tokens of *text* minus stopwords (all tokens if only stopwords)."""
-    words = [w.lower() for w in _WORD_RE.findall(text)]
-    kept = [w for w in words if w not in STOPWORDS]
-    return list(dict.fromkeys(kept or words))[:_MAX_TERMS]
+    tokens = words(text)
+    kept = [w for w in tokens if w not in STOPWORDS]
+    return list(dict.fromkeys(kept or tokens))[:_MAX_TERMS]
 
 
 def match_expression(text: str) -> str:

@@ -1,8 +1,9 @@
-"""In-memory vector index: one partition per tenant, exact cosine by default.
+"""In-memory search partitions: one per tenant, holding its vectors and its BM25 postings.
 
-Partitioning by tenant means a query only ever scores its own tenant's vectors; narrower scopes
-and filters become a row mask that is applied *before* scoring, never to the ranked result. The
-``VectorIndex`` protocol keeps the layer swappable for an HNSW index.
+Partitioning by tenant means a query only ever scores its own tenant's records; narrower scopes
+and filters become a row mask applied *before* ranking, never to a ranked, cut list. Vectors
+are searched exactly (float32 matrix product); the ``VectorIndex`` protocol keeps that layer
+swappable for an HNSW index.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ExactIndex", "IndexRows", "RowSelector", "VectorIndex"]
+from kenning.store.lexical_index import LexicalIndex
+
+__all__ = ["IndexRows", "Partition", "RowSelector", "VectorIndex"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -26,6 +29,9 @@ class IndexRows:
     ids: Sequence[str]
     rowids: npt.NDArray[np.int64]
     vectors: F32
+    has_vector: npt.NDArray[np.bool_]
+    texts: Sequence[str]
+    labels: Sequence[str]
     users: Sequence[str | None]
     sessions: Sequence[str | None]
     roles: Sequence[str]
@@ -47,13 +53,17 @@ class RowSelector:
 
 
 class VectorIndex(Protocol):
-    """One tenant's vectors."""
+    """One tenant's searchable rows."""
 
     def __len__(self) -> int: ...
 
     def add(self, rows: IndexRows) -> None: ...
 
-    def search(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]: ...
+    def nearest(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]: ...
+
+    def lexical(
+        self, terms: Sequence[str], k: int, select: RowSelector
+    ) -> list[tuple[str, float]]: ...
 
 
 class _Codes:
@@ -77,12 +87,14 @@ class _Codes:
         return set(self._codes) <= set(values)
 
 
-class ExactIndex:
-    """Brute-force cosine over a growing float32 matrix (vectors are unit length)."""
+class Partition:
+    """Exact cosine over a growing float32 matrix (unit vectors) plus in-memory BM25."""
 
     def __init__(self, dimension: int) -> None:
         self._dim = dimension
         self._n = 0
+        self._lexical = LexicalIndex()
+        self._has_vector = np.zeros(0, dtype=np.bool_)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
         self._rowids = np.zeros(0, dtype=np.int64)
         self._ats = np.zeros(0, dtype=np.float64)
@@ -115,6 +127,7 @@ class ExactIndex:
             return out
 
         self._matrix = grown(self._matrix)  # type: ignore[assignment]
+        self._has_vector = grown(self._has_vector)  # type: ignore[assignment]
         self._rowids = grown(self._rowids)  # type: ignore[assignment]
         self._ats = grown(self._ats)  # type: ignore[assignment]
         self._users = grown(self._users)  # type: ignore[assignment]
@@ -131,6 +144,8 @@ class ExactIndex:
         self._grow(count)
         end = self._n + count
         self._matrix[self._n : end] = rows.vectors
+        self._has_vector[self._n : end] = rows.has_vector
+        self._lexical.add(rows.texts, rows.labels)
         self._rowids[self._n : end] = rows.rowids
         self._ats[self._n : end] = rows.ats
         self._users[self._n : end] = [self._user_codes.code(u) for u in rows.users]
@@ -165,24 +180,45 @@ class ExactIndex:
             mask = both(np.isin(self._rowids[:n], select.rowids))
         return mask
 
-    def search(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]:
+    def nearest(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]:
+        """Top *k* rows by cosine among the selected rows that have a vector."""
         n = self._n
         if n == 0 or k <= 0:
             return []
         mask = self._mask(select)
+        if not self._has_vector[:n].all():
+            mask = self._has_vector[:n] if mask is None else mask & self._has_vector[:n]
         if mask is None:
-            scores = self._matrix[:n] @ query
-            positions = np.arange(n)
-        else:
-            positions = np.flatnonzero(mask)
-            if positions.size == 0:
-                return []
-            # Rows outside the selection never reach the ranking. Gathering few rows is cheaper
-            # than one pass over all; for a wide selection the single pass is cheaper.
-            if positions.size * 3 < n:
-                scores = self._matrix[positions] @ query
-            else:
-                scores = (self._matrix[:n] @ query)[positions]
+            return self._top(self._matrix[:n] @ query, None, k)
+        positions = np.flatnonzero(mask)
+        if positions.size == 0:
+            return []
+        # Rows outside the selection never reach the ranking. Gathering few rows is cheaper
+        # than one pass over all; for a wide selection the single pass is cheaper.
+        if positions.size * 3 < n:
+            return self._top(self._matrix[positions] @ query, positions, k)
+        return self._top((self._matrix[:n] @ query)[positions], positions, k)
+
+    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[tuple[str, float]]:
+        """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left out)."""
+        if self._n == 0 or k <= 0 or not terms:
+            return []
+        scores = self._lexical.scores(terms)
+        if scores is None:
+            return []
+        mask = self._mask(select)
+        matched = scores > 0 if mask is None else (scores > 0) & mask
+        positions = np.flatnonzero(matched)
+        if positions.size == 0:
+            return []
+        return self._top(scores[positions], positions, k)
+
+    def _top(
+        self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int
+    ) -> list[tuple[str, float]]:
+        """The *k* best (score, then insertion order) as (id, score)."""
+        if positions is None:
+            positions = np.arange(scores.shape[0])
         k = min(k, scores.shape[0])
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
         top = top[np.lexsort((positions[top], -scores[top]))]

@@ -1,0 +1,102 @@
+"""In-memory BM25 over one tenant's records (scored exactly like FTS5's ``bm25()``).
+
+Postings grow append-only in compact typed arrays and become numpy arrays when a term is first
+queried after it changed. Scoring a query touches only the postings of its terms, so a
+tenant-wide query over 100k records costs about a millisecond, where FTS5 has to run its
+``bm25()`` callback once per matching row.
+
+Statistics (row count, document frequency, average length) are the tenant's own: another
+tenant's data never moves a score.
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.search.tokenize import stem, words
+
+__all__ = ["BM25_B", "BM25_K1", "LABEL_WEIGHT", "LexicalIndex"]
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+LABEL_WEIGHT = 0.5
+
+
+class _Postings:
+    __slots__ = ("docs", "frozen_docs", "frozen_tf", "tf")
+
+    def __init__(self) -> None:
+        self.docs = array("i")
+        self.tf = array("f")
+        self.frozen_docs: npt.NDArray[np.int32] | None = None
+        self.frozen_tf: npt.NDArray[np.float32] | None = None
+
+    def arrays(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        if self.frozen_docs is None or self.frozen_docs.size != len(self.docs):
+            self.frozen_docs = np.frombuffer(self.docs, dtype=np.int32).copy()
+            self.frozen_tf = np.frombuffer(self.tf, dtype=np.float32).copy()
+        assert self.frozen_tf is not None
+        return self.frozen_docs, self.frozen_tf
+
+
+class LexicalIndex:
+    """BM25 postings of a partition's rows, addressed by row position."""
+
+    def __init__(self) -> None:
+        self._postings: dict[str, _Postings] = {}
+        self._lengths = array("f")
+        self._total_length = 0.0
+
+    def __len__(self) -> int:
+        return len(self._lengths)
+
+    def add(self, texts: Sequence[str], labels: Sequence[str]) -> None:
+        """Append rows (in partition order) with their text and label."""
+        start = len(self._lengths)
+        for offset, (text, label) in enumerate(zip(texts, labels, strict=True)):
+            row = start + offset
+            counts: Counter[str] = Counter(stem(w) for w in words(text))
+            label_words = [stem(w) for w in words(label)] if label else []
+            weighted: dict[str, float] = dict(counts)
+            for term in label_words:
+                weighted[term] = weighted.get(term, 0.0) + LABEL_WEIGHT
+            for term, tf in weighted.items():
+                postings = self._postings.get(term)
+                if postings is None:
+                    postings = self._postings[term] = _Postings()
+                postings.docs.append(row)
+                postings.tf.append(tf)
+            length = float(sum(counts.values()) + len(label_words))
+            self._lengths.append(length)
+            self._total_length += length
+
+    def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """BM25 score of every row for the (already stemmed) *terms*; None if nothing matches."""
+        n = len(self._lengths)
+        if n == 0:
+            return None
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        average = self._total_length / n
+        norm: npt.NDArray[np.float32] | None = None
+        out: npt.NDArray[np.float32] | None = None
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            docs, tf = postings.arrays()
+            df = docs.size
+            idf = math.log((n - df + 0.5) / (df + 0.5))
+            if idf <= 0:
+                idf = 1e-6  # as FTS5 does for terms in more than half of the rows
+            if norm is None:
+                norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
+                out = np.zeros(n, dtype=np.float32)
+            assert out is not None
+            out[docs] += (idf * tf * (BM25_K1 + 1) / (tf + norm[docs])).astype(np.float32)
+        return out
