@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
-from kenning.indexing import embedding_text
+from kenning.indexing import embedding_text, with_context
 from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
 from kenning.search.filters import parse_filters
 from kenning.search.fusion import ItemStats, fuse, max_bonus
@@ -128,14 +128,26 @@ class Memory:
     def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
         """Append events of several sessions in one atomic batch (used by bulk import)."""
         limit = self._settings.max_content_chars
-        writes: list[EventWrite] = []
-        texts: list[str] = []
+        mode = self._settings.embed_text
+        events: list[tuple[Scope, NewEvent]] = []
         for scope, raw in items:
             if not isinstance(scope, Scope):
                 raise InvalidInput("scope must be a kenning.Scope")
             scope.require_session()
-            event = _as_new_event(raw).validated(max_chars=limit)
-            text = embedding_text(event, self._settings.embed_text)
+            events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
+        writes: list[EventWrite] = []
+        texts: list[str] = []
+        previous: dict[tuple[str, str | None], str | None] = {}
+        for scope, event in events:
+            own = embedding_text(event, mode)
+            text = own
+            if self._settings.embed_context:
+                key = (scope.tenant, scope.session)
+                if key not in previous:
+                    tail = self._store.events(scope, tail=1)
+                    previous[key] = embedding_text(tail[0], mode) if tail else None
+                text = with_context(own, previous[key])
+                previous[key] = own
             texts.append(text)
             writes.append(EventWrite(scope=scope, event=event, embed_hash=content_hash(text)))
         if not writes:

@@ -20,14 +20,16 @@ class Settings:
 
     ``embed_text`` chooses what is embedded for an event: the content alone, the content
     prefixed with the speaker (metadata ``speaker``/``name``, else the role), or also with the
-    event's date. ``max_query_chars`` bounds search input; ``track_access`` records which
-    results were returned (the access bonus reads it).
+    event's date; ``embed_context`` also embeds the end of the preceding turn of the same
+    session (see :func:`kenning.indexing.with_context`). ``max_query_chars`` bounds search
+    input; ``track_access`` records which results were returned (the access bonus reads it).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
     max_query_chars: int = 4_000
     max_k: int = 1_000
     embed_text: EmbedText = "speaker"
+    embed_context: bool = False
     embed_batch: int = 64
     fusion: FusionConfig = field(default_factory=FusionConfig)
     track_access: bool = True

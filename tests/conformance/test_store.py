@@ -59,6 +59,9 @@ def test_sequence_numbers_are_per_session_and_monotonic(
     assert [e.content for e in store.events(A1)] == ["one", "two", "three"]
     assert [e.seq for e in store.events(A2)] == [1, 2]
     assert [e.seq for e in store.events(A1, after_seq=1)] == [2, 3]
+    assert [e.seq for e in store.events(A1, tail=2)] == [2, 3]
+    assert [e.seq for e in store.events(A1, limit=2)] == [1, 2]
+    assert [e.content for e in store.events(Scope("acme", "ann"), tail=1)] == ["other two"]
     assert len(store.events(Scope("acme", "ann"))) == 5
 
 

@@ -63,7 +63,7 @@ def test_hits_carry_scores_and_provenance(memory: Memory) -> None:
     assert "Priya" in top.content
     assert top.scope == S and top.session == "s1" and top.seq == 4
     assert top.at == T0 + timedelta(minutes=3)
-    assert set(top.scores) >= {"rrf", "bm25", "cosine", "score"}
+    assert set(top.scores) >= {"weighted", "bm25", "cosine", "session", "score"}
     assert top.score == pytest.approx(top.scores["score"])
     assert results[0].score >= results[1].score
     data = top.to_dict()

@@ -29,10 +29,11 @@ class FusionConfig:
     fused score is scaled to [0, 1], so with zero weights scores stay in [0, 1].
     """
 
-    method: Literal["rrf", "weighted"] = "rrf"
+    method: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = 60
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
+    session_weight: float = 0.5
     recency_weight: float = 0.05
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
@@ -45,6 +46,7 @@ class FusionConfig:
             "rrf_k": self.rrf_k,
             "lexical_weight": self.lexical_weight,
             "vector_weight": self.vector_weight,
+            "session_weight": self.session_weight,
             "recency_weight": self.recency_weight,
             "access_weight": self.access_weight,
         }
@@ -101,6 +103,27 @@ def _weighted(
     return {key: value / total for key, value in out.items()}
 
 
+def _with_session(
+    base: dict[str, float], candidates: Sequence[Candidate], weight: float
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Blend each candidate with the best score of its session: (s + w * best) / (1 + w).
+
+    Turns of the conversation that matches the query best then rank together, the way a person
+    recalls "that chat about the refund" before the exact line. Scores stay in [0, 1].
+    """
+    session_of = {c.id: c.session for c in candidates}
+    best: dict[str | None, float] = {}
+    for key, value in base.items():
+        group = session_of.get(key)
+        best[group] = max(best.get(group, 0.0), value)
+    blended, part = {}, {}
+    for key, value in base.items():
+        top = best[session_of.get(key)]
+        blended[key] = (value + weight * top) / (1 + weight)
+        part[key] = weight * top / (1 + weight)
+    return blended, part
+
+
 def _bonuses(item: ItemStats, config: FusionConfig, now: datetime) -> dict[str, float]:
     out: dict[str, float] = {}
     if config.recency_weight:
@@ -137,6 +160,9 @@ def fuse(
         if config.method == "rrf"
         else _weighted(lexical, vector, config)
     )
+    session_part: dict[str, float] = {}
+    if config.session_weight:
+        base, session_part = _with_session(base, [*lexical, *vector], config.session_weight)
     bonus = {key: _bonuses(item, config, now) for key, item in stats.items() if key in base}
     totals = {key: value + sum(bonus.get(key, {}).values()) for key, value in base.items()}
     ranked = sorted(totals, key=lambda key: (-totals[key], key))
@@ -151,6 +177,8 @@ def fuse(
             scores["bm25"] = lex[key]
         if key in vec:
             scores["cosine"] = vec[key]
+        if key in session_part:
+            scores["session"] = session_part[key]
         scores.update(bonus.get(key, {}))
         scores["score"] = totals[key]
         out.append(Fused(id=key, score=totals[key], scores=scores))

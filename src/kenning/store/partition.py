@@ -20,6 +20,8 @@ from kenning.store.lexical_index import LexicalIndex
 __all__ = ["IndexRows", "Partition", "RowSelector", "VectorIndex"]
 
 F32 = npt.NDArray[np.float32]
+# (record id, score, session id)
+Ranked = tuple[str, float, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,11 +61,9 @@ class VectorIndex(Protocol):
 
     def add(self, rows: IndexRows) -> None: ...
 
-    def nearest(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]: ...
+    def nearest(self, query: F32, k: int, select: RowSelector) -> list[Ranked]: ...
 
-    def lexical(
-        self, terms: Sequence[str], k: int, select: RowSelector
-    ) -> list[tuple[str, float]]: ...
+    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Ranked]: ...
 
 
 class _Codes:
@@ -71,12 +71,14 @@ class _Codes:
 
     def __init__(self) -> None:
         self._codes: dict[str | None, int] = {}
+        self.values: list[str | None] = []
 
     def code(self, value: str | None) -> int:
         found = self._codes.get(value)
         if found is None:
             found = len(self._codes)
             self._codes[value] = found
+            self.values.append(value)
         return found
 
     def lookup(self, value: str | None) -> int:
@@ -180,7 +182,7 @@ class Partition:
             mask = both(np.isin(self._rowids[:n], select.rowids))
         return mask
 
-    def nearest(self, query: F32, k: int, select: RowSelector) -> list[tuple[str, float]]:
+    def nearest(self, query: F32, k: int, select: RowSelector) -> list[Ranked]:
         """Top *k* rows by cosine among the selected rows that have a vector."""
         n = self._n
         if n == 0 or k <= 0:
@@ -199,7 +201,7 @@ class Partition:
             return self._top(self._matrix[positions] @ query, positions, k)
         return self._top((self._matrix[:n] @ query)[positions], positions, k)
 
-    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[tuple[str, float]]:
+    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Ranked]:
         """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left out)."""
         if self._n == 0 or k <= 0 or not terms:
             return []
@@ -215,11 +217,16 @@ class Partition:
 
     def _top(
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int
-    ) -> list[tuple[str, float]]:
+    ) -> list[Ranked]:
         """The *k* best (score, then insertion order) as (id, score)."""
         if positions is None:
             positions = np.arange(scores.shape[0])
         k = min(k, scores.shape[0])
         top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
         top = top[np.lexsort((positions[top], -scores[top]))]
-        return [(self._ids[int(positions[i])], float(scores[i])) for i in top]
+        sessions = self._session_codes.values
+        out = []
+        for i in top:
+            row = int(positions[i])
+            out.append((self._ids[row], float(scores[i]), sessions[int(self._sessions[row])]))
+        return out

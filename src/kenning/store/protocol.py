@@ -58,10 +58,12 @@ class EventWrite:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A search candidate from one signal: the record's id and that signal's raw score."""
+    """A search candidate from one signal: the record's id, that signal's raw score, and the
+    session it belongs to (fusion can rank turns of the best-matching session together)."""
 
     id: str
     score: float
+    session: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,8 +128,13 @@ class Store(Protocol):
         ids: Sequence[str] | None = None,
         after_seq: int | None = None,
         limit: int | None = None,
+        tail: int | None = None,
     ) -> list[Event]:
-        """Events in *scope* in (session, seq) order, optionally only *ids* or after a seq."""
+        """Events in *scope* in order (seq in a session; time across sessions).
+
+        Optionally only *ids*, those after a sequence number, the first *limit*, or the last
+        *tail* (still returned in order).
+        """
         ...
 
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:

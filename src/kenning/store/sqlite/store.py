@@ -346,6 +346,7 @@ class SQLiteStore:
         ids: Sequence[str] | None = None,
         after_seq: int | None = None,
         limit: int | None = None,
+        tail: int | None = None,
     ) -> list[Event]:
         where, params = where_clause(scope, Filters(kinds=("event",)))
         if after_seq is not None:
@@ -357,15 +358,19 @@ class SQLiteStore:
             where += f" AND i.id IN ({','.join('?' * len(ids))})"
             params.extend(ids)
         order = "i.seq" if scope.session is not None else "i.at, i.session, i.seq"
+        if tail is not None:
+            order = ", ".join(f"{column} DESC" for column in order.split(", "))
         sql = (
             f"SELECT {_EVENT_COLUMNS} FROM items i LEFT JOIN event_details d ON d.item = i.rowid"
             f" WHERE {where} ORDER BY {order}"
         )
-        if limit is not None:
+        count = tail if tail is not None else limit
+        if count is not None:
             sql += " LIMIT ?"
-            params.append(int(limit))
+            params.append(int(count))
         with self._read() as conn:
-            return [self._event(row) for row in conn.execute(sql, params)]
+            rows = [self._event(row) for row in conn.execute(sql, params)]
+        return rows[::-1] if tail is not None else rows
 
     @staticmethod
     def _event(row: Sequence[Any]) -> Event:
@@ -415,7 +420,7 @@ class SQLiteStore:
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
                 hits = partition.lexical(terms, limit, select)
-            return [Candidate(id=i, score=s) for i, s in hits]
+            return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
         return self._fts5_lexical(scope, query, filters=filters, limit=limit)
 
     def _fts5_lexical(
@@ -430,7 +435,7 @@ class SQLiteStore:
         if filters.needs_sql or filters.since is not None or filters.until is not None:
             # Constraints FTS5 cannot express are joined in before ranking is cut.
             sql = (
-                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session FROM items_fts"
                 " JOIN items i ON i.rowid = items_fts.rowid"
                 f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
             )
@@ -439,14 +444,15 @@ class SQLiteStore:
             # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
             # the outer constraint re-checks tenancy against the row itself.
             sql = (
-                f"SELECT i.id, f.s FROM (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s"
-                " FROM items_fts WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
+                "SELECT i.id, f.s, i.session FROM"
+                f" (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
+                " WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
                 f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
             )
             args = [match, int(limit), *params]
         with self._read() as conn:
             rows = conn.execute(sql, args).fetchall()
-        return [Candidate(id=row[0], score=-float(row[1])) for row in rows]
+        return [Candidate(id=row[0], score=-float(row[1]), session=row[2]) for row in rows]
 
     def nearest(
         self,
@@ -465,7 +471,7 @@ class SQLiteStore:
             select = self._selector(conn, scope, filters)
             query = np.asarray(vector, dtype=np.float32)
             hits = partition.nearest(query, limit, select)
-        return [Candidate(id=i, score=s) for i, s in hits]
+        return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
 
     @staticmethod
     def _selector(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> RowSelector:
