@@ -23,7 +23,7 @@ from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, with_context
 from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
 from kenning.search.filters import parse_filters
-from kenning.search.fusion import ItemStats, fuse, max_bonus
+from kenning.search.fusion import ItemStats, fuse, max_bonus, session_scores
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
@@ -239,6 +239,7 @@ class Memory:
         vector_hits = []
         degraded, reason = False, None
         model = self._model()
+        qvec = None
         if model is not None and config.vector_weight > 0:
             assert self._embedder is not None
             try:
@@ -249,9 +250,19 @@ class Memory:
                 vector_hits = self._store.nearest(
                     scope, qvec, model=model, filters=parsed, limit=limit
                 )
+        sessions = {}
+        if config.session_weight > 0 and scope.session is None:
+            sessions = session_scores(
+                self._store.sessions(
+                    scope, query, qvec, model=model if qvec is not None else None, filters=parsed
+                ),
+                config,
+            )
         lexical_hits = lexical_future.result() if lexical_future is not None else []
 
-        hits = self._rank(scope, lexical_hits, vector_hits, k=k, min_score=min_score, now=when)
+        hits = self._rank(
+            scope, lexical_hits, vector_hits, k=k, min_score=min_score, now=when, sessions=sessions
+        )
         if hits and self._settings.track_access:
             # Access stats are soft data: recorded off the caller's path.
             self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
@@ -266,6 +277,7 @@ class Memory:
         k: int,
         min_score: float,
         now: datetime,
+        sessions: Mapping[str | None, float],
     ) -> list[Hit]:
         """Fuse, add bonuses, cut at *min_score* and *k*, and load the winning records.
 
@@ -274,14 +286,16 @@ class Memory:
         serve both the bonuses and the hits.
         """
         config = self._settings.fusion
-        base = fuse(lexical, vector, config=config, stats={}, now=now)
+        base = fuse(lexical, vector, config=config, stats={}, now=now, sessions=sessions)
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config)
         contenders = [f.id for f in base if f.score >= floor]
         items = {item.id: item for item in self._store.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = fuse(lexical, vector, config=config, stats=stats, now=now, limit=k)
+        fused = fuse(
+            lexical, vector, config=config, stats=stats, now=now, limit=k, sessions=sessions
+        )
         out = []
         for f in fused:
             item = items.get(f.id)

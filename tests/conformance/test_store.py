@@ -347,3 +347,31 @@ def test_query_words_never_match_scope_tokens(store: Store, real_embedder: MemoE
     write(store, real_embedder, [(A1, ev("plain words"))])
     for probe in ("kevent", "ruser", "event user", "scope_terms"):
         assert store.lexical(Scope("acme"), probe, filters=ALL, limit=5) == []
+
+
+def test_sessions_are_scored_as_documents_inside_scope(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    write(
+        store,
+        real_embedder,
+        [
+            (A1, ev("my espresso machine leaks")),
+            (A1, ev("the espresso tastes burnt too")),
+            (A2, ev("invoice address change")),
+            (B1, ev("espresso for bob")),
+            (G1, ev("espresso at globex")),
+        ],
+    )
+    model = model_of(real_embedder)
+    q = real_embedder.embed(["espresso machine problems"])[0]
+    scored = store.sessions(Scope("acme", "ann"), "espresso", q, model=model, filters=ALL)
+    by_session = {c.session: c for c in scored}
+    assert set(by_session) == {"a-s1", "a-s2"}
+    assert by_session["a-s1"].lexical > 0 and by_session["a-s2"].lexical == 0
+    assert by_session["a-s1"].cosine > by_session["a-s2"].cosine
+    tenant = {c.session for c in store.sessions(Scope("acme"), "espresso", None, model=None,
+                                                 filters=ALL)}  # fmt: skip
+    assert tenant == {"a-s1", "a-s2", "b-s1"}
+    only_tool = parse_filters({"role": "tool"})
+    assert store.sessions(Scope("acme"), "espresso", q, model=model, filters=only_tool) == []

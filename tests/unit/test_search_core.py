@@ -87,7 +87,8 @@ def cands(*pairs: tuple[str, float]) -> list[Candidate]:
 
 
 def test_rrf_rewards_agreement() -> None:
-    config = FusionConfig(method="rrf", session_weight=0, recency_weight=0, access_weight=0)
+    config = FusionConfig(method="rrf", lexical_weight=1, vector_weight=1, session_weight=0,
+                          recency_weight=0, access_weight=0)  # fmt: skip
     lex = cands(("a", 9.0), ("b", 5.0), ("c", 1.0))
     vec = cands(("b", 0.9), ("a", 0.8), ("d", 0.7))
     out = fuse(lex, vec, config=config, stats={}, now=NOW)
@@ -98,7 +99,8 @@ def test_rrf_rewards_agreement() -> None:
 
 
 def test_weighted_sum_scales_bm25_by_the_best() -> None:
-    config = FusionConfig(method="weighted", recency_weight=0, access_weight=0)
+    config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1, session_weight=0,
+                          recency_weight=0, access_weight=0)  # fmt: skip
     out = fuse(cands(("a", 10.0), ("b", 5.0)), cands(("b", 0.5)), config=config, stats={},
                now=NOW)  # fmt: skip
     scores = {f.id: f.score for f in out}
@@ -107,8 +109,8 @@ def test_weighted_sum_scales_bm25_by_the_best() -> None:
 
 
 def test_session_weight_ranks_a_sessions_turns_together() -> None:
-    config = FusionConfig(method="weighted", session_weight=1.0, recency_weight=0,
-                          access_weight=0)  # fmt: skip
+    config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1,
+                          session_weight=1.0, recency_weight=0, access_weight=0)  # fmt: skip
     lex = [Candidate("a1", 10.0, "A"), Candidate("b1", 9.0, "B"), Candidate("a2", 8.5, "A")]
     out = fuse(lex, [], config=config, stats={}, now=NOW)
     assert [f.id for f in out] == ["a1", "a2", "b1"]

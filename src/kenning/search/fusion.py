@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import Literal
 
 from kenning.errors import InvalidInput
-from kenning.store.protocol import Candidate
+from kenning.store.protocol import Candidate, SessionCandidate
 
-__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse", "max_bonus"]
+__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse", "max_bonus", "session_scores"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,9 +31,9 @@ class FusionConfig:
 
     method: Literal["rrf", "weighted"] = "weighted"
     rrf_k: int = 60
-    lexical_weight: float = 1.0
-    vector_weight: float = 1.0
-    session_weight: float = 0.5
+    lexical_weight: float = 0.6
+    vector_weight: float = 0.4
+    session_weight: float = 1.0
     recency_weight: float = 0.05
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
@@ -103,19 +103,40 @@ def _weighted(
     return {key: value / total for key, value in out.items()}
 
 
-def _with_session(
-    base: dict[str, float], candidates: Sequence[Candidate], weight: float
-) -> tuple[dict[str, float], dict[str, float]]:
-    """Blend each candidate with the best score of its session: (s + w * best) / (1 + w).
+def session_scores(
+    candidates: Sequence[SessionCandidate], config: FusionConfig
+) -> dict[str | None, float]:
+    """Score whole sessions like records: BM25 scaled by the best session, plus cosine."""
+    total = config.lexical_weight + config.vector_weight
+    top = max((c.lexical for c in candidates), default=0.0)
+    out = {}
+    for cand in candidates:
+        lexical = cand.lexical / top if top > 0 else 0.0
+        value = config.lexical_weight * lexical + config.vector_weight * max(cand.cosine, 0.0)
+        out[cand.session] = value / total
+    return out
 
-    Turns of the conversation that matches the query best then rank together, the way a person
-    recalls "that chat about the refund" before the exact line. Scores stay in [0, 1].
+
+def _with_session(
+    base: dict[str, float],
+    candidates: Sequence[Candidate],
+    weight: float,
+    documents: Mapping[str | None, float],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Blend each candidate with its session's score: (s + w * session) / (1 + w).
+
+    A session's score is the mean of its best record's score and its score as one document
+    (when the backend gives one). Turns of the conversation that matches the query best then
+    rank together, the way a person recalls "that chat about the refund" before the exact
+    line. Scores stay in [0, 1].
     """
     session_of = {c.id: c.session for c in candidates}
     best: dict[str | None, float] = {}
     for key, value in base.items():
         group = session_of.get(key)
         best[group] = max(best.get(group, 0.0), value)
+    if documents:
+        best = {g: (value + documents.get(g, 0.0)) / 2 for g, value in best.items()}
     blended, part = {}, {}
     for key, value in base.items():
         top = best[session_of.get(key)]
@@ -149,11 +170,13 @@ def fuse(
     stats: Mapping[str, ItemStats],
     now: datetime,
     limit: int | None = None,
+    sessions: Mapping[str | None, float] | None = None,
 ) -> list[Fused]:
     """Combine ranked candidate lists into one list, best first (ties broken by id).
 
-    Candidates missing from *stats* get no bonus. Only the best *limit* are returned (all if
-    None); per-signal score maps are built for those only.
+    Candidates missing from *stats* get no bonus. *sessions* holds whole-session scores (see
+    :func:`session_scores`). Only the best *limit* are returned (all if None); per-signal score
+    maps are built for those only.
     """
     base = (
         _rrf(lexical, vector, config)
@@ -162,7 +185,9 @@ def fuse(
     )
     session_part: dict[str, float] = {}
     if config.session_weight:
-        base, session_part = _with_session(base, [*lexical, *vector], config.session_weight)
+        base, session_part = _with_session(
+            base, [*lexical, *vector], config.session_weight, sessions or {}
+        )
     bonus = {key: _bonuses(item, config, now) for key, item in stats.items() if key in base}
     totals = {key: value + sum(bonus.get(key, {}).values()) for key, value in base.items()}
     ranked = sorted(totals, key=lambda key: (-totals[key], key))

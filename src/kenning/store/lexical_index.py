@@ -76,6 +76,42 @@ class LexicalIndex:
             self._lengths.append(length)
             self._total_length += length
 
+    def group_scores(
+        self, terms: Sequence[str], groups: npt.NDArray[np.int32], n_groups: int
+    ) -> npt.NDArray[np.float32] | None:
+        """BM25 of each group of rows taken as one document (e.g. a whole session).
+
+        ``groups`` maps each row to its group; statistics are over the groups.
+        """
+        n = len(self._lengths)
+        if n == 0 or n_groups == 0:
+            return None
+        lengths = np.bincount(
+            groups[:n], weights=np.frombuffer(self._lengths, dtype=np.float32), minlength=n_groups
+        )
+        present = lengths > 0
+        count = int(present.sum())
+        average = float(lengths[present].mean()) if count else 1.0
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
+        out: npt.NDArray[np.float32] | None = None
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            if postings is None:
+                continue
+            docs, tf = postings.arrays()
+            group_tf = np.bincount(groups[docs], weights=tf, minlength=n_groups)
+            df = int(np.count_nonzero(group_tf))
+            idf = math.log((count - df + 0.5) / (df + 0.5))
+            if idf <= 0:
+                idf = 1e-6
+            if out is None:
+                out = np.zeros(n_groups, dtype=np.float32)
+            hit = group_tf > 0
+            out[hit] += (idf * group_tf[hit] * (BM25_K1 + 1) / (group_tf[hit] + norm[hit])).astype(
+                np.float32
+            )
+        return out
+
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """BM25 score of every row for the (already stemmed) *terms*; None if nothing matches."""
         n = len(self._lengths)

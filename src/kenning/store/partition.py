@@ -98,6 +98,8 @@ class Partition:
         self._lexical = LexicalIndex()
         self._has_vector = np.zeros(0, dtype=np.bool_)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        # Sum of each session's row vectors: the session's centroid direction.
+        self._session_sums = np.zeros((0, dimension), dtype=np.float32)
         self._rowids = np.zeros(0, dtype=np.int64)
         self._ats = np.zeros(0, dtype=np.float64)
         self._users = np.zeros(0, dtype=np.int32)
@@ -151,7 +153,16 @@ class Partition:
         self._rowids[self._n : end] = rows.rowids
         self._ats[self._n : end] = rows.ats
         self._users[self._n : end] = [self._user_codes.code(u) for u in rows.users]
-        self._sessions[self._n : end] = [self._session_codes.code(s) for s in rows.sessions]
+        codes = [self._session_codes.code(s) for s in rows.sessions]
+        self._sessions[self._n : end] = codes
+        if len(self._session_codes.values) > self._session_sums.shape[0]:
+            grown = np.zeros((2 * len(self._session_codes.values), self._dim), dtype=np.float32)
+            grown[: self._session_sums.shape[0]] = self._session_sums
+            self._session_sums = grown
+        if self._dim:
+            np.add.at(
+                self._session_sums, np.asarray(codes), rows.vectors * rows.has_vector[:, None]
+            )
         self._roles[self._n : end] = [self._role_codes.code(r) for r in rows.roles]
         self._kinds[self._n : end] = [self._kind_codes.code(k) for k in rows.kinds]
         self._ids.extend(rows.ids)
@@ -214,6 +225,36 @@ class Partition:
         if positions.size == 0:
             return []
         return self._top(scores[positions], positions, k)
+
+    def sessions(
+        self, terms: Sequence[str], query: F32 | None, select: RowSelector
+    ) -> list[tuple[str | None, float, float]]:
+        """Each session with a selected row, scored as one document: (session, BM25, cosine).
+
+        BM25 takes the session's turns as one text; the cosine is to the session's centroid.
+        """
+        n = self._n
+        if n == 0:
+            return []
+        n_groups = len(self._session_codes.values)
+        mask = self._mask(select)
+        rows = self._sessions[:n] if mask is None else self._sessions[:n][mask]
+        wanted = np.unique(rows)
+        if wanted.size == 0:
+            return []
+        lexical = self._lexical.group_scores(terms, self._sessions, n_groups) if terms else None
+        cosine = np.zeros(n_groups, dtype=np.float32)
+        if query is not None and self._dim:
+            sums = self._session_sums[:n_groups]
+            norms = np.linalg.norm(sums, axis=1)
+            dots = sums @ query
+            np.divide(dots, norms, out=cosine, where=norms > 0)
+        names = self._session_codes.values
+        return [
+            (names[int(code)], float(lexical[code]) if lexical is not None else 0.0,
+             float(cosine[code]))
+            for code in wanted
+        ]  # fmt: skip
 
     def _top(
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int

@@ -24,6 +24,7 @@ __all__ = [
     "EventWrite",
     "Item",
     "ModelInfo",
+    "SessionCandidate",
     "Store",
 ]
 
@@ -64,6 +65,15 @@ class Candidate:
     id: str
     score: float
     session: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCandidate:
+    """A session scored as one document: BM25 over its text, cosine to its centroid."""
+
+    session: str | None
+    lexical: float
+    cosine: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +165,18 @@ class Store(Protocol):
         limit: int,
     ) -> list[Candidate]:
         """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored."""
+        ...
+
+    def sessions(
+        self,
+        scope: Scope,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        model: ModelInfo | None,
+        filters: Filters,
+    ) -> list[SessionCandidate]:
+        """Every session with a record inside *scope* and *filters*, scored as a whole."""
         ...
 
     def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:

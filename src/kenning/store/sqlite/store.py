@@ -28,7 +28,14 @@ from kenning.search.filters import KINDS, Filters, where_clause
 from kenning.search.query import query_terms, scope_match, scope_terms, text_match
 from kenning.search.tokenize import stem
 from kenning.store.partition import IndexRows, Partition, RowSelector
-from kenning.store.protocol import Candidate, Capabilities, EventWrite, Item, ModelInfo
+from kenning.store.protocol import (
+    Candidate,
+    Capabilities,
+    EventWrite,
+    Item,
+    ModelInfo,
+    SessionCandidate,
+)
 from kenning.store.sqlite.schema import migrate
 
 __all__ = ["SQLiteStore"]
@@ -472,6 +479,29 @@ class SQLiteStore:
             query = np.asarray(vector, dtype=np.float32)
             hits = partition.nearest(query, limit, select)
         return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+
+    def sessions(
+        self,
+        scope: Scope,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        model: ModelInfo | None,
+        filters: Filters,
+    ) -> list[SessionCandidate]:
+        terms = [stem(word) for word in query_terms(query)]
+        with self._read() as conn:
+            if vector is not None:
+                if model is None:
+                    raise InvalidInput("a query vector needs the model it belongs to")
+                self._check_model(conn, model, claim=False)
+                if self._model(conn) is None:
+                    vector = None
+            partition = self._partition(conn, scope.tenant)
+            select = self._selector(conn, scope, filters)
+            query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
+            scored = partition.sessions(terms, query_vec, select)
+        return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
 
     @staticmethod
     def _selector(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> RowSelector:
