@@ -57,11 +57,11 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
     if system == "kenning":
         return base
     # Baselines are the plain signal: no session blend, no bonuses.
-    plain = {"session_weight": 0.0, "recency_weight": 0.0, "access_weight": 0.0}
+    plain = FusionConfig(session_weight=0.0, recency_weight=0.0, access_weight=0.0)
     if system == "bm25":
-        fusion = FusionConfig(lexical_weight=1.0, vector_weight=0.0, **plain)
+        fusion = replace(plain, lexical_weight=1.0, vector_weight=0.0)
     elif system == "vector":
-        fusion = FusionConfig(lexical_weight=0.0, vector_weight=1.0, **plain)
+        fusion = replace(plain, lexical_weight=0.0, vector_weight=1.0)
     else:
         raise ValueError(f"unknown system {system!r}")
     return replace(base, fusion=fusion)
