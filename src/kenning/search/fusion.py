@@ -183,6 +183,7 @@ def fuse(
         if config.method == "rrf"
         else _weighted(lexical, vector, config)
     )
+    fused = base
     session_part: dict[str, float] = {}
     if config.session_weight:
         base, session_part = _with_session(
@@ -197,7 +198,7 @@ def fuse(
     vec = {c.id: c.score for c in vector}
     out = []
     for key in ranked:
-        scores: dict[str, float] = {config.method: base[key]}
+        scores: dict[str, float] = {config.method: fused[key]}
         if key in lex:
             scores["bm25"] = lex[key]
         if key in vec:
