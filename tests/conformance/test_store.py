@@ -375,3 +375,17 @@ def test_sessions_are_scored_as_documents_inside_scope(
     assert tenant == {"a-s1", "a-s2", "b-s1"}
     only_tool = parse_filters({"role": "tool"})
     assert store.sessions(Scope("acme"), "espresso", q, model=model, filters=only_tool) == []
+
+
+def test_lexical_scores_are_calibrated(store: Store, real_embedder: MemoEmbedder) -> None:
+    write(
+        store,
+        real_embedder,
+        [(A1, ev("espresso machine descaling")), (A1, ev("espresso beans")),
+         (A1, ev("tea kettle")), (A1, ev("tea cups"))],
+    )  # fmt: skip
+    full = store.lexical(A1, "espresso machine", filters=ALL, limit=5)
+    assert full[0].score == pytest.approx(1.0, abs=0.35)  # the whole query, once
+    partial = {c.id: c.score for c in full}
+    assert min(partial.values()) < 0.7 * max(partial.values())
+    assert all(0 < c.score < 1.5 for c in full)

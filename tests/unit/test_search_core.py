@@ -98,10 +98,11 @@ def test_rrf_rewards_agreement() -> None:
     assert all(0 <= f.score <= 1 for f in out)
 
 
-def test_weighted_sum_scales_bm25_by_the_best() -> None:
+def test_weighted_sum_of_calibrated_bm25_and_cosine() -> None:
     config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1, session_weight=0,
                           recency_weight=0, access_weight=0)  # fmt: skip
-    out = fuse(cands(("a", 10.0), ("b", 5.0)), cands(("b", 0.5)), config=config, stats={},
+    # Lexical scores arrive calibrated (1.0 = the whole query matched); above 1 is capped.
+    out = fuse(cands(("a", 1.7), ("b", 0.5)), cands(("b", 0.5)), config=config, stats={},
                now=NOW)  # fmt: skip
     scores = {f.id: f.score for f in out}
     assert scores["a"] == pytest.approx(0.5)
@@ -111,7 +112,7 @@ def test_weighted_sum_scales_bm25_by_the_best() -> None:
 def test_session_weight_ranks_a_sessions_turns_together() -> None:
     config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1,
                           session_weight=1.0, recency_weight=0, access_weight=0)  # fmt: skip
-    lex = [Candidate("a1", 10.0, "A"), Candidate("b1", 9.0, "B"), Candidate("a2", 8.5, "A")]
+    lex = [Candidate("a1", 1.0, "A"), Candidate("b1", 0.9, "B"), Candidate("a2", 0.85, "A")]
     out = fuse(lex, [], config=config, stats={}, now=NOW)
     assert [f.id for f in out] == ["a1", "a2", "b1"]
     assert out[0].score == pytest.approx(0.5)  # (0.5 + 1.0 * 0.5) / 2

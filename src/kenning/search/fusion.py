@@ -1,7 +1,8 @@
 """Pure score fusion: lexical (BM25) and vector (cosine) candidates, plus time and access.
 
 Two fusion methods are offered. ``rrf`` (reciprocal-rank fusion) uses only ranks; ``weighted``
-is a convex combination of the cosine and the BM25 score scaled by the query's best BM25 score.
+is a convex combination of the cosine and the calibrated BM25 score (BM25 over the query's
+ideal score, capped at 1; see :mod:`kenning.store.lexical_index`).
 Both produce a fused score in [0, 1] so ``min_score`` means the same thing for either; the
 default was chosen by measurement (see docs/benchmarks.md).
 """
@@ -93,11 +94,9 @@ def _weighted(
     lexical: Sequence[Candidate], vector: Sequence[Candidate], config: FusionConfig
 ) -> dict[str, float]:
     total = config.lexical_weight + config.vector_weight
-    top = max((c.score for c in lexical), default=0.0)
     out: dict[str, float] = {}
-    if top > 0:
-        for cand in lexical:
-            out[cand.id] = config.lexical_weight * max(cand.score, 0.0) / top
+    for cand in lexical:
+        out[cand.id] = config.lexical_weight * min(max(cand.score, 0.0), 1.0)
     for cand in vector:
         out[cand.id] = out.get(cand.id, 0.0) + config.vector_weight * max(cand.score, 0.0)
     return {key: value / total for key, value in out.items()}
@@ -106,12 +105,11 @@ def _weighted(
 def session_scores(
     candidates: Sequence[SessionCandidate], config: FusionConfig
 ) -> dict[str | None, float]:
-    """Score whole sessions like records: BM25 scaled by the best session, plus cosine."""
+    """Score whole sessions like records: normalised BM25 and cosine, weighted."""
     total = config.lexical_weight + config.vector_weight
-    top = max((c.lexical for c in candidates), default=0.0)
     out = {}
     for cand in candidates:
-        lexical = cand.lexical / top if top > 0 else 0.0
+        lexical = min(max(cand.lexical, 0.0), 1.0)
         value = config.lexical_weight * lexical + config.vector_weight * max(cand.cosine, 0.0)
         out[cand.session] = value / total
     return out

@@ -45,8 +45,19 @@ class _Postings:
         return self.frozen_docs, self.frozen_tf
 
 
+def _idf(count: int, df: int) -> float:
+    idf = math.log((count - df + 0.5) / (df + 0.5))
+    return idf if idf > 0 else 1e-6  # as FTS5 does for terms in more than half of the rows
+
+
 class LexicalIndex:
-    """BM25 postings of a partition's rows, addressed by row position."""
+    """BM25 postings of a partition's rows, addressed by row position.
+
+    Scores are BM25 divided by the query's *ideal* score, the sum of its terms' IDF: the score
+    of a row of average length that contains every query term once. 1.0 then means "matches
+    the whole query", 0.3 "matches a rare third of it", whatever the query's length or the
+    corpus — the calibration the weighted fusion needs.
+    """
 
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
@@ -100,20 +111,27 @@ class LexicalIndex:
                 continue
             docs, tf = postings.arrays()
             group_tf = np.bincount(groups[docs], weights=tf, minlength=n_groups)
-            df = int(np.count_nonzero(group_tf))
-            idf = math.log((count - df + 0.5) / (df + 0.5))
-            if idf <= 0:
-                idf = 1e-6
+            idf = _idf(count, int(np.count_nonzero(group_tf)))
             if out is None:
                 out = np.zeros(n_groups, dtype=np.float32)
             hit = group_tf > 0
             out[hit] += (idf * group_tf[hit] * (BM25_K1 + 1) / (group_tf[hit] + norm[hit])).astype(
                 np.float32
             )
-        return out
+        if out is None:
+            return None
+        ideal = sum(_idf(count, self._group_df(t, groups)) for t in dict.fromkeys(terms))
+        return out / np.float32(ideal)
+
+    def _group_df(self, term: str, groups: npt.NDArray[np.int32]) -> int:
+        postings = self._postings.get(term)
+        if postings is None:
+            return 0
+        docs, _ = postings.arrays()
+        return int(np.unique(groups[docs]).size)
 
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
-        """BM25 score of every row for the (already stemmed) *terms*; None if nothing matches."""
+        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
         n = len(self._lengths)
         if n == 0:
             return None
@@ -126,13 +144,21 @@ class LexicalIndex:
             if postings is None:
                 continue
             docs, tf = postings.arrays()
-            df = docs.size
-            idf = math.log((n - df + 0.5) / (df + 0.5))
-            if idf <= 0:
-                idf = 1e-6  # as FTS5 does for terms in more than half of the rows
+            idf = _idf(n, docs.size)
             if norm is None:
                 norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
                 out = np.zeros(n, dtype=np.float32)
             assert out is not None
             out[docs] += (idf * tf * (BM25_K1 + 1) / (tf + norm[docs])).astype(np.float32)
-        return out
+        if out is None:
+            return None
+        return out / np.float32(self.ideal(terms))
+
+    def ideal(self, terms: Sequence[str]) -> float:
+        """The BM25 score of an average-length row holding each of *terms* once: Σ IDF."""
+        n = len(self._lengths)
+        total = 0.0
+        for term in dict.fromkeys(terms):
+            postings = self._postings.get(term)
+            total += _idf(n, 0 if postings is None else len(postings.docs))
+        return total

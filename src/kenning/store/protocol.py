@@ -69,7 +69,8 @@ class Candidate:
 
 @dataclass(frozen=True, slots=True)
 class SessionCandidate:
-    """A session scored as one document: BM25 over its text, cosine to its centroid."""
+    """A session scored as one document: normalised BM25 over its text, cosine to its
+    centroid."""
 
     session: str | None
     lexical: float

@@ -68,6 +68,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             content = 'items', content_rowid = 'rowid',
             tokenize = 'porter unicode61 remove_diacritics 2'
         );
+        -- Document frequencies, for the ideal score that calibrates BM25 (see lexical_index).
+        CREATE VIRTUAL TABLE items_vocab USING fts5vocab (items_fts, 'row');
         CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
             INSERT INTO items_fts (rowid, text, label, scope_terms)
             VALUES (new.rowid, new.text, new.label, new.scope_terms);

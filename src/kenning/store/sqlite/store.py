@@ -9,6 +9,7 @@ is BM25 either in memory (default: about a millisecond at 100k records) or by FT
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 import threading
 import time
@@ -459,7 +460,22 @@ class SQLiteStore:
             args = [match, int(limit), *params]
         with self._read() as conn:
             rows = conn.execute(sql, args).fetchall()
-        return [Candidate(id=row[0], score=-float(row[1]), session=row[2]) for row in rows]
+            ideal = self._fts5_ideal(conn, query) if rows else 1.0
+        return [Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2]) for row in rows]
+
+    @staticmethod
+    def _fts5_ideal(conn: sqlite3.Connection, query: str) -> float:
+        """Σ IDF of the query's terms with FTS5's own (table-wide) statistics."""
+        terms = list(dict.fromkeys(stem(word) for word in query_terms(query)))
+        total_rows = int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
+        marks = ",".join("?" * len(terms))
+        df = dict(conn.execute(f"SELECT term, doc FROM items_vocab WHERE term IN ({marks})", terms))
+        total = 0.0
+        for term in terms:
+            n_term = int(df.get(term, 0))
+            idf = math.log((total_rows - n_term + 0.5) / (n_term + 0.5))
+            total += idf if idf > 0 else 1e-6
+        return total or 1.0
 
     def nearest(
         self,
