@@ -44,6 +44,23 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "longmemeval":
+        from kenning.bench.longmemeval_bench import run_longmemeval_bench
+
+        run_longmemeval_bench(
+            _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
+            limit=args.limit, plots=not args.no_plots,
+        )  # fmt: skip
+        print((out / "report.md").read_text())
+        return 0
+    if args.bench == "recall":
+        from kenning.bench.recall_bench import run_recall_bench
+
+        run_recall_bench(
+            out, embedder=MiniLMEmbedder(), seed=args.seed, conversations=args.conversations
+        )
+        print((out / "report.md").read_text())
+        return 0
     raise InvalidInput(f"unknown bench {args.bench!r}")
 
 

@@ -74,6 +74,18 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
     b.add_argument("--no-plots", action="store_true")
+    b = bench.add_parser("longmemeval", help="retrieval recall on a LongMemEval file vs baselines")
+    b.add_argument("--data", required=True, help="LongMemEval JSON file (.json or .json.gz)")
+    b.add_argument("--out", required=True)
+    b.add_argument("--limit", type=_positive, help="only the first N questions")
+    b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
+    b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
+                   help="override what is embedded for a turn")  # fmt: skip
+    b.add_argument("--no-plots", action="store_true")
+    b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")
+    b.add_argument("--out", required=True)
+    b.add_argument("--seed", type=int, default=0, help="first conversation seed")
+    b.add_argument("--conversations", type=_positive, default=10, help="seeded conversations")
     return parser
 
 

@@ -1,0 +1,422 @@
+"""``kenning bench longmemeval``: retrieval on LongMemEval with the official metrics.
+
+Official retrieval protocol (LongMemEval's ``run_retrieval.py`` / ``eval_utils.py``): only user
+turns are indexed; a turn's id is ``f"{session_id}_{i + 1}"`` with ``i`` counting every turn of
+its session. One kenning scope per question (tenant ``lme``, user = the question), one kenning
+session per haystack session, timestamps from ``haystack_dates``; searches pass
+``now=question_date``. Sessions repeat across questions with identical content; kenning embeds
+each distinct text of a tenant once, and the report counts how many texts were embedded.
+
+Every system ranks the question's user turns; turn metrics compare that ranking with the gold
+user turns, session metrics map it to sessions the official way
+(:func:`~kenning.bench.metrics.session_scores_from_turns`). Averages skip abstention questions and
+questions with no user-side evidence, as the official scripts do; the looser "session
+recall_any@5 over all questions" is reported too, labelled. Nothing here reads ids, names or
+answers of a particular split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from kenning.bench.datasets import LMEQuestion, Turn, load_longmemeval
+from kenning.bench.harness import (
+    DEFAULT_K,
+    SEARCH_SYSTEMS,
+    Run,
+    ingest_rows,
+    recent_window,
+    safe_id,
+    settings_for,
+    timed_search,
+)
+from kenning.bench.metrics import (
+    mean,
+    ndcg_any_at_k,
+    percentiles,
+    recall_all_at_k,
+    recall_any_at_k,
+    session_scores_from_turns,
+    sessions_from_turns,
+)
+from kenning.bench.report import longmemeval_markdown, write_report
+from kenning.embed.base import Embedder, Matrix
+from kenning.indexing import embedding_text, with_context
+from kenning.memory import Memory
+from kenning.records import Event, NewEvent, Scope
+from kenning.settings import Settings
+from kenning.store.sqlite.store import SQLiteStore
+from kenning.tokens.base import Tokenizer
+from kenning.tokens.routing import tokenizer_for
+
+__all__ = ["LME_KS", "run_longmemeval_bench", "score_longmemeval"]
+
+LME_KS = (1, 3, 5, 10, 30, 50)
+"""The cut-offs of the official retrieval metrics."""
+
+TENANT = "lme"
+TOKEN_MODEL = "gpt-4o"
+LOOSE_KEY = "session_recall_any@5_all_questions"
+
+
+class _CountingEmbedder:
+    """Delegates to an embedder and counts the texts it is asked to embed."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self._inner = inner
+        self.texts = 0
+
+    @property
+    def model_id(self) -> str:
+        return self._inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self._inner.dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self._inner.max_tokens
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.texts += len(texts)
+        return self._inner.embed(texts)
+
+
+def _indexable(turn: Turn) -> bool:
+    """User turns are indexed (official protocol); kenning refuses an empty one, so it is left
+    out (the published files have a few)."""
+    return turn.role == "user" and bool(turn.text.strip())
+
+
+def _rows(question: LMEQuestion) -> list[tuple[Scope, NewEvent]]:
+    user = safe_id(question.id)
+    rows = []
+    for session in question.sessions:
+        scope = Scope(TENANT, user, safe_id(f"{question.id}-{session.id}"))
+        for turn in session.turns:
+            if not _indexable(turn):
+                continue
+            rows.append(
+                (
+                    scope,
+                    NewEvent(
+                        "user",
+                        turn.text,
+                        at=turn.at,
+                        metadata={"speaker": "user", "turn_id": turn.id,
+                                  "lme_session": session.id},
+                    ),
+                )
+            )  # fmt: skip
+    return rows
+
+
+def _user_turn_sessions(question: LMEQuestion) -> dict[str, str]:
+    """Every indexed (user) turn id of the question's haystack → its session id."""
+    return {
+        turn.id: session.id
+        for session in question.sessions
+        for turn in session.turns
+        if _indexable(turn)
+    }
+
+
+def _scored(question: LMEQuestion) -> bool:
+    return not question.abstention and not question.no_user_evidence
+
+
+def score_longmemeval(
+    questions: Sequence[LMEQuestion],
+    rankings: Sequence[Sequence[str]],
+    turn_to_session: Sequence[Mapping[str, str]],
+) -> dict[str, Any]:
+    """Official LongMemEval retrieval metrics of one system: overall and per question type.
+
+    Args:
+        questions: The questions, in run order.
+        rankings: Per question, the ranked user-turn ids (best first).
+        turn_to_session: Per question, every indexed user turn id → its session id.
+
+    Returns:
+        ``{"questions", "turn": {recall_any@k, recall_all@k, ndcg_any@k}, "session": {…},
+        "by_type": {type: {"questions", "turn", "session"}}, LOOSE_KEY, "loose_questions"}``;
+        averages skip abstention questions and questions with no user-side evidence.
+    """
+    per_question: list[tuple[str, dict[str, float]]] = []
+    loose: list[float] = []
+    for question, ranking, mapping in zip(questions, rankings, turn_to_session, strict=True):
+        gold_loose = frozenset(question.answer_session_ids & set(mapping.values()))
+        if gold_loose:
+            top = sessions_from_turns(ranking, mapping, 5)
+            loose.append(recall_any_at_k(top, gold_loose, 5))
+        if not _scored(question):
+            continue
+        scores: dict[str, float] = {}
+        gold_turns = question.evidence_turns
+        for k in LME_KS:
+            scores[f"t_recall_any@{k}"] = recall_any_at_k(ranking, gold_turns, k)
+            scores[f"t_recall_all@{k}"] = recall_all_at_k(ranking, gold_turns, k)
+            scores[f"t_ndcg_any@{k}"] = ndcg_any_at_k(ranking, gold_turns, k)
+            s = session_scores_from_turns(ranking, mapping, question.evidence_sessions, k)
+            scores[f"s_recall_any@{k}"] = s.recall_any
+            scores[f"s_recall_all@{k}"] = s.recall_all
+            scores[f"s_ndcg_any@{k}"] = s.ndcg_any
+        per_question.append((question.question_type, scores))
+
+    def level(rows: list[dict[str, float]], prefix: str) -> dict[str, float]:
+        return {
+            f"{metric}@{k}": mean(r[f"{prefix}{metric}@{k}"] for r in rows)
+            for metric in ("recall_any", "recall_all", "ndcg_any")
+            for k in LME_KS
+        }
+
+    def summary(rows: list[dict[str, float]]) -> dict[str, Any]:
+        if not rows:
+            return {"questions": 0, "turn": {}, "session": {}}
+        return {"questions": len(rows), "turn": level(rows, "t_"), "session": level(rows, "s_")}
+
+    out = summary([s for _, s in per_question])
+    types = dict.fromkeys(t for t, _ in per_question)
+    out["by_type"] = {t: summary([s for qt, s in per_question if qt == t]) for t in sorted(types)}
+    out[LOOSE_KEY] = mean(loose) if loose else 0.0
+    out["loose_questions"] = len(loose)
+    return out
+
+
+def _embedded_texts(rows: Sequence[tuple[Scope, NewEvent]], settings: Settings) -> set[str]:
+    """The texts kenning embeds for *rows* (each session is new, so a first turn has no
+    context)."""
+    texts: set[str] = set()
+    previous: dict[str | None, str] = {}
+    for scope, event in rows:
+        own = embedding_text(event, settings.embed_text)
+        if settings.embed_context:
+            texts.add(with_context(own, previous.get(scope.session)))
+            previous[scope.session] = own
+        else:
+            texts.add(own)
+    return texts
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def run_longmemeval_bench(
+    data: Path,
+    out: Path,
+    *,
+    embedder: Embedder,
+    settings: Settings | None = None,
+    limit: int | None = None,
+    progress: bool = True,
+    plots: bool = True,
+) -> dict[str, Any]:
+    """Run every system over the LongMemEval file *data*; write report.json, report.md, plots.
+
+    Args:
+        data: A LongMemEval file (``.json`` or ``.json.gz``, S, M or oracle).
+        out: Directory for the reports (created).
+        embedder: The embedding model shared by every system.
+        settings: Base settings of kenning (default: ``Settings()``); ``bm25`` and ``vector``
+            switch one signal off. ``max_content_chars`` is raised to the longest user turn if
+            a turn exceeds it (reported).
+        limit: Only the first *limit* questions of the file.
+        progress: Show progress bars.
+        plots: Write PNG plots next to the reports.
+
+    Returns:
+        The report as written to ``report.json``.
+    """
+    from tqdm import tqdm
+
+    started = time.perf_counter()
+    questions = load_longmemeval(data)
+    if limit is not None:
+        questions = questions[:limit]
+    base = settings or Settings()
+    rows = [row for question in questions for row in _rows(question)]
+    longest = max((len(event.content) for _, event in rows), default=0)
+    raised = longest > base.max_content_chars
+    if raised:
+        base = replace(base, max_content_chars=longest)
+    for _, new_event in rows:
+        # Fail on bad input now rather than after minutes of embedding.
+        new_event.validated(max_chars=base.max_content_chars)
+    empty = sum(
+        1
+        for question in questions
+        for turn in question.turns
+        if turn.role == "user" and not turn.text.strip()
+    )
+    tokenizer = tokenizer_for(TOKEN_MODEL)
+    counting = _CountingEmbedder(embedder)
+    store = SQLiteStore(":memory:")
+    memories = {name: Memory(store, embedder=counting, settings=settings_for(name, base))
+                for name in SEARCH_SYSTEMS}  # fmt: skip
+    with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:
+        events, ingest_rate = ingest_rows(
+            memories["kenning"], rows, batch=2048, progress=bar.update
+        )
+    embedded_at_ingest = counting.texts
+    distinct_texts = len(_embedded_texts(rows, base))
+    turn_of = {e.id: str(e.metadata["turn_id"]) for e in events}
+    newest_first: dict[str, list[Event]] = {}
+    for event in events:
+        assert event.scope.user is not None
+        newest_first.setdefault(event.scope.user, []).append(event)
+    for user_events in newest_first.values():
+        user_events.sort(key=lambda e: (e.at, e.scope.session or "", e.seq), reverse=True)
+    mappings = [_user_turn_sessions(question) for question in questions]
+    full_tokens, user_tokens = _full_context_tokens(questions, tokenizer)
+
+    # The first search of a store loads its in-memory indexes; timed once, apart from the rest.
+    first_ms: dict[str, float] = {}
+    if questions:
+        for name in SEARCH_SYSTEMS:
+            _, first_ms[name], _ = timed_search(
+                memories[name],
+                Scope(TENANT, safe_id(questions[0].id)),
+                questions[0].text,
+                k=DEFAULT_K,
+                tokenizer=tokenizer,
+            )
+
+    run = Run()
+    depths: list[int] = []
+    window_turns: list[int] = []
+    window_recall: list[float] = []
+    overlap: dict[str, list[float]] = {}
+    for question in tqdm(questions, unit="q", desc="questions", disable=not progress):
+        user = safe_id(question.id)
+        scope = Scope(TENANT, user)
+        history = newest_first.get(user, [])
+        depth = max(1, min(base.max_k, len(history)))
+        depths.append(depth)
+        kenning_block = 0
+        for name in SEARCH_SYSTEMS:
+            # The timed call is the one an agent makes (k = DEFAULT_K); the deep call ranks
+            # enough turns to score k = 50 at session level.
+            hits, ms, block = timed_search(
+                memories[name],
+                scope,
+                question.text,
+                k=DEFAULT_K,
+                tokenizer=tokenizer,
+                now=question.question_date,
+            )
+            deep = memories[name].search(scope, question.text, k=depth, now=question.question_date)
+            ranking = [turn_of[h.id] for h in deep]
+            run.record(name, ranking, ms, block)
+            top = {h.id for h in hits[:DEFAULT_K]}
+            if top:
+                agree = len(top & {h.id for h in deep.hits[:DEFAULT_K]}) / len(top)
+                overlap.setdefault(name, []).append(agree)
+            if name == "kenning":
+                kenning_block = block
+        # The recency baseline ranks newest first; its window gets kenning's token budget.
+        window = recent_window(history, kenning_block, tokenizer)
+        run.record("recent_window", [turn_of[e.id] for e in history], None, kenning_block)
+        window_turns.append(len(window))
+        if _scored(question):
+            inside = {turn_of[e.id] for e in window} & question.evidence_turns
+            window_recall.append(len(inside) / len(question.evidence_turns))
+
+    scored = [q for q in questions if _scored(q)]
+    report: dict[str, Any] = {
+        "dataset": "longmemeval",
+        "data": str(data),
+        "questions": len(questions),
+        "scored_questions": len(scored),
+        "abstention_questions": sum(1 for q in questions if q.abstention),
+        "no_user_evidence_questions": sum(
+            1 for q in questions if q.no_user_evidence and not q.abstention
+        ),
+        "question_types": {
+            t: sum(1 for q in scored if q.question_type == t)
+            for t in sorted({q.question_type for q in scored})
+        },
+        "haystack_sessions": sum(len(q.sessions) for q in questions),
+        "turns": len(rows),
+        "empty_user_turns_skipped": empty,
+        "ks": list(LME_KS),
+        "default_k": DEFAULT_K,
+        "search_depth": {"mean": mean(depths) if depths else 0.0, "max": max(depths, default=0)},
+        "token_model": TOKEN_MODEL,
+        "settings": {
+            "embed_text": base.embed_text,
+            "fusion": base.fusion.method,
+            "fusion_weights": {
+                "lexical": base.fusion.lexical_weight,
+                "vector": base.fusion.vector_weight,
+                "session": base.fusion.session_weight,
+                "recency": base.fusion.recency_weight,
+            },
+            "embed_context": base.embed_context,
+            "max_content_chars": base.max_content_chars,
+            "max_content_chars_raised": raised,
+        },
+        "embedding": {
+            "indexed_turns": len(rows),
+            "distinct_texts": distinct_texts,
+            "texts_embedded_at_ingest": embedded_at_ingest,
+        },
+        "systems": {},
+    }
+    for name in (*SEARCH_SYSTEMS, "recent_window"):
+        entry = score_longmemeval(questions, run.rankings[name], mappings)
+        blocks = run.block_tokens[name]
+        entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
+        if name in run.search_ms:
+            entry["search_ms"] = percentiles(run.search_ms[name])
+            entry["first_search_ms"] = first_ms[name]
+            entry["ingest_events_per_s"] = ingest_rate
+            if overlap.get(name):
+                entry["top_k_agreement_default_vs_deep"] = mean(overlap[name])
+        else:
+            entry["window"] = {
+                "turns_mean": mean(window_turns),
+                "evidence_recall_in_budget": mean(window_recall) if window_recall else 0.0,
+            }
+        report["systems"][name] = entry
+    report["full_context_tokens"] = {"mean": mean(full_tokens), "user_turns_mean": mean(
+        user_tokens)}  # fmt: skip
+    report["bench_seconds"] = round(time.perf_counter() - started, 1)
+    curves = (
+        {name: {k: s["session"][f"recall_all@{k}"] for k in LME_KS}
+         for name, s in report["systems"].items()}
+        if scored else {}
+    )  # fmt: skip
+    write_report(out, report, longmemeval_markdown(report), plots=plots, run=run,
+                 curves=curves, curve_label="session recall_all@k")  # fmt: skip
+    for memory in memories.values():
+        memory.close()
+    return report
+
+
+def _full_context_tokens(
+    questions: Sequence[LMEQuestion], tokenizer: Tokenizer
+) -> tuple[list[int], list[int]]:
+    """Tokens of each whole haystack (every turn) and of its user turns, counted once per text."""
+    cache: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        key = _digest(text)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = tokenizer.count(text)
+        return found
+
+    full, user = [], []
+    for question in questions:
+        full.append(sum(count("\n".join(f"{t.role}: {t.text}" for t in s.turns))
+                        for s in question.sessions))  # fmt: skip
+        user.append(sum(count("\n".join(f"user: {t.text}" for t in s.turns if t.role == "user"))
+                        for s in question.sessions))  # fmt: skip
+    return full, user

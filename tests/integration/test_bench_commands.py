@@ -1,0 +1,103 @@
+"""``kenning bench locomo|longmemeval|recall`` through the CLI entry point, on tiny fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning.cli.main import main
+from tests.unit.test_longmemeval_bench import write_lme
+
+
+def _locomo() -> list[dict[str, Any]]:
+    return [
+        {
+            "sample_id": "conv-tiny",
+            "conversation": {
+                "speaker_a": "Ada",
+                "speaker_b": "Bo",
+                "session_1_date_time": "1:56 pm on 8 May, 2023",
+                "session_1": [
+                    {"speaker": "Ada", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
+                    {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! How old is she?"},
+                    {"speaker": "Ada", "dia_id": "D1:3", "text": "About two years old."},
+                ],
+                "session_2_date_time": "9:05 am on 1 June, 2023",
+                "session_2": [
+                    {"speaker": "Bo", "dia_id": "D2:1", "text": "I just got back from Oslo."},
+                    {
+                        "speaker": "Ada",
+                        "dia_id": "D2:2",
+                        "text": "Welcome back! Look at this.",
+                        "img_url": ["http://example.invalid/x.jpg"],
+                        "blip_caption": "a photo of a cake",
+                    },
+                ],
+            },
+            "qa": [
+                {"question": "What is the name of Ada's cat?", "answer": "Miso",
+                 "evidence": ["D1:1"], "category": 4},
+                {"question": "Where did Bo travel?", "answer": "Oslo",
+                 "evidence": ["D2:1"], "category": 2},
+                {"question": "What did Bo buy?", "answer": "nothing",
+                 "adversarial_answer": "a car", "evidence": [], "category": 5},
+            ],
+        }
+    ]  # fmt: skip
+
+
+def test_bench_locomo_without_plots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(_locomo()))
+    out = tmp_path / "out"
+    assert main(["bench", "locomo", "--data", str(data), "--out", str(out), "--no-plots"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["dataset"] == "locomo"
+    assert report["questions"] == 3
+    assert report["scored_questions"] == 2
+    assert report["systems"]["kenning"]["turn"]["recall@5"] == 1.0
+    assert not list(out.glob("*.png"))
+    assert "# kenning bench locomo" in capsys.readouterr().out
+
+
+def test_bench_longmemeval_with_and_without_plots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = write_lme(tmp_path / "lme.json.gz")
+    bare = tmp_path / "bare"
+    argv = ["bench", "longmemeval", "--data", str(data), "--out", str(bare), "--no-plots"]
+    assert main(argv) == 0
+    report = json.loads((bare / "report.json").read_text())
+    assert report["scored_questions"] == 1
+    assert report["systems"]["kenning"]["session"]["recall_all@5"] == 1.0
+    assert not list(bare.glob("*.png"))
+    assert "# kenning bench longmemeval" in capsys.readouterr().out
+
+    plotted = tmp_path / "plotted"
+    argv = ["bench", "longmemeval", "--data", str(data), "--out", str(plotted), "--limit", "2",
+            "--fusion", "weighted", "--embed-text", "content"]  # fmt: skip
+    assert main(argv) == 0
+    report = json.loads((plotted / "report.json").read_text())
+    assert report["questions"] == 2
+    assert report["settings"]["fusion"] == "weighted"
+    assert report["settings"]["embed_text"] == "content"
+    for name in ("recall_at_k.png", "latency_hist.png", "tokens_vs_recall.png"):
+        assert (plotted / name).stat().st_size > 0
+
+
+def test_bench_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "recall"
+    assert main(["bench", "recall", "--out", str(out), "--seed", "3", "--conversations", "1"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["suite"] == "recall"
+    assert report["seeds"] == [3]
+    assert set(report["systems"]) == {"sliding_window", "summary_only", "vector", "bm25", "kenning"}
+    assert "# kenning bench recall" in capsys.readouterr().out
+
+
+def test_bench_longmemeval_missing_file(tmp_path: Path) -> None:
+    missing = str(tmp_path / "nope.json")
+    assert main(["bench", "longmemeval", "--data", missing, "--out", str(tmp_path)]) == 2
