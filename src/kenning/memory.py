@@ -250,15 +250,16 @@ class Memory:
                 vector_hits = self._store.nearest(
                     scope, qvec, model=model, filters=parsed, limit=limit
                 )
+        lexical_hits = lexical_future.result() if lexical_future is not None else []
         sessions = {}
         if config.session_weight > 0 and scope.session is None:
+            wanted = list(dict.fromkeys(c.session for c in [*lexical_hits, *vector_hits]))
             sessions = session_scores(
                 self._store.sessions(
-                    scope, query, qvec, model=model if qvec is not None else None, filters=parsed
+                    scope, query, qvec, model=model if qvec is not None else None, sessions=wanted
                 ),
                 config,
             )
-        lexical_hits = lexical_future.result() if lexical_future is not None else []
 
         hits = self._rank(
             scope, lexical_hits, vector_hits, k=k, min_score=min_score, now=when, sessions=sessions

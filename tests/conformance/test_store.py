@@ -365,16 +365,17 @@ def test_sessions_are_scored_as_documents_inside_scope(
     )
     model = model_of(real_embedder)
     q = real_embedder.embed(["espresso machine problems"])[0]
-    scored = store.sessions(Scope("acme", "ann"), "espresso", q, model=model, filters=ALL)
+    every = ["a-s1", "a-s2", "b-s1", "g-s1", "nope"]
+    scored = store.sessions(Scope("acme", "ann"), "espresso", q, model=model, sessions=every)
     by_session = {c.session: c for c in scored}
     assert set(by_session) == {"a-s1", "a-s2"}
     assert by_session["a-s1"].lexical > 0 and by_session["a-s2"].lexical == 0
     assert by_session["a-s1"].cosine > by_session["a-s2"].cosine
     tenant = {c.session for c in store.sessions(Scope("acme"), "espresso", None, model=None,
-                                                 filters=ALL)}  # fmt: skip
+                                                 sessions=every)}  # fmt: skip
     assert tenant == {"a-s1", "a-s2", "b-s1"}
-    only_tool = parse_filters({"role": "tool"})
-    assert store.sessions(Scope("acme"), "espresso", q, model=model, filters=only_tool) == []
+    one = store.sessions(A2, "espresso", q, model=model, sessions=every)
+    assert [c.session for c in one] == ["a-s2"]
 
 
 def test_lexical_scores_are_calibrated(store: Store, real_embedder: MemoEmbedder) -> None:

@@ -125,14 +125,20 @@ def _placeholders(n: int) -> str:
     return ",".join("?" * n)
 
 
-def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[str, list[object]]:
+def where_clause(
+    scope: Scope, filters: Filters, *, alias: str = "i", row_check: bool = False
+) -> tuple[str, list[object]]:
     """Render the tenancy constraint and *filters* as a SQL boolean over table alias *alias*.
 
     This is the single place where read paths get their tenant/user/session constraint, so no
     query can be built without it. Values are parameters; only validated identifiers (the alias
     and allowlisted metadata keys, passed as JSON paths in parameters) shape the SQL text.
+
+    With ``row_check`` the scope columns are marked unusable as an access path (unary ``+``):
+    for statements that find rows by id, the scope is then checked on each found row instead
+    of the planner scanning the tenant's index.
     """
-    a = alias
+    a = f"+{alias}" if row_check else alias
     parts = [f"{a}.tenant = ?"]
     params: list[object] = [scope.tenant]
     if scope.user is not None:
@@ -141,6 +147,7 @@ def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[s
     if scope.session is not None:
         parts.append(f"{a}.session = ?")
         params.append(scope.session)
+    a = alias
     parts.append(f"{a}.kind IN ({_placeholders(len(filters.kinds))})")
     params.extend(filters.kinds)
     if filters.roles:

@@ -105,13 +105,16 @@ class LexicalIndex:
         average = float(lengths[present].mean()) if count else 1.0
         norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
         out: npt.NDArray[np.float32] | None = None
+        ideal = 0.0
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)
             if postings is None:
+                ideal += _idf(count, 0)
                 continue
             docs, tf = postings.arrays()
             group_tf = np.bincount(groups[docs], weights=tf, minlength=n_groups)
             idf = _idf(count, int(np.count_nonzero(group_tf)))
+            ideal += idf
             if out is None:
                 out = np.zeros(n_groups, dtype=np.float32)
             hit = group_tf > 0
@@ -120,15 +123,7 @@ class LexicalIndex:
             )
         if out is None:
             return None
-        ideal = sum(_idf(count, self._group_df(t, groups)) for t in dict.fromkeys(terms))
         return out / np.float32(ideal)
-
-    def _group_df(self, term: str, groups: npt.NDArray[np.int32]) -> int:
-        postings = self._postings.get(term)
-        if postings is None:
-            return 0
-        docs, _ = postings.arrays()
-        return int(np.unique(groups[docs]).size)
 
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""

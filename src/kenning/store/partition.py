@@ -100,6 +100,7 @@ class Partition:
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
         # Sum of each session's row vectors: the session's centroid direction.
         self._session_sums = np.zeros((0, dimension), dtype=np.float32)
+        self._session_users: dict[int, int] = {}
         self._rowids = np.zeros(0, dtype=np.int64)
         self._ats = np.zeros(0, dtype=np.float64)
         self._users = np.zeros(0, dtype=np.int32)
@@ -155,6 +156,8 @@ class Partition:
         self._users[self._n : end] = [self._user_codes.code(u) for u in rows.users]
         codes = [self._session_codes.code(s) for s in rows.sessions]
         self._sessions[self._n : end] = codes
+        for code, user in zip(codes, self._users[self._n : end], strict=True):
+            self._session_users.setdefault(code, int(user))
         if len(self._session_codes.values) > self._session_sums.shape[0]:
             grown = np.zeros((2 * len(self._session_codes.values), self._dim), dtype=np.float32)
             grown[: self._session_sums.shape[0]] = self._session_sums
@@ -227,34 +230,43 @@ class Partition:
         return self._top(scores[positions], positions, k)
 
     def sessions(
-        self, terms: Sequence[str], query: F32 | None, select: RowSelector
+        self,
+        terms: Sequence[str],
+        query: F32 | None,
+        select: RowSelector,
+        wanted: Sequence[str | None],
     ) -> list[tuple[str | None, float, float]]:
-        """Each session with a selected row, scored as one document: (session, BM25, cosine).
-
-        BM25 takes the session's turns as one text; the cosine is to the session's centroid.
-        """
-        n = self._n
-        if n == 0:
-            return []
+        """The *wanted* sessions inside the selection's scope, each scored as one document:
+        (session, BM25 over its turns as one text, cosine to its centroid)."""
         n_groups = len(self._session_codes.values)
-        mask = self._mask(select)
-        rows = self._sessions[:n] if mask is None else self._sessions[:n][mask]
-        wanted = np.unique(rows)
-        if wanted.size == 0:
+        codes = []
+        for name in dict.fromkeys(wanted):
+            code = self._session_codes.lookup(name)
+            if code < 0 or not self._session_in_scope(code, select):
+                continue
+            codes.append(code)
+        if not codes or self._n == 0:
             return []
+        index = np.asarray(codes)
         lexical = self._lexical.group_scores(terms, self._sessions, n_groups) if terms else None
-        cosine = np.zeros(n_groups, dtype=np.float32)
+        cosine = np.zeros(index.size, dtype=np.float32)
         if query is not None and self._dim:
-            sums = self._session_sums[:n_groups]
+            sums = self._session_sums[index]
             norms = np.linalg.norm(sums, axis=1)
-            dots = sums @ query
-            np.divide(dots, norms, out=cosine, where=norms > 0)
+            np.divide(sums @ query, norms, out=cosine, where=norms > 0)
         names = self._session_codes.values
         return [
-            (names[int(code)], float(lexical[code]) if lexical is not None else 0.0,
-             float(cosine[code]))
-            for code in wanted
-        ]  # fmt: skip
+            (names[code], float(lexical[code]) if lexical is not None else 0.0, float(cos))
+            for code, cos in zip(codes, cosine, strict=True)
+        ]
+
+    def _session_in_scope(self, code: int, select: RowSelector) -> bool:
+        """A session is in scope when it is the selected session or belongs to the user."""
+        if select.session is not None and self._session_codes.values[code] != select.session:
+            return False
+        if select.user is not None:
+            return bool(self._session_users.get(code) == self._user_codes.lookup(select.user))
+        return True
 
     def _top(
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int

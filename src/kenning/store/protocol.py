@@ -175,9 +175,9 @@ class Store(Protocol):
         vector: npt.NDArray[np.float32] | None,
         *,
         model: ModelInfo | None,
-        filters: Filters,
+        sessions: Sequence[str | None],
     ) -> list[SessionCandidate]:
-        """Every session with a record inside *scope* and *filters*, scored as a whole."""
+        """The given *sessions* that lie inside *scope*, each scored as a whole document."""
         ...
 
     def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:

@@ -70,6 +70,15 @@ def _dumps(value: Any) -> str | None:
         raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
 
 
+def _by_ids(count: int) -> str:
+    """Rows of alias ``i`` with the given ids (parameters follow the scope's).
+
+    Written as a rowid lookup so the planner never prefers the tenant index over the id index
+    (it did at 100k rows without statistics: 35 ms instead of 0.1 ms).
+    """
+    return f"i.rowid IN (SELECT rowid FROM items WHERE id IN ({','.join('?' * count)}))"
+
+
 def _chunks(values: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
     for start in range(0, len(values), size):
         yield values[start : start + size]
@@ -332,12 +341,11 @@ class SQLiteStore:
             with self._read() as conn:
                 rows = []
                 for chunk in _chunks(ids):
-                    marks = ",".join("?" * len(chunk))
                     rows.extend(
                         conn.execute(
                             f"SELECT {_PARTITION_COLUMNS} FROM items i LEFT JOIN vectors v"
                             " ON v.tenant = i.tenant AND v.hash = i.embed_hash"
-                            f" WHERE i.tenant = ? AND i.id IN ({marks}) ORDER BY i.rowid",
+                            f" WHERE i.tenant = ? AND {_by_ids(len(chunk))} ORDER BY i.rowid",
                             (tenant, *chunk),
                         ).fetchall()
                     )
@@ -356,14 +364,14 @@ class SQLiteStore:
         limit: int | None = None,
         tail: int | None = None,
     ) -> list[Event]:
-        where, params = where_clause(scope, Filters(kinds=("event",)))
+        where, params = where_clause(scope, Filters(kinds=("event",)), row_check=ids is not None)
         if after_seq is not None:
             where += " AND i.seq > ?"
             params.append(after_seq)
         if ids is not None:
             if not ids:
                 return []
-            where += f" AND i.id IN ({','.join('?' * len(ids))})"
+            where += f" AND {_by_ids(len(ids))}"
             params.extend(ids)
         order = "i.seq" if scope.session is not None else "i.at, i.session, i.seq"
         if tail is not None:
@@ -402,11 +410,8 @@ class SQLiteStore:
         out: list[Item] = []
         with self._read() as conn:
             for chunk in _chunks(list(ids)):
-                where, params = where_clause(scope, Filters(kinds=KINDS))
-                sql = (
-                    f"SELECT {_ITEM_COLUMNS} FROM items i"
-                    f" WHERE {where} AND i.id IN ({','.join('?' * len(chunk))})"
-                )
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
+                sql = f"SELECT {_ITEM_COLUMNS} FROM items i WHERE {where} AND {_by_ids(len(chunk))}"
                 for row in conn.execute(sql, [*params, *chunk]):
                     out.append(
                         Item(
@@ -503,7 +508,7 @@ class SQLiteStore:
         vector: npt.NDArray[np.float32] | None,
         *,
         model: ModelInfo | None,
-        filters: Filters,
+        sessions: Sequence[str | None],
     ) -> list[SessionCandidate]:
         terms = [stem(word) for word in query_terms(query)]
         with self._read() as conn:
@@ -514,9 +519,9 @@ class SQLiteStore:
                 if self._model(conn) is None:
                     vector = None
             partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
+            select = RowSelector(user=scope.user, session=scope.session)
             query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
-            scored = partition.sessions(terms, query_vec, select)
+            scored = partition.sessions(terms, query_vec, select, sessions)
         return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
 
     @staticmethod
@@ -582,10 +587,10 @@ class SQLiteStore:
             return
         with self._write() as conn:
             for chunk in _chunks(list(ids)):
-                where, params = where_clause(scope, Filters(kinds=KINDS))
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
                 conn.execute(
                     "UPDATE items AS i SET access_count = access_count + 1, last_access = ?"
-                    f" WHERE {where} AND i.id IN ({','.join('?' * len(chunk))})",
+                    f" WHERE {where} AND {_by_ids(len(chunk))}",
                     [at.timestamp(), *params, *chunk],
                 )
 
@@ -593,11 +598,11 @@ class SQLiteStore:
         out: dict[str, int] = {}
         with self._read() as conn:
             for chunk in _chunks(list(ids)):
-                where, params = where_clause(scope, Filters(kinds=KINDS))
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
                 rows = conn.execute(
                     "SELECT i.id, t.n FROM token_counts t JOIN items i ON i.rowid = t.item"
                     f" WHERE t.encoding = ? AND {where}"
-                    f" AND i.id IN ({','.join('?' * len(chunk))})",
+                    f" AND {_by_ids(len(chunk))}",
                     [encoding, *params, *chunk],
                 )
                 out.update((row[0], int(row[1])) for row in rows)
@@ -606,12 +611,12 @@ class SQLiteStore:
     def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
         if not counts:
             return
-        where, params = where_clause(scope, Filters(kinds=KINDS))
+        where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
         with self._write() as conn:
             for record_id, n in counts.items():
                 conn.execute(
                     "INSERT OR REPLACE INTO token_counts (item, encoding, n)"
-                    f" SELECT i.rowid, ?, ? FROM items i WHERE {where} AND i.id = ?",
+                    f" SELECT i.rowid, ?, ? FROM items i WHERE {where} AND {_by_ids(1)}",
                     [encoding, int(n), *params, record_id],
                 )
 
@@ -624,11 +629,11 @@ class SQLiteStore:
         ids: Sequence[str] | None = None,
         before: datetime | None = None,
     ) -> int:
-        where, params = where_clause(scope, Filters(kinds=KINDS))
+        where, params = where_clause(scope, Filters(kinds=KINDS), row_check=ids is not None)
         if ids is not None:
             if not ids:
                 return 0
-            where += f" AND i.id IN ({','.join('?' * len(ids))})"
+            where += f" AND {_by_ids(len(ids))}"
             params.extend(ids)
         if before is not None:
             where += " AND i.at < ?"
