@@ -316,6 +316,33 @@ class Memory:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-lexical")
         return self._pool
 
+    def count_tokens(self, scope: Scope, *, model: str) -> dict[str, int]:
+        """Exact token counts of the session's events for *model*'s tokenizer, by event id.
+
+        Counts are cached per record and encoding, so a long session is counted once; an
+        approximate tokenizer (model families without a public one) is cached under its own
+        labelled name. Per-message chat overhead is not included (see
+        :func:`kenning.tokens.count_messages`).
+        """
+        from kenning.tokens.routing import tokenizer_for
+
+        tokenizer = tokenizer_for(model)
+        events = self.get_session(scope)
+        ids = [e.id for e in events]
+        counts = self._store.token_counts(scope, ids, tokenizer.name)
+        missing = [e for e in events if e.id not in counts]
+        if missing:
+            fresh = dict(
+                zip(
+                    (e.id for e in missing),
+                    tokenizer.count_many([e.content for e in missing]),
+                    strict=True,
+                )
+            )
+            self._store.put_token_counts(scope, tokenizer.name, fresh)
+            counts.update(fresh)
+        return {i: counts[i] for i in ids}
+
     # -- erasure and lifecycle -------------------------------------------------------------
 
     def forget(
