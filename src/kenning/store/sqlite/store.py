@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -68,6 +69,12 @@ def _dumps(value: Any) -> str | None:
         return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
+
+
+@lru_cache(maxsize=65_536)
+def _stored_scope(tenant: str, user: str | None, session: str | None, agent: str | None) -> Scope:
+    # Rows repeat the same few scopes; validating each id once per process is enough.
+    return Scope(tenant, user, session, agent)
 
 
 def _by_ids(count: int) -> str:
@@ -392,7 +399,7 @@ class SQLiteStore:
     def _event(row: Sequence[Any]) -> Event:
         return Event(
             id=row[1],
-            scope=Scope(row[2], row[3], row[4], row[5]),
+            scope=_stored_scope(row[2], row[3], row[4], row[5]),
             seq=int(row[6]),
             role=Role(row[7]),
             content=row[8],
@@ -415,7 +422,8 @@ class SQLiteStore:
                 for row in conn.execute(sql, [*params, *chunk]):
                     out.append(
                         Item(
-                            id=row[0], kind=row[1], scope=Scope(row[2], row[3], row[4], row[5]),
+                            id=row[0], kind=row[1],
+                            scope=_stored_scope(row[2], row[3], row[4], row[5]),
                             seq=int(row[6]), role=Role(row[7]), text=row[8], at=_ts(row[9]),
                             metadata=json.loads(row[10]), tags=tuple(json.loads(row[11])),
                             access_count=int(row[12]),
