@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kenning.embed.base import Matrix
+from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.store.sqlite.store import SQLiteStore
 
@@ -19,36 +19,24 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5")
 
 
-class MemoEmbedder:
+class MemoEmbedder(DelegatingEmbedder):
     """The real MiniLM model with a per-test-session memo, so property tests stay fast.
 
     Vectors are the model's own; only repeated texts are served from the memo.
     """
 
     def __init__(self, inner: MiniLMEmbedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._memo: dict[str, np.ndarray] = {}
         self.calls = 0
         self.texts_embedded = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    @property
-    def max_tokens(self) -> int:
-        return self._inner.max_tokens
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         self.calls += 1
         todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
         if todo:
             self.texts_embedded += len(todo)
-            for text, vec in zip(todo, self._inner.embed(todo), strict=True):
+            for text, vec in zip(todo, self.inner.embed(todo), strict=True):
                 self._memo[text] = vec
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)

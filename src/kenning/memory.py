@@ -23,7 +23,7 @@ from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, with_context
 from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
 from kenning.search.filters import parse_filters
-from kenning.search.fusion import ItemStats, fuse, max_bonus, session_scores
+from kenning.search.fusion import ItemStats, add_bonuses, fuse, max_bonus, session_scores
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
@@ -287,16 +287,14 @@ class Memory:
         serve both the bonuses and the hits.
         """
         config = self._settings.fusion
-        base = fuse(lexical, vector, config=config, stats={}, now=now, sessions=sessions)
+        base = fuse(lexical, vector, config=config, sessions=sessions)
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config)
         contenders = [f.id for f in base if f.score >= floor]
         items = {item.id: item for item in self._store.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = fuse(
-            lexical, vector, config=config, stats=stats, now=now, limit=k, sessions=sessions
-        )
+        fused = add_bonuses(base, config=config, stats=stats, now=now, limit=k)
         out = []
         for f in fused:
             item = items.get(f.id)

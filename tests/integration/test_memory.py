@@ -116,7 +116,7 @@ def test_unchanged_text_is_not_embedded_twice(tmp_path: Path, real_embedder: Mem
     class Counting(MemoEmbedder):
         pass
 
-    counting = Counting(real_embedder._inner)
+    counting = Counting(real_embedder.inner)
     with Memory.open(tmp_path / "c.db", embedder=counting) as m:
         m.add_events(S, [{"role": "user", "content": "same words"}])
         m.add_events(S, [{"role": "user", "content": "same words"}] * 3)

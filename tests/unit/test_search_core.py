@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kenning import InvalidFilter, InvalidInput, Memory, Scope, Settings
 from kenning.records import NewEvent, Role, to_utc
 from kenning.search.filters import parse_filters, where_clause
-from kenning.search.fusion import FusionConfig, ItemStats, fuse
+from kenning.search.fusion import FusionConfig, ItemStats, add_bonuses, fuse
 from kenning.search.query import match_expression, query_terms
 from kenning.store.protocol import Candidate
 from tests.fakes import HashEmbedder
@@ -91,7 +91,7 @@ def test_rrf_rewards_agreement() -> None:
                           recency_weight=0, access_weight=0)  # fmt: skip
     lex = cands(("a", 9.0), ("b", 5.0), ("c", 1.0))
     vec = cands(("b", 0.9), ("a", 0.8), ("d", 0.7))
-    out = fuse(lex, vec, config=config, stats={}, now=NOW)
+    out = fuse(lex, vec, config=config)
     assert [f.id for f in out][:2] == ["a", "b"]
     assert out[0].score == pytest.approx((1 / 61 + 1 / 62) / (2 / 61))
     assert out[0].scores["bm25"] == 9.0 and out[0].scores["cosine"] == 0.8
@@ -102,8 +102,7 @@ def test_weighted_sum_of_calibrated_bm25_and_cosine() -> None:
     config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1, session_weight=0,
                           recency_weight=0, access_weight=0)  # fmt: skip
     # Lexical scores arrive calibrated (1.0 = the whole query matched); above 1 is capped.
-    out = fuse(cands(("a", 1.7), ("b", 0.5)), cands(("b", 0.5)), config=config, stats={},
-               now=NOW)  # fmt: skip
+    out = fuse(cands(("a", 1.7), ("b", 0.5)), cands(("b", 0.5)), config=config)
     scores = {f.id: f.score for f in out}
     assert scores["a"] == pytest.approx(0.5)
     assert scores["b"] == pytest.approx((0.5 + 0.5) / 2)
@@ -113,7 +112,7 @@ def test_session_weight_ranks_a_sessions_turns_together() -> None:
     config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1,
                           session_weight=1.0, recency_weight=0, access_weight=0)  # fmt: skip
     lex = [Candidate("a1", 1.0, "A"), Candidate("b1", 0.9, "B"), Candidate("a2", 0.85, "A")]
-    out = fuse(lex, [], config=config, stats={}, now=NOW)
+    out = fuse(lex, [], config=config)
     assert [f.id for f in out] == ["a1", "a2", "b1"]
     assert out[0].score == pytest.approx(0.5)  # (0.5 + 1.0 * 0.5) / 2
     assert out[1].scores["session"] == pytest.approx(0.25)
@@ -126,7 +125,8 @@ def test_bonuses_for_recent_and_accessed_items() -> None:
         "old": ItemStats(at=NOW - timedelta(days=10), access_count=0),
         "new": ItemStats(at=NOW, access_count=100),
     }
-    out = fuse(cands(("old", 1.0), ("new", 1.0)), [], config=config, stats=stats, now=NOW)
+    base = fuse(cands(("old", 1.0), ("new", 1.0)), [], config=config)
+    out = add_bonuses(base, config=config, stats=stats, now=NOW)
     by_id = {f.id: f for f in out}
     assert by_id["old"].scores["recency"] == pytest.approx(0.05)
     assert by_id["new"].scores["recency"] == pytest.approx(0.1)
@@ -145,8 +145,8 @@ def test_fusion_is_deterministic_bounded_and_complete(
     lex: list[tuple[str, float]], vec: list[tuple[str, float]], method: str
 ) -> None:
     config = FusionConfig(method=method, recency_weight=0, access_weight=0)  # type: ignore[arg-type]
-    out = fuse(cands(*lex), cands(*vec), config=config, stats={}, now=NOW)
-    again = fuse(cands(*lex), cands(*vec), config=config, stats={}, now=NOW)
+    out = fuse(cands(*lex), cands(*vec), config=config)
+    again = fuse(cands(*lex), cands(*vec), config=config)
     assert out == again
     assert {f.id for f in out} == {i for i, _ in lex} | {i for i, _ in vec}
     assert all(-1e-9 <= f.score <= 1 + 1e-9 for f in out)

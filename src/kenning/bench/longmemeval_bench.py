@@ -45,7 +45,7 @@ from kenning.bench.metrics import (
     sessions_from_turns,
 )
 from kenning.bench.report import longmemeval_markdown, write_report
-from kenning.embed.base import Embedder, Matrix
+from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
 from kenning.indexing import embedding_text, with_context
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
@@ -64,28 +64,16 @@ TOKEN_MODEL = "gpt-4o"
 LOOSE_KEY = "session_recall_any@5_all_questions"
 
 
-class _CountingEmbedder:
+class _CountingEmbedder(DelegatingEmbedder):
     """Delegates to an embedder and counts the texts it is asked to embed."""
 
     def __init__(self, inner: Embedder) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.texts = 0
-
-    @property
-    def model_id(self) -> str:
-        return self._inner.model_id
-
-    @property
-    def dimension(self) -> int:
-        return self._inner.dimension
-
-    @property
-    def max_tokens(self) -> int:
-        return self._inner.max_tokens
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         self.texts += len(texts)
-        return self._inner.embed(texts)
+        return self.inner.embed(texts)
 
 
 def _indexable(turn: Turn) -> bool:

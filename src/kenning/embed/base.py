@@ -8,7 +8,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "Matrix"]
+__all__ = ["DelegatingEmbedder", "Embedder", "Matrix"]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -33,3 +33,26 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Matrix:
         """Return an ``(len(texts), dimension)`` float32 array of unit vectors."""
         ...
+
+
+class DelegatingEmbedder:
+    """Wraps another embedder and keeps its identity; subclasses override :meth:`embed`
+    (to count, cache or instrument calls) and call ``self.inner.embed``."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    @property
+    def max_tokens(self) -> int:
+        return self.inner.max_tokens
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return self.inner.embed(texts)

@@ -18,7 +18,15 @@ from typing import Literal
 from kenning.errors import InvalidInput
 from kenning.store.protocol import Candidate, SessionCandidate
 
-__all__ = ["Fused", "FusionConfig", "ItemStats", "fuse", "max_bonus", "session_scores"]
+__all__ = [
+    "Fused",
+    "FusionConfig",
+    "ItemStats",
+    "add_bonuses",
+    "fuse",
+    "max_bonus",
+    "session_scores",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,16 +173,12 @@ def fuse(
     vector: Sequence[Candidate],
     *,
     config: FusionConfig,
-    stats: Mapping[str, ItemStats],
-    now: datetime,
-    limit: int | None = None,
     sessions: Mapping[str | None, float] | None = None,
 ) -> list[Fused]:
     """Combine ranked candidate lists into one list, best first (ties broken by id).
 
-    Candidates missing from *stats* get no bonus. *sessions* holds whole-session scores (see
-    :func:`session_scores`). Only the best *limit* are returned (all if None); per-signal score
-    maps are built for those only.
+    *sessions* holds whole-session scores (see :func:`session_scores`). Bonuses are added
+    afterwards, by :func:`add_bonuses`, to the few candidates they can still move.
     """
     base = (
         _rrf(lexical, vector, config)
@@ -187,15 +191,10 @@ def fuse(
         base, session_part = _with_session(
             base, [*lexical, *vector], config.session_weight, sessions or {}
         )
-    bonus = {key: _bonuses(item, config, now) for key, item in stats.items() if key in base}
-    totals = {key: value + sum(bonus.get(key, {}).values()) for key, value in base.items()}
-    ranked = sorted(totals, key=lambda key: (-totals[key], key))
-    if limit is not None:
-        ranked = ranked[:limit]
     lex = {c.id: c.score for c in lexical}
     vec = {c.id: c.score for c in vector}
     out = []
-    for key in ranked:
+    for key in sorted(base, key=lambda key: (-base[key], key)):
         scores: dict[str, float] = {config.method: fused[key]}
         if key in lex:
             scores["bm25"] = lex[key]
@@ -203,7 +202,28 @@ def fuse(
             scores["cosine"] = vec[key]
         if key in session_part:
             scores["session"] = session_part[key]
-        scores.update(bonus.get(key, {}))
-        scores["score"] = totals[key]
-        out.append(Fused(id=key, score=totals[key], scores=scores))
+        scores["score"] = base[key]
+        out.append(Fused(id=key, score=base[key], scores=scores))
     return out
+
+
+def add_bonuses(
+    fused: Sequence[Fused],
+    *,
+    config: FusionConfig,
+    stats: Mapping[str, ItemStats],
+    now: datetime,
+    limit: int | None = None,
+) -> list[Fused]:
+    """Add recency and access bonuses to the candidates in *stats*, re-rank, keep *limit*."""
+    out = []
+    for f in fused:
+        item = stats.get(f.id)
+        if item is None:
+            out.append(f)
+            continue
+        bonus = _bonuses(item, config, now)
+        total = f.score + sum(bonus.values())
+        out.append(Fused(id=f.id, score=total, scores={**f.scores, **bonus, "score": total}))
+    out.sort(key=lambda f: (-f.score, f.id))
+    return out if limit is None else out[:limit]
