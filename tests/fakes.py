@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
+from kenning.compaction.summarizer import SummaryRequest
 from kenning.embed.base import Matrix
 from kenning.errors import ModelUnavailable
 
@@ -37,3 +39,37 @@ class DownEmbedder(HashEmbedder):
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         raise ModelUnavailable("the embedding model is down (test double)")
+
+
+class RecordingSummarizer:
+    """A deterministic summarizer: one fixed fact over the whole range; records each request."""
+
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.requests: list[SummaryRequest] = []
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.requests.append(request)
+        item = SummaryItem(
+            text="recorded summary", first_seq=request.first_seq, last_seq=request.last_seq
+        )
+        return SummaryResult(body=SummaryBody(facts=(item,)), summarizer=self.name)
+
+
+class KillingSummarizer:
+    """Kills its own process with SIGKILL when asked to summarize: the crash between the pin
+    write and the summary write, for the crash test (runs in a child process)."""
+
+    name = "killing"
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")  # pragma: no cover

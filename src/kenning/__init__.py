@@ -8,6 +8,22 @@ Importing kenning does nothing but define names: no model load, no environment r
 network, no logging setup.
 """
 
+from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
+from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.llm import LLMSettings, LLMSummarizer
+from kenning.compaction.plan import CompactionSettings
+from kenning.compaction.records import AuditEntry
+from kenning.compaction.summarizer import Summarizer, SummaryRequest
+from kenning.context.assembler import ContextSettings
+from kenning.context.task import Decision, TaskState, TaskStatus, TaskUpdate
+from kenning.context.window import (
+    ContextWindow,
+    Pressure,
+    PressureThresholds,
+    Tier,
+    TierAccount,
+    TierCaps,
+)
 from kenning.embed.base import Embedder
 from kenning.errors import (
     BudgetError,
@@ -24,6 +40,8 @@ from kenning.errors import (
     Unsupported,
 )
 from kenning.memory import Memory
+from kenning.pins.draft import PinDraft
+from kenning.pins.extract import ExtractionRules, IdPattern
 from kenning.records import (
     Event,
     Fact,
@@ -47,27 +65,40 @@ from kenning.tokens.base import Tokenizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "AuditEntry",
     "BudgetError",
     "Capabilities",
+    "CompactionSettings",
     "ContentTooLarge",
+    "ContextSettings",
+    "ContextWindow",
+    "Decision",
     "Embedder",
     "Event",
+    "ExtractionRules",
+    "ExtractiveSummarizer",
     "Fact",
     "FactSource",
     "FusionConfig",
     "Hit",
+    "IdPattern",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
     "KenningError",
+    "LLMSettings",
+    "LLMSummarizer",
     "Memory",
     "ModelMismatch",
     "ModelUnavailable",
     "NewEvent",
     "NotFound",
     "Pin",
+    "PinDraft",
     "PinKind",
     "PinStatus",
+    "Pressure",
+    "PressureThresholds",
     "Procedure",
     "Role",
     "SQLiteStore",
@@ -77,7 +108,18 @@ __all__ = [
     "Settings",
     "Store",
     "StoreError",
+    "Summarizer",
     "Summary",
+    "SummaryBody",
+    "SummaryItem",
+    "SummaryRequest",
+    "SummaryResult",
+    "TaskState",
+    "TaskStatus",
+    "TaskUpdate",
+    "Tier",
+    "TierAccount",
+    "TierCaps",
     "Tokenizer",
     "Unsupported",
     "__version__",

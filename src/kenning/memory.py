@@ -12,16 +12,33 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from kenning.compaction.records import AuditEntry
+from kenning.compaction.summarizer import Summarizer
+from kenning.context.service import WorkingContext
+from kenning.context.task import TaskState, TaskUpdate
+from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, with_context
-from kenning.records import Event, NewEvent, Scope, content_hash, to_utc
+from kenning.records import (
+    Event,
+    JSONScalar,
+    NewEvent,
+    Pin,
+    PinKind,
+    PinStatus,
+    Scope,
+    Summary,
+    content_hash,
+    to_utc,
+)
 from kenning.search.filters import parse_filters
 from kenning.search.fusion import ItemStats, add_bonuses, fuse, max_bonus, session_scores
 from kenning.search.hits import Hit, SearchResults
@@ -67,11 +84,20 @@ class Memory:
         *,
         embedder: Embedder | None = None,
         settings: Settings | None = None,
+        summarizer: Summarizer | None = None,
     ) -> None:
         self._store = store
         self._embedder = embedder
         self._settings = settings or Settings()
         self._pool: ThreadPoolExecutor | None = None
+        self._context = WorkingContext(
+            store,
+            search=lambda scope, query, k: self.search(scope, query, k=k),
+            settings=self._settings.context,
+            compaction=self._settings.compaction,
+            rules=self._settings.pin_rules,
+            summarizer=summarizer,
+        )
 
     @classmethod
     def open(
@@ -80,11 +106,15 @@ class Memory:
         *,
         embedder: Embedder | _Default | None = DEFAULT,
         settings: Settings | None = None,
+        summarizer: Summarizer | None = None,
     ) -> Memory:
         """Open (or create) an embedded memory in one SQLite file.
 
         The default embedder is the local MiniLM model, loaded on first use. Pass
         ``embedder=None`` for lexical search only, or any :class:`~kenning.embed.Embedder`.
+        The default summarizer is the extractive one (no LLM); see
+        :class:`kenning.compaction.llm.LLMSummarizer`. Compactions queued before a restart
+        resume in the background.
         """
         from kenning.store.sqlite.store import SQLiteStore
 
@@ -92,7 +122,9 @@ class Memory:
             from kenning.embed.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        return cls(SQLiteStore(path), embedder=embedder, settings=settings)
+        memory = cls(SQLiteStore(path), embedder=embedder, settings=settings, summarizer=summarizer)
+        memory._context.resume()
+        return memory
 
     @property
     def store(self) -> Store:
@@ -154,9 +186,11 @@ class Memory:
             return []
         model = self._model()
         vectors = self._vectors_for(writes, texts, model) if model is not None else None
-        return self._store.append_events(
+        added = self._store.append_events(
             writes, model=model if vectors is not None else None, vectors=vectors
         )
+        self._context.pins_from_events(added)
+        return added
 
     def _vectors_for(
         self, writes: Sequence[EventWrite], texts: Sequence[str], model: ModelInfo
@@ -362,7 +396,113 @@ class Memory:
         cutoff = None if before is None else to_utc(before, what="before")
         return self._store.forget(scope, ids=None if ids is None else list(ids), before=cutoff)
 
+    # -- working context -------------------------------------------------------------------
+
+    def assemble(
+        self,
+        scope: Scope,
+        *,
+        budget_tokens: int,
+        model: str,
+        reserve_output_tokens: int = 0,
+        system: str,
+        goal: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        query: str | None = None,
+    ) -> ContextWindow:
+        """Build the window for the next model call of the session of *scope*.
+
+        Tiers fill in order — system policy, goal and task state, tool schemas (most relevant
+        to the query first when not all fit), pins, the recent tail (whole messages; the latest
+        user input always), summaries, retrieved memories (cited) — and a piece that does not
+        fit is skipped without taking room from an earlier tier. Counts are exact for
+        *model*'s tokenizer, chat framing included, and the window never exceeds
+        ``budget_tokens - reserve_output_tokens``.
+
+        Reads pressure from the session's running token totals: at the warn threshold it logs,
+        at compact it queues a background compaction, at hard it compacts before returning.
+
+        Raises:
+            InvalidInput: a bad budget, model, system policy, tool schema or query.
+            BudgetError: the system policy and the latest user input alone exceed the budget.
+
+        Example:
+            >>> window = memory.assemble(scope, budget_tokens=2_000, model="gpt-4o",
+            ...                          system="You are a support agent.")  # doctest: +SKIP
+        """
+        return self._context.assemble(
+            scope, budget_tokens=budget_tokens, model=model,
+            reserve_output_tokens=reserve_output_tokens, system=system, goal=goal, tools=tools,
+            query=query,
+        )  # fmt: skip
+
+    def set_pin(
+        self,
+        scope: Scope,
+        kind: PinKind | str,
+        value: str,
+        *,
+        key: str | None = None,
+        amount: Decimal | str | None = None,
+        currency: str | None = None,
+        status: PinStatus | str = PinStatus.OPEN,
+        source_event_id: str | None = None,
+        metadata: Mapping[str, JSONScalar] | None = None,
+    ) -> Pin:
+        """Pin a typed value in the session (authorizations, approvals, goals...).
+
+        *key* names the pin (default ``"{kind}:{value}"``); setting an existing key to another
+        value or status writes a new version and keeps the old one in history. Amounts are
+        Decimals with an ISO-4217 *currency*.
+        """
+        return self._context.set_pin(
+            scope, kind, value, key=key, amount=amount, currency=currency, status=status,
+            source_event_id=source_event_id, metadata=metadata,
+        )  # fmt: skip
+
+    def close_pin(self, scope: Scope, key: str) -> Pin:
+        """Close a pin (e.g. a fulfilled obligation); raises NotFound for an unknown key."""
+        return self._context.close_pin(scope, key)
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        """Current pins in *scope* (a session, a user or a tenant); every version with
+        *history*."""
+        return self._context.pins(scope, history=history)
+
+    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
+        """Merge *update* into the session's task state (rules in kenning.context.task)."""
+        return self._context.update_task(scope, update)
+
+    def task_state(self, scope: Scope) -> TaskState:
+        return self._context.task_state(scope)
+
+    def compact(
+        self, scope: Scope, *, budget_tokens: int, model: str, summarizer: Summarizer | None = None
+    ) -> list[Summary]:
+        """Compact the session now (what the policy says is due); return new summaries."""
+        return self._context.compact(
+            scope, budget_tokens=budget_tokens, model=model, summarizer=summarizer
+        )
+
+    def summaries(self, scope: Scope) -> list[Summary]:
+        """The session's active summaries, oldest range first."""
+        return self._context.summaries(scope)
+
+    def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        """The session's compaction audit log, oldest first."""
+        return self._context.compaction_log(scope, limit=limit)
+
+    def wait_for_compaction(self, timeout: float | None = None) -> bool:
+        """Block until background compaction is idle; True if it is."""
+        return self._context.wait_for_compaction(timeout)
+
+    @property
+    def pressure_events(self) -> Mapping[str, int]:
+        """How often each pressure level was met since open (warn, compact, hard)."""
+        return dict(self._context.metrics)
+
     def close(self) -> None:
+        self._context.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None

@@ -5,7 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kenning.compaction.plan import CompactionSettings
+from kenning.context.assembler import ContextSettings
 from kenning.errors import InvalidInput
+from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
 
@@ -23,6 +26,8 @@ class Settings:
     event's date; ``embed_context`` also embeds the end of the preceding turn of the same
     session (see :func:`kenning.indexing.with_context`). ``max_query_chars`` bounds search
     input; ``track_access`` records which results were returned (the access bonus reads it).
+    ``context`` shapes windows (tier caps, pressure thresholds, retrieval), ``compaction`` the
+    summaries, and ``pin_rules`` what pins are extracted from events.
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
@@ -33,6 +38,9 @@ class Settings:
     embed_batch: int = 64
     fusion: FusionConfig = field(default_factory=FusionConfig)
     track_access: bool = True
+    context: ContextSettings = field(default_factory=ContextSettings)
+    compaction: CompactionSettings = field(default_factory=CompactionSettings)
+    pin_rules: ExtractionRules = DEFAULT_RULES
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:

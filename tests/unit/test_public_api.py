@@ -14,6 +14,12 @@ EXPECTED = {
     "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",
     "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict", "SearchResults",
     "Settings", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported", "__version__",
+    # working context
+    "AuditEntry", "CompactionSettings", "ContextSettings", "ContextWindow", "Decision",
+    "ExtractionRules", "ExtractiveSummarizer", "IdPattern", "LLMSettings", "LLMSummarizer",
+    "PinDraft", "Pressure", "PressureThresholds", "Summarizer", "SummaryBody", "SummaryItem",
+    "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
+    "TierAccount", "TierCaps",
 }  # fmt: skip
 
 

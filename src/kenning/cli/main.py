@@ -57,6 +57,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
+    p = sub.add_parser("assemble", help="build the token-budgeted window for a session")
+    p.add_argument("--db", required=True)
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True)
+    p.add_argument("--session", required=True)
+    p.add_argument("--budget", type=_positive, required=True, help="budget in tokens")
+    p.add_argument("--model", required=True, help="target model, e.g. gpt-4o (picks the tokenizer)")
+    p.add_argument("--reserve-output", type=int, default=0, help="tokens kept for the reply")
+    p.add_argument("--query", help="what to retrieve memories for (default: latest user input)")
+    p.add_argument("--goal", help="the user's goal for this conversation")
+    p.add_argument("--system-file", help="file holding the system policy")
+    p.add_argument("--tools-file", help="JSON file with a list of tool schemas")
+    p.add_argument("--lexical-only", action="store_true", help="retrieve without the model")
+    p.add_argument("--json", action="store_true", help="print the window as JSON")
+
+    p = sub.add_parser("pins", help="list, set or close a session's pins")
+    p.add_argument("action", choices=("list", "set", "close"))
+    p.add_argument("--db", required=True)
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user")
+    p.add_argument("--session")
+    p.add_argument("--kind", help="set: entity_id, amount, approval, authorization, ...")
+    p.add_argument("--key", help="set/close: the pin's key (set: default kind:value)")
+    p.add_argument("--value", help="set: the value")
+    p.add_argument("--amount", help="set: a decimal amount (with --currency)")
+    p.add_argument("--currency", help="set: ISO-4217 code, e.g. EUR")
+    p.add_argument("--history", action="store_true", help="list: every version")
+    p.add_argument("--json", action="store_true")
+
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
     p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
 
@@ -89,6 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _require_pin_args(args: argparse.Namespace) -> None:
+    from kenning.errors import InvalidInput
+
+    need = ("kind", "value") if args.action == "set" else ("key",)
+    missing = [f"--{name}" for name in need if getattr(args, name) is None]
+    if missing or args.user is None or args.session is None:
+        flags = ", ".join(f"--{n}" for n in need)
+        raise InvalidInput(f"pins {args.action} needs --user, --session and {flags}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kenning`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -101,6 +140,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.ingest(args)
         if args.command == "search":
             return commands.search(args)
+        if args.command in ("assemble", "pins"):
+            from kenning.cli import context_commands
+
+            if args.command == "pins" and args.action != "list":
+                _require_pin_args(args)
+            return getattr(context_commands, args.command)(args)  # type: ignore[no-any-return]
         if args.command == "demo":
             return commands.demo(args)
         if args.command == "bench":

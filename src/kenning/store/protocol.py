@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.records import Event, JSONScalar, NewEvent, Role, Scope
+from kenning.compaction.records import AuditEntry, CompactionJob, JobStatus
+from kenning.context.task import TaskState, TaskUpdate
+from kenning.pins.draft import PinDraft
+from kenning.records import Event, JSONScalar, NewEvent, Pin, Role, Scope, Summary
 from kenning.search.filters import Filters
 
 __all__ = [
@@ -198,6 +201,103 @@ class Store(Protocol):
 
         Returns the number of records erased.
         """
+        ...
+
+    # -- pins -------------------------------------------------------------------------------
+
+    def put_pins(
+        self,
+        scope: Scope,
+        drafts: Sequence[PinDraft],
+        *,
+        at: datetime,
+        mode: Literal["add", "set"] = "set",
+    ) -> list[Pin]:
+        """Write pins of the session of *scope* atomically; return the versions written.
+
+        ``mode="set"``: a draft whose key exists with another value or status becomes a new
+        version (the old one stays in history). ``mode="add"`` (extraction): existing keys are
+        left alone, so re-extracting old text never reopens a closed pin.
+        """
+        ...
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        """Current pins in *scope* (with *history*, every version), in write order."""
+        ...
+
+    # -- summaries, compaction queue and audit -----------------------------------------------
+
+    def put_summary(
+        self,
+        summary: Summary,
+        *,
+        replaces: Sequence[str] = (),
+        guard_pins: Sequence[PinDraft] = (),
+        audit: Sequence[AuditEntry] = (),
+    ) -> Summary:
+        """In one transaction: add the amnesia guard's pins, the summary, retire the summaries
+        it *replaces*, and append the audit entries."""
+        ...
+
+    def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:
+        """Active summaries in *scope*, by session and covered range."""
+        ...
+
+    def audit(self, entries: Sequence[AuditEntry]) -> None:
+        """Append entries to the compaction audit log."""
+        ...
+
+    def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        """The latest *limit* audit entries in *scope*, oldest first."""
+        ...
+
+    def enqueue_compaction(
+        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
+    ) -> CompactionJob | None:
+        """Queue a compaction of the session; None if one is already pending or running."""
+        ...
+
+    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
+        """Take the oldest pending job, or a running one whose lease expired (its worker died).
+
+        The queue is the store's own machinery, not a read of tenant data, so it has no scope.
+        """
+        ...
+
+    def finish_compaction(
+        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
+    ) -> None: ...
+
+    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]: ...
+
+    def pending_compactions(self) -> int: ...
+
+    # -- task state and the token ledger -----------------------------------------------------
+
+    def task_state(self, scope: Scope) -> TaskState:
+        """The session's task state (an empty one if never set)."""
+        ...
+
+    def update_task_state(self, scope: Scope, update: TaskUpdate, *, at: datetime) -> TaskState:
+        """Merge *update* into the stored state atomically (rules in kenning.context.task)."""
+        ...
+
+    def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
+        """(last counted sequence number, total message tokens through it) of the session."""
+        ...
+
+    def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
+        """Append ``(seq, message tokens)`` of newer events to the session's running totals."""
+        ...
+
+    def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
+        """Message tokens of the session's events through *seq*."""
+        ...
+
+    def ledger_tail(
+        self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0
+    ) -> list[tuple[int, int]]:
+        """``(seq, tokens)`` of the newest events after *after_seq* that fit in *room*."""
         ...
 
     def close(self) -> None: ...

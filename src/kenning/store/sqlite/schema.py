@@ -108,6 +108,115 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        "0002_working_context",
+        """
+        -- Pins: typed fields compaction never rewrites. A change is a new version; old
+        -- versions stay (current = 0) as the pin's history.
+        CREATE TABLE pins (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL,
+            session TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            key TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            amount TEXT,
+            currency TEXT,
+            status TEXT NOT NULL,
+            source_event_id TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            closed_at REAL,
+            current INTEGER NOT NULL DEFAULT 1,
+            UNIQUE (tenant, session, key, version)
+        );
+        CREATE INDEX pins_current ON pins (tenant, session, current, rowid);
+        CREATE INDEX pins_user ON pins (tenant, user);
+
+        CREATE TABLE summaries (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL,
+            session TEXT NOT NULL,
+            level INTEGER NOT NULL,
+            first_seq INTEGER NOT NULL,
+            last_seq INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            body TEXT NOT NULL,
+            summarizer TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            -- 0 once a later summary replaced it (kept for the audit trail)
+            active INTEGER NOT NULL DEFAULT 1
+        );
+        CREATE INDEX summaries_active ON summaries (tenant, session, active, first_seq);
+        CREATE INDEX summaries_user ON summaries (tenant, user);
+
+        CREATE TABLE compaction_log (
+            rowid INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user TEXT,
+            session TEXT,
+            at REAL NOT NULL,
+            action TEXT NOT NULL,
+            first_seq INTEGER,
+            last_seq INTEGER,
+            tokens_before INTEGER,
+            tokens_after INTEGER,
+            summary_id TEXT,
+            summarizer TEXT,
+            detail TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX compaction_log_session ON compaction_log (tenant, session, rowid);
+
+        -- The background compactor's queue: at most one outstanding job per session.
+        CREATE TABLE compaction_jobs (
+            rowid INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL,
+            session TEXT NOT NULL,
+            model TEXT NOT NULL,
+            budget INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            lease_until REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE UNIQUE INDEX compaction_jobs_open ON compaction_jobs (tenant, session)
+            WHERE status IN ('pending', 'running');
+        CREATE INDEX compaction_jobs_status ON compaction_jobs (status, rowid);
+
+        CREATE TABLE task_state (
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            user TEXT NOT NULL,
+            body TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (tenant, session)
+        ) WITHOUT ROWID;
+
+        -- Running token totals of a session's messages per encoding: n is one event's message
+        -- tokens, cum the total through it, so a window's tail and the session's size are
+        -- index lookups however long the session is.
+        CREATE TABLE token_ledger (
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            encoding TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            n INTEGER NOT NULL,
+            cum INTEGER NOT NULL,
+            PRIMARY KEY (tenant, session, encoding, seq)
+        ) WITHOUT ROWID;
+        CREATE INDEX token_ledger_cum ON token_ledger (tenant, session, encoding, cum);
+        """,
+    ),
 )
 
 

@@ -38,6 +38,7 @@ from kenning.store.protocol import (
     ModelInfo,
     SessionCandidate,
 )
+from kenning.store.sqlite.context import ContextTables
 from kenning.store.sqlite.schema import migrate
 
 __all__ = ["SQLiteStore"]
@@ -91,7 +92,7 @@ def _chunks(values: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]
         yield values[start : start + size]
 
 
-class SQLiteStore:
+class SQLiteStore(ContextTables):
     """The embedded :class:`~kenning.store.protocol.Store`.
 
     >>> store = SQLiteStore(":memory:")
@@ -647,6 +648,9 @@ class SQLiteStore:
             where += " AND i.at < ?"
             params.append(before.timestamp())
         with self._write() as conn:
+            doomed = conn.execute(
+                f"SELECT i.id, i.session, i.seq FROM items i WHERE {where}", params
+            ).fetchall()
             cur = conn.execute(
                 f"DELETE FROM items WHERE rowid IN (SELECT i.rowid FROM items i WHERE {where})",
                 params,
@@ -662,6 +666,7 @@ class SQLiteStore:
                 " (SELECT 1 FROM items i WHERE i.tenant = s.tenant AND i.session = s.session)",
                 (scope.tenant,),
             )
+            self._forget_context(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed])
         self._partitions.pop(scope.tenant, None)
         if erased and self._path != ":memory:":
             with self._read() as conn:

@@ -1,0 +1,101 @@
+"""The ``assemble`` and ``pins`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from kenning.context.window import ContextWindow
+from kenning.errors import InvalidInput
+from kenning.memory import Memory
+from kenning.records import Pin, Scope
+
+__all__ = ["assemble", "pins"]
+
+_DEFAULT_SYSTEM = "You are a helpful assistant."
+
+
+def _open(db: str, *, lexical_only: bool) -> Memory:
+    if db != ":memory:" and not Path(db).is_file():
+        raise InvalidInput(f"{db} is not a kenning database (no such file)")
+    if lexical_only:
+        return Memory.open(db, embedder=None)
+    return Memory.open(db)
+
+
+def assemble(args: argparse.Namespace) -> int:
+    system = _DEFAULT_SYSTEM
+    if args.system_file:
+        path = Path(args.system_file)
+        if not path.is_file():
+            raise InvalidInput(f"--system-file {path} is not a file")
+        system = path.read_text(encoding="utf-8")
+    scope = Scope(args.tenant, args.user, args.session)
+    tools = None
+    if args.tools_file:
+        tools = json.loads(Path(args.tools_file).read_text(encoding="utf-8"))
+    with _open(args.db, lexical_only=args.lexical_only) as memory:
+        window = memory.assemble(
+            scope, budget_tokens=args.budget, model=args.model,
+            reserve_output_tokens=args.reserve_output, system=system, goal=args.goal,
+            tools=tools, query=args.query,
+        )  # fmt: skip
+    if args.json:
+        print(json.dumps(window.to_json(), ensure_ascii=False, indent=2))
+    else:
+        print(_describe(window))
+    return 0
+
+
+def _describe(window: ContextWindow) -> str:
+    exact = "exact" if window.exact else "approximate"
+    lines = [
+        f"{window.tokens} / {window.budget} tokens ({exact}, {window.encoding}); "
+        f"utilization {window.utilization:.0%}, pressure {window.pressure.value}"
+        + (" — DEGRADED: " + "; ".join(window.reasons) if window.degraded else "")
+    ]
+    for tier, account in window.tiers.items():
+        skipped = f", {len(account.skipped)} skipped" if account.skipped else ""
+        lines.append(
+            f"  {tier.value:<10} {account.tokens:>6} tokens, {account.included} in{skipped}"
+        )
+    lines.append("")
+    for message in window.messages:
+        content = message.get("content") or ""
+        lines.append(f"[{message['role']}] {content}")
+    return "\n".join(lines)
+
+
+def _pin_json(pin: Pin) -> dict[str, object]:
+    return {
+        "id": pin.id, "session": pin.scope.session, "kind": pin.kind.value, "key": pin.key,
+        "value": pin.value, "version": pin.version,
+        "amount": None if pin.amount is None else str(pin.amount), "currency": pin.currency,
+        "status": pin.status.value, "source_event_id": pin.source_event_id,
+        "created_at": pin.created_at.isoformat(),
+        "closed_at": None if pin.closed_at is None else pin.closed_at.isoformat(),
+    }  # fmt: skip
+
+
+def pins(args: argparse.Namespace) -> int:
+    scope = Scope(args.tenant, args.user, args.session)
+    with _open(args.db, lexical_only=True) as memory:
+        if args.action == "list":
+            found = memory.pins(scope, history=args.history)
+        elif args.action == "set":
+            found = [
+                memory.set_pin(
+                    scope, args.kind, args.value, key=args.key, amount=args.amount,
+                    currency=args.currency,
+                )
+            ]  # fmt: skip
+        else:
+            found = [memory.close_pin(scope, args.key)]
+    if args.json:
+        print(json.dumps([_pin_json(p) for p in found], ensure_ascii=False, indent=2))
+    else:
+        for pin in found:
+            status = pin.status.value + (f", v{pin.version}" if pin.version > 1 else "")
+            print(f"{pin.key}\t{pin.value}\t({pin.kind.value}, {status})")
+    return 0

@@ -1,0 +1,244 @@
+"""Runs compaction for a session: the I/O shell around :mod:`kenning.compaction.plan`.
+
+Order matters and is the point of this module. For each range: (1) pins are extracted from its
+events and committed; (2) the summarizer runs; (3) the amnesia guard checks that every
+pin-worthy value of the range is in a pin or in the summary text, and pins what is missing;
+(4) the summary, the guard's pins, the retired summaries and the audit entries are committed
+in one transaction. A crash at any point leaves the episode and the pins whole; the job is
+retried from the queue.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
+from kenning.compaction.plan import CompactionSettings, plan_segments
+from kenning.compaction.records import AuditAction, AuditEntry
+from kenning.compaction.summarizer import Summarizer, SummaryRequest
+from kenning.context.ledger import sync_ledger
+from kenning.pins.draft import PinDraft
+from kenning.pins.extract import ExtractionRules, extract_pins
+from kenning.records import Event, Role, Scope, Summary
+from kenning.store.protocol import Store
+from kenning.tokens.base import Tokenizer
+from kenning.tokens.routing import tokenizer_for
+
+__all__ = ["Compactor", "fit_body"]
+
+log = logging.getLogger("kenning")
+
+_ALL = 1 << 62
+_LATEST_USER_SCAN = 256
+
+
+def fit_body(
+    body: SummaryBody,
+    tokenizer: Tokenizer,
+    *,
+    max_tokens: int,
+    first_seq: int,
+    last_seq: int,
+    level: int,
+) -> SummaryBody:
+    """Trim *body* so its rendered text has at most *max_tokens* tokens.
+
+    Items are kept by section priority (open obligations, goals, decisions, constraints,
+    facts) and, within a section, newest first; the kept ones stay in event order.
+    """
+    header = tokenizer.count(body.render(first_seq=first_seq, last_seq=last_seq, level=level))
+    if header <= max_tokens:
+        return body
+    budget = max_tokens - tokenizer.count(
+        SummaryBody().render(first_seq=first_seq, last_seq=last_seq, level=level)
+    )
+    kept: dict[str, list[SummaryItem]] = {s.value: [] for s in KEEP_ORDER}
+    for section in KEEP_ORDER:
+        items = body.section(section)
+        if not items:
+            continue
+        cost_header = tokenizer.count(f"\n{section.value}:") + 2
+        lines = tokenizer.count_many(["\n" + i.render() for i in items])
+        chosen: list[SummaryItem] = []
+        for item, cost in sorted(zip(items, lines, strict=True), key=lambda x: -x[0].last_seq):
+            extra = cost + (cost_header if not chosen else 0)
+            if extra <= budget:
+                chosen.append(item)
+                budget -= extra
+        kept[section.value] = sorted(chosen, key=lambda i: i.first_seq)
+    fitted = SummaryBody(**{k: tuple(v) for k, v in kept.items()})
+    while (
+        len(fitted)
+        and tokenizer.count(fitted.render(first_seq=first_seq, last_seq=last_seq, level=level))
+        > max_tokens
+    ):
+        fitted = fitted.without_last()
+    return fitted
+
+
+class Compactor:
+    """Compacts sessions of one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        summarizer: Summarizer,
+        settings: CompactionSettings,
+        rules: ExtractionRules,
+    ) -> None:
+        self._store = store
+        self._summarizer = summarizer
+        self._settings = settings
+        self._rules = rules
+
+    def compact(
+        self,
+        scope: Scope,
+        *,
+        model: str,
+        budget: int,
+        reason: str,
+        summarizer: Summarizer | None = None,
+    ) -> list[Summary]:
+        """Summarize what the policy says is due; return the summaries written."""
+        scope = scope.require_session()
+        summarizer = summarizer or self._summarizer
+        tokenizer = tokenizer_for(model)
+        encoding = tokenizer.name
+        sync_ledger(self._store, scope, tokenizer)
+        settings = self._settings
+        boundary = max((s.last_seq for s in self._store.summaries(scope)), default=0)
+        raw = self._store.ledger_tail(scope, encoding, room=_ALL, after_seq=boundary)
+        if not raw:
+            return []
+        kept = self._store.ledger_tail(
+            scope, encoding, room=int(settings.keep_recent * budget), after_seq=boundary
+        )
+        keep_from = kept[0][0] if kept else raw[-1][0] + 1
+        recent = self._store.events(scope, tail=_LATEST_USER_SCAN)
+        users = [e.seq for e in recent if e.role is Role.USER and e.seq > boundary]
+        if users:
+            keep_from = min(keep_from, users[-1])
+        segments = plan_segments(
+            raw, keep_from=keep_from, segment_tokens=max(1, int(settings.segment * budget))
+        )
+        written = []
+        for first, last in segments:
+            before = self._store.ledger_cum(scope, encoding, last) - self._store.ledger_cum(
+                scope, encoding, first - 1
+            )
+            events = self._events(scope, first, last)
+            if not events:
+                continue
+            written.append(
+                self._summarize(
+                    scope, events, level=1, first=first, last=last, replaces=(),
+                    max_tokens=settings.tokens(settings.segment_summary, budget),
+                    tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
+                    reason=reason,
+                )
+            )  # fmt: skip
+        active = self._store.summaries(scope)
+        if sum(1 for s in active if s.level == 1) > settings.max_segments:
+            last = max(s.last_seq for s in active)
+            before = sum(tokenizer.count_many([s.text for s in active]))
+            events = self._events(scope, 1, last)
+            written.append(
+                self._summarize(
+                    scope, events, level=2, first=min(s.first_seq for s in active), last=last,
+                    replaces=[s.id for s in active],
+                    max_tokens=settings.tokens(settings.session_summary, budget),
+                    tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
+                    reason=reason,
+                )
+            )  # fmt: skip
+        return written
+
+    def _events(self, scope: Scope, first: int, last: int) -> list[Event]:
+        events = self._store.events(scope, after_seq=first - 1, limit=last - first + 1)
+        return [e for e in events if e.seq <= last]
+
+    def _summarize(
+        self,
+        scope: Scope,
+        events: Sequence[Event],
+        *,
+        level: int,
+        first: int,
+        last: int,
+        replaces: Sequence[str],
+        max_tokens: int,
+        tokens_before: int,
+        tokenizer: Tokenizer,
+        summarizer: Summarizer,
+        reason: str,
+    ) -> Summary:
+        now = datetime.now(UTC)
+        drafts: list[PinDraft] = []
+        for event in events:
+            drafts.extend(extract_pins(event, self._rules))
+        audit: list[AuditEntry] = []
+        if drafts:
+            # Committed before the summary exists: a crash from here on loses no value.
+            pinned = self._store.put_pins(scope, drafts, at=now, mode="add")
+            if pinned:
+                self._store.audit(
+                    [
+                        AuditEntry(
+                            scope=scope, at=now, action=AuditAction.PINS, first_seq=first,
+                            last_seq=last, detail=f"{len(pinned)} pins extracted before summary",
+                        )
+                    ]
+                )  # fmt: skip
+        pins = self._store.pins(scope, history=True)
+        request = SummaryRequest(
+            events=events, pins=[p for p in pins], level=level, first_seq=first, last_seq=last,
+            max_tokens=max_tokens,
+        )  # fmt: skip
+        result = summarizer.summarize(request)
+        body = fit_body(
+            result.body, tokenizer, max_tokens=max_tokens, first_seq=first, last_seq=last,
+            level=level,
+        )  # fmt: skip
+        text = body.render(first_seq=first, last_seq=last, level=level)
+        keys = {p.key for p in pins}
+        missing: dict[str, PinDraft] = {}
+        for draft in drafts:
+            if draft.key not in keys and draft.value not in text:
+                missing.setdefault(draft.key, draft)
+        summary = Summary(
+            id=f"sum_{uuid.uuid4().hex}", scope=scope, level=level, first_seq=first,
+            last_seq=last, text=text, body=body.to_json(), summarizer=result.summarizer,
+            created_at=now,
+        )  # fmt: skip
+        action = AuditAction.SEGMENT if level == 1 else AuditAction.MERGE
+        detail = reason
+        if result.fallback_reason:
+            detail += f"; fallback: {result.fallback_reason}"
+        audit.append(
+            AuditEntry(
+                scope=scope, at=now, action=action, first_seq=first, last_seq=last,
+                tokens_before=tokens_before, tokens_after=tokenizer.count(text),
+                summary_id=summary.id, summarizer=result.summarizer, detail=detail,
+            )
+        )  # fmt: skip
+        audit.extend(
+            AuditEntry(
+                scope=scope, at=now, action=AuditAction.GUARD_PIN, first_seq=first,
+                last_seq=last, summary_id=summary.id,
+                detail=f"{d.kind.value} {d.value!r} was in neither pins nor summary",
+            )
+            for d in missing.values()
+        )  # fmt: skip
+        if missing:
+            log.warning(
+                "amnesia guard pinned %d values the summary of %s #%d-%d lost",
+                len(missing), scope.session, first, last,
+            )  # fmt: skip
+        return self._store.put_summary(
+            summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit
+        )

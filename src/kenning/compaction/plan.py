@@ -1,0 +1,80 @@
+"""Compaction policy: which event ranges become summaries, at which level, at what size.
+Pure, no I/O.
+
+Levels: the newest events stay raw (``keep_recent`` of the budget); older raw events are cut
+into segments of at most ``segment`` of the budget, each summarized at level 1; when more than
+``max_segments`` level-1 summaries are active, everything summarized so far is regenerated from
+the episode as one level-2 session summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kenning.errors import InvalidInput
+
+__all__ = ["CompactionSettings", "plan_segments"]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionSettings:
+    """Sizes as fractions of the window's usable budget.
+
+    Attributes:
+        keep_recent: raw tokens left uncompacted at the end of the session.
+        segment: the most raw tokens one level-1 summary covers.
+        segment_summary: the size a level-1 summary is trimmed to.
+        session_summary: the size the level-2 session summary is trimmed to.
+        max_segments: active level-1 summaries before they are merged into a session summary.
+        min_summary_tokens: a floor for both summary sizes on small budgets.
+        lease_s: how long a worker holds a job before another may take it over.
+    """
+
+    keep_recent: float = 0.35
+    segment: float = 0.5
+    segment_summary: float = 0.06
+    session_summary: float = 0.12
+    max_segments: int = 3
+    min_summary_tokens: int = 96
+    lease_s: float = 300.0
+
+    def __post_init__(self) -> None:
+        for name in ("keep_recent", "segment", "segment_summary", "session_summary"):
+            value = getattr(self, name)
+            if not isinstance(value, int | float) or not 0 < value <= 1:
+                raise InvalidInput(f"CompactionSettings.{name} must be a fraction in (0, 1]")
+        if not isinstance(self.max_segments, int) or self.max_segments < 1:
+            raise InvalidInput("CompactionSettings.max_segments must be an int >= 1")
+        if not isinstance(self.min_summary_tokens, int) or self.min_summary_tokens < 16:
+            raise InvalidInput("CompactionSettings.min_summary_tokens must be an int >= 16")
+
+    def tokens(self, share: float, budget: int) -> int:
+        return max(self.min_summary_tokens, int(share * budget))
+
+
+def plan_segments(
+    ledger: Sequence[tuple[int, int]], *, keep_from: int, segment_tokens: int
+) -> list[tuple[int, int]]:
+    """Cut the raw events before *keep_from* into ``(first_seq, last_seq)`` segments.
+
+    *ledger* holds ``(seq, tokens)`` of the raw (not yet summarized) events in order. A segment
+    closes before the event that would take it over *segment_tokens*; an event larger than
+    that is a segment of its own.
+    """
+    segments: list[tuple[int, int]] = []
+    first = last = None
+    size = 0
+    for seq, n in ledger:
+        if seq >= keep_from:
+            break
+        if first is not None and size + n > segment_tokens:
+            assert last is not None
+            segments.append((first, last))
+            first, size = None, 0
+        if first is None:
+            first = seq
+        last, size = seq, size + n
+    if first is not None and last is not None:
+        segments.append((first, last))
+    return segments

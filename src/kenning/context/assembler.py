@@ -1,0 +1,348 @@
+"""Builds a :class:`~kenning.context.window.ContextWindow` for a session: the I/O shell around
+:func:`~kenning.context.fill.fill`.
+
+It reads the session's task state, pins, summaries and the tail the token ledger says can fit
+(never the whole history), counts every piece exactly for the target model (cached), reads
+pressure from the running totals, and asks for a search when there is a query.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.context.fill import Piece, Plan, fill
+from kenning.context.ledger import sync_ledger
+from kenning.context.render import (
+    BLOCK_HEADERS,
+    event_message,
+    hit_line,
+    pin_line,
+    pin_order,
+    route_tools,
+    tool_text,
+)
+from kenning.context.window import (
+    ContextWindow,
+    Pressure,
+    PressureThresholds,
+    Tier,
+    TierAccount,
+    TierCaps,
+)
+from kenning.errors import InvalidInput
+from kenning.records import Event, Role, Scope
+from kenning.search.hits import SearchResults
+from kenning.store.protocol import Store
+from kenning.tokens.base import Tokenizer
+from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
+
+__all__ = [
+    "ContextSettings",
+    "Gathered",
+    "TokenCache",
+    "build_window",
+    "check_mandatory",
+    "gather",
+    "memory_pieces",
+]
+
+log = logging.getLogger("kenning")
+
+_LATEST_USER_SCAN = 256
+_BLOCKS = (Tier.GOAL, Tier.PINS, Tier.SUMMARIES, Tier.MEMORIES)
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """How windows are assembled.
+
+    Attributes:
+        caps: the most of the budget each tier may take.
+        thresholds: the pressure levels.
+        memories_k: how many retrieved memories are offered to the memories tier.
+        memory_chars: retrieved memories longer than this are shortened (the tail never is).
+        retrieve: search for memories (with ``query``, else the latest user input).
+        extract_pins: extract pins from events as they are added.
+        background: compact on a worker thread at the compact threshold (else only at hard).
+    """
+
+    caps: TierCaps = field(default_factory=TierCaps)
+    thresholds: PressureThresholds = field(default_factory=PressureThresholds)
+    memories_k: int = 6
+    memory_chars: int = 500
+    retrieve: bool = True
+    extract_pins: bool = True
+    background: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.memories_k, int) or not 0 <= self.memories_k <= 100:
+            raise InvalidInput("ContextSettings.memories_k must be an int in [0, 100]")
+        if not isinstance(self.memory_chars, int) or self.memory_chars < 40:
+            raise InvalidInput("ContextSettings.memory_chars must be an int >= 40")
+
+
+class TokenCache:
+    """Exact counts of texts per encoding, least recently used out first."""
+
+    def __init__(self, size: int = 8_192) -> None:
+        self._size = size
+        self._counts: OrderedDict[tuple[str, str], int] = OrderedDict()
+
+    def count(self, tokenizer: Tokenizer, text: str) -> int:
+        key = (tokenizer.name, text)
+        found = self._counts.get(key)
+        if found is not None:
+            self._counts.move_to_end(key)
+            return found
+        n = tokenizer.count(text)
+        self._counts[key] = n
+        if len(self._counts) > self._size:
+            self._counts.popitem(last=False)
+        return n
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """What a window is built from, read once per assembly."""
+
+    pieces: Mapping[Tier, Sequence[Piece]]
+    dynamic_tokens: int
+    tail_start: int
+    latest_user: str | None
+
+
+def gather(
+    store: Store,
+    scope: Scope,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+    *,
+    budget: int,
+    system: str,
+    goal: str | None,
+    tools: Sequence[Mapping[str, Any]],
+    query: str | None,
+) -> Gathered:
+    """Read the session and count every candidate piece (no retrieval; see build_window)."""
+    overhead = DEFAULT_CHAT_OVERHEAD
+    count = cache.count
+    pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
+    pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", count(tokenizer, system), system))
+
+    task = store.task_state(scope)
+    if goal:
+        pieces[Tier.GOAL].append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
+    if not task.empty:
+        pieces[Tier.GOAL].append(_line(Tier.GOAL, "task", task.render(), tokenizer, cache))
+
+    tool_query = query
+    _, total = sync_ledger(store, scope, tokenizer, overhead=overhead)
+    summaries = store.summaries(scope)
+    boundary = max((s.last_seq for s in summaries), default=0)
+    ledger = store.ledger_tail(scope, tokenizer.name, room=budget, after_seq=boundary)
+    tail_events: list[Event] = []
+    if ledger:
+        tail_events = [
+            e for e in store.events(scope, after_seq=ledger[0][0] - 1) if e.seq > boundary
+        ]
+    sizes = dict(ledger)
+    latest_user = next((e for e in reversed(tail_events) if e.role is Role.USER), None)
+    if latest_user is None:
+        recent = store.events(scope, tail=_LATEST_USER_SCAN)
+        latest_user = next(
+            (e for e in reversed(recent) if e.role is Role.USER and e.seq > boundary), None
+        )
+        if latest_user is not None:
+            tail_events = [latest_user, *tail_events]
+            sizes[latest_user.seq] = store.ledger_cum(
+                scope, tokenizer.name, latest_user.seq
+            ) - store.ledger_cum(scope, tokenizer.name, latest_user.seq - 1)
+    for event in reversed(tail_events):
+        pieces[Tier.TAIL].append(
+            Piece(
+                Tier.TAIL, event.id, sizes[event.seq], message=event_message(event),
+                payload=event.seq, mandatory=event is latest_user,
+            )
+        )  # fmt: skip
+    if tool_query is None and latest_user is not None:
+        tool_query = latest_user.content
+    for index in route_tools(tools, tool_query):
+        text = tool_text(tools[index])
+        pieces[Tier.TOOLS].append(
+            Piece(Tier.TOOLS, f"tool:{index}", count(tokenizer, text), text, payload=tools[index])
+        )
+
+    for pin in pin_order(store.pins(scope)):
+        pieces[Tier.PINS].append(_line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache))
+
+    # Newest summaries are worth the most; the block still shows them in event order.
+    for summary in sorted(summaries, key=lambda s: (-s.last_seq, -s.level)):
+        pieces[Tier.SUMMARIES].append(
+            _line(Tier.SUMMARIES, summary.id, summary.text, tokenizer, cache, payload=summary)
+        )
+
+    raw = total - store.ledger_cum(scope, tokenizer.name, boundary) if boundary else total
+    dynamic = raw + sum(
+        p.tokens
+        for tier in (Tier.GOAL, Tier.TOOLS, Tier.PINS, Tier.SUMMARIES)
+        for p in pieces[tier]
+    )
+    tail_start = min((p.payload for p in pieces[Tier.TAIL]), default=boundary + 1)
+    return Gathered(
+        pieces=pieces,
+        dynamic_tokens=dynamic,
+        tail_start=int(tail_start),
+        latest_user=None if latest_user is None else latest_user.content,
+    )
+
+
+def _line(
+    tier: Tier, key: str, text: str, tokenizer: Tokenizer, cache: TokenCache, payload: Any = None
+) -> Piece:
+    return Piece(tier, key, cache.count(tokenizer, "\n" + text), text, payload=payload)
+
+
+def memory_pieces(
+    results: SearchResults,
+    *,
+    scope: Scope,
+    tail_start: int,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+    max_chars: int,
+) -> list[Piece]:
+    """Retrieved hits as memory lines, leaving out what the tail already shows."""
+    out = []
+    for hit in results.hits:
+        if hit.scope.session == scope.session and hit.seq >= tail_start:
+            continue
+        out.append(
+            _line(Tier.MEMORIES, hit.id, hit_line(hit, max_chars=max_chars), tokenizer, cache,
+                  payload=hit)
+        )  # fmt: skip
+    return out
+
+
+def _block(tier: Tier, pieces: Sequence[Piece]) -> dict[str, str]:
+    lines = pieces
+    if tier is Tier.SUMMARIES:
+        lines = sorted(pieces, key=lambda p: (p.payload.first_seq, -p.payload.level))
+    return {
+        "role": "system",
+        "content": BLOCK_HEADERS[tier.value] + "".join("\n" + p.text for p in lines),
+    }
+
+
+def _surcharge(tokenizer: Tokenizer, cache: TokenCache) -> dict[Tier, int]:
+    overhead = DEFAULT_CHAT_OVERHEAD
+    role = overhead.tokens_per_message + cache.count(tokenizer, "system")
+    return {
+        Tier.SYSTEM: role,
+        **{tier: role + cache.count(tokenizer, BLOCK_HEADERS[tier.value]) for tier in _BLOCKS},
+    }
+
+
+def check_mandatory(
+    gathered: Gathered, *, budget: int, tokenizer: Tokenizer, cache: TokenCache
+) -> None:
+    """Raise BudgetError if the system policy and the latest user input alone do not fit."""
+    mandatory = {
+        Tier.SYSTEM: gathered.pieces[Tier.SYSTEM],
+        Tier.TAIL: [p for p in gathered.pieces[Tier.TAIL] if p.mandatory],
+    }
+    fill(
+        mandatory, budget=budget, caps=TierCaps(), surcharge=_surcharge(tokenizer, cache),
+        base=DEFAULT_CHAT_OVERHEAD.reply_priming,
+    )  # fmt: skip
+
+
+def build_window(
+    gathered: Gathered,
+    *,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+    budget: int,
+    settings: ContextSettings,
+    memories: Sequence[Piece] = (),
+    pressure: Pressure,
+    utilization: float,
+    degraded: bool,
+    reasons: Sequence[str],
+    count_message: Callable[[Mapping[str, str]], int],
+) -> ContextWindow:
+    """Fill the budget and render the messages; counts are checked exactly at the end."""
+    overhead = DEFAULT_CHAT_OVERHEAD
+    pieces = dict(gathered.pieces)
+    pieces[Tier.MEMORIES] = list(memories)
+    surcharge = _surcharge(tokenizer, cache)
+    while True:
+        plan = fill(
+            pieces, budget=budget, caps=settings.caps, surcharge=surcharge,
+            base=overhead.reply_priming,
+        )  # fmt: skip
+        messages, exact = _render(plan, count_message)
+        if exact <= budget:
+            break
+        # Line counts are not strictly additive across joins; drop the lowest-priority line.
+        for tier in reversed(_BLOCKS):
+            chosen = plan.pieces(tier)
+            if chosen:
+                pieces[tier] = [p for p in pieces[tier] if p is not chosen[-1]]
+                break
+        else:  # pragma: no cover - only block lines can be off
+            break
+    accounts = dict(plan.accounts)
+    citations = tuple(
+        {
+            "id": p.payload.id,
+            "session": p.payload.scope.session,
+            "seq": p.payload.seq,
+            "at": p.payload.at.isoformat(),
+            "score": round(p.payload.score, 6),
+        }
+        for p in plan.pieces(Tier.MEMORIES)
+    )
+    return ContextWindow(
+        messages=tuple(messages),
+        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS)),
+        tiers={tier: accounts.get(tier, TierAccount(tier)) for tier in Tier},
+        tokens=exact,
+        budget=budget,
+        utilization=utilization,
+        pressure=pressure,
+        degraded=degraded,
+        reasons=tuple(reasons),
+        encoding=tokenizer.name,
+        exact=tokenizer.exact,
+        citations=citations,
+    )
+
+
+def _render(
+    plan: Plan, count_message: Callable[[Mapping[str, str]], int]
+) -> tuple[list[dict[str, str]], int]:
+    overhead = DEFAULT_CHAT_OVERHEAD
+    messages: list[dict[str, str]] = []
+    total = overhead.reply_priming
+    system = plan.pieces(Tier.SYSTEM)
+    for piece in system:
+        message = {"role": "system", "content": piece.text}
+        messages.append(message)
+        total += count_message(message)
+    for tier in _BLOCKS:
+        chosen = plan.pieces(tier)
+        if chosen:
+            message = _block(tier, chosen)
+            messages.append(message)
+            total += count_message(message)
+    total += sum(p.tokens for p in plan.pieces(Tier.TOOLS))
+    tail = sorted(plan.pieces(Tier.TAIL), key=lambda p: p.payload)
+    for piece in tail:
+        assert piece.message is not None
+        messages.append(dict(piece.message))
+        total += piece.tokens
+    return messages, total

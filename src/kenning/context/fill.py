@@ -1,0 +1,139 @@
+"""The budget arithmetic of assembly: which pieces enter the window. Pure, no I/O.
+
+Tiers fill in :data:`~kenning.context.window.TIER_ORDER`. The system policy and the latest
+user input are mandatory: they are placed first (too big together is a
+:class:`~kenning.errors.BudgetError`). Every other piece enters if it fits in what earlier
+tiers left and under its tier's cap, else it is skipped and the next piece is tried; the tail
+is the exception, filled newest first and stopped at the first message that does not fit, so
+it stays one unbroken run of the latest messages. A later tier never takes room an earlier
+tier used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kenning.context.window import TIER_ORDER, Skip, Tier, TierAccount, TierCaps
+from kenning.errors import BudgetError
+
+__all__ = ["Piece", "Plan", "fill"]
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A candidate for the window.
+
+    ``tokens`` is what the piece adds: a tail message's whole cost (framing included); for a
+    tier rendered as one block message, the cost of its line. ``tail`` pieces come newest
+    first.
+    """
+
+    tier: Tier
+    key: str
+    tokens: int
+    text: str = ""
+    message: Mapping[str, str] | None = None
+    payload: Any = None
+    mandatory: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """The chosen pieces per tier (in the order given) and each tier's account."""
+
+    included: Mapping[Tier, tuple[Piece, ...]]
+    accounts: Mapping[Tier, TierAccount]
+    tokens: int
+    budget: int
+
+    def pieces(self, tier: Tier) -> tuple[Piece, ...]:
+        return self.included.get(tier, ())
+
+
+@dataclass(slots=True)
+class _Tally:
+    pieces: list[Piece] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
+    tokens: int = 0
+
+
+def fill(
+    pieces: Mapping[Tier, Sequence[Piece]],
+    *,
+    budget: int,
+    caps: TierCaps,
+    surcharge: Mapping[Tier, int] | None = None,
+    base: int = 0,
+) -> Plan:
+    """Choose the pieces of a window of at most *budget* tokens.
+
+    Args:
+        pieces: candidates per tier, each tier in priority order (the tail newest first).
+        budget: the usable budget.
+        caps: the most each tier may take.
+        surcharge: tokens a tier's block message costs besides its lines (framing, header),
+            charged once when its first piece enters.
+        base: tokens every request costs (the reply priming).
+
+    Raises:
+        BudgetError: the system policy and the latest user input alone exceed *budget*.
+    """
+    extra = dict(surcharge or {})
+    tallies = {tier: _Tally() for tier in TIER_ORDER}
+    used = base
+    for piece in pieces.get(Tier.SYSTEM, ()):
+        cost = piece.tokens + (extra.get(Tier.SYSTEM, 0) if not tallies[Tier.SYSTEM].pieces else 0)
+        tallies[Tier.SYSTEM].pieces.append(piece)
+        tallies[Tier.SYSTEM].tokens += cost
+        used += cost
+    # The latest user input is held back now and placed in the tail, where it belongs.
+    reserved = sum(p.tokens for p in pieces.get(Tier.TAIL, ()) if p.mandatory)
+    if used + reserved > budget:
+        what = "the system policy" if not reserved else "the system policy and the latest input"
+        raise BudgetError(
+            f"{what} need {used + reserved} tokens, over the budget of {budget}; raise "
+            "budget_tokens, lower reserve_output_tokens or shorten the system policy"
+        )
+    for tier in TIER_ORDER[1:]:
+        tally = tallies[tier]
+        cap = caps.cap(tier, budget)
+        stopped = False
+        for piece in pieces.get(tier, ()):
+            if piece.mandatory:
+                reserved -= piece.tokens
+                tally.pieces.append(piece)
+                tally.tokens += piece.tokens
+                used += piece.tokens
+                continue
+            cost = piece.tokens + (extra.get(tier, 0) if not tally.pieces else 0)
+            reason = None
+            if stopped:
+                reason = "older than the tail that fits"
+            elif used + reserved + cost > budget:
+                reason = "budget"
+            elif cap is not None and tally.tokens + cost > cap:
+                reason = "tier cap"
+            if reason is not None:
+                tally.skipped.append(Skip(key=piece.key, tokens=piece.tokens, reason=reason))
+                stopped = stopped or tier is Tier.TAIL
+                continue
+            tally.pieces.append(piece)
+            tally.tokens += cost
+            used += cost
+    return Plan(
+        included={tier: tuple(t.pieces) for tier, t in tallies.items()},
+        accounts={
+            tier: TierAccount(
+                tier=tier,
+                tokens=t.tokens,
+                included=len(t.pieces),
+                skipped=tuple(t.skipped),
+                cap=caps.cap(tier, budget),
+            )
+            for tier, t in tallies.items()
+        },
+        tokens=used,
+        budget=budget,
+    )

@@ -1,0 +1,338 @@
+"""The working-context operations behind :class:`kenning.Memory`: assemble, pins, task state,
+pressure and compaction. Validates input where it enters, then drives the store and the pure
+cores (:mod:`kenning.context.fill`, :mod:`kenning.compaction.plan`)."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from kenning.compaction.compactor import Compactor
+from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.plan import CompactionSettings
+from kenning.compaction.records import AuditAction, AuditEntry
+from kenning.compaction.summarizer import Summarizer
+from kenning.compaction.worker import CompactionWorker
+from kenning.context.assembler import (
+    ContextSettings,
+    TokenCache,
+    build_window,
+    check_mandatory,
+    gather,
+    memory_pieces,
+)
+from kenning.context.render import validate_tools
+from kenning.context.task import TaskState, TaskUpdate
+from kenning.context.window import ContextWindow, Pressure
+from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.pins.draft import PinDraft
+from kenning.pins.extract import ExtractionRules, extract_pins
+from kenning.records import Event, JSONScalar, Pin, PinKind, PinStatus, Scope, Summary
+from kenning.search.hits import SearchResults
+from kenning.store.protocol import Store
+from kenning.tokens.chat import message_tokens
+from kenning.tokens.routing import tokenizer_for
+
+__all__ = ["WorkingContext"]
+
+log = logging.getLogger("kenning")
+
+_MAX_PIN_VALUE = 2_000
+_ISO_4217 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+Search = Callable[[Scope, str, int], SearchResults]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WorkingContext:
+    """Assembly, pins, task state and compaction over one store."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        search: Search,
+        settings: ContextSettings,
+        compaction: CompactionSettings,
+        rules: ExtractionRules,
+        summarizer: Summarizer | None = None,
+    ) -> None:
+        self._store = store
+        self._search = search
+        self._settings = settings
+        self._compaction = compaction
+        self._rules = rules
+        self._cache = TokenCache()
+        self._extractive = ExtractiveSummarizer()
+        self._compactor = Compactor(
+            store, summarizer=summarizer or self._extractive, settings=compaction, rules=rules
+        )
+        self._worker = CompactionWorker(store, self._compactor, lease_s=compaction.lease_s)
+        #: Pressure events since open: ``{"warn": n, "compact": n, "hard": n}``.
+        self.metrics: Counter[str] = Counter()
+
+    # -- pins ------------------------------------------------------------------------------
+
+    def pins_from_events(self, events: Sequence[Event]) -> list[Pin]:
+        """Extract and commit pins from freshly added events (read-your-writes)."""
+        if not self._settings.extract_pins:
+            return []
+        by_scope: dict[Scope, list[PinDraft]] = {}
+        for event in events:
+            drafts = extract_pins(event, self._rules)
+            if drafts:
+                by_scope.setdefault(event.scope, []).extend(drafts)
+        written = []
+        for scope, drafts in by_scope.items():
+            written.extend(self._store.put_pins(scope, drafts, at=_now(), mode="add"))
+        return written
+
+    def set_pin(
+        self,
+        scope: Scope,
+        kind: PinKind | str,
+        value: str,
+        *,
+        key: str | None = None,
+        amount: Decimal | str | None = None,
+        currency: str | None = None,
+        status: PinStatus | str = PinStatus.OPEN,
+        source_event_id: str | None = None,
+        metadata: Mapping[str, JSONScalar] | None = None,
+    ) -> Pin:
+        """Set a pin (a new version if its key exists with another value)."""
+        scope = _session(scope)
+        draft = _draft(kind, value, key, amount, currency, status, source_event_id, metadata)
+        written = self._store.put_pins(scope, [draft], at=_now(), mode="set")
+        if written:
+            return written[0]
+        return next(p for p in self._store.pins(scope) if p.key == draft.key)
+
+    def close_pin(self, scope: Scope, key: str) -> Pin:
+        """Close the pin *key* (e.g. an obligation that was fulfilled); history keeps it open."""
+        scope = _session(scope)
+        current = next((p for p in self._store.pins(scope) if p.key == key), None)
+        if current is None:
+            raise NotFound(f"no pin with key {key!r} in session {scope.session!r}")
+        return self.set_pin(
+            scope, current.kind, current.value, key=current.key, amount=current.amount,
+            currency=current.currency, status=PinStatus.CLOSED,
+            source_event_id=current.source_event_id, metadata=current.metadata,
+        )  # fmt: skip
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        if not isinstance(scope, Scope):
+            raise InvalidInput("scope must be a kenning.Scope")
+        return self._store.pins(scope, history=history)
+
+    # -- task state ------------------------------------------------------------------------
+
+    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
+        if not isinstance(update, TaskUpdate):
+            raise InvalidInput("update must be a kenning.TaskUpdate")
+        return self._store.update_task_state(_session(scope), update, at=_now())
+
+    def task_state(self, scope: Scope) -> TaskState:
+        return self._store.task_state(_session(scope))
+
+    # -- compaction ------------------------------------------------------------------------
+
+    def compact(
+        self, scope: Scope, *, budget_tokens: int, model: str, summarizer: Summarizer | None = None
+    ) -> list[Summary]:
+        """Compact the session now, on the caller's thread."""
+        scope = _session(scope)
+        _positive(budget_tokens, "budget_tokens")
+        tokenizer_for(model)
+        return self._compactor.compact(
+            scope, model=model, budget=budget_tokens, reason="requested", summarizer=summarizer
+        )
+
+    def summaries(self, scope: Scope) -> list[Summary]:
+        return self._store.summaries(_session(scope))
+
+    def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        return self._store.audit_log(_session(scope), limit=limit)
+
+    def resume(self) -> None:
+        """Start the worker if the queue holds work from before a restart."""
+        if self._store.pending_compactions():
+            self._worker.wake()
+
+    def wait_for_compaction(self, timeout: float | None = None) -> bool:
+        return self._worker.wait(timeout)
+
+    def close(self) -> None:
+        self._worker.close()
+
+    # -- assembly --------------------------------------------------------------------------
+
+    def assemble(
+        self,
+        scope: Scope,
+        *,
+        budget_tokens: int,
+        model: str,
+        reserve_output_tokens: int = 0,
+        system: str,
+        goal: str | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        query: str | None = None,
+    ) -> ContextWindow:
+        scope = _session(scope)
+        _positive(budget_tokens, "budget_tokens")
+        if (
+            isinstance(reserve_output_tokens, bool)
+            or not isinstance(reserve_output_tokens, int)
+            or not 0 <= reserve_output_tokens < budget_tokens
+        ):
+            raise InvalidInput("reserve_output_tokens must be an int in [0, budget_tokens)")
+        if not isinstance(system, str) or not system.strip():
+            raise InvalidInput("system is empty: pass the system policy text")
+        if goal is not None and not isinstance(goal, str):
+            raise InvalidInput("goal must be a string")
+        if query is not None and (not isinstance(query, str) or not query.strip()):
+            raise InvalidInput("query must be a non-empty string when given")
+        checked_tools = validate_tools(tools)
+        tokenizer = tokenizer_for(model)
+        budget = budget_tokens - reserve_output_tokens
+        settings = self._settings
+
+        def collect() -> tuple[Any, float, Pressure]:
+            got = gather(
+                self._store, scope, tokenizer, self._cache, budget=budget, system=system,
+                goal=goal or None, tools=checked_tools, query=query,
+            )  # fmt: skip
+            use = got.dynamic_tokens / budget
+            return got, use, settings.thresholds.level(use)
+
+        gathered, utilization, pressure = collect()
+        # Refuse an impossible budget before pressure can change anything.
+        check_mandatory(gathered, budget=budget, tokenizer=tokenizer, cache=self._cache)
+        reasons: list[str] = []
+        if pressure is not Pressure.OK:
+            self.metrics[pressure.value] += 1
+        if pressure is Pressure.HARD:
+            log.warning(
+                "context of %s at %.0f%%: compacting before the window", scope, 100 * utilization
+            )
+            written = self._compactor.compact(
+                scope, model=model, budget=budget, reason=f"hard {utilization:.2f}",
+                summarizer=self._extractive,
+            )  # fmt: skip
+            reasons.append(f"hard pressure {utilization:.2f}: compacted {len(written)} ranges")
+            gathered, utilization, pressure = collect()
+        elif pressure is Pressure.COMPACT and settings.background:
+            job = self._store.enqueue_compaction(
+                scope, model=model, budget=budget, reason=f"compact {utilization:.2f}", at=_now()
+            )
+            if job is not None:
+                self._store.audit(
+                    [AuditEntry(scope=scope, at=_now(), action=AuditAction.SCHEDULED,
+                                detail=f"utilization {utilization:.2f}")]
+                )  # fmt: skip
+            self._worker.wake()
+        elif pressure is Pressure.WARN:
+            log.info("context of %s at %.0f%% of the budget", scope, 100 * utilization)
+
+        memories = []
+        degraded = False
+        text = query or gathered.latest_user
+        if settings.retrieve and settings.memories_k and text:
+            try:
+                results = self._search(
+                    Scope(scope.tenant, scope.user), text[:4_000], settings.memories_k
+                )
+            except KenningError as exc:
+                degraded = True
+                reasons.append(f"retrieval unavailable: {exc}")
+            else:
+                if results.degraded:
+                    degraded = True
+                    reasons.append(results.reason or "retrieval degraded")
+                memories = memory_pieces(
+                    results, scope=scope, tail_start=gathered.tail_start, tokenizer=tokenizer,
+                    cache=self._cache, max_chars=settings.memory_chars,
+                )  # fmt: skip
+
+        def count(message: Mapping[str, str]) -> int:
+            return message_tokens(tokenizer, message)
+
+        return build_window(
+            gathered, tokenizer=tokenizer, cache=self._cache, budget=budget, settings=settings,
+            memories=memories, pressure=pressure, utilization=utilization, degraded=degraded,
+            reasons=reasons, count_message=count,
+        )  # fmt: skip
+
+
+def _session(scope: Scope) -> Scope:
+    if not isinstance(scope, Scope):
+        raise InvalidInput("scope must be a kenning.Scope")
+    return scope.require_session()
+
+
+def _positive(value: object, what: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 10_000_000:
+        raise InvalidInput(f"{what} must be an int between 1 and 10,000,000")
+
+
+def _draft(
+    kind: PinKind | str,
+    value: str,
+    key: str | None,
+    amount: Decimal | str | None,
+    currency: str | None,
+    status: PinStatus | str,
+    source_event_id: str | None,
+    metadata: Mapping[str, JSONScalar] | None,
+) -> PinDraft:
+    try:
+        kind = PinKind(kind)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"kind {kind!r:.40} is invalid: use one of {[k.value for k in PinKind]}"
+        ) from exc
+    try:
+        status = PinStatus(status)
+    except ValueError as exc:
+        raise InvalidInput(f"status {status!r:.40} is invalid: use 'open' or 'closed'") from exc
+    if not isinstance(value, str) or not value.strip() or len(value) > _MAX_PIN_VALUE:
+        raise InvalidInput(
+            f"a pin value is a non-empty string of at most {_MAX_PIN_VALUE} characters"
+        )
+    value = " ".join(value.split())
+    parsed: Decimal | None = None
+    if amount is not None:
+        try:
+            parsed = Decimal(str(amount))
+        except InvalidOperation as exc:
+            raise InvalidInput(f"amount {amount!r:.40} is not a decimal number") from exc
+        if not parsed.is_finite():
+            raise InvalidInput("amount must be finite")
+        if currency is None:
+            raise InvalidInput("an amount needs its ISO-4217 currency (e.g. 'EUR')")
+    if currency is not None and (
+        not isinstance(currency, str)
+        or len(currency) != 3
+        or any(c not in _ISO_4217 for c in currency)
+    ):
+        raise InvalidInput(f"currency {currency!r:.20} is not an ISO-4217 code like 'EUR'")
+    if key is None:
+        key = f"{kind.value}:{value}"[:256]
+    elif not isinstance(key, str) or not key.strip() or len(key) > 256:
+        raise InvalidInput("a pin key is a non-empty string of at most 256 characters")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise InvalidInput("metadata must be a mapping")
+    if source_event_id is not None and not isinstance(source_event_id, str):
+        raise InvalidInput("source_event_id must be a string")
+    return PinDraft(
+        kind=kind, key=key, value=value, amount=parsed, currency=currency, status=status,
+        source_event_id=source_event_id, metadata=dict(metadata or {}),
+    )  # fmt: skip

@@ -1,0 +1,488 @@
+"""The working-context tables of the SQLite store: pins, summaries, the compaction queue and
+audit log, task state and the per-session token ledger.
+
+A mixin of :class:`~kenning.store.sqlite.store.SQLiteStore`; every statement is constrained by
+the scope inside its SQL, like the rest of the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
+
+from kenning.compaction.records import AuditAction, AuditEntry, CompactionJob, JobStatus
+from kenning.context.task import TaskState, TaskUpdate, merge_task
+from kenning.errors import InvalidInput
+from kenning.pins.draft import PinDraft
+from kenning.records import Pin, PinKind, PinStatus, Scope, Summary
+
+__all__ = ["ContextTables"]
+
+_PIN_COLUMNS = (
+    "id, tenant, user, session, kind, key, version, value, amount, currency, status, "
+    "source_event_id, metadata, created_at, closed_at"
+)
+_SUMMARY_COLUMNS = (
+    "id, tenant, user, session, level, first_seq, last_seq, text, body, summarizer, created_at"
+)
+_AUDIT_COLUMNS = (
+    "rowid, tenant, user, session, at, action, first_seq, last_seq, tokens_before, "
+    "tokens_after, summary_id, summarizer, detail"
+)
+_JOB_COLUMNS = (
+    "rowid, tenant, user, session, model, budget, reason, status, attempts, created_at, error"
+)
+
+
+def _ts(value: float) -> datetime:
+    return datetime.fromtimestamp(value, UTC)
+
+
+def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
+    """The WHERE clause of a scope: tenant always, user and session when the scope has them."""
+    prefix = f"{alias}." if alias else ""
+    where = [f"{prefix}tenant = ?"]
+    params: list[Any] = [scope.tenant]
+    if scope.user is not None:
+        where.append(f"{prefix}user = ?")
+        params.append(scope.user)
+    if scope.session is not None:
+        where.append(f"{prefix}session = ?")
+        params.append(scope.session)
+    return " AND ".join(where), params
+
+
+def _pin(row: Sequence[Any]) -> Pin:
+    return Pin(
+        id=row[0], scope=Scope(row[1], row[2], row[3]), kind=PinKind(row[4]), key=row[5],
+        version=int(row[6]), value=row[7],
+        amount=None if row[8] is None else Decimal(row[8]), currency=row[9],
+        status=PinStatus(row[10]), source_event_id=row[11], metadata=json.loads(row[12]),
+        created_at=_ts(row[13]), closed_at=None if row[14] is None else _ts(row[14]),
+    )  # fmt: skip
+
+
+def _summary(row: Sequence[Any]) -> Summary:
+    return Summary(
+        id=row[0], scope=Scope(row[1], row[2], row[3]), level=int(row[4]),
+        first_seq=int(row[5]), last_seq=int(row[6]), text=row[7], body=json.loads(row[8]),
+        summarizer=row[9], created_at=_ts(row[10]),
+    )  # fmt: skip
+
+
+def _audit(row: Sequence[Any]) -> AuditEntry:
+    return AuditEntry(
+        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), at=_ts(row[4]),
+        action=AuditAction(row[5]), first_seq=row[6], last_seq=row[7], tokens_before=row[8],
+        tokens_after=row[9], summary_id=row[10], summarizer=row[11], detail=row[12],
+    )  # fmt: skip
+
+
+def _job(row: Sequence[Any]) -> CompactionJob:
+    return CompactionJob(
+        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), model=row[4], budget=int(row[5]),
+        reason=row[6], status=JobStatus(row[7]), attempts=int(row[8]), created_at=_ts(row[9]),
+        error=row[10],
+    )  # fmt: skip
+
+
+def _same(current: Pin, draft: PinDraft) -> bool:
+    return (
+        current.kind is draft.kind
+        and current.value == draft.value
+        and current.amount == draft.amount
+        and current.currency == draft.currency
+        and current.status is draft.status
+        and dict(current.metadata) == dict(draft.metadata)
+    )
+
+
+class ContextTables:
+    """Pins, summaries, compaction jobs and audit, task state and the token ledger."""
+
+    if TYPE_CHECKING:
+
+        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+
+    # -- pins ------------------------------------------------------------------------------
+
+    def put_pins(
+        self,
+        scope: Scope,
+        drafts: Sequence[PinDraft],
+        *,
+        at: datetime,
+        mode: Literal["add", "set"] = "set",
+    ) -> list[Pin]:
+        scope = scope.require_session()
+        if mode not in ("add", "set"):
+            raise InvalidInput("mode must be 'add' or 'set'")
+        if not drafts:
+            return []
+        with self._write() as conn:
+            return self._put_pins(conn, scope, drafts, at=at, mode=mode)
+
+    @staticmethod
+    def _put_pins(
+        conn: sqlite3.Connection,
+        scope: Scope,
+        drafts: Sequence[PinDraft],
+        *,
+        at: datetime,
+        mode: Literal["add", "set"],
+    ) -> list[Pin]:
+        written: list[Pin] = []
+        for draft in drafts:
+            row = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins"
+                " WHERE tenant = ? AND session = ? AND key = ? AND current = 1",
+                (scope.tenant, scope.session, draft.key),
+            ).fetchone()
+            version = 1
+            if row is not None:
+                current = _pin(row)
+                if mode == "add" or _same(current, draft):
+                    continue
+                version = current.version + 1
+                conn.execute(
+                    "UPDATE pins SET current = 0"
+                    " WHERE tenant = ? AND session = ? AND key = ? AND current = 1",
+                    (scope.tenant, scope.session, draft.key),
+                )
+            closed = at if draft.status is PinStatus.CLOSED else None
+            pin = Pin(
+                id=f"pin_{uuid.uuid4().hex}", scope=Scope(scope.tenant, scope.user, scope.session),
+                kind=draft.kind, key=draft.key, value=draft.value, version=version,
+                amount=draft.amount, currency=draft.currency, status=draft.status,
+                source_event_id=draft.source_event_id, created_at=at, closed_at=closed,
+                metadata=dict(draft.metadata),
+            )  # fmt: skip
+            conn.execute(
+                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                (
+                    pin.id, scope.tenant, scope.user, scope.session, pin.kind.value, pin.key,
+                    pin.version, pin.value, None if pin.amount is None else str(pin.amount),
+                    pin.currency, pin.status.value, pin.source_event_id,
+                    json.dumps(dict(pin.metadata), sort_keys=True), at.timestamp(),
+                    None if closed is None else closed.timestamp(),
+                ),
+            )  # fmt: skip
+            written.append(pin)
+        return written
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        where, params = _scope_sql(scope)
+        if not history:
+            where += " AND current = 1"
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
+            ).fetchall()
+        return [_pin(r) for r in rows]
+
+    # -- summaries and the audit log -------------------------------------------------------
+
+    def put_summary(
+        self,
+        summary: Summary,
+        *,
+        replaces: Sequence[str] = (),
+        guard_pins: Sequence[PinDraft] = (),
+        audit: Sequence[AuditEntry] = (),
+    ) -> Summary:
+        scope = summary.scope.require_session()
+        with self._write() as conn:
+            if guard_pins:
+                self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
+            conn.execute(
+                f"INSERT INTO summaries ({_SUMMARY_COLUMNS}, active)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)",
+                (
+                    summary.id, scope.tenant, scope.user, scope.session, summary.level,
+                    summary.first_seq, summary.last_seq, summary.text,
+                    json.dumps(dict(summary.body), sort_keys=True), summary.summarizer,
+                    summary.created_at.timestamp(),
+                ),
+            )  # fmt: skip
+            for old in replaces:
+                conn.execute(
+                    "UPDATE summaries SET active = 0 WHERE tenant = ? AND session = ? AND id = ?",
+                    (scope.tenant, scope.session, old),
+                )
+            self._append_audit(conn, audit)
+        return summary
+
+    def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:
+        where, params = _scope_sql(scope)
+        if not include_replaced:
+            where += " AND active = 1"
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
+                " ORDER BY session, first_seq, level",
+                params,
+            ).fetchall()
+        return [_summary(r) for r in rows]
+
+    def audit(self, entries: Sequence[AuditEntry]) -> None:
+        if entries:
+            with self._write() as conn:
+                self._append_audit(conn, entries)
+
+    @staticmethod
+    def _append_audit(conn: sqlite3.Connection, entries: Sequence[AuditEntry]) -> None:
+        conn.executemany(
+            "INSERT INTO compaction_log (tenant, user, session, at, action, first_seq, last_seq,"
+            " tokens_before, tokens_after, summary_id, summarizer, detail)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    e.scope.tenant, e.scope.user, e.scope.session, e.at.timestamp(),
+                    e.action.value, e.first_seq, e.last_seq, e.tokens_before, e.tokens_after,
+                    e.summary_id, e.summarizer, e.detail,
+                )
+                for e in entries
+            ],
+        )  # fmt: skip
+
+    def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        where, params = _scope_sql(scope)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
+                " ORDER BY rowid DESC LIMIT ?",
+                [*params, limit],
+            ).fetchall()
+        return [_audit(r) for r in reversed(rows)]
+
+    # -- the compaction queue --------------------------------------------------------------
+
+    def enqueue_compaction(
+        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
+    ) -> CompactionJob | None:
+        scope = scope.require_session()
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO compaction_jobs (tenant, user, session, model, budget,"
+                " reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    scope.tenant, scope.user, scope.session, model, budget, reason,
+                    JobStatus.PENDING.value, at.timestamp(), at.timestamp(),
+                ),
+            )  # fmt: skip
+            if not cur.rowcount:
+                return None
+            row = conn.execute(
+                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE rowid = ?", (cur.lastrowid,)
+            ).fetchone()
+        return _job(row)
+
+    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
+        """Take the oldest pending job (or one whose worker died: its lease ran out)."""
+        now = at.timestamp()
+        with self._write() as conn:
+            row = conn.execute(
+                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE status = 'pending'"
+                " OR (status = 'running' AND lease_until < ?) ORDER BY rowid LIMIT 1",
+                (now,),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE compaction_jobs SET status = 'running', attempts = attempts + 1,"
+                " lease_until = ?, updated_at = ? WHERE rowid = ?",
+                (now + lease_s, now, row[0]),
+            )
+        job = _job(row)
+        return CompactionJob(
+            id=job.id, scope=job.scope, model=job.model, budget=job.budget, reason=job.reason,
+            status=JobStatus.RUNNING, attempts=job.attempts + 1, created_at=job.created_at,
+        )  # fmt: skip
+
+    def finish_compaction(
+        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
+    ) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE compaction_jobs SET status = ?, error = ?, lease_until = NULL,"
+                " updated_at = ? WHERE rowid = ?",
+                (status.value, error, at.timestamp(), job_id),
+            )
+
+    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
+        where, params = _scope_sql(scope)
+        with self._read() as conn:
+            rows = conn.execute(
+                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
+            ).fetchall()
+        return [_job(r) for r in rows]
+
+    def pending_compactions(self) -> int:
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM compaction_jobs WHERE status IN ('pending', 'running')"
+            ).fetchone()
+        return int(row[0])
+
+    # -- task state ------------------------------------------------------------------------
+
+    def task_state(self, scope: Scope) -> TaskState:
+        scope = scope.require_session()
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                (scope.tenant, scope.user, scope.session),
+            ).fetchone()
+        return TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
+
+    def update_task_state(self, scope: Scope, update: TaskUpdate, *, at: datetime) -> TaskState:
+        scope = scope.require_session()
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                (scope.tenant, scope.user, scope.session),
+            ).fetchone()
+            state = TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
+            merged = merge_task(state, update)
+            if merged is not state:
+                conn.execute(
+                    "INSERT OR REPLACE INTO task_state (tenant, session, user, body, version,"
+                    " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        scope.tenant, scope.session, scope.user, json.dumps(merged.to_json()),
+                        merged.version, at.timestamp(),
+                    ),
+                )  # fmt: skip
+        return merged
+
+    # -- the token ledger ------------------------------------------------------------------
+
+    def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
+        """(last counted sequence number, total tokens through it); (0, 0) if none."""
+        scope = scope.require_session()
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ?"
+                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
+                (scope.tenant, scope.session, encoding),
+            ).fetchone()
+        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+    def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
+        """Append ``(seq, tokens)`` of events after the ledger's head, in sequence order."""
+        scope = scope.require_session()
+        if not counts:
+            return
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ?"
+                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
+                (scope.tenant, scope.session, encoding),
+            ).fetchone()
+            head, cum = (0, 0) if row is None else (int(row[0]), int(row[1]))
+            rows = []
+            for seq, n in counts:
+                if seq <= head:
+                    continue  # counted by a concurrent writer already
+                cum += n
+                head = seq
+                rows.append((scope.tenant, scope.session, encoding, seq, n, cum))
+            conn.executemany(
+                "INSERT INTO token_ledger (tenant, session, encoding, seq, n, cum)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+
+    def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
+        """Tokens of the session's events through *seq* (0 before the first)."""
+        scope = scope.require_session()
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+                " AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                (scope.tenant, scope.session, encoding, seq),
+            ).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def ledger_tail(
+        self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0
+    ) -> list[tuple[int, int]]:
+        """``(seq, tokens)`` of the longest run of newest events after *after_seq* whose tokens
+        sum to at most *room*, oldest first."""
+        scope = scope.require_session()
+        with self._read() as conn:
+            head = conn.execute(
+                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+                " ORDER BY seq DESC LIMIT 1",
+                (scope.tenant, scope.session, encoding),
+            ).fetchone()
+            if head is None:
+                return []
+            floor = int(head[0]) - room
+            start = after_seq
+            if floor > 0:
+                # cum grows with seq: the tail starts after the first event whose cum >= floor.
+                first = conn.execute(
+                    "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ?"
+                    " AND encoding = ? AND cum >= ? ORDER BY cum LIMIT 1",
+                    (scope.tenant, scope.session, encoding, floor),
+                ).fetchone()
+                start = max(start, int(first[0]))
+            rows = conn.execute(
+                "SELECT seq, n FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+                " AND seq > ? ORDER BY seq",
+                (scope.tenant, scope.session, encoding, start),
+            ).fetchall()
+        return [(int(r[0]), int(r[1])) for r in rows]
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _forget_context(
+        conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
+    ) -> None:
+        """Drop what derives from erased events: pins sourced from them, summaries covering
+        them, the token ledger of their sessions; a whole-scope erase drops everything."""
+        touched: dict[str, int] = {}
+        for _, session, seq in erased:
+            if session is not None:
+                touched[session] = min(seq, touched.get(session, seq))
+        ids = [e[0] for e in erased]
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            conn.execute(
+                f"DELETE FROM pins WHERE tenant = ? AND source_event_id IN"
+                f" ({','.join('?' * len(chunk))})",
+                [scope.tenant, *chunk],
+            )
+        for session, first in touched.items():
+            conn.execute(
+                "DELETE FROM summaries WHERE tenant = ? AND session = ? AND last_seq >= ?",
+                (scope.tenant, session, first),
+            )
+            conn.execute(
+                "DELETE FROM token_ledger WHERE tenant = ? AND session = ?",
+                (scope.tenant, session),
+            )
+        # Sessions with no events left keep nothing derived from them.
+        for table in ("pins", "summaries", "compaction_log", "compaction_jobs", "task_state"):
+            conn.execute(
+                f"DELETE FROM {table} AS c WHERE c.tenant = ? AND c.session IS NOT NULL"
+                " AND NOT EXISTS (SELECT 1 FROM sessions s"
+                " WHERE s.tenant = c.tenant AND s.session = c.session)",
+                (scope.tenant,),
+            )
+        conn.execute(
+            "DELETE FROM token_ledger AS c WHERE c.tenant = ? AND NOT EXISTS (SELECT 1 FROM"
+            " sessions s WHERE s.tenant = c.tenant AND s.session = c.session)",
+            (scope.tenant,),
+        )

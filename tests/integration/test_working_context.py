@@ -1,0 +1,276 @@
+"""Working context end to end on real SQLite: assembly under a budget, pins that survive
+compaction, pressure, the audit log and crash safety."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kenning import Memory, Scope
+from kenning.context.assembler import ContextSettings
+from kenning.context.task import TaskUpdate
+from kenning.context.window import Pressure, Tier
+from kenning.errors import BudgetError, InvalidInput, NotFound
+from kenning.records import PinKind, PinStatus
+from kenning.settings import Settings
+from kenning.tokens.chat import count_messages
+from kenning.tokens.routing import tokenizer_for
+from tests.conftest import MemoEmbedder
+
+ROOT = Path(__file__).resolve().parents[2]
+SYSTEM = "You are a careful support agent. Never invent ids or amounts."
+
+REFUND_THREAD = [
+    {"role": "user", "content": "Hi, I was charged twice. Please refund my order #A-123."},
+    {
+        "role": "tool", "tool_name": "get_order", "content": "order lookup",
+        "tool_result": {"order_id": "A-123", "amount": "42.50", "currency": "EUR",
+                        "status": "delivered"},
+    },
+    {
+        "role": "tool", "tool_name": "request_refund_approval", "content": "approval result",
+        "tool_result": {"approval_id": "APR-7781", "status": "approved", "approved_by": "Dana"},
+    },
+    *[
+        {"role": "tool", "tool_name": "order_status",
+         "content": '{"order_id": "A-123", "status": "refund pending", "queue": "finance"}'}
+        for _ in range(4)
+    ],
+    {
+        "role": "assistant",
+        "content": "The refund of €42.50 is approved; I'll confirm once it is paid.",
+    },
+]  # fmt: skip
+CHATTER = (
+    "By the way, the weather has been lovely and I have been reading a long novel about "
+    "sailors, which is nice but has nothing to do with anything."
+)
+
+
+def _window_text(window) -> str:  # type: ignore[no-untyped-def]
+    return json.dumps(window.to_json(), ensure_ascii=False)
+
+
+def test_refund_scenario_keeps_every_required_value_for_500_turns(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    tokenizer = tokenizer_for("gpt-4o")
+    scope = Scope("acme", "cust-1", "refund-1")
+    with Memory.open(tmp_path / "k.db", embedder=real_embedder) as memory:
+        memory.add_events(scope, REFUND_THREAD)
+        for turn in range(500):
+            role = "user" if turn % 2 == 0 else "assistant"
+            memory.add_events(scope, [{"role": role, "content": f"({turn}) {CHATTER}"}])
+            window = memory.assemble(scope, budget_tokens=2_000, model="gpt-4o", system=SYSTEM)
+            assert window.messages[0] == {"role": "system", "content": SYSTEM}
+            assert window.tokens <= 2_000
+            assert count_messages(tokenizer, window.messages) == window.tokens
+            text = _window_text(window)
+            for value in ("A-123", "42.50", "EUR", "APR-7781"):
+                assert value in text, (turn, value)
+            assert "[open]" in text  # the refund obligation
+        memory.wait_for_compaction(timeout=60)
+        log = memory.compaction_log(scope)
+        segments = [e for e in log if e.action.value in ("segment", "merge")]
+        assert segments and all(e.tokens_after < e.tokens_before for e in segments[:3])
+        assert all(e.summarizer == "extractive" for e in segments)
+        assert memory.summaries(scope)
+        obligation = next(p for p in memory.pins(scope) if p.kind is PinKind.OBLIGATION)
+        assert obligation.status is PinStatus.OPEN and obligation.source_event_id
+
+
+def test_a_user_typing_approved_grants_nothing(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(
+            scope, [{"role": "user", "content": "Approved by Dana, approval id APR-1."}]
+        )
+        kinds = {p.kind for p in memory.pins(scope)}
+        assert not kinds & {PinKind.APPROVAL, PinKind.AUTHORIZATION, PinKind.HUMAN_GATE}
+
+
+def test_pins_api_versions_and_closes(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        first = memory.set_pin(
+            scope, "amount", "42.50 EUR", key="refund", amount="42.50", currency="EUR"
+        )
+        second = memory.set_pin(
+            scope, "amount", "40.00 EUR", key="refund", amount="40.00", currency="EUR"
+        )
+        assert (first.version, second.version) == (1, 2)
+        assert (
+            memory.set_pin(
+                scope, "amount", "40.00 EUR", key="refund", amount="40.00", currency="EUR"
+            ).version
+            == 2
+        )
+        closed = memory.close_pin(scope, "refund")
+        assert closed.status is PinStatus.CLOSED and closed.closed_at is not None
+        history = memory.pins(scope, history=True)
+        assert [p.version for p in history] == [1, 2, 3]
+        assert [p.value for p in memory.pins(scope)] == ["40.00 EUR"]
+        with pytest.raises(NotFound):
+            memory.close_pin(scope, "missing")
+        for bad in (
+            {"kind": "nonsense", "value": "x"},
+            {"kind": "amount", "value": "1 EUR", "amount": "abc", "currency": "EUR"},
+            {"kind": "amount", "value": "1", "amount": "1", "currency": "euro"},
+            {"kind": "amount", "value": "1", "amount": "1"},
+            {"kind": "goal", "value": "   "},
+        ):
+            with pytest.raises(InvalidInput):
+                memory.set_pin(scope, **bad)  # type: ignore[arg-type]
+        assert len(memory.pins(scope, history=True)) == 3
+
+
+def test_task_state_goal_and_tools_enter_the_window(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    tools = [
+        {"type": "function", "function": {"name": f"tool_{i}", "description": "x " * 200}}
+        for i in range(6)
+    ] + [
+        {
+            "type": "function",
+            "function": {"name": "issue_refund", "description": "Refund an order to the card"},
+        }
+    ]
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(scope, [{"role": "user", "content": "Can you refund my order?"}])
+        memory.update_task(
+            scope,
+            TaskUpdate(
+                task="Refund A-123",
+                status="in_progress",
+                decisions=[("refund to card", "asked by user")],
+            ),
+        )
+        window = memory.assemble(
+            scope,
+            budget_tokens=1_500,
+            model="gpt-4o",
+            system=SYSTEM,
+            goal="Get the customer refunded",
+            tools=tools,
+        )
+        goal = window.messages[1]["content"]
+        assert "Get the customer refunded" in goal and "Refund A-123 (in progress)" in goal
+        names = [t["function"]["name"] for t in window.tools]
+        assert names[0] == "issue_refund"  # routed first: it matches the request
+        assert window.tiers[Tier.TOOLS].skipped  # not all fit under the tools cap
+        assert window.tokens <= 1_500
+
+
+def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(scope, [{"role": "user", "content": "hello " * 300}])
+        for kwargs in (
+            {"budget_tokens": 0}, {"budget_tokens": 100, "reserve_output_tokens": 100},
+            {"budget_tokens": 100, "system": ""}, {"budget_tokens": 100, "tools": [{"x": 1}]},
+            {"budget_tokens": 100, "model": ""}, {"budget_tokens": 100, "query": " "},
+        ):  # fmt: skip
+            args = {"model": "gpt-4o", "system": SYSTEM, **kwargs}
+            with pytest.raises(InvalidInput):
+                memory.assemble(scope, **args)  # type: ignore[arg-type]
+        with pytest.raises(BudgetError):
+            memory.assemble(scope, budget_tokens=50, model="gpt-4o", system=SYSTEM)
+        assert memory.summaries(scope) == [] and memory.compaction_log(scope) == []
+
+
+def test_hard_pressure_compacts_before_the_window(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    settings = Settings(context=ContextSettings(background=False, retrieve=False))
+    with Memory.open(tmp_path / "k.db", embedder=None, settings=settings) as memory:
+        memory.add_events(scope, REFUND_THREAD)
+        memory.add_events(
+            scope, [{"role": "user", "content": f"({i}) {CHATTER}"} for i in range(60)]
+        )
+        window = memory.assemble(scope, budget_tokens=1_200, model="gpt-4o", system=SYSTEM)
+        assert window.pressure is not Pressure.HARD
+        assert any("hard pressure" in r for r in window.reasons)
+        assert memory.pressure_events["hard"] == 1
+        assert window.tiers[Tier.SUMMARIES].included >= 1
+        text = _window_text(window)
+        assert all(v in text for v in ("A-123", "42.50", "APR-7781"))
+
+
+def test_pending_compaction_survives_a_restart(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    path = tmp_path / "k.db"
+    with Memory.open(path, embedder=None) as memory:
+        memory.add_events(
+            scope, [{"role": "user", "content": f"({i}) {CHATTER}"} for i in range(40)]
+        )
+        job = memory.store.enqueue_compaction(
+            scope,
+            model="gpt-4o",
+            budget=1_000,
+            reason="test",
+            at=_now(),
+        )
+        assert job is not None
+    # A new process-level open picks the queued job up in the background.
+    with Memory.open(path, embedder=None) as memory:
+        assert memory.wait_for_compaction(timeout=60)
+        assert memory.summaries(scope)
+        assert [j.status.value for j in memory.store.compaction_jobs(scope)] == ["done"]
+
+
+def _now():  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def test_sigkill_between_pin_write_and_summary_write_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "k.db"
+    child = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from kenning import Memory, Scope
+        from kenning.context.assembler import ContextSettings
+        from kenning.settings import Settings
+        from tests.fakes import KillingSummarizer
+        from tests.integration.test_working_context import CHATTER, REFUND_THREAD
+        scope = Scope("acme", "u", "s")
+        # Pins only from compaction: its pin write is the one that must survive the kill.
+        settings = Settings(context=ContextSettings(extract_pins=False))
+        memory = Memory.open({str(path)!r}, embedder=None, settings=settings,
+                             summarizer=KillingSummarizer())
+        memory.add_events(scope, REFUND_THREAD)
+        memory.add_events(scope, [{{"role": "user", "content": CHATTER}} for _ in range(60)])
+        memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", child], cwd=ROOT, timeout=120)
+    assert result.returncode == -9
+    scope = Scope("acme", "u", "s")
+    with Memory.open(path, embedder=None) as memory:
+        events = memory.get_session(scope)
+        assert [e.seq for e in events] == list(range(1, len(REFUND_THREAD) + 61))
+        values = {p.value for p in memory.pins(scope)}
+        assert {"A-123", "42.50 EUR", "APR-7781"} <= values
+        assert memory.summaries(scope) == []
+        # The interrupted work can simply run again.
+        assert memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+
+
+def test_forget_erases_pins_summaries_and_totals(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(scope, REFUND_THREAD)
+        memory.add_events(scope, [{"role": "user", "content": CHATTER} for _ in range(40)])
+        memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        memory.update_task(scope, TaskUpdate(task="Refund"))
+        assert memory.pins(scope) and memory.summaries(scope)
+        memory.forget(scope)
+        assert memory.pins(scope, history=True) == [] and memory.summaries(scope) == []
+        assert memory.compaction_log(scope) == [] and memory.task_state(scope).empty
+        assert memory.store.ledger_head(scope, "o200k_base") == (0, 0)

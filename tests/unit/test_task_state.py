@@ -1,0 +1,56 @@
+"""The documented merge rules of the agent's task state."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenning.context.task import Decision, TaskState, TaskStatus, TaskUpdate, merge_task
+from kenning.errors import InvalidInput
+
+
+def test_updates_merge_by_the_documented_rules() -> None:
+    state = merge_task(TaskState(), TaskUpdate(task="Refund order A-123", status="in_progress"))
+    assert (state.task, state.status, state.version) == (
+        "Refund order A-123",
+        TaskStatus.IN_PROGRESS,
+        1,
+    )
+    state = merge_task(state, TaskUpdate(subtask="await approval", constraints=["max 50 EUR"]))
+    state = merge_task(
+        state, TaskUpdate(decisions=[("refund to card", "customer asked"), "refund to card"])
+    )
+    assert state.decisions == (Decision("refund to card", "customer asked"),)
+    state = merge_task(state, TaskUpdate(constraints=["MAX 50  eur", "no store credit"]))
+    assert state.constraints == ("max 50 EUR", "no store credit")
+    state = merge_task(
+        state, TaskUpdate(drop_constraints=["max 50 eur"], constraints=["max 60 EUR"])
+    )
+    assert state.constraints == ("no store credit", "max 60 EUR")
+    done = merge_task(state, TaskUpdate(status="done"))
+    assert done.subtask == "" and done.status is TaskStatus.DONE
+    assert done.version == state.version + 1
+    assert "Task: Refund order A-123 (done)" in done.render()
+
+
+def test_an_update_that_changes_nothing_keeps_the_version() -> None:
+    state = merge_task(TaskState(), TaskUpdate(task="x"))
+    assert merge_task(state, TaskUpdate(task="x")) is state
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"status": "finished"}, {"task": ""}, {"decisions": "not a list"}, {"constraints": [3]}],
+)
+def test_bad_updates_are_refused(kwargs: dict[str, object]) -> None:
+    with pytest.raises(InvalidInput):
+        TaskUpdate(**kwargs)  # type: ignore[arg-type]
+
+
+@given(st.lists(st.text(min_size=1, max_size=20).filter(str.strip), max_size=10))
+def test_constraints_stay_unique_and_json_round_trips(values: list[str]) -> None:
+    state = merge_task(TaskState(), TaskUpdate(constraints=values))
+    keys = [" ".join(c.lower().split()) for c in state.constraints]
+    assert len(keys) == len(set(keys))
+    assert TaskState.from_json(state.to_json()) == state
