@@ -61,6 +61,22 @@ def run(args: argparse.Namespace) -> int:
         )
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "pins":
+        from kenning.bench.context_bench import run_pins_bench
+
+        run_pins_bench(out, threads=args.threads, seed=args.seed)
+        print((out / "report.md").read_text())
+        return 0
+    if args.bench == "assemble":
+        from kenning.bench.context_bench import run_assemble_bench
+
+        report = run_assemble_bench(
+            out, embedder=MiniLMEmbedder(), sizes=_sizes(args.sizes), calls=args.calls,
+            budget=args.budget,
+        )  # fmt: skip
+        print((out / "report.md").read_text())
+        print(json.dumps(report["targets"], indent=2))
+        return 0
     raise InvalidInput(f"unknown bench {args.bench!r}")
 
 

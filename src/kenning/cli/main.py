@@ -115,6 +115,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--seed", type=int, default=0, help="first conversation seed")
     b.add_argument("--conversations", type=_positive, default=10, help="seeded conversations")
+    b = bench.add_parser("pins", help="pin survival in windows vs sliding window / summaries")
+    b.add_argument("--out", required=True)
+    b.add_argument("--threads", type=_positive, default=200, help="seeded support threads")
+    b.add_argument("--seed", type=int, default=0)
+    b = bench.add_parser("assemble", help="assemble latency for sessions of 100 to 100k events")
+    b.add_argument("--out", required=True)
+    b.add_argument("--sizes", default="100,1000,10000,100000", help="comma-separated sizes")
+    b.add_argument("--calls", type=_positive, default=200, help="timed calls per row")
+    b.add_argument("--budget", type=_positive, default=8_000, help="window budget in tokens")
     return parser
 
 

@@ -18,8 +18,8 @@ from kenning.context.fill import Piece, Plan, fill
 from kenning.context.ledger import sync_ledger
 from kenning.context.render import (
     BLOCK_HEADERS,
-    event_message,
     hit_line,
+    message_for,
     pin_line,
     pin_order,
     route_tools,
@@ -34,9 +34,9 @@ from kenning.context.window import (
     TierCaps,
 )
 from kenning.errors import InvalidInput
-from kenning.records import Event, Role, Scope
+from kenning.records import Role, Scope
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
+from kenning.store.protocol import MessageRow, Store
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 
@@ -133,59 +133,48 @@ def gather(
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
     pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", count(tokenizer, system), system))
 
-    task = store.task_state(scope)
+    snap = store.context_snapshot(scope, tokenizer.name, room=budget)
+    if snap.last_seq > snap.counted_seq:
+        # Events arrived since the last window: count only those, then read again.
+        sync_ledger(store, scope, tokenizer, overhead=overhead)
+        snap = store.context_snapshot(scope, tokenizer.name, room=budget)
     if goal:
         pieces[Tier.GOAL].append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
-    if not task.empty:
-        pieces[Tier.GOAL].append(_line(Tier.GOAL, "task", task.render(), tokenizer, cache))
+    if not snap.task.empty:
+        pieces[Tier.GOAL].append(_line(Tier.GOAL, "task", snap.task.render(), tokenizer, cache))
 
-    tool_query = query
-    _, total = sync_ledger(store, scope, tokenizer, overhead=overhead)
-    summaries = store.summaries(scope)
-    boundary = max((s.last_seq for s in summaries), default=0)
-    ledger = store.ledger_tail(scope, tokenizer.name, room=budget, after_seq=boundary)
-    tail_events: list[Event] = []
-    if ledger:
-        tail_events = [
-            e for e in store.events(scope, after_seq=ledger[0][0] - 1) if e.seq > boundary
-        ]
-    sizes = dict(ledger)
-    latest_user = next((e for e in reversed(tail_events) if e.role is Role.USER), None)
-    if latest_user is None:
-        recent = store.events(scope, tail=_LATEST_USER_SCAN)
-        latest_user = next(
-            (e for e in reversed(recent) if e.role is Role.USER and e.seq > boundary), None
+    boundary = max((s.last_seq for s in snap.summaries), default=0)
+    tail = list(snap.tail)
+    latest = next((r for r in reversed(tail) if r.role is Role.USER), None)
+    if latest is None:
+        latest = _latest_user(store, scope, tokenizer.name, boundary)
+        if latest is not None:
+            tail.insert(0, latest)
+    for row in reversed(tail):
+        message = message_for(
+            row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id
         )
-        if latest_user is not None:
-            tail_events = [latest_user, *tail_events]
-            sizes[latest_user.seq] = store.ledger_cum(
-                scope, tokenizer.name, latest_user.seq
-            ) - store.ledger_cum(scope, tokenizer.name, latest_user.seq - 1)
-    for event in reversed(tail_events):
         pieces[Tier.TAIL].append(
-            Piece(
-                Tier.TAIL, event.id, sizes[event.seq], message=event_message(event),
-                payload=event.seq, mandatory=event is latest_user,
-            )
+            Piece(Tier.TAIL, row.id, row.tokens, message=message, payload=row.seq,
+                  mandatory=row is latest)
         )  # fmt: skip
-    if tool_query is None and latest_user is not None:
-        tool_query = latest_user.content
+    tool_query = query if query is not None else (latest.text if latest is not None else None)
     for index in route_tools(tools, tool_query):
         text = tool_text(tools[index])
         pieces[Tier.TOOLS].append(
             Piece(Tier.TOOLS, f"tool:{index}", count(tokenizer, text), text, payload=tools[index])
         )
 
-    for pin in pin_order(store.pins(scope)):
+    for pin in pin_order(snap.pins):
         pieces[Tier.PINS].append(_line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache))
 
     # Newest summaries are worth the most; the block still shows them in event order.
-    for summary in sorted(summaries, key=lambda s: (-s.last_seq, -s.level)):
+    for summary in sorted(snap.summaries, key=lambda s: (-s.last_seq, -s.level)):
         pieces[Tier.SUMMARIES].append(
             _line(Tier.SUMMARIES, summary.id, summary.text, tokenizer, cache, payload=summary)
         )
 
-    raw = total - store.ledger_cum(scope, tokenizer.name, boundary) if boundary else total
+    raw = snap.total - snap.summarized
     dynamic = raw + sum(
         p.tokens
         for tier in (Tier.GOAL, Tier.TOOLS, Tier.PINS, Tier.SUMMARIES)
@@ -196,8 +185,26 @@ def gather(
         pieces=pieces,
         dynamic_tokens=dynamic,
         tail_start=int(tail_start),
-        latest_user=None if latest_user is None else latest_user.content,
+        latest_user=None if latest is None else latest.text,
     )
+
+
+def _latest_user(store: Store, scope: Scope, encoding: str, boundary: int) -> MessageRow | None:
+    """The latest user message when the tail that fits does not reach it (a long run of tool
+    output after it): it is mandatory, so it is placed anyway."""
+    recent = store.events(scope, tail=_LATEST_USER_SCAN)
+    event = next((e for e in reversed(recent) if e.role is Role.USER and e.seq > boundary), None)
+    if event is None:
+        return None
+    tokens = store.ledger_cum(scope, encoding, event.seq) - store.ledger_cum(
+        scope, encoding, event.seq - 1
+    )
+    call = event.metadata.get("tool_call_id")
+    return MessageRow(
+        seq=event.seq, id=event.id, role=event.role, text=event.content,
+        tool_name=event.tool_name, tool_call_id=call if isinstance(call, str) else None,
+        tokens=tokens,
+    )  # fmt: skip
 
 
 def _line(

@@ -16,6 +16,7 @@ __all__ = [
     "BLOCK_HEADERS",
     "event_message",
     "hit_line",
+    "message_for",
     "pin_line",
     "pin_order",
     "route_tools",
@@ -47,19 +48,28 @@ _PIN_PRIORITY: Mapping[PinKind, int] = {
 
 
 def event_message(event: Event) -> dict[str, str]:
-    """An event as an OpenAI-style message.
+    """An event as an OpenAI-style message (see :func:`message_for`)."""
+    call = event.metadata.get("tool_call_id")
+    return message_for(
+        event.role, event.content, tool_name=event.tool_name,
+        tool_call_id=call if isinstance(call, str) else None,
+    )  # fmt: skip
+
+
+def message_for(
+    role: Role, text: str, *, tool_name: str | None = None, tool_call_id: str | None = None
+) -> dict[str, str]:
+    """A chat message for an event's role and text.
 
     A tool result becomes a ``tool`` message when it carries the ``tool_call_id`` it answers
-    (metadata), since the API rejects a tool message without its call; otherwise it is shown
-    as a ``user`` message marked as a tool result.
+    (event metadata), since the API rejects a tool message without its call; otherwise it is
+    shown as a ``user`` message marked as a tool result.
     """
-    if event.role is Role.TOOL:
-        call = event.metadata.get("tool_call_id")
-        if isinstance(call, str) and call:
-            return {"role": "tool", "tool_call_id": call, "content": event.content}
-        name = event.tool_name or "tool"
-        return {"role": "user", "content": f"[tool result: {name}] {event.content}"}
-    return {"role": event.role.value, "content": event.content}
+    if role is Role.TOOL:
+        if tool_call_id:
+            return {"role": "tool", "tool_call_id": tool_call_id, "content": text}
+        return {"role": "user", "content": f"[tool result: {tool_name or 'tool'}] {text}"}
+    return {"role": role.value, "content": text}
 
 
 def pin_order(pins: Sequence[Pin]) -> list[Pin]:

@@ -34,7 +34,7 @@ from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import Event, JSONScalar, Pin, PinKind, PinStatus, Scope, Summary
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
-from kenning.tokens.chat import message_tokens
+from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["WorkingContext"]
@@ -220,7 +220,7 @@ class WorkingContext:
         if pressure is not Pressure.OK:
             self.metrics[pressure.value] += 1
         if pressure is Pressure.HARD:
-            log.warning(
+            log.info(
                 "context of %s at %.0f%%: compacting before the window", scope, 100 * utilization
             )
             written = self._compactor.compact(
@@ -263,7 +263,10 @@ class WorkingContext:
                 )  # fmt: skip
 
         def count(message: Mapping[str, str]) -> int:
-            return message_tokens(tokenizer, message)
+            # Block messages repeat from one window to the next: count each text once.
+            return DEFAULT_CHAT_OVERHEAD.tokens_per_message + sum(
+                self._cache.count(tokenizer, v) for v in message.values()
+            )
 
         return build_window(
             gathered, tokenizer=tokenizer, cache=self._cache, budget=budget, settings=settings,

@@ -24,8 +24,10 @@ from kenning.search.filters import Filters
 __all__ = [
     "Candidate",
     "Capabilities",
+    "ContextSnapshot",
     "EventWrite",
     "Item",
+    "MessageRow",
     "ModelInfo",
     "SessionCandidate",
     "Store",
@@ -98,6 +100,37 @@ class Item:
 
 
 Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """What a window needs of an event: enough to render its chat message, nothing more."""
+
+    seq: int
+    id: str
+    role: Role
+    text: str
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """A session's working-context state, read in one go for one window.
+
+    ``tail`` holds the newest events after the last summary whose message tokens (per the
+    ledger) fit in the room asked for, oldest first.
+    """
+
+    task: TaskState
+    pins: tuple[Pin, ...]
+    summaries: tuple[Summary, ...]
+    total: int
+    summarized: int
+    tail: tuple[MessageRow, ...]
+    counted_seq: int = 0
+    last_seq: int = 0
 
 
 @runtime_checkable
@@ -292,6 +325,11 @@ class Store(Protocol):
 
     def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
         """Message tokens of the session's events through *seq*."""
+        ...
+
+    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+        """Task state, current pins, active summaries, the ledger's total and the tokens the
+        summaries cover, and the tail that fits in *room* — one consistent read."""
         ...
 
     def ledger_tail(

@@ -20,7 +20,8 @@ from kenning.compaction.records import AuditAction, AuditEntry, CompactionJob, J
 from kenning.context.task import TaskState, TaskUpdate, merge_task
 from kenning.errors import InvalidInput
 from kenning.pins.draft import PinDraft
-from kenning.records import Pin, PinKind, PinStatus, Scope, Summary
+from kenning.records import Pin, PinKind, PinStatus, Role, Scope, Summary
+from kenning.store.protocol import ContextSnapshot, MessageRow
 
 __all__ = ["ContextTables"]
 
@@ -38,6 +39,9 @@ _AUDIT_COLUMNS = (
 _JOB_COLUMNS = (
     "rowid, tenant, user, session, model, budget, reason, status, attempts, created_at, error"
 )
+
+
+_ROLES = {role.value: role for role in Role}
 
 
 def _ts(value: float) -> datetime:
@@ -412,6 +416,82 @@ class ContextTables:
                 (scope.tenant, scope.session, encoding, seq),
             ).fetchone()
         return 0 if row is None else int(row[0])
+
+    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+        scope = scope.require_session()
+        key = (scope.tenant, scope.session)
+        with self._read() as conn:
+            row = conn.execute(
+                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                (scope.tenant, scope.user, scope.session),
+            ).fetchone()
+            task = TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
+            pins = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins WHERE tenant = ? AND session = ?"
+                " AND current = 1 ORDER BY rowid",
+                key,
+            ).fetchall()
+            summaries = conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = ? AND session = ?"
+                " AND active = 1 ORDER BY first_seq, level",
+                key,
+            ).fetchall()
+            boundary = max((int(r[6]) for r in summaries), default=0)
+            head = conn.execute(
+                "SELECT cum, seq FROM token_ledger WHERE tenant = ? AND session = ?"
+                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
+                (*key, encoding),
+            ).fetchone()
+            total, counted = (0, 0) if head is None else (int(head[0]), int(head[1]))
+            last = conn.execute(
+                "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?", key
+            ).fetchone()
+            covered = conn.execute(
+                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+                " AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                (*key, encoding, boundary),
+            ).fetchone()
+            summarized = 0 if covered is None else int(covered[0])
+            start = boundary
+            if total - room > 0:
+                first = conn.execute(
+                    "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ?"
+                    " AND encoding = ? AND cum >= ? ORDER BY cum LIMIT 1",
+                    (*key, encoding, total - room),
+                ).fetchone()
+                start = max(start, int(first[0]))
+            tail = conn.execute(
+                "SELECT t.seq, i.id, i.role, i.text, d.tool_name,"
+                " CASE WHEN i.role = 'tool' THEN json_extract(i.metadata, '$.tool_call_id') END,"
+                " t.n FROM token_ledger t"
+                " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
+                " AND i.kind = 'event'"
+                " LEFT JOIN event_details d ON d.item = i.rowid"
+                " WHERE t.tenant = ? AND t.session = ? AND t.encoding = ? AND t.seq > ?"
+                " ORDER BY t.seq",
+                (*key, encoding, start),
+            ).fetchall()
+        return ContextSnapshot(
+            task=task,
+            pins=tuple(_pin(r) for r in pins),
+            summaries=tuple(_summary(r) for r in summaries),
+            total=total,
+            summarized=summarized,
+            tail=tuple(
+                MessageRow(
+                    seq=int(r[0]),
+                    id=r[1],
+                    role=Role(r[2]),
+                    text=r[3],
+                    tool_name=r[4],
+                    tool_call_id=r[5] if isinstance(r[5], str) else None,
+                    tokens=int(r[6]),
+                )
+                for r in tail
+            ),
+            counted_seq=counted,
+            last_seq=0 if last is None else int(last[0]),
+        )
 
     def ledger_tail(
         self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0

@@ -1,0 +1,264 @@
+"""``kenning bench pins`` and ``kenning bench assemble``: the working context, measured.
+
+``pins``: seeded support threads (:mod:`kenning.bench.support_threads`) are ingested through the
+public API in chunks; after each chunk a window is assembled and every required value (order
+id, amount, currency, approval id, obligation) is looked for in it. A field survives in a thread
+when it is in every window. Systems, all at the same budget:
+
+- ``kenning``: ``Memory.assemble`` with its defaults (pins, summaries, tail);
+- ``summary_only``: the same compaction and summaries, with the pins tier capped to nothing;
+- ``sliding_window``: the system policy plus the newest whole messages that fit.
+
+Retrieval is off for all three, so only what the window keeps by itself is measured.
+
+``assemble``: the latency of ``Memory.assemble`` on sessions of 100 to 100k events, without
+and with retrieval, after the session has been compacted once (reported as setup).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from kenning.bench.harness import write_text
+from kenning.bench.metrics import percentiles
+from kenning.bench.support_threads import SupportThread, generate_thread
+from kenning.context.assembler import ContextSettings
+from kenning.context.render import event_message
+from kenning.context.window import Tier, TierCaps
+from kenning.embed.base import Embedder
+from kenning.memory import Memory
+from kenning.records import Scope
+from kenning.settings import Settings
+from kenning.tokens.chat import count_messages, message_tokens
+from kenning.tokens.routing import tokenizer_for
+
+__all__ = ["run_assemble_bench", "run_pins_bench"]
+
+MODEL = "gpt-4o"
+SYSTEM = "You are a support agent. Use the exact ids and amounts recorded in this context."
+BUDGETS = (1_000, 2_000, 4_000, 8_000)
+CHECKPOINTS = 6
+SYSTEMS = ("kenning", "summary_only", "sliding_window")
+
+
+def _window_settings(system: str) -> Settings:
+    context = ContextSettings(retrieve=False, background=False)
+    if system == "summary_only":
+        context = replace(context, caps=replace(TierCaps(), pins=0.0))
+    return Settings(context=context)
+
+
+def _sliding_window(memory: Memory, scope: Scope, budget: int) -> list[dict[str, str]]:
+    tokenizer = tokenizer_for(MODEL)
+    system = {"role": "system", "content": SYSTEM}
+    used = count_messages(tokenizer, [system])
+    tail: list[dict[str, str]] = []
+    for event in reversed(memory.get_session(scope)):
+        message = event_message(event)
+        cost = message_tokens(tokenizer, message)
+        if used + cost > budget:
+            break
+        used += cost
+        tail.append(message)
+    return [system, *reversed(tail)]
+
+
+def _thread_survival(
+    memory: Memory, system: str, thread: SupportThread, index: int
+) -> dict[str, bool]:
+    scope = Scope("pins", f"user{index}", f"thread{index}")
+    memory.add_events(scope, list(thread.head))
+    chunk = max(1, len(thread.chatter) // CHECKPOINTS)
+    alive = {field.name: True for field in thread.required}
+    for start in range(0, len(thread.chatter), chunk):
+        memory.add_events(scope, list(thread.chatter[start : start + chunk]))
+        if system == "sliding_window":
+            messages = _sliding_window(memory, scope, thread.budget)
+        else:
+            window = memory.assemble(scope, budget_tokens=thread.budget, model=MODEL, system=SYSTEM)
+            if window.tokens > thread.budget:
+                raise AssertionError(f"window over budget: {window.tokens} > {thread.budget}")
+            messages = [dict(m) for m in window.messages]
+        text = "\n".join(m.get("content") or "" for m in messages)
+        for field in thread.required:
+            alive[field.name] = alive[field.name] and any(r in text for r in field.renderings)
+    return alive
+
+
+def run_pins_bench(out: Path, *, threads: int = 200, seed: int = 0) -> dict[str, Any]:
+    """Pin survival of kenning against a sliding window and summary-only compaction."""
+    out.mkdir(parents=True, exist_ok=True)
+    data = [generate_thread(seed + i, budget=BUDGETS[i % len(BUDGETS)]) for i in range(threads)]
+    results: dict[str, list[dict[str, bool]]] = {}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for system in SYSTEMS:
+            with Memory.open(
+                Path(tmp) / f"{system}.db", embedder=None, settings=_window_settings(system)
+            ) as memory:
+                results[system] = [
+                    _thread_survival(memory, system, thread, i)
+                    for i, thread in enumerate(tqdm(data, desc=system, unit="thread"))
+                ]
+    fields = [f.name for f in data[0].required]
+
+    def rate(rows: Sequence[dict[str, bool]]) -> float:
+        return sum(sum(r.values()) for r in rows) / max(1, sum(len(r) for r in rows))
+
+    report: dict[str, Any] = {
+        "bench": "pins",
+        "threads": threads,
+        "seed": seed,
+        "budgets": list(BUDGETS),
+        "checkpoints_per_thread": CHECKPOINTS,
+        "events": sum(len(t.head) + len(t.chatter) for t in data),
+        "pin_survival": {s: round(rate(results[s]), 4) for s in SYSTEMS},
+        "by_budget": {
+            str(b): {
+                s: round(
+                    rate([r for r, t in zip(results[s], data, strict=True) if t.budget == b]), 4
+                )
+                for s in SYSTEMS
+            }
+            for b in BUDGETS
+        },
+        "by_field": {
+            f: {s: round(sum(r[f] for r in results[s]) / threads, 4) for s in SYSTEMS}
+            for f in fields
+        },
+        "seconds": round(time.perf_counter() - started, 1),
+    }
+    write_text(out / "report.json", json.dumps(report, indent=2))
+    write_text(out / "report.md", _pins_markdown(report))
+    return report
+
+
+def _pins_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "# kenning bench pins",
+        "",
+        f"{report['threads']} seeded support threads ({report['events']} events), budgets "
+        f"{', '.join(map(str, report['budgets']))} tokens ({MODEL}), a window after each of "
+        f"{report['checkpoints_per_thread']} chatter chunks. A field survives when it is in "
+        "every window of its thread. Retrieval off.",
+        "",
+        "| system | pin survival | " + " | ".join(f"{b} tok" for b in report["budgets"]) + " |",
+        "|---|---|" + "---|" * len(report["budgets"]),
+    ]
+    for system in SYSTEMS:
+        row = [system, f"{report['pin_survival'][system]:.3f}"]
+        row += [f"{report['by_budget'][str(b)][system]:.3f}" for b in report["budgets"]]
+        lines.append("| " + " | ".join(row) + " |")
+    lines += ["", "| field | " + " | ".join(SYSTEMS) + " |", "|---|" + "---|" * len(SYSTEMS)]
+    for field, values in report["by_field"].items():
+        lines.append(f"| {field} | " + " | ".join(f"{values[s]:.3f}" for s in SYSTEMS) + " |")
+    lines += ["", f"Run time: {report['seconds']} s."]
+    return "\n".join(lines) + "\n"
+
+
+def _session_events(n: int, seed: int) -> list[dict[str, Any]]:
+    head = list(generate_thread(seed, budget=BUDGETS[-1]).head)
+    pool = generate_thread(seed + 1, budget=BUDGETS[-1], chatter_tokens_per_budget=40).chatter
+    events = head[: min(n, len(head))]
+    i = 0
+    while len(events) < n:
+        events.append(dict(pool[i % len(pool)]))
+        i += 1
+    return events
+
+
+def run_assemble_bench(
+    out: Path,
+    *,
+    embedder: Embedder,
+    sizes: Sequence[int] = (100, 1_000, 10_000, 100_000),
+    calls: int = 200,
+    budget: int = 8_000,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Assemble latency per session size, retrieval excluded and included."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in sizes:
+            path = Path(tmp) / f"s{size}.db"
+            scope = Scope("bench", "user", f"session{size}")
+            events = _session_events(size, seed)
+            started = time.perf_counter()
+            with Memory.open(path, embedder=embedder) as memory:
+                for start in tqdm(range(0, size, 1_000), desc=f"ingest {size}", unit="k"):
+                    memory.add_events(scope, events[start : start + 1_000])
+            ingest_s = time.perf_counter() - started
+            row: dict[str, Any] = {"events": size, "ingest_s": round(ingest_s, 2)}
+            for label, retrieve in (("without_retrieval", False), ("with_retrieval", True)):
+                settings = Settings(context=ContextSettings(retrieve=retrieve))
+                with Memory.open(path, embedder=embedder, settings=settings) as memory:
+                    first = time.perf_counter()
+                    memory.assemble(scope, budget_tokens=budget, model=MODEL, system=SYSTEM)
+                    memory.wait_for_compaction()
+                    setup = time.perf_counter() - first
+                    times = []
+                    window = None
+                    for _ in range(calls):
+                        t0 = time.perf_counter()
+                        window = memory.assemble(
+                            scope, budget_tokens=budget, model=MODEL, system=SYSTEM
+                        )
+                        times.append((time.perf_counter() - t0) * 1_000)
+                    assert window is not None
+                    row[label] = {
+                        **{f"{k}_ms": round(v, 3) for k, v in percentiles(times).items()},
+                        "mean_ms": round(statistics.fmean(times), 3),
+                        "first_call_s": round(setup, 2),
+                        "window_tokens": window.tokens,
+                        "pressure": window.pressure.value,
+                        "summaries": window.tiers[Tier.SUMMARIES].included,
+                    }
+            rows[str(size)] = row
+    p99 = {s: rows[s]["without_retrieval"]["p99_ms"] for s in rows}
+    targets: dict[str, Any] = {}
+    if "10000" in p99:
+        targets["p99_10k_without_retrieval_ms"] = {"value": p99["10000"], "target": 5.0,
+                                                    "met": p99["10000"] <= 5.0}  # fmt: skip
+    if "1000" in p99 and "100000" in p99:
+        ratio = p99["100000"] / p99["1000"]
+        targets["p99_100k_over_1k"] = {"value": round(ratio, 2), "target": 2.0, "met": ratio <= 2.0}
+    report = {"bench": "assemble", "model": MODEL, "budget": budget, "calls": calls,
+              "sizes": rows, "targets": targets}  # fmt: skip
+    write_text(out / "report.json", json.dumps(report, indent=2))
+    write_text(out / "report.md", _assemble_markdown(report))
+    return report
+
+
+def _assemble_markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "# kenning bench assemble",
+        "",
+        f"`Memory.assemble` for {report['model']} with a {report['budget']}-token budget, "
+        f"{report['calls']} calls per row, after the session was compacted once (first call).",
+        "",
+        "| events | retrieval | p50 ms | p95 ms | p99 ms | first call s | window tokens |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size, row in report["sizes"].items():
+        for label in ("without_retrieval", "with_retrieval"):
+            r = row[label]
+            lines.append(
+                f"| {size} | {'yes' if label == 'with_retrieval' else 'no'} | {r['p50_ms']} | "
+                f"{r['p95_ms']} | {r['p99_ms']} | {r['first_call_s']} | {r['window_tokens']} |"
+            )
+    lines += ["", "Targets:", ""]
+    for name, t in report["targets"].items():
+        lines.append(
+            f"- {name}: {t['value']} (target {t['target']}, {'met' if t['met'] else 'NOT met'})"
+        )
+    return "\n".join(lines) + "\n"
