@@ -119,3 +119,45 @@ def test_search_errors_are_typed(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert main([*args, "--filter", "novalue"]) == 2
     assert main(["search", "x", "--db", str(tmp_path / "d.db"), "--tenant", "bad tenant"]) == 2
     assert "[invalid_scope]" in capsys.readouterr().err
+
+
+def test_assemble_json_and_pins_commands(tmp_path: Path) -> None:
+    rows = [
+        {"tenant": "t", "user": "u", "session": "s", "role": "user",
+         "content": "Please refund order #A-123: I paid €42.50 twice."},
+        {"tenant": "t", "user": "u", "session": "s", "role": "assistant",
+         "content": "I'll check the order and come back to you."},
+    ]  # fmt: skip
+    db = tmp_path / "k.db"
+    assert (
+        kenning("ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", str(db)).returncode
+        == 0
+    )
+    system = tmp_path / "policy.txt"
+    system.write_text("You are a support agent.")
+    common = ["--db", str(db), "--tenant", "t", "--user", "u", "--session", "s"]
+    done = kenning("assemble", *common, "--budget", "400", "--model", "gpt-4o",
+                   "--system-file", str(system), "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    window = json.loads(done.stdout)
+    assert {"messages", "tiers", "tokens", "budget", "pressure", "degraded"} <= set(window)
+    assert window["messages"][0] == {"role": "system", "content": "You are a support agent."}
+    assert window["tokens"] <= window["budget"] == 400
+    assert "42.50 EUR" in json.dumps(window) and window["tiers"]["pins"]["included"] >= 2
+
+    done = kenning("pins", "set", *common, "--kind", "approval", "--key", "approval:APR-1",
+                   "--value", "APR-1 approved by Dana")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    done = kenning("pins", "close", *common, "--key", "approval:APR-1")
+    assert done.returncode == 0 and "closed" in done.stdout
+    done = kenning("pins", "list", *common, "--history", "--json")
+    listed = json.loads(done.stdout)
+    assert [p["version"] for p in listed if p["key"] == "approval:APR-1"] == [1, 2]
+    assert any(p["key"] == "order_id:A-123" for p in listed)
+
+    done = kenning("assemble", *common, "--budget", "5", "--model", "gpt-4o")
+    assert done.returncode == 2 and "budget_error" in done.stderr
+    done = kenning("pins", "close", *common, "--key", "nope")
+    assert done.returncode == 2 and "not_found" in done.stderr
+    done = kenning("pins", "set", *common, "--kind", "amount")
+    assert done.returncode == 2 and "--value" in done.stderr

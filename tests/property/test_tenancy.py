@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kenning import Memory, Scope
+from kenning import BudgetError, Memory, Scope
 from kenning.records import Event
 from kenning.search.filters import parse_filters
 from kenning.store.protocol import ModelInfo
@@ -58,11 +58,18 @@ class Forget:
     scope: Scope
 
 
+@dataclass(frozen=True)
+class Assemble:
+    scope: Scope
+    budget: int
+
+
 operations = st.lists(
     st.one_of(
         st.builds(Add, scopes, st.lists(texts, min_size=1, max_size=4).map(tuple)),
         st.builds(Search, read_scopes, texts),
         st.builds(Forget, read_scopes),
+        st.builds(Assemble, scopes, st.integers(120, 600)),
     ),
     min_size=1,
     max_size=12,
@@ -97,6 +104,15 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
     vec = embedder.embed([query])[0]
     for cand in store.nearest(scope, vec, model=model, filters=filters, limit=100):
         assert inside(scope, by_id[cand.id])
+    # Working-context reads stay inside the scope too.
+    assert all(inside(scope, p.scope) for p in store.pins(scope, history=True))
+    assert all(inside(scope, x.scope) for x in store.summaries(scope, include_replaced=True))
+    assert all(inside(scope, a.scope) for a in store.audit_log(scope))
+    assert all(inside(scope, j.scope) for j in store.compaction_jobs(scope))
+    if scope.session is not None:
+        snap = store.context_snapshot(scope, "o200k_base", room=1_000_000)
+        assert {row.id for row in snap.tail} <= {e.id for e in events}
+        assert all(inside(scope, p.scope) for p in snap.pins)
     # Everything a scope holds is findable from it: results are not filtered after a cut.
     expected = {e.id for e in events}
     found = {c.id for c in store.nearest(scope, vec, model=model, filters=filters, limit=1000)}
@@ -116,6 +132,22 @@ def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedd
                 memory.add_events(op.scope, [{"role": "user", "content": t} for t in op.texts])
             elif isinstance(op, Search):
                 check_reads(memory, op.scope, op.query, real_embedder)
+            elif isinstance(op, Assemble):
+                own = {e.content for e in memory.store.events(op.scope)}
+                if not own:
+                    continue
+                try:
+                    window = memory.assemble(op.scope, budget_tokens=op.budget, model="gpt-4o",
+                                             system="Be brief.")  # fmt: skip
+                except BudgetError:
+                    continue
+                assert window.tokens <= op.budget
+                tail = [m["content"] for m in window.messages if m["role"] == "user"]
+                assert set(tail) <= own
+                user = Scope(op.scope.tenant, op.scope.user)
+                for cite in window.citations:
+                    hit = memory.store.events(user, ids=[str(cite["id"])])
+                    assert len(hit) == 1
             elif isinstance(op, Forget):
                 outside = [
                     e.id
