@@ -144,7 +144,7 @@ def route_tools(tools: Sequence[Mapping[str, Any]], query: str | None) -> list[i
     Relevance is the number of the query's terms found in the tool's name, description and
     parameter names; with no query the given order stands.
     """
-    if not query:
+    if not query or len(tools) < 2:
         return list(range(len(tools)))
     terms = set(query_terms(query))
     scores = []

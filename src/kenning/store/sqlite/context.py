@@ -479,9 +479,9 @@ class ContextTables:
             summarized=summarized,
             tail=tuple(
                 MessageRow(
-                    seq=int(r[0]),
+                    seq=r[0],
                     id=r[1],
-                    role=Role(r[2]),
+                    role=_ROLES[r[2]],
                     text=r[3],
                     tool_name=r[4],
                     tool_call_id=r[5] if isinstance(r[5], str) else None,
