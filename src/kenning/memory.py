@@ -384,7 +384,10 @@ class Memory:
         ids: Sequence[str] | None = None,
         before: datetime | str | float | None = None,
     ) -> int:
-        """Erase records in *scope* from every index (text, FTS, vectors, caches).
+        """Erase records in *scope* from every index (text, FTS, vectors, caches), and what
+        derives from them: pins they were the source of, summaries covering them, token totals;
+        erasing a whole session, user or tenant also erases its pins, summaries, task state,
+        compaction jobs and audit log.
 
         With no options everything in *scope* is erased: a tenant, a user's data, or one
         session. Returns the number of records erased.
@@ -394,7 +397,9 @@ class Memory:
         if ids is not None and (isinstance(ids, str) or not all(isinstance(i, str) for i in ids)):
             raise InvalidInput("ids must be a list of record ids")
         cutoff = None if before is None else to_utc(before, what="before")
-        return self._store.forget(scope, ids=None if ids is None else list(ids), before=cutoff)
+        erased = self._store.forget(scope, ids=None if ids is None else list(ids), before=cutoff)
+        self._context.forgot()
+        return erased
 
     # -- working context -------------------------------------------------------------------
 

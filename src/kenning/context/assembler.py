@@ -92,6 +92,9 @@ class TokenCache:
         self._size = size
         self._counts: OrderedDict[tuple[str, str], int] = OrderedDict()
 
+    def clear(self) -> None:
+        self._counts.clear()
+
     def count(self, tokenizer: Tokenizer, text: str) -> int:
         key = (tokenizer.name, text)
         found = self._counts.get(key)

@@ -161,6 +161,10 @@ class WorkingContext:
     def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
         return self._store.audit_log(_session(scope), limit=limit)
 
+    def forgot(self) -> None:
+        """Erased text must not linger as cache keys either."""
+        self._cache.clear()
+
     def resume(self) -> None:
         """Start the worker if the queue holds work from before a restart."""
         if self._store.pending_compactions():
