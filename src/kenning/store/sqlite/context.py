@@ -107,6 +107,35 @@ def _same(current: Pin, draft: PinDraft) -> bool:
     )
 
 
+def _ledger_at(
+    conn: sqlite3.Connection, scope: Scope, encoding: str, seq: int | None = None
+) -> tuple[int, int]:
+    """(seq, running total) of the session's last ledger row at or before *seq* (the head
+    when None); (0, 0) if there is none."""
+    sql = "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+    params: list[Any] = [scope.tenant, scope.session, encoding]
+    if seq is not None:
+        sql += " AND seq <= ?"
+        params.append(seq)
+    row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def _tail_start(
+    conn: sqlite3.Connection, scope: Scope, encoding: str, floor: int, after_seq: int
+) -> int:
+    """The sequence number a tail starts after: the events after it sum to at most the total
+    minus *floor*. Running totals grow with seq, so this is one index lookup."""
+    if floor <= 0:
+        return after_seq
+    row = conn.execute(
+        "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+        " AND cum >= ? ORDER BY cum LIMIT 1",
+        (scope.tenant, scope.session, encoding, floor),
+    ).fetchone()
+    return after_seq if row is None else max(after_seq, int(row[0]))
+
+
 class ContextTables:
     """Pins, summaries, compaction jobs and audit, task state and the token ledger."""
 
@@ -374,12 +403,7 @@ class ContextTables:
         """(last counted sequence number, total tokens through it); (0, 0) if none."""
         scope = scope.require_session()
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ?"
-                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
-                (scope.tenant, scope.session, encoding),
-            ).fetchone()
-        return (0, 0) if row is None else (int(row[0]), int(row[1]))
+            return _ledger_at(conn, scope, encoding)
 
     def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
         """Append ``(seq, tokens)`` of events after the ledger's head, in sequence order."""
@@ -387,12 +411,7 @@ class ContextTables:
         if not counts:
             return
         with self._write() as conn:
-            row = conn.execute(
-                "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ?"
-                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
-                (scope.tenant, scope.session, encoding),
-            ).fetchone()
-            head, cum = (0, 0) if row is None else (int(row[0]), int(row[1]))
+            head, cum = _ledger_at(conn, scope, encoding)
             rows = []
             for seq, n in counts:
                 if seq <= head:
@@ -410,12 +429,7 @@ class ContextTables:
         """Tokens of the session's events through *seq* (0 before the first)."""
         scope = scope.require_session()
         with self._read() as conn:
-            row = conn.execute(
-                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
-                " AND seq <= ? ORDER BY seq DESC LIMIT 1",
-                (scope.tenant, scope.session, encoding, seq),
-            ).fetchone()
-        return 0 if row is None else int(row[0])
+            return _ledger_at(conn, scope, encoding, seq)[1]
 
     def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
         scope = scope.require_session()
@@ -437,29 +451,11 @@ class ContextTables:
                 key,
             ).fetchall()
             boundary = max((int(r[6]) for r in summaries), default=0)
-            head = conn.execute(
-                "SELECT cum, seq FROM token_ledger WHERE tenant = ? AND session = ?"
-                " AND encoding = ? ORDER BY seq DESC LIMIT 1",
-                (*key, encoding),
-            ).fetchone()
-            total, counted = (0, 0) if head is None else (int(head[0]), int(head[1]))
+            counted, total = _ledger_at(conn, scope, encoding)
             last = conn.execute(
                 "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?", key
             ).fetchone()
-            covered = conn.execute(
-                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
-                " AND seq <= ? ORDER BY seq DESC LIMIT 1",
-                (*key, encoding, boundary),
-            ).fetchone()
-            summarized = 0 if covered is None else int(covered[0])
-            start = boundary
-            if total - room > 0:
-                first = conn.execute(
-                    "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ?"
-                    " AND encoding = ? AND cum >= ? ORDER BY cum LIMIT 1",
-                    (*key, encoding, total - room),
-                ).fetchone()
-                start = max(start, int(first[0]))
+            start = _tail_start(conn, scope, encoding, total - room, boundary)
             tail = conn.execute(
                 "SELECT t.seq, i.id, i.role, i.text, d.tool_name,"
                 " CASE WHEN i.role = 'tool' THEN json_extract(i.metadata, '$.tool_call_id') END,"
@@ -471,6 +467,7 @@ class ContextTables:
                 " ORDER BY t.seq",
                 (*key, encoding, start),
             ).fetchall()
+            summarized = _ledger_at(conn, scope, encoding, boundary)[1]
         return ContextSnapshot(
             task=task,
             pins=tuple(_pin(r) for r in pins),
@@ -485,7 +482,7 @@ class ContextTables:
                     text=r[3],
                     tool_name=r[4],
                     tool_call_id=r[5] if isinstance(r[5], str) else None,
-                    tokens=int(r[6]),
+                    tokens=r[6],
                 )
                 for r in tail
             ),
@@ -500,23 +497,8 @@ class ContextTables:
         sum to at most *room*, oldest first."""
         scope = scope.require_session()
         with self._read() as conn:
-            head = conn.execute(
-                "SELECT cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
-                " ORDER BY seq DESC LIMIT 1",
-                (scope.tenant, scope.session, encoding),
-            ).fetchone()
-            if head is None:
-                return []
-            floor = int(head[0]) - room
-            start = after_seq
-            if floor > 0:
-                # cum grows with seq: the tail starts after the first event whose cum >= floor.
-                first = conn.execute(
-                    "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ?"
-                    " AND encoding = ? AND cum >= ? ORDER BY cum LIMIT 1",
-                    (scope.tenant, scope.session, encoding, floor),
-                ).fetchone()
-                start = max(start, int(first[0]))
+            _, total = _ledger_at(conn, scope, encoding)
+            start = _tail_start(conn, scope, encoding, total - room, after_seq)
             rows = conn.execute(
                 "SELECT seq, n FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
                 " AND seq > ? ORDER BY seq",
