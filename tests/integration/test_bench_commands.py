@@ -101,3 +101,27 @@ def test_bench_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
 def test_bench_longmemeval_missing_file(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.json")
     assert main(["bench", "longmemeval", "--data", missing, "--out", str(tmp_path)]) == 2
+
+
+def test_bench_pins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "pins"
+    assert main(["bench", "pins", "--out", str(out), "--threads", "4", "--seed", "5"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    survival = report["pin_survival"]
+    assert set(survival) == {"kenning", "sliding_window", "summary_only"}
+    assert survival["kenning"] == 1.0
+    assert survival["sliding_window"] < 1.0
+    assert "| kenning | 1.000 |" in capsys.readouterr().out
+
+
+def test_bench_assemble(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "assemble"
+    args = ["bench", "assemble", "--out", str(out), "--sizes", "100,300", "--calls", "3"]
+    assert main([*args, "--budget", "1000"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    for size in ("100", "300"):
+        for label in ("without_retrieval", "with_retrieval"):
+            row = report["sizes"][size][label]
+            assert 0 < row["p50_ms"] <= row["p99_ms"]
+            assert row["window_tokens"] <= 1000
+    assert "kenning bench assemble" in capsys.readouterr().out
