@@ -164,6 +164,11 @@ def test_task_state_goal_and_tools_enter_the_window(tmp_path: Path) -> None:
         assert names[0] == "issue_refund"  # routed first: it matches the request
         assert window.tiers[Tier.TOOLS].skipped  # not all fit under the tools cap
         assert window.tokens <= 1_500
+        # When all fit, the caller's order stands (stable prompts cache better).
+        few = [tools[0], tools[-1]]
+        window = memory.assemble(scope, budget_tokens=4_000, model="gpt-4o", system=SYSTEM,
+                                 tools=few)  # fmt: skip
+        assert [t["function"]["name"] for t in window.tools] == ["tool_0", "issue_refund"]
 
 
 def test_bad_input_is_refused_and_changes_nothing(tmp_path: Path) -> None:

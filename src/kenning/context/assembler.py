@@ -129,8 +129,13 @@ def gather(
     goal: str | None,
     tools: Sequence[Mapping[str, Any]],
     query: str | None,
+    tools_room: int,
 ) -> Gathered:
-    """Read the session and count every candidate piece (no retrieval; see build_window)."""
+    """Read the session and count every candidate piece (no retrieval; see build_window).
+
+    *tools_room* is what the tools tier may take; when all tools fit in it they keep their
+    order, else they are routed by relevance.
+    """
     overhead = DEFAULT_CHAT_OVERHEAD
     count = cache.count
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
@@ -162,10 +167,14 @@ def gather(
                   mandatory=row is latest)
         )  # fmt: skip
     tool_query = query if query is not None else (latest.text if latest is not None else None)
-    for index in route_tools(tools, tool_query):
-        text = tool_text(tools[index])
+    texts = [tool_text(tool) for tool in tools]
+    sizes = [count(tokenizer, text) for text in texts]
+    # All tools that fit keep the caller's order (stable prompts cache better); only a subset
+    # is routed, most relevant to the query first.
+    order = range(len(tools)) if sum(sizes) <= tools_room else route_tools(tools, tool_query)
+    for index in order:
         pieces[Tier.TOOLS].append(
-            Piece(Tier.TOOLS, f"tool:{index}", count(tokenizer, text), text, payload=tools[index])
+            Piece(Tier.TOOLS, f"tool:{index}", sizes[index], texts[index], payload=tools[index])
         )
 
     for pin in pin_order(snap.pins):

@@ -27,7 +27,7 @@ from kenning.context.assembler import (
 )
 from kenning.context.render import validate_tools
 from kenning.context.task import TaskState, TaskUpdate
-from kenning.context.window import ContextWindow, Pressure
+from kenning.context.window import ContextWindow, Pressure, Tier
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.pins.draft import PinDraft
 from kenning.pins.extract import ExtractionRules, extract_pins
@@ -213,6 +213,7 @@ class WorkingContext:
             got = gather(
                 self._store, scope, tokenizer, self._cache, budget=budget, system=system,
                 goal=goal or None, tools=checked_tools, query=query,
+                tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
             )  # fmt: skip
             use = got.dynamic_tokens / budget
             return got, use, settings.thresholds.level(use)
