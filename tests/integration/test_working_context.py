@@ -279,3 +279,29 @@ def test_forget_erases_pins_summaries_and_totals(tmp_path: Path) -> None:
         assert memory.pins(scope, history=True) == [] and memory.summaries(scope) == []
         assert memory.compaction_log(scope) == [] and memory.task_state(scope).empty
         assert memory.store.ledger_head(scope, "o200k_base") == (0, 0)
+
+
+def test_a_stopped_compaction_keeps_whole_ranges_and_can_resume(tmp_path: Path) -> None:
+    from kenning.compaction.compactor import Compactor, Stopped
+    from kenning.compaction.extractive import ExtractiveSummarizer
+    from kenning.compaction.plan import CompactionSettings
+    from kenning.pins.extract import DEFAULT_RULES
+
+    scope = Scope("acme", "u", "s")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(
+            scope, [{"role": "user", "content": f"({i}) {CHATTER}"} for i in range(80)]
+        )
+        compactor = Compactor(
+            memory.store, summarizer=ExtractiveSummarizer(), settings=CompactionSettings(),
+            rules=DEFAULT_RULES,
+        )  # fmt: skip
+        calls = iter([False, True])
+        with pytest.raises(Stopped):
+            compactor.compact(
+                scope, model="gpt-4o", budget=600, reason="t", stop=lambda: next(calls)
+            )
+        [done] = memory.summaries(scope)
+        rest = compactor.compact(scope, model="gpt-4o", budget=600, reason="t")
+        segments = [s for s in rest if s.level == 1]
+        assert segments and min(s.first_seq for s in segments) == done.last_seq + 1

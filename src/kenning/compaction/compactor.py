@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
@@ -27,12 +27,16 @@ from kenning.store.protocol import Store
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["Compactor", "fit_body"]
+__all__ = ["Compactor", "Stopped", "fit_body"]
 
 log = logging.getLogger("kenning")
 
 _ALL = 1 << 62
 _LATEST_USER_SCAN = 256
+
+
+class Stopped(Exception):
+    """Compaction was asked to stop (the store is closing); the job can simply run again."""
 
 
 def fit_body(
@@ -103,8 +107,13 @@ class Compactor:
         budget: int,
         reason: str,
         summarizer: Summarizer | None = None,
+        stop: Callable[[], bool] = lambda: False,
     ) -> list[Summary]:
-        """Summarize what the policy says is due; return the summaries written."""
+        """Summarize what the policy says is due; return the summaries written.
+
+        *stop* is asked between ranges; when it says so, the work done so far stays (each
+        range is committed whole) and :class:`Stopped` is raised.
+        """
         scope = scope.require_session()
         summarizer = summarizer or self._summarizer
         tokenizer = tokenizer_for(model)
@@ -126,8 +135,10 @@ class Compactor:
         segments = plan_segments(
             raw, keep_from=keep_from, segment_tokens=max(1, int(settings.segment * budget))
         )
-        written = []
+        written: list[Summary] = []
         for first, last in segments:
+            if stop():
+                raise Stopped(f"compaction of {scope.session} stopped after {len(written)} ranges")
             before = self._store.ledger_cum(scope, encoding, last) - self._store.ledger_cum(
                 scope, encoding, first - 1
             )

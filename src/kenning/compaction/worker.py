@@ -11,7 +11,7 @@ import logging
 import threading
 from datetime import UTC, datetime
 
-from kenning.compaction.compactor import Compactor
+from kenning.compaction.compactor import Compactor, Stopped
 from kenning.compaction.records import JobStatus
 from kenning.store.protocol import Store
 
@@ -72,8 +72,15 @@ class CompactionWorker:
                 return
             try:
                 self._compactor.compact(
-                    job.scope, model=job.model, budget=job.budget, reason=job.reason
+                    job.scope, model=job.model, budget=job.budget, reason=job.reason,
+                    stop=lambda: self._closed,
+                )  # fmt: skip
+            except Stopped:
+                # Closing: hand the job back to the queue for the next open.
+                self._store.finish_compaction(
+                    job.id, status=JobStatus.PENDING, at=datetime.now(UTC)
                 )
+                return
             except Exception as exc:
                 status = JobStatus.FAILED if job.attempts >= _MAX_ATTEMPTS else JobStatus.PENDING
                 log.exception("compaction of %s failed (attempt %d)", job.scope, job.attempts)
