@@ -31,7 +31,14 @@ from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.errors import InvalidInput
 from kenning.records import Event, Pin
 
-__all__ = ["LLMSettings", "LLMSummarizer", "build_payload", "render_prompt", "summary_schema"]
+__all__ = [
+    "LLMSettings",
+    "LLMSummarizer",
+    "build_payload",
+    "max_items_for",
+    "render_prompt",
+    "summary_schema",
+]
 
 logger = logging.getLogger("kenning")
 
@@ -178,8 +185,9 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def summary_schema() -> dict[str, Any]:
-    """The JSON schema of :meth:`SummaryBody.to_json` (five sections of ranged items)."""
+def summary_schema(*, max_items: int | None = None) -> dict[str, Any]:
+    """The JSON schema of :meth:`SummaryBody.to_json` (five sections of ranged items), with at
+    most ``max_items`` items per section when given (this also stops a looping model)."""
     item = {
         "type": "object",
         "properties": {
@@ -193,10 +201,23 @@ def summary_schema() -> dict[str, Any]:
     sections = list(SummaryBody().to_json())
     return {
         "type": "object",
-        "properties": {name: {"type": "array", "items": item} for name in sections},
+        "properties": {name: _array(item, max_items) for name in sections},
         "required": sections,
         "additionalProperties": False,
     }
+
+
+def _array(item: dict[str, Any], max_items: int | None) -> dict[str, Any]:
+    schema: dict[str, Any] = {"type": "array", "items": item}
+    if max_items is not None:
+        schema["maxItems"] = max_items
+    return schema
+
+
+def max_items_for(max_tokens: int) -> int:
+    """Items per section worth asking for: a rendered item costs ~30 tokens, and the caller
+    trims a summary to ``max_tokens`` anyway."""
+    return max(2, min(20, max_tokens // 30))
 
 
 class _Retryable(Exception):
@@ -381,7 +402,11 @@ def build_payload(settings: LLMSettings, request: SummaryRequest) -> dict[str, A
         "stream": False,
         "response_format": {
             "type": "json_schema",
-            "json_schema": {"name": "kenning_summary", "strict": True, "schema": summary_schema()},
+            "json_schema": {
+                "name": "kenning_summary",
+                "strict": True,
+                "schema": summary_schema(max_items=max_items_for(request.max_tokens)),
+            },
         },
     }
 
