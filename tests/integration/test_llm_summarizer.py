@@ -537,3 +537,32 @@ def test_real_local_llm_summarizes(llama_server: str) -> None:
     for _section, item in result.body.items():
         assert REQUEST.first_seq <= item.first_seq <= item.last_seq <= REQUEST.last_seq
         assert item.text.strip()
+
+
+def test_memory_compacts_through_the_llm_and_audits_the_fallback(
+    chat: RecordedChatServer, tmp_path: Path
+) -> None:
+    from kenning import ExtractiveSummarizer, Memory, Scope
+
+    scope = Scope("acme", "u", "s")
+    chatter = "We talked about the weather, a long novel and the price of coffee again."
+    llm = LLMSummarizer(
+        LLMSettings(base_url=chat.base_url, model="smollm2", api_key=None, timeout_s=5.0,
+                    backoff_s=0.01, retries=0),
+        fallback=ExtractiveSummarizer(),
+    )  # fmt: skip
+    with Memory.open(tmp_path / "k.db", embedder=None, summarizer=llm) as memory:
+        memory.add_events(
+            scope, [{"role": "user", "content": f"({i}) {chatter}"} for i in range(60)]
+        )
+        written = memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        assert written and all(s.summarizer == "llm:smollm2" for s in written)
+        assert chat.received and chat.received[0].path == "/v1/chat/completions"
+        chat.script.append(Reply(status=500, body=b"{}"))  # the endpoint breaks
+        memory.add_events(
+            scope, [{"role": "user", "content": f"({i}) {chatter}"} for i in range(60)]
+        )
+        later = memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        assert later and later[0].summarizer == "extractive"
+        entries = [e for e in memory.compaction_log(scope) if e.summary_id == later[0].id]
+        assert "fallback: llm:smollm2 failed" in entries[0].detail
