@@ -114,9 +114,34 @@ def test_session_weight_ranks_a_sessions_turns_together() -> None:
     lex = [Candidate("a1", 1.0, "A"), Candidate("b1", 0.9, "B"), Candidate("a2", 0.85, "A")]
     out = fuse(lex, [], config=config)
     assert [f.id for f in out] == ["a1", "a2", "b1"]
-    assert out[0].score == pytest.approx(0.5)  # (0.5 + 1.0 * 0.5) / 2
-    assert out[1].scores["session"] == pytest.approx(0.25)
+    # Without session documents a session scores as its best record: a1 keeps 0.5 and a2
+    # (0.425 alone) is lifted halfway to it.
+    assert out[0].score == pytest.approx(0.5)
+    assert out[1].score == pytest.approx((0.425 + 0.5) / 2)
+    assert out[1].scores["session"] == pytest.approx((0.425 + 0.5) / 2 - 0.425)
     assert all(0 <= f.score <= 1 for f in out)
+
+
+def test_session_document_score_lifts_its_turns() -> None:
+    config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=0,
+                          session_weight=1.0, recency_weight=0, access_weight=0)  # fmt: skip
+    lex = [Candidate("b1", 0.6, "B"), Candidate("a1", 0.4, "A")]
+    out = fuse(lex, [], config=config, sessions={"A": 1.0, "B": 0.2})
+    by_id = {f.id: f for f in out}
+    assert [f.id for f in out] == ["a1", "b1"]
+    assert by_id["a1"].score == pytest.approx((0.4 + 1.0) / 2)
+    # A session that matches worse than the record never lowers the record's own score.
+    assert by_id["b1"].score == pytest.approx(0.6)
+    assert by_id["b1"].scores["session"] == 0.0
+
+
+def test_strong_turns_of_other_sessions_stay_above_a_sessions_weak_turns() -> None:
+    """Evidence in two sessions: the second session's matching turn is not buried."""
+    config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=0,
+                          session_weight=1.0, recency_weight=0, access_weight=0)  # fmt: skip
+    lex = [Candidate("a1", 0.9, "A"), Candidate("a2", 0.1, "A"), Candidate("b1", 0.7, "B")]
+    out = fuse(lex, [], config=config, sessions={"A": 0.9, "B": 0.3})
+    assert [f.id for f in out] == ["a1", "b1", "a2"]
 
 
 def test_bonuses_for_recent_and_accessed_items() -> None:

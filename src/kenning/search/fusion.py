@@ -33,6 +33,8 @@ __all__ = [
 class FusionConfig:
     """How search signals are combined.
 
+    ``session_weight`` w lifts each record toward the score S of its session as one document:
+    ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off).
     ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)``; ``access_weight`` adds
     ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). Bonuses are added after the
     fused score is scaled to [0, 1], so with zero weights scores stay in [0, 1].
@@ -129,12 +131,15 @@ def _with_session(
     weight: float,
     documents: Mapping[str | None, float],
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Blend each candidate with its session's score: (s + w * session) / (1 + w).
+    """Lift each candidate toward its session's score: max(s, (s + w * session) / (1 + w)).
 
-    A session's score is the mean of its best record's score and its score as one document
-    (when the backend gives one). Turns of the conversation that matches the query best then
-    rank together, the way a person recalls "that chat about the refund" before the exact
-    line. Scores stay in [0, 1].
+    A session's score is its score as one document (BM25 over its text, cosine to its
+    centroid) when the backend gives one, else its best record's score. Turns of the
+    conversation that matches the query best then rank together, the way a person recalls
+    "that chat about the refund" before the exact line. The session only ever lifts a record:
+    a record that matches well on its own keeps its score in a session about something else,
+    so evidence spread over several sessions is not buried under one session's other turns.
+    Scores stay in [0, 1]; the second mapping holds each record's lift.
     """
     session_of = {c.id: c.session for c in candidates}
     best: dict[str | None, float] = {}
@@ -142,13 +147,13 @@ def _with_session(
         group = session_of.get(key)
         best[group] = max(best.get(group, 0.0), value)
     if documents:
-        best = {g: (value + documents.get(g, 0.0)) / 2 for g, value in best.items()}
-    blended, part = {}, {}
+        best = {g: documents.get(g, value) for g, value in best.items()}
+    blended, lift = {}, {}
     for key, value in base.items():
         top = best[session_of.get(key)]
-        blended[key] = (value + weight * top) / (1 + weight)
-        part[key] = weight * top / (1 + weight)
-    return blended, part
+        blended[key] = max(value, (value + weight * top) / (1 + weight))
+        lift[key] = blended[key] - value
+    return blended, lift
 
 
 def _bonuses(item: ItemStats, config: FusionConfig, now: datetime) -> dict[str, float]:
