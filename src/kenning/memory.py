@@ -92,7 +92,8 @@ class Memory:
             from kenning.embed.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        return cls(SQLiteStore(path), embedder=embedder, settings=settings)
+        settings = settings or Settings()
+        return cls(SQLiteStore(path, ann=settings.ann), embedder=embedder, settings=settings)
 
     @property
     def store(self) -> Store:

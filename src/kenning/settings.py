@@ -8,6 +8,7 @@ from typing import Literal
 from kenning.errors import InvalidInput
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
+from kenning.store.ann import AnnConfig
 
 __all__ = ["EmbedText", "Settings"]
 
@@ -23,6 +24,8 @@ class Settings:
     event's date; ``embed_context`` also embeds the end of the preceding turn of the same
     session (see :func:`kenning.indexing.with_context`). ``max_query_chars`` bounds search
     input; ``track_access`` records which results were returned (the access bonus reads it).
+    ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
+    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
@@ -33,6 +36,7 @@ class Settings:
     embed_batch: int = 64
     fusion: FusionConfig = field(default_factory=FusionConfig)
     track_access: bool = True
+    ann: AnnConfig = field(default_factory=AnnConfig)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:

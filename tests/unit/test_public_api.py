@@ -9,11 +9,12 @@ import kenning
 from kenning import errors
 
 EXPECTED = {
-    "BudgetError", "Capabilities", "ContentTooLarge", "Embedder", "Event", "Fact", "FactSource",
-    "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope", "KenningError",
-    "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",
-    "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict", "SearchResults",
-    "Settings", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported", "__version__",
+    "AnnConfig", "BudgetError", "Capabilities", "ContentTooLarge", "Embedder", "Event", "Fact",
+    "FactSource", "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope",
+    "KenningError", "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin",
+    "PinKind", "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict",
+    "SearchResults", "Settings", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported",
+    "__version__",
 }  # fmt: skip
 
 
