@@ -380,11 +380,12 @@ class Partition:
                 return None
             return self._ann.dumps(), len(self._ann)
 
-    def release_ann(self) -> HnswIndex | None:
-        """Stop any build for good and hand over the index (for this tenant's next partition)."""
+    def release_ann(self, *, wait: bool = False) -> HnswIndex | None:
+        """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
+        the index, e.g. to this tenant's next partition."""
         self._cancel.set()
         job = self._builder
-        if job is not None and job is not threading.current_thread():
+        if wait and job is not None and job is not threading.current_thread():
             job.join()
         with self._ann_lock:
             index, self._ann = self._ann, None

@@ -589,12 +589,12 @@ class SQLiteStore:
 
     # -- HNSW index lifecycle --------------------------------------------------------------
 
-    def _drop_partitions(self, tenant: str | None = None) -> None:
+    def _drop_partitions(self, tenant: str | None = None, *, wait: bool = False) -> None:
         """Unload partitions; a ready HNSW index waits for the tenant's next partition."""
         for name in list(self._partitions) if tenant is None else [tenant]:
             partition = self._partitions.pop(name, None)
             if partition is not None:
-                index = partition.release_ann()
+                index = partition.release_ann(wait=wait)
                 if index is not None:
                     self._spare_indexes[name] = index
 
@@ -768,7 +768,7 @@ class SQLiteStore:
                 for tenant, partition in list(self._partitions.items()):
                     self._persist_index(tenant, partition)
                 self._closed = True
-                self._drop_partitions()
+                self._drop_partitions(wait=True)
                 self._spare_indexes.clear()
                 try:
                     self._conn.close()
