@@ -11,12 +11,16 @@ import pytest
 
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.minilm import MiniLMEmbedder
+from kenning.store.ann import AnnConfig
 from kenning.store.sqlite.store import SQLiteStore
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5")
+BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5", "sqlite-hnsw")
+# Every partition gets an HNSW index at once (built in the calling thread) and every query,
+# masked or not, goes through the graph: the conformance suite exercises the ANN path.
+TINY_ANN = AnnConfig(min_rows=1, min_fraction=0.0, background=False)
 
 
 class MemoEmbedder(DelegatingEmbedder):
@@ -60,6 +64,8 @@ def open_store(backend: str, tmp_path: Path) -> SQLiteStore:
         return SQLiteStore(tmp_path / "store.db")
     if backend == "sqlite-fts5":
         return SQLiteStore(tmp_path / "store.db", lexical="fts5")
+    if backend == "sqlite-hnsw":
+        return SQLiteStore(tmp_path / "store.db", ann=TINY_ANN)
     raise AssertionError(f"unknown backend {backend}")
 
 

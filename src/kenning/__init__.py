@@ -58,6 +58,7 @@ from kenning.records import (
 from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
+from kenning.store.ann import AnnConfig
 from kenning.store.protocol import Capabilities, Store
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
@@ -65,6 +66,7 @@ from kenning.tokens.base import Tokenizer
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnnConfig",
     "AuditEntry",
     "BudgetError",
     "Capabilities",

@@ -122,7 +122,13 @@ class Memory:
             from kenning.embed.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        memory = cls(SQLiteStore(path), embedder=embedder, settings=settings, summarizer=summarizer)
+        settings = settings or Settings()
+        memory = cls(
+            SQLiteStore(path, ann=settings.ann),
+            embedder=embedder,
+            settings=settings,
+            summarizer=summarizer,
+        )
         memory._context.resume()
         return memory
 

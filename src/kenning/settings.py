@@ -11,6 +11,7 @@ from kenning.errors import InvalidInput
 from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
+from kenning.store.ann import AnnConfig
 
 __all__ = ["EmbedText", "Settings"]
 
@@ -28,6 +29,8 @@ class Settings:
     input; ``track_access`` records which results were returned (the access bonus reads it).
     ``context`` shapes windows (tier caps, pressure thresholds, retrieval), ``compaction`` the
     summaries, and ``pin_rules`` what pins are extracted from events.
+    ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
+    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
@@ -41,6 +44,7 @@ class Settings:
     context: ContextSettings = field(default_factory=ContextSettings)
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     pin_rules: ExtractionRules = DEFAULT_RULES
+    ann: AnnConfig = field(default_factory=AnnConfig)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:

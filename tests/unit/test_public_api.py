@@ -9,6 +9,7 @@ import kenning
 from kenning import errors
 
 EXPECTED = {
+    "AnnConfig",
     "BudgetError", "Capabilities", "ContentTooLarge", "Embedder", "Event", "Fact", "FactSource",
     "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope", "KenningError",
     "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",

@@ -4,6 +4,12 @@ Everything is measured in one process against baselines taken in the same run: t
 is compared with the raw model throughput measured just before and just after it, and search
 cost at the largest size is compared with the smallest. The machine may be shared and noisy,
 so reports give medians and percentiles, never single timings.
+
+Vector search switches to an HNSW index once the tenant holds ``AnnConfig.min_rows`` vectors.
+Before timing a size the bench waits for that index (and reports the wait); at the largest
+size it also times, each on a fresh store over the same file, a from-scratch build, a restart
+that loads the saved index, and exact search with the index disabled, and compares the vector
+candidates of both paths (recall@10 / @100 against exact).
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import resource
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +29,9 @@ from kenning.embed.minilm import MiniLMEmbedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.search.filters import parse_filters
+from kenning.settings import Settings
+from kenning.store.ann import AnnConfig
+from kenning.store.sqlite.store import SQLiteStore
 
 __all__ = ["run_store_bench"]
 
@@ -59,6 +69,13 @@ def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
     return out
 
 
+def _vector_paths(memory: Memory) -> tuple[int, int]:
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    status = store.vector_index("bench")
+    return status.ann_searches, status.exact_searches
+
+
 def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) -> dict[str, Any]:
     embedder = memory.embedder
     assert isinstance(embedder, MiniLMEmbedder)
@@ -68,6 +85,7 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
     model = memory._model()
     assert model is not None
     filters = parse_filters(None)
+    ann_before, exact_before = _vector_paths(memory)
     for i, query in enumerate(queries):
         scope = scopes[i % len(scopes)]
         started = time.perf_counter()
@@ -83,6 +101,7 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
         embed_ms.append((t1 - t0) * 1000)
         lexical_ms.append((t2 - t1) * 1000)
         vector_ms.append((t3 - t2) * 1000)
+    ann_after, exact_after = _vector_paths(memory)
     return {
         "search_ms": percentiles(total),
         "components_ms_p50": {
@@ -90,6 +109,67 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
             "bm25": percentiles(lexical_ms)["p50"],
             "vector": percentiles(vector_ms)["p50"],
         },
+        "queries": len(queries),
+        # Two vector searches per query (inside search, and the timed component).
+        "vector_searches": {"hnsw": ann_after - ann_before, "exact": exact_after - exact_before},
+    }
+
+
+def _wait_for_index(memory: Memory) -> dict[str, Any]:
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    started = time.perf_counter()
+    status = store.vector_index("bench", wait_s=None)
+    return {
+        "state": status.state,
+        "nodes": status.nodes,
+        "last_build_s": None if status.build_s is None else round(status.build_s, 2),
+        "wait_s": round(time.perf_counter() - started, 2),
+    }
+
+
+def _open_status(path: Path, embedder: MiniLMEmbedder, ann: AnnConfig) -> dict[str, Any]:
+    """Time a fresh store over *path* until its tenant partition and index are ready."""
+    started = time.perf_counter()
+    memory = Memory.open(path, embedder=embedder, settings=Settings(ann=ann, track_access=False))
+    status = _wait_for_index(memory)
+    status["open_to_ready_s"] = round(time.perf_counter() - started, 2)
+    memory.close()
+    return status
+
+
+def _recall(
+    ann: Memory, exact: Memory, embedder: MiniLMEmbedder, queries: Sequence[str]
+) -> dict[str, Any]:
+    """Vector candidates (depth 10 and 100) and final top-10 of both paths, compared."""
+    model = ann._model()
+    assert model is not None
+    filters = parse_filters(None)
+    scope = Scope("bench")
+    at10: list[float] = []
+    at100: list[float] = []
+    tie10: list[float] = []
+    tie100: list[float] = []
+    same_top10 = 0
+    for query in queries:
+        vec = embedder.embed([query])[0]
+        got = ann.store.nearest(scope, vec, model=model, filters=filters, limit=100)
+        want = exact.store.nearest(scope, vec, model=model, filters=filters, limit=100)
+        for depth, ids, ties in ((10, at10, tie10), (100, at100, tie100)):
+            g, w = got[:depth], want[:depth]
+            ids.append(len({c.id for c in g} & {c.id for c in w}) / max(1, len(w)))
+            # Identical texts embed identically: a different row with the cut-off score is
+            # an equally good candidate, so also count hits scoring at least the k-th exact.
+            floor = w[-1].score - 1e-6 if w else 0.0
+            ties.append(sum(c.score >= floor for c in g) / max(1, len(w)))
+        hits = [h.id for h in ann.search(scope, query, k=10)]
+        same_top10 += hits == [h.id for h in exact.search(scope, query, k=10)]
+    return {
+        "vector_recall_at_10": round(sum(at10) / len(at10), 4),
+        "vector_recall_at_100": round(sum(at100) / len(at100), 4),
+        "vector_recall_at_10_by_score": round(sum(tie10) / len(tie10), 4),
+        "vector_recall_at_100_by_score": round(sum(tie100) / len(tie100), 4),
+        "search_top10_identical": round(same_top10 / len(queries), 4),
         "queries": len(queries),
     }
 
@@ -101,6 +181,7 @@ def run_store_bench(
     queries: int = 200,
     seed: int = 7,
     progress: bool = True,
+    ann: AnnConfig | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report."""
     from tqdm import tqdm
@@ -122,8 +203,18 @@ def run_store_bench(
         "sizes": {},
     }
     query_texts = synthetic_queries(queries, seed=seed + 1)
+    ann = ann or AnnConfig()
+    report["ann_config"] = {
+        "min_rows": ann.min_rows,
+        "min_fraction": ann.min_fraction,
+        "m": ann.m,
+        "ef_construction": ann.ef_construction,
+        "ef_search": ann.ef_search,
+        "build_threads": ann.build_threads,
+    }
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
-        memory = Memory.open(Path(tmp) / "bench.db", embedder=embedder)
+        db = Path(tmp) / "bench.db"
+        memory = Memory.open(db, embedder=embedder, settings=Settings(ann=ann))
         stored = 0
         ingest_s = 0.0
         first_rate = None
@@ -155,6 +246,8 @@ def run_store_bench(
             rate = stored / ingest_s
             if first_rate is None:
                 first_rate = rate
+            bar.set_postfix_str(f"waiting for the vector index at {size}")
+            index = _wait_for_index(memory)
             bar.set_postfix_str(f"measuring search at {size}")
             tenant_scope = [Scope("bench")]
             user_scopes = [Scope("bench", u) for u in sorted(set(users))[:50]]
@@ -163,6 +256,7 @@ def run_store_bench(
                 "distinct_texts_in_stage": len(distinct),
                 "stage_events": stored - started_size,
                 "ingest_events_per_s_cumulative": round(rate, 1),
+                "vector_index": index,
                 "tenant_scope": _latency(memory, tenant_scope, query_texts),
                 "user_scope": _latency(memory, user_scopes, query_texts),
                 "rss_mb": round(_rss_mb(), 1),
@@ -170,7 +264,13 @@ def run_store_bench(
             }
             report["sizes"][str(size)] = entry
         bar.close()
-        memory.close()
+        report["peak_rss_mb_before_comparisons"] = round(_peak_rss_mb(), 1)
+        if index["state"] == "ready":
+            report["largest_size_index"] = _index_comparisons(
+                db, memory, embedder, ann, query_texts
+            )
+        else:
+            memory.close()
     raw_after = _raw_throughput(embedder, probe)
     raw = (raw_before + raw_after) / 2
     assert first_rate is not None
@@ -204,6 +304,37 @@ def run_store_bench(
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
     return report
+
+
+def _index_comparisons(
+    db: Path, memory: Memory, embedder: MiniLMEmbedder, ann: AnnConfig, queries: Sequence[str]
+) -> dict[str, Any]:
+    """At the largest size, one store at a time over the same file (a search records access,
+    and a write by one open store makes every other reload its partitions): a restart that
+    loads the saved index, the vector candidates of HNSW and exact search compared (no access
+    recorded), exact search latency, and a from-scratch build."""
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    store.close()  # saves the index beside the file
+    saved = sorted(Path(f"{db}.ann").glob("*.hnsw"))
+    out: dict[str, Any] = {
+        "saved_index_mb": round(sum(p.stat().st_size for p in saved) / 2**20, 1),
+    }
+    quiet = Settings(ann=ann, track_access=False)
+    started = time.perf_counter()
+    restarted = Memory.open(db, embedder=embedder, settings=quiet)
+    out["restart"] = _wait_for_index(restarted)
+    out["restart"]["open_to_ready_s"] = round(time.perf_counter() - started, 2)
+    exact_quiet = replace(quiet, ann=replace(ann, enabled=False))
+    exact = Memory.open(db, embedder=embedder, settings=exact_quiet)
+    out["recall_vs_exact"] = _recall(restarted, exact, embedder, queries)
+    restarted.close()
+    exact.close()
+    exact = Memory.open(db, embedder=embedder, settings=Settings(ann=replace(ann, enabled=False)))
+    out["exact_tenant_scope"] = _latency(exact, [Scope("bench")], queries)
+    exact.close()
+    out["fresh_build"] = _open_status(db, embedder, replace(ann, persist=False))
+    return out
 
 
 def _markdown(report: dict[str, Any]) -> str:
@@ -242,6 +373,47 @@ def _markdown(report: dict[str, Any]) -> str:
             )
     lines += [
         "",
+        "## Vector index",
+        "",
+        f"HNSW config: {report['ann_config']}. The bench waits for a running build before "
+        "timing a size.",
+        "",
+        "| events | index state | nodes | last build s | wait s | tenant searches hnsw/exact "
+        "| user searches hnsw/exact |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for size, entry in report["sizes"].items():
+        idx = entry["vector_index"]
+        paths = [entry[s]["vector_searches"] for s in ("tenant_scope", "user_scope")]
+        lines.append(
+            f"| {size} | {idx['state']} | {idx['nodes']} | {idx['last_build_s']} | "
+            f"{idx['wait_s']} | {paths[0]['hnsw']}/{paths[0]['exact']} | "
+            f"{paths[1]['hnsw']}/{paths[1]['exact']} |"
+        )
+    cmp = report.get("largest_size_index")
+    if cmp is not None:
+        ex = cmp["exact_tenant_scope"]
+        rec = cmp["recall_vs_exact"]
+        lines += [
+            "",
+            "At the largest size, each on a fresh store over the same file:",
+            "",
+            f"- exact search (index disabled), tenant scope: p50 {ex['search_ms']['p50']:.2f} / "
+            f"p95 {ex['search_ms']['p95']:.2f} / p99 {ex['search_ms']['p99']:.2f} ms, "
+            f"vector p50 {ex['components_ms_p50']['vector']:.2f} ms",
+            f"- HNSW vs exact: vector recall@10 {rec['vector_recall_at_10']}, "
+            f"recall@100 {rec['vector_recall_at_100']} by id; counting rows tied with the "
+            f"k-th exact score {rec['vector_recall_at_10_by_score']} / "
+            f"{rec['vector_recall_at_100_by_score']}; identical top-10 search results for "
+            f"{rec['search_top10_identical']} of {rec['queries']} queries",
+            f"- from-scratch build: {cmp['fresh_build']['last_build_s']} s "
+            f"(open to ready {cmp['fresh_build']['open_to_ready_s']} s)",
+            f"- restart with the saved index ({cmp['saved_index_mb']} MiB): state "
+            f"{cmp['restart']['state']}, open to ready {cmp['restart']['open_to_ready_s']} s, "
+            f"rebuilt: {cmp['restart']['last_build_s'] is not None}",
+        ]
+    lines += [
+        "",
         f"Ratios largest/smallest size: p50 {report['ratios']['p50_large_over_small']}, "
         f"p95 {report['ratios']['p95_large_over_small']} (target <= 4).",
         "",
@@ -249,5 +421,8 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
     ]
     lines += [f"- {name}: {'met' if ok else 'NOT met'}" for name, ok in report["targets"].items()]
-    lines.append(f"\nPeak RSS: {report['peak_rss_mb']} MiB.")
+    lines.append(
+        f"\nPeak RSS: {report['peak_rss_mb_before_comparisons']} MiB before the comparison "
+        f"stores, {report['peak_rss_mb']} MiB overall."
+    )
     return "\n".join(lines) + "\n"

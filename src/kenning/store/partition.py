@@ -2,22 +2,26 @@
 
 Partitioning by tenant means a query only ever scores its own tenant's records; narrower scopes
 and filters become a row mask applied *before* ranking, never to a ranked, cut list. Vectors
-are searched exactly (float32 matrix product); the ``VectorIndex`` protocol keeps that layer
-swappable for an HNSW index.
+are searched exactly (float32 matrix product) unless the partition is large: then an HNSW graph
+(:mod:`kenning.store.ann`), built in the background while exact search serves, answers queries
+whose mask selects a large share of the rows, with the mask applied inside the graph search.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.lexical_index import LexicalIndex
 
-__all__ = ["IndexRows", "Partition", "RowSelector", "VectorIndex"]
+__all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "VectorIndex"]
 
 F32 = npt.NDArray[np.float32]
 # (record id, score, session id)
@@ -52,6 +56,26 @@ class RowSelector:
     since: float | None = None
     until: float | None = None
     rowids: npt.NDArray[np.int64] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AnnStatus:
+    """Where a partition's HNSW index stands.
+
+    ``state``: ``off`` (disabled or no vectors), ``exact`` (below the row threshold),
+    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes,
+    ``excluded`` those of rows gone since the graph was made (skipped, awaiting a rebuild).
+    ``build_s`` is the last build's duration; ``ann_searches`` and ``exact_searches`` count
+    vector searches by path since the partition was loaded.
+    """
+
+    state: Literal["off", "exact", "building", "ready"]
+    rows: int
+    nodes: int
+    excluded: int
+    build_s: float | None
+    ann_searches: int
+    exact_searches: int
 
 
 class VectorIndex(Protocol):
@@ -89,11 +113,38 @@ class _Codes:
         return set(self._codes) <= set(values)
 
 
-class Partition:
-    """Exact cosine over a growing float32 matrix (unit vectors) plus in-memory BM25."""
+_BUILD_CHUNK = 2048
 
-    def __init__(self, dimension: int) -> None:
+
+class Partition:
+    """Cosine over a growing float32 matrix (unit vectors) plus in-memory BM25.
+
+    With an enabled *ann* config, :meth:`start_ann` lets the partition keep an HNSW index once
+    it holds ``ann.min_rows`` vectors; *on_index* is called (from the building thread) each
+    time a newly built or adopted index is ready, e.g. to persist it.
+    """
+
+    def __init__(
+        self,
+        dimension: int,
+        *,
+        ann: AnnConfig | None = None,
+        on_index: Callable[[Partition], None] | None = None,
+    ) -> None:
         self._dim = dimension
+        self._ann_config = ann if ann is not None and ann.enabled and dimension else None
+        self._on_index = on_index
+        # Guards the row arrays against a builder's catch-up and the graph against add/search.
+        self._ann_lock = threading.Lock()
+        self._ann_on = False
+        self._ann: HnswIndex | None = None
+        self._node_pos = np.zeros(0, dtype=np.int64)  # graph node -> row position, -1: excluded
+        self._excluded = 0
+        self._builder: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._build_s: float | None = None
+        self._ann_searches = 0
+        self._exact_searches = 0
         self._n = 0
         self._lexical = LexicalIndex()
         self._has_vector = np.zeros(0, dtype=np.bool_)
@@ -146,6 +197,14 @@ class Partition:
             return
         if rows.vectors.shape != (count, self._dim):
             raise ValueError(f"expected vectors of shape ({count}, {self._dim})")
+        with self._ann_lock:
+            start = self._n
+            self._add(rows, count)
+            if self._ann is not None:
+                self._index_rows(np.flatnonzero(self._has_vector[start : self._n]) + start)
+        self._maybe_build()
+
+    def _add(self, rows: IndexRows, count: int) -> None:
         self._grow(count)
         end = self._n + count
         self._matrix[self._n : end] = rows.vectors
@@ -170,6 +229,208 @@ class Partition:
         self._kinds[self._n : end] = [self._kind_codes.code(k) for k in rows.kinds]
         self._ids.extend(rows.ids)
         self._n = end
+
+    # -- HNSW index ------------------------------------------------------------------------
+
+    def start_ann(self, prebuilt: HnswIndex | None = None) -> None:
+        """Let the partition keep an HNSW index from now on (a no-op without an ann config).
+
+        *prebuilt* (persisted, or the index of this tenant's previous partition) is checked
+        row by row: nodes whose row is gone or whose vector changed are excluded from every
+        search and a rebuild is scheduled; rows it lacks are added. Otherwise an index is
+        built once the partition is large enough.
+        """
+        if self._ann_config is None:
+            return
+        self._ann_on = True
+        if prebuilt is not None:
+            self._adopt(prebuilt)
+        self._maybe_build()
+
+    def _vector_count(self) -> int:
+        return int(np.count_nonzero(self._has_vector[: self._n]))
+
+    def _positions_of(
+        self, rowids: npt.NDArray[np.int64]
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
+        """Row positions of *rowids* and whether each is present with a vector."""
+        n = self._n
+        order = np.argsort(self._rowids[:n], kind="stable")
+        ordered = self._rowids[:n][order]
+        slot = np.clip(np.searchsorted(ordered, rowids), 0, max(n - 1, 0))
+        if n == 0:
+            return np.zeros(rowids.shape[0], dtype=np.int64), np.zeros(rowids.shape[0], bool)
+        found = ordered[slot] == rowids
+        pos = order[slot].astype(np.int64)
+        found &= self._has_vector[pos]
+        return pos, found
+
+    def vectors_for(self, rowids: npt.NDArray[np.int64], prints: npt.NDArray[np.uint64]) -> F32:
+        """The current vector of each row whose fingerprint matches, zeros for the others."""
+        with self._ann_lock:
+            pos, found = self._positions_of(rowids)
+            out = np.zeros((rowids.shape[0], self._dim), dtype=np.float32)
+            out[found] = self._matrix[pos[found]]
+            same = fingerprints(out) == prints
+            out[~same] = 0.0
+            return out
+
+    def _adopt(self, index: HnswIndex) -> None:
+        with self._ann_lock:
+            if index.dimension != self._dim or self._vector_count() < self._cfg().min_rows:
+                return
+            pos, live = self._positions_of(index.rowids)
+            live[live] &= fingerprints(self._matrix[pos[live]]) == index.prints[live]
+            covered = np.zeros(self._n, dtype=np.bool_)
+            covered[pos[live]] = True
+            missing = np.flatnonzero(self._has_vector[: self._n] & ~covered)
+            if missing.size > len(index) or 2 * np.count_nonzero(live) < len(index):
+                return  # mostly new or changed rows: a fresh build makes a better graph
+            self._ann = index
+            self._node_pos = np.where(live, pos, -1)
+            self._excluded = int(np.count_nonzero(~live))
+            self._index_rows(missing)
+        if self._on_index is not None and not self._excluded:
+            self._on_index(self)
+
+    def _index_rows(self, positions: npt.NDArray[np.int64]) -> None:
+        """Add rows at *positions* to the graph (lock held)."""
+        assert self._ann is not None
+        if positions.size:
+            threads = HnswIndex.build_threads(self._cfg().build_threads)
+            try:
+                self._ann.add(self._rowids[positions], self._matrix[positions])
+            finally:
+                HnswIndex.build_threads(threads)
+            self._node_pos = np.concatenate([self._node_pos, positions.astype(np.int64)])
+
+    def _cfg(self) -> AnnConfig:
+        assert self._ann_config is not None
+        return self._ann_config
+
+    def _maybe_build(self) -> None:
+        if not self._ann_on or self._ann_config is None:
+            return
+        with self._ann_lock:
+            if self._builder is not None or self._cancel.is_set():
+                return
+            if self._vector_count() < self._ann_config.min_rows:
+                if self._ann is not None:
+                    self._ann, self._node_pos, self._excluded = None, self._node_pos[:0], 0
+                return
+            if self._ann is not None and not self._excluded:
+                return
+            n = self._n
+            positions = np.flatnonzero(self._has_vector[:n]).astype(np.int64)
+            matrix, rowids = self._matrix, self._rowids  # rows < n never change in these
+            job = threading.Thread(
+                target=self._build,
+                args=(n, positions, matrix, rowids),
+                name="kenning-hnsw-build",
+                daemon=True,
+            )
+            self._builder = job
+        if self._ann_config.background:
+            job.start()
+        else:
+            job.run()
+
+    def _build(
+        self,
+        n: int,
+        positions: npt.NDArray[np.int64],
+        matrix: F32,
+        rowids: npt.NDArray[np.int64],
+    ) -> None:
+        cfg = self._cfg()
+        started = time.perf_counter()
+        threads = HnswIndex.build_threads(cfg.build_threads)
+        try:
+            index = HnswIndex(self._dim, m=cfg.m, ef_construction=cfg.ef_construction)
+            for at in range(0, positions.size, _BUILD_CHUNK):
+                if self._cancel.is_set():
+                    return
+                chunk = positions[at : at + _BUILD_CHUNK]
+                index.add(rowids[chunk], matrix[chunk])
+            with self._ann_lock:
+                if self._cancel.is_set():
+                    return
+                self._ann, self._node_pos, self._excluded = index, positions, 0
+                # Rows added while the graph was being built.
+                self._index_rows(np.flatnonzero(self._has_vector[n : self._n]) + n)
+                self._build_s = time.perf_counter() - started
+        finally:
+            HnswIndex.build_threads(threads)
+            with self._ann_lock:
+                self._builder = None
+        if self._on_index is not None:
+            self._on_index(self)
+
+    def wait_ann(self, timeout: float | None = None) -> bool:
+        """Wait for a running build; True if an index is ready afterwards."""
+        job = self._builder
+        if job is not None and job is not threading.current_thread():
+            job.join(timeout)
+        return self._ann is not None and self._builder is None
+
+    def dump_ann(self) -> tuple[bytes, int] | None:
+        """The persisted form of a complete index (no excluded nodes) and its node count."""
+        with self._ann_lock:
+            if self._ann is None or self._excluded:
+                return None
+            return self._ann.dumps(), len(self._ann)
+
+    def release_ann(self, *, wait: bool = False) -> HnswIndex | None:
+        """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
+        the index, e.g. to this tenant's next partition."""
+        self._cancel.set()
+        job = self._builder
+        if wait and job is not None and job is not threading.current_thread():
+            job.join()
+        with self._ann_lock:
+            index, self._ann = self._ann, None
+            return index
+
+    def ann_status(self) -> AnnStatus:
+        with self._ann_lock:
+            if self._ann_config is None or not self._ann_on:
+                state: Literal["off", "exact", "building", "ready"] = "off"
+            elif self._ann is not None:
+                state = "ready"
+            elif self._builder is not None:
+                state = "building"
+            else:
+                state = "exact"
+            return AnnStatus(
+                state=state,
+                rows=self._n,
+                nodes=0 if self._ann is None else len(self._ann),
+                excluded=self._excluded,
+                build_s=self._build_s,
+                ann_searches=self._ann_searches,
+                exact_searches=self._exact_searches,
+            )
+
+    def _ann_nearest(
+        self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None, selected: int
+    ) -> npt.NDArray[np.int64] | None:
+        """Row positions found by the graph, or None when this query should be exact."""
+        cfg = self._ann_config
+        if cfg is None or self._ann is None:
+            return None
+        if selected < cfg.min_rows or selected < cfg.min_fraction * self._vector_count():
+            return None
+        with self._ann_lock:
+            index = self._ann
+            if index is None:
+                return None
+            node_pos = self._node_pos
+            allowed = None
+            if mask is not None or self._excluded:
+                live = node_pos >= 0
+                allowed = live if mask is None else live & mask[np.where(live, node_pos, 0)]
+            nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
+            return node_pos[nodes]
 
     def _mask(self, select: RowSelector) -> npt.NDArray[np.bool_] | None:
         n = self._n
@@ -204,11 +465,18 @@ class Partition:
         mask = self._mask(select)
         if not self._has_vector[:n].all():
             mask = self._has_vector[:n] if mask is None else mask & self._has_vector[:n]
+        selected = n if mask is None else int(np.count_nonzero(mask))
+        if selected == 0:
+            return []
+        found = self._ann_nearest(query, k, mask, selected)
+        if found is not None:
+            self._ann_searches += 1
+            # The graph proposes rows; their scores are exact, ranked like the exact path.
+            return self._top(self._matrix[found] @ query, found, k)
+        self._exact_searches += 1
         if mask is None:
             return self._top(self._matrix[:n] @ query, None, k)
         positions = np.flatnonzero(mask)
-        if positions.size == 0:
-            return []
         # Rows outside the selection never reach the ranking. Gathering few rows is cheaper
         # than one pass over all; for a wide selection the single pass is cheaper.
         if positions.size * 3 < n:

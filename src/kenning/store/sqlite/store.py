@@ -4,17 +4,25 @@ Search runs over in-memory partitions (:mod:`kenning.store.partition`), one per 
 lazily from the file and refreshed when another connection has written to it. Lexical ranking
 is BM25 either in memory (default: about a millisecond at 100k records) or by FTS5's
 ``bm25()`` (``lexical="fts5"``: no load step, tens of milliseconds per query at 100k).
+
+A large partition also gets an HNSW index (:class:`~kenning.store.ann.AnnConfig`), built in a
+background thread. For a database file it is saved beside it (``<file>.ann/``, the graph and
+rowids, no vectors) and checked row by row against the database when loaded; ``forget``
+deletes the saved file and the in-memory index skips the erased rows until its rebuild.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import math
+import os
 import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -29,7 +37,8 @@ from kenning.records import Event, Role, Scope, content_hash, event_label
 from kenning.search.filters import KINDS, Filters, where_clause
 from kenning.search.query import query_terms, scope_match, scope_terms, text_match
 from kenning.search.tokenize import stem
-from kenning.store.partition import IndexRows, Partition, RowSelector
+from kenning.store.ann import AnnConfig, HnswIndex
+from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
 from kenning.store.protocol import (
     Candidate,
     Capabilities,
@@ -42,6 +51,8 @@ from kenning.store.sqlite.context import ContextTables
 from kenning.store.sqlite.schema import migrate
 
 __all__ = ["SQLiteStore"]
+
+_log = logging.getLogger(__name__)
 
 _EVENT_COLUMNS = (
     "i.rowid, i.id, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
@@ -106,6 +117,7 @@ class SQLiteStore(ContextTables):
         *,
         timeout_s: float = 30.0,
         lexical: Literal["memory", "fts5"] = "memory",
+        ann: AnnConfig | None = None,
     ) -> None:
         if lexical not in ("memory", "fts5"):
             raise InvalidInput("lexical must be 'memory' or 'fts5'")
@@ -127,6 +139,10 @@ class SQLiteStore(ContextTables):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
         self._partitions: dict[str, Partition] = {}
+        self._ann = ann if ann is not None else AnnConfig()
+        # HNSW indexes of dropped partitions, checked and adopted by the tenant's next one.
+        self._spare_indexes: dict[str, HnswIndex] = {}
+        self._saved_nodes: dict[str, int] = {}
         self._data_version = self._read_data_version()
         self._closed = False
 
@@ -158,7 +174,7 @@ class SQLiteStore(ContextTables):
                 version = self._read_data_version()
                 if version != self._data_version:
                     # Another connection committed: the in-memory vectors may be stale.
-                    self._partitions.clear()
+                    self._drop_partitions()
                     self._data_version = version
                 yield self._conn
             except sqlite3.Error as exc:
@@ -201,7 +217,7 @@ class SQLiteStore(ContextTables):
         if stored is None:
             if claim:
                 # Partitions loaded before the first vector have no room for vectors.
-                self._partitions.clear()
+                self._drop_partitions()
                 conn.execute(
                     "INSERT INTO embedding_model (id, model_id, dimension, normalized, created_at)"
                     " VALUES (1, ?, ?, ?, ?)",
@@ -563,10 +579,82 @@ class SQLiteStore(ContextTables):
             " WHERE i.tenant = ? ORDER BY i.rowid",
             (tenant,),
         ).fetchall()
-        partition = Partition(dimension)
+        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
         partition.add(self._index_rows(rows, dimension))
         self._partitions[tenant] = partition
+        prebuilt = self._spare_indexes.pop(tenant, None)
+        if prebuilt is None and len(partition) >= self._ann.min_rows:
+            prebuilt = self._load_index(tenant, partition)
+        partition.start_ann(prebuilt)
         return partition
+
+    # -- HNSW index lifecycle --------------------------------------------------------------
+
+    def _drop_partitions(self, tenant: str | None = None, *, wait: bool = False) -> None:
+        """Unload partitions; a ready HNSW index waits for the tenant's next partition."""
+        for name in list(self._partitions) if tenant is None else [tenant]:
+            partition = self._partitions.pop(name, None)
+            if partition is not None:
+                index = partition.release_ann(wait=wait)
+                if index is not None:
+                    self._spare_indexes[name] = index
+
+    def _index_file(self, tenant: str) -> Path | None:
+        if self._path == ":memory:" or not self._ann.enabled or not self._ann.persist:
+            return None
+        digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+        return Path(f"{self._path}.ann") / f"{digest}.hnsw"
+
+    def _load_index(self, tenant: str, partition: Partition) -> HnswIndex | None:
+        path = self._index_file(tenant)
+        if path is None or not path.exists():
+            return None
+        try:
+            index = HnswIndex.loads(path.read_bytes(), partition.vectors_for)
+        except (OSError, ValueError, RuntimeError) as exc:
+            _log.warning("ignoring unreadable HNSW index %s: %s", path, exc)
+            return None
+        self._saved_nodes[tenant] = len(index)
+        return index
+
+    def _index_saver(self, tenant: str) -> Callable[[Partition], None]:
+        def save(partition: Partition) -> None:
+            self._persist_index(tenant, partition)
+
+        return save
+
+    def _persist_index(self, tenant: str, partition: Partition) -> None:
+        """Save a partition's complete index beside the database if it changed since saved."""
+        path = self._index_file(tenant)
+        if path is None or self._closed or self._partitions.get(tenant) is not partition:
+            return
+        dumped = partition.dump_ann()
+        if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
+            return
+        blob, nodes = dumped
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(exist_ok=True)
+            tmp.write_bytes(blob)
+            os.replace(tmp, path)
+        except OSError as exc:
+            _log.warning("could not save the HNSW index to %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)
+            return
+        self._saved_nodes[tenant] = nodes
+
+    def vector_index(self, tenant: str, *, wait_s: float | None = 0.0) -> AnnStatus:
+        """The state of *tenant*'s HNSW index (loads the partition); with *wait_s* other than
+        0, first waits that long (``None``: as long as it takes) for a running build.
+
+        >>> SQLiteStore().vector_index("acme").state
+        'off'
+        """
+        with self._read() as conn:
+            partition = self._partition(conn, tenant)
+        if wait_s != 0.0:
+            partition.wait_ann(wait_s)
+        return partition.ann_status()
 
     @staticmethod
     def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
@@ -667,7 +755,12 @@ class SQLiteStore(ContextTables):
                 (scope.tenant,),
             )
             self._forget_context(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed])
-        self._partitions.pop(scope.tenant, None)
+        self._drop_partitions(scope.tenant)
+        index_file = self._index_file(scope.tenant)
+        if erased and index_file is not None:
+            # The saved graph names erased rows; the next build saves a new one.
+            self._saved_nodes.pop(scope.tenant, None)
+            index_file.unlink(missing_ok=True)
         if erased and self._path != ":memory:":
             with self._read() as conn:
                 # Erased text must not linger in the write-ahead log either.
@@ -677,8 +770,11 @@ class SQLiteStore(ContextTables):
     def close(self) -> None:
         with self._lock:
             if not self._closed:
+                for tenant, partition in list(self._partitions.items()):
+                    self._persist_index(tenant, partition)
                 self._closed = True
-                self._partitions.clear()
+                self._drop_partitions(wait=True)
+                self._spare_indexes.clear()
                 try:
                     self._conn.close()
                 except sqlite3.Error as exc:  # pragma: no cover - close rarely fails

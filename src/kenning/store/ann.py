@@ -1,0 +1,237 @@
+"""HNSW approximate nearest neighbours (faiss) for large partitions.
+
+An :class:`HnswIndex` is a graph over unit vectors searched by inner product. Node ``i`` is
+the ``i``-th vector added; the index remembers each node's SQLite rowid and a fingerprint of
+its vector, so that a partition rebuilt from the database can check, row by row, which nodes
+still describe a stored record (:meth:`Partition.adopt <kenning.store.partition.Partition>`).
+Nodes are never removed from the graph: a partition excludes nodes of forgotten rows inside
+the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
+
+The persisted form (:meth:`HnswIndex.dumps`) holds the graph, rowids and fingerprints but not
+the vectors: those stay in the database only, and are put back from it on load.
+
+faiss is imported when the first index is made, never at import.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.errors import InvalidInput
+
+__all__ = ["AnnConfig", "HnswIndex", "fingerprints"]
+
+F32 = npt.NDArray[np.float32]
+_MAGIC = b"KENNING-HNSW\x01\n"
+_FORMAT = 1
+# Odd 64-bit multipliers, one per vector component (fixed: fingerprints are persisted).
+_WEIGHTS_SEED = 0x6B656E6E
+
+
+@dataclass(frozen=True, slots=True)
+class AnnConfig:
+    """When and how a partition's vectors get an HNSW index.
+
+    ``enabled=False`` keeps every search exact. A partition with at least ``min_rows`` vectors
+    builds an index (in a background thread when ``background``; exact search serves until
+    it is ready) and adds later rows to it incrementally. A query uses the index only when its
+    row mask (user, session, role, kind, time, filters) selects at least ``min_rows`` rows and
+    at least ``min_fraction`` of the partition; narrower queries are exact over the mask, and
+    a mask is always applied inside the graph search, never to a cut result list. Candidates
+    found by the graph are re-scored exactly. ``m``, ``ef_construction`` and ``ef_search`` are
+    the HNSW parameters (``ef_search`` is raised to the requested depth when that is larger).
+    ``persist`` saves a built index beside an on-disk database so a restart does not rebuild.
+    ``build_threads`` bounds the OpenMP threads of a build (one by default: on a small machine
+    the other cores keep serving searches, and oversubscribed OpenMP builds were slower).
+
+    >>> AnnConfig(min_rows=50_000).ef_search
+    256
+    """
+
+    enabled: bool = True
+    min_rows: int = 20_000
+    min_fraction: float = 0.25
+    m: int = 32
+    ef_construction: int = 64
+    ef_search: int = 256
+    background: bool = True
+    persist: bool = True
+    build_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_rows <= 1_000_000_000:
+            raise InvalidInput("ann min_rows must be between 1 and 1,000,000,000")
+        if not 0.0 <= self.min_fraction <= 1.0:
+            raise InvalidInput("ann min_fraction must be between 0 and 1")
+        if not 4 <= self.m <= 128:
+            raise InvalidInput("ann m must be between 4 and 128")
+        if not 8 <= self.ef_construction <= 4096 or not 8 <= self.ef_search <= 4096:
+            raise InvalidInput("ann ef_construction and ef_search must be between 8 and 4096")
+        if not 1 <= self.build_threads <= 256:
+            raise InvalidInput("ann build_threads must be between 1 and 256")
+
+
+def _weights(dimension: int) -> npt.NDArray[np.uint64]:
+    rng = np.random.default_rng(_WEIGHTS_SEED)
+    return rng.integers(1, 2**63, size=dimension, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+
+
+def fingerprints(vectors: F32, *, chunk: int = 8192) -> npt.NDArray[np.uint64]:
+    """A 64-bit fingerprint of each row's exact bytes (a multiply-add hash, not a digest)."""
+    out = np.zeros(vectors.shape[0], dtype=np.uint64)
+    if vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        return out
+    weights = _weights(vectors.shape[1])
+    bits = np.ascontiguousarray(vectors, dtype=np.float32).view(np.uint32)
+    for start in range(0, bits.shape[0], chunk):
+        block = bits[start : start + chunk].astype(np.uint64)
+        out[start : start + chunk] = (block * weights).sum(axis=1, dtype=np.uint64)
+    return out
+
+
+def _faiss() -> Any:
+    import faiss  # heavy native module: loaded when the first index is made
+
+    return faiss
+
+
+class HnswIndex:
+    """An HNSW graph (faiss ``IndexHNSWFlat``, inner product) over unit vectors.
+
+    Not thread-safe: the owning partition serialises ``add`` against ``search``.
+
+    >>> index = HnswIndex(2, m=8, ef_construction=16)
+    >>> index.add(np.array([7, 9]), np.eye(2, dtype=np.float32))
+    >>> index.search(np.array([0.0, 1.0], dtype=np.float32), 1, ef_search=16).tolist()
+    [1]
+    """
+
+    def __init__(self, dimension: int, *, m: int, ef_construction: int) -> None:
+        faiss = _faiss()
+        self._dim = dimension
+        self._m = m
+        self._index = faiss.IndexHNSWFlat(dimension, m, faiss.METRIC_INNER_PRODUCT)
+        self._index.hnsw.efConstruction = ef_construction
+        self._storage: Any = None
+        self.rowids = np.zeros(0, dtype=np.int64)
+        self.prints = np.zeros(0, dtype=np.uint64)
+
+    def __len__(self) -> int:
+        return int(self.rowids.shape[0])
+
+    @staticmethod
+    def build_threads(threads: int) -> int:
+        """Set the calling thread's OpenMP thread count for faiss; returns the previous one.
+        (OpenMP keeps this per thread, so other threads are not affected.)"""
+        faiss = _faiss()
+        previous = int(faiss.omp_get_max_threads())
+        faiss.omp_set_num_threads(threads)
+        return previous
+
+    @property
+    def dimension(self) -> int:
+        return self._dim
+
+    def add(self, rowids: npt.NDArray[np.int64], vectors: F32) -> None:
+        """Append nodes for *vectors* (unit rows), remembering their *rowids*."""
+        if vectors.shape[0] == 0:
+            return
+        if vectors.shape[1] != self._dim or rowids.shape[0] != vectors.shape[0]:
+            raise ValueError(f"expected {rowids.shape[0]} vectors of dimension {self._dim}")
+        block = np.ascontiguousarray(vectors, dtype=np.float32)
+        self._index.add(block)
+        self.rowids = np.concatenate([self.rowids, rowids.astype(np.int64)])
+        self.prints = np.concatenate([self.prints, fingerprints(block)])
+
+    def search(
+        self,
+        query: F32,
+        k: int,
+        *,
+        ef_search: int,
+        allowed: npt.NDArray[np.bool_] | None = None,
+    ) -> npt.NDArray[np.int64]:
+        """Up to *k* node numbers, best first; *allowed* (one flag per node) is applied inside
+        the graph search, so excluded nodes never take a place in the result."""
+        faiss = _faiss()
+        n = len(self)
+        if n == 0 or k <= 0:
+            return np.zeros(0, dtype=np.int64)
+        params = faiss.SearchParametersHNSW()
+        params.efSearch = max(ef_search, k)
+        bitmap = None
+        if allowed is not None:
+            bitmap = np.packbits(allowed, bitorder="little")
+            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bitmap))
+            params.sel = selector
+        q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, self._dim)
+        _, found = self._index.search(q, min(k, n), params=params)
+        del bitmap  # kept alive until the search returned: faiss reads it by pointer
+        nodes: npt.NDArray[np.int64] = found[0]
+        return nodes[nodes >= 0]
+
+    def dumps(self) -> bytes:
+        """The graph, rowids and fingerprints, without the vectors."""
+        faiss = _faiss()
+        writer = faiss.VectorIOWriter()
+        faiss.write_index(self._index, writer, faiss.IO_FLAG_SKIP_STORAGE)
+        graph = faiss.vector_to_array(writer.data).tobytes()
+        header = json.dumps(
+            {"format": _FORMAT, "dimension": self._dim, "m": self._m, "count": len(self)}
+        ).encode()
+        return b"".join(
+            [
+                _MAGIC,
+                len(header).to_bytes(8, "little"),
+                header,
+                self.rowids.astype("<i8").tobytes(),
+                self.prints.astype("<u8").tobytes(),
+                graph,
+            ]
+        )
+
+    @classmethod
+    def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:
+        """Rebuild an index from :meth:`dumps` output. ``vectors_for(rowids, prints)`` returns
+        each node's vector (from the database) or zeros where the row is gone; it is called
+        once. Raises ``ValueError`` if *blob* is not a readable index."""
+        faiss = _faiss()
+        if not blob.startswith(_MAGIC):
+            raise ValueError("not a kenning HNSW file")
+        at = len(_MAGIC)
+        size = int.from_bytes(blob[at : at + 8], "little")
+        at += 8
+        header = json.loads(blob[at : at + size])
+        at += size
+        if header.get("format") != _FORMAT:
+            raise ValueError(f"unsupported HNSW file format {header.get('format')!r}")
+        dim, count = int(header["dimension"]), int(header["count"])
+        rowids = np.frombuffer(blob, dtype="<i8", count=count, offset=at).astype(np.int64)
+        at += 8 * count
+        prints = np.frombuffer(blob, dtype="<u8", count=count, offset=at).astype(np.uint64)
+        at += 8 * count
+        reader = faiss.VectorIOReader()
+        faiss.copy_array_to_vector(np.frombuffer(blob, dtype=np.uint8, offset=at), reader.data)
+        graph = faiss.read_index(reader, faiss.IO_FLAG_SKIP_STORAGE)
+        if graph.ntotal != count or graph.d != dim:
+            raise ValueError("HNSW file header does not match its graph")
+        vectors = np.ascontiguousarray(vectors_for(rowids, prints), dtype=np.float32)
+        if vectors.shape != (count, dim):
+            raise ValueError("vectors for the HNSW nodes have the wrong shape")
+        storage = faiss.IndexFlatIP(dim)
+        storage.add(vectors)
+        graph.storage = storage
+        graph.own_fields = False
+        index = cls.__new__(cls)
+        index._dim = dim
+        index._m = int(header["m"])
+        index._index = graph
+        index._storage = storage  # the graph borrows it; keep it alive as long as the graph
+        index.rowids = rowids
+        index.prints = prints
+        return index

@@ -1,0 +1,234 @@
+"""The HNSW index behind large partitions: recall against exact search, incremental adds, masks
+applied inside the graph search, erasure and the saved index beside the database file."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from kenning.errors import InvalidInput
+from kenning.records import NewEvent, Scope, content_hash
+from kenning.search.filters import parse_filters
+from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
+from kenning.store.partition import IndexRows, Partition, RowSelector
+from kenning.store.protocol import EventWrite, ModelInfo
+from kenning.store.sqlite.store import SQLiteStore
+
+DIM = 32
+SYNC = AnnConfig(min_rows=500, min_fraction=0.0, background=False, m=16, ef_construction=40)
+MODEL = ModelInfo("random-unit", DIM)
+ALL = parse_filters(None)
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def unit_vectors(n: int, seed: int = 0) -> npt.NDArray[np.float32]:
+    x = np.random.default_rng(seed).standard_normal((n, DIM)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def rows(vectors: npt.NDArray[np.float32], start: int = 0, users: int = 4) -> IndexRows:
+    n = vectors.shape[0]
+    ids = range(start, start + n)
+    return IndexRows(
+        ids=[f"r{i}" for i in ids],
+        rowids=np.arange(start + 1, start + n + 1, dtype=np.int64),
+        vectors=vectors,
+        has_vector=np.ones(n, dtype=np.bool_),
+        texts=[f"text {i}" for i in ids],
+        labels=[""] * n,
+        users=[f"u{i % users}" for i in ids],
+        sessions=[f"s{i % 50}" for i in ids],
+        roles=["user"] * n,
+        kinds=["event"] * n,
+        ats=np.arange(start, start + n, dtype=np.float64),
+    )
+
+
+@pytest.fixture(scope="module")
+def data() -> npt.NDArray[np.float32]:
+    return unit_vectors(4_000)
+
+
+def built(vectors: npt.NDArray[np.float32], config: AnnConfig = SYNC) -> Partition:
+    partition = Partition(DIM, ann=config)
+    partition.add(rows(vectors))
+    partition.start_ann()
+    return partition
+
+
+def recall(
+    got: list[tuple[str, float, str | None]], want: list[tuple[str, float, str | None]]
+) -> float:
+    return len({g[0] for g in got} & {w[0] for w in want}) / len(want)
+
+
+def test_recall_at_10_and_100_against_exact(data: npt.NDArray[np.float32]) -> None:
+    ann = built(data)
+    exact = Partition(DIM)
+    exact.add(rows(data))
+    assert ann.ann_status().state == "ready" and ann.ann_status().nodes == len(data)
+    queries = unit_vectors(50, seed=1)
+    for k, floor in ((10, 0.99), (100, 0.97)):
+        got = [recall(ann.nearest(q, k, RowSelector()), exact.nearest(q, k, RowSelector()))
+               for q in queries]  # fmt: skip
+        assert np.mean(got) >= floor, (k, np.mean(got))
+    assert ann.ann_status().ann_searches == 100
+    # Scores are exact cosines of the rows the graph found, ranked like the exact path.
+    hits = ann.nearest(queries[0], 10, RowSelector())
+    assert [s for _, s, _ in hits] == sorted((s for _, s, _ in hits), reverse=True)
+    for rid, score, _ in hits:
+        assert score == pytest.approx(float(data[int(rid[1:])] @ queries[0]), abs=1e-6)
+
+
+def test_rows_added_after_the_build_are_searchable(data: npt.NDArray[np.float32]) -> None:
+    ann = built(data[:3_000])
+    ann.add(rows(data[3_000:], start=3_000))
+    status = ann.ann_status()
+    assert (status.state, status.nodes, status.rows) == ("ready", 4_000, 4_000)
+    for i in (3_000, 3_500, 3_999):
+        assert ann.nearest(data[i], 1, RowSelector())[0][0] == f"r{i}"
+    assert ann.ann_status().exact_searches == 0
+
+
+def test_masks_apply_inside_the_graph_search(data: npt.NDArray[np.float32]) -> None:
+    ann = built(data)
+    exact = Partition(DIM)
+    exact.add(rows(data))
+    for select in (RowSelector(user="u1"), RowSelector(since=1_000.0, until=2_999.0)):
+        for q in unit_vectors(10, seed=2):
+            got = ann.nearest(q, 20, select)
+            want = exact.nearest(q, 20, select)
+            assert len(got) == 20
+            assert recall(got, want) >= 0.9
+            for rid, _, _ in got:
+                i = int(rid[1:])
+                assert select.user is None or i % 4 == 1
+                assert select.since is None or 1_000 <= i <= 2_999
+
+
+def test_narrow_masks_and_small_partitions_stay_exact(data: npt.NDArray[np.float32]) -> None:
+    config = replace(SYNC, min_fraction=0.3)
+    ann = built(data, config)
+    exact = Partition(DIM)
+    exact.add(rows(data))
+    narrow = RowSelector(user="u1")  # a quarter of the rows: below min_fraction
+    q = unit_vectors(1, seed=3)[0]
+    assert ann.nearest(q, 50, narrow) == exact.nearest(q, 50, narrow)
+    few = RowSelector(since=0.0, until=399.0)  # 400 rows: below min_rows
+    assert ann.nearest(q, 50, few) == exact.nearest(q, 50, few)
+    assert ann.ann_status().exact_searches == 2 and ann.ann_status().ann_searches == 0
+    small = built(data[:400], config)
+    assert small.ann_status().state == "exact"
+    disabled = built(data, AnnConfig(enabled=False))
+    assert disabled.ann_status().state == "off"
+
+
+def test_background_build_serves_exact_until_ready(data: npt.NDArray[np.float32]) -> None:
+    partition = built(data, replace(SYNC, background=True))
+    q = unit_vectors(1, seed=4)[0]
+    assert partition.nearest(q, 5, RowSelector())  # served while building, or after
+    partition.add(rows(data[:100] * -1.0, start=4_000))  # during the build: caught up
+    assert partition.wait_ann(60)
+    status = partition.ann_status()
+    assert (status.state, status.nodes, status.excluded) == ("ready", 4_100, 0)
+    assert status.build_s is not None and status.build_s > 0
+    assert partition.nearest(-data[7], 1, RowSelector())[0][0] == "r4007"
+
+
+def test_index_round_trip_needs_matching_vectors(data: npt.NDArray[np.float32]) -> None:
+    index = HnswIndex(DIM, m=16, ef_construction=32)
+    index.add(np.arange(10, 510, dtype=np.int64), data[:500])
+    blob = index.dumps()
+    assert data[7].tobytes() not in blob  # the vectors stay in the database only
+    again = HnswIndex.loads(blob, lambda rowids, prints: data[:500])
+    assert again.rowids.tolist() == index.rowids.tolist()
+    assert np.array_equal(again.prints, fingerprints(data[:500]))
+    q = data[42]
+    assert again.search(q, 5, ef_search=64).tolist() == index.search(q, 5, ef_search=64).tolist()
+    with pytest.raises(ValueError):
+        HnswIndex.loads(b"not an index", lambda rowids, prints: data[:500])
+    with pytest.raises(InvalidInput):
+        AnnConfig(min_fraction=2.0)
+
+
+# -- through the store: real SQLite ----------------------------------------------------------
+
+
+def fill(store: SQLiteStore, vectors: npt.NDArray[np.float32], tenant: str = "acme") -> list[str]:
+    writes, vecs = [], {}
+    for i, vec in enumerate(vectors):
+        scope = Scope(tenant, f"u{i % 4}", f"s{i % 20}")
+        text = f"{tenant} event {i}"
+        event = NewEvent("user", text, at=T0 + timedelta(seconds=i)).validated()
+        writes.append(EventWrite(scope, event, content_hash(text)))
+        vecs[(tenant, content_hash(text))] = vec
+    return [e.id for e in store.append_events(writes, model=MODEL, vectors=vecs)]
+
+
+def nearest_ids(store: SQLiteStore, query: npt.NDArray[np.float32], k: int = 10) -> list[str]:
+    return [c.id for c in store.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=k)]
+
+
+def test_forgotten_rows_are_never_served(tmp_path: Path, data: npt.NDArray[np.float32]) -> None:
+    config = replace(SYNC, background=True)
+    store = SQLiteStore(tmp_path / "m.db", ann=config)
+    ids = fill(store, data[:1_500])
+    assert store.vector_index("acme", wait_s=None).state == "ready"
+    saved = list((tmp_path / "m.db.ann").iterdir())
+    assert len(saved) == 1
+    assert nearest_ids(store, data[3])[0] == ids[3]
+    assert store.forget(Scope("acme"), ids=[ids[3], ids[4]]) == 2
+    assert not saved[0].exists()  # the saved graph named erased rows
+    # Served by the previous graph with the erased rows excluded, or by its rebuild.
+    for i in (3, 4):
+        assert ids[i] not in nearest_ids(store, data[i], 100)
+    status = store.vector_index("acme", wait_s=None)
+    assert (status.state, status.excluded, status.nodes) == ("ready", 0, 1_498)
+    assert ids[5] == nearest_ids(store, data[5])[0]
+    store.close()
+    assert len(list((tmp_path / "m.db.ann").iterdir())) == 1  # the rebuilt graph
+
+
+def test_saved_index_is_reused_and_checked(tmp_path: Path, data: npt.NDArray[np.float32]) -> None:
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path, ann=SYNC)
+    ids = fill(store, data[:1_000])
+    assert store.vector_index("acme").build_s is not None
+    store.close()
+    reopened = SQLiteStore(path, ann=SYNC)
+    fill(reopened, data[1_000:1_200], tenant="globex")
+    status = reopened.vector_index("acme")
+    assert (status.state, status.nodes, status.build_s) == ("ready", 1_000, None)  # not rebuilt
+    assert nearest_ids(reopened, data[10])[0] == ids[10]
+    reopened.close()
+    # A saved graph whose rows no longer match the database is not trusted.
+    (index_file,) = (tmp_path / "m.db.ann").glob("*.hnsw")
+    other = SQLiteStore(tmp_path / "other.db", ann=SYNC)
+    fill(other, data[2_000:3_000])  # same rowids, other vectors
+    other.close()
+    (tmp_path / "other.db.ann").mkdir()
+    (tmp_path / "other.db.ann" / index_file.name).write_bytes(index_file.read_bytes())
+    mismatched = SQLiteStore(tmp_path / "other.db", ann=SYNC)
+    status = mismatched.vector_index("acme")
+    assert status.state == "ready" and status.build_s is not None and status.excluded == 0
+    mismatched.close()
+    index_file.write_bytes(b"garbage")
+    broken = SQLiteStore(path, ann=SYNC)
+    assert broken.vector_index("acme").state == "ready"  # rebuilt, the bad file ignored
+    assert nearest_ids(broken, data[10])[0] == ids[10]
+    broken.close()
+
+
+def test_memory_database_never_writes_an_index(
+    tmp_path: Path, data: npt.NDArray[np.float32]
+) -> None:
+    store = SQLiteStore(":memory:", ann=SYNC)
+    fill(store, data[:600])
+    assert store.vector_index("acme").state == "ready"
+    store.close()
+    assert not any(tmp_path.iterdir())
