@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -50,6 +52,7 @@ __all__ = ["Memory"]
 log = logging.getLogger("kenning")
 
 EventLike = NewEvent | Mapping[str, Any]
+_QUERY_CACHE = 256
 
 
 class _Default:
@@ -90,6 +93,8 @@ class Memory:
         self._embedder = embedder
         self._settings = settings or Settings()
         self._pool: ThreadPoolExecutor | None = None
+        self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._query_lock = threading.Lock()
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k: self.search(scope, query, k=k),
@@ -283,7 +288,7 @@ class Memory:
         if model is not None and config.vector_weight > 0:
             assert self._embedder is not None
             try:
-                qvec = self._embedder.embed([query])[0]
+                qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
             else:
@@ -308,6 +313,22 @@ class Memory:
             # Access stats are soft data: recorded off the caller's path.
             self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason)
+
+    def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
+        """The query's embedding; an agent assembling several windows per turn asks the same
+        question again, so recent query vectors are kept (the model is the slow part)."""
+        assert self._embedder is not None
+        with self._query_lock:
+            found = self._query_vectors.get(query)
+            if found is not None:
+                self._query_vectors.move_to_end(query)
+                return found
+        vector: npt.NDArray[np.float32] = self._embedder.embed([query])[0]
+        with self._query_lock:
+            self._query_vectors[query] = vector
+            if len(self._query_vectors) > _QUERY_CACHE:
+                self._query_vectors.popitem(last=False)
+        return vector
 
     def _rank(
         self,

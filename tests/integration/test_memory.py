@@ -268,3 +268,16 @@ def test_token_counts_are_exact_and_cached(memory: Memory) -> None:
     approx = memory.count_tokens(S, model="claude-3-opus")
     assert set(approx) == set(again)
     assert memory.store.token_counts(S, list(approx), tokenizer_for("claude-3-opus").name)
+
+
+def test_a_repeated_query_is_embedded_once(real_embedder: MemoEmbedder) -> None:
+    scope = Scope("acme", "u", "s")
+    with Memory.open(":memory:", embedder=real_embedder) as memory:
+        memory.add_events(scope, [{"role": "user", "content": "my kettle is broken"}])
+        before = real_embedder.calls
+        first = memory.search(scope, "broken kettle")
+        again = memory.search(scope, "broken kettle")
+        assert real_embedder.calls == before + 1
+        assert [h.id for h in first] == [h.id for h in again]
+        memory.search(scope, "another question")
+        assert real_embedder.calls == before + 2

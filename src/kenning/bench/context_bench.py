@@ -192,6 +192,7 @@ def run_assemble_bench(
     """Assemble latency per session size, retrieval excluded and included."""
     out.mkdir(parents=True, exist_ok=True)
     rows: dict[str, Any] = {}
+    queries = [e["content"] for e in _session_events(400, seed + 7)[-200:]]
     with tempfile.TemporaryDirectory() as tmp:
         paths = {}
         for size in sizes:
@@ -216,12 +217,15 @@ def run_assemble_bench(
                 times: dict[int, list[float]] = {s: [] for s in sizes}
                 windows = {}
                 # Round robin over the sizes, so the machine's noise falls on all of them alike.
-                for _ in tqdm(range(calls), desc=label, unit="round"):
+                # Each call retrieves for a new query (no query-vector cache hits).
+                for i in tqdm(range(calls), desc=label, unit="round"):
                     for size, memory in memories.items():
+                        query = f"{queries[i % len(queries)]} (call {i}, size {size})"
                         t0 = time.perf_counter()
                         windows[size] = memory.assemble(
-                            _scope(size), budget_tokens=budget, model=MODEL, system=SYSTEM
-                        )
+                            _scope(size), budget_tokens=budget, model=MODEL, system=SYSTEM,
+                            query=query,
+                        )  # fmt: skip
                         times[size].append((time.perf_counter() - t0) * 1_000)
             finally:
                 for memory in memories.values():
