@@ -305,3 +305,22 @@ def test_a_stopped_compaction_keeps_whole_ranges_and_can_resume(tmp_path: Path) 
         rest = compactor.compact(scope, model="gpt-4o", budget=600, reason="t")
         segments = [s for s in rest if s.level == 1]
         assert segments and min(s.first_seq for s in segments) == done.last_seq + 1
+
+
+def test_retrieval_brings_memories_beyond_the_tail(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    old = Scope("acme", "dana", "old")
+    now = Scope("acme", "dana", "now")
+    with Memory.open(tmp_path / "k.db", embedder=real_embedder) as memory:
+        memory.add_events(
+            old, [{"role": "user", "content": "Send my invoices to billing@dana.example"}]
+        )
+        memory.add_events(
+            now, [{"role": "user", "content": f"invoice question number {i}"} for i in range(8)]
+        )
+        window = memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
+                                 query="where do my invoices go?")  # fmt: skip
+        # Even though every turn of the tail matches better, the other session's turn is cited.
+        assert [c["session"] for c in window.citations] == ["old"]
+        assert "billing@dana.example" in window.messages[-9]["content"]

@@ -13,6 +13,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
+from kenning.cli.context_commands import describe_window
 from kenning.errors import InvalidFilter, InvalidInput
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
@@ -146,6 +147,9 @@ _DEMO_QUERIES: tuple[tuple[Mapping[str, str | None], str], ...] = (
 )
 
 
+_DEMO_POLICY = "You are Acme's support agent. Use only the ids and amounts in this context."
+
+
 def demo(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
     rows = _sample_rows()
@@ -159,5 +163,16 @@ def demo(args: argparse.Namespace) -> int:
             shown = ", ".join(f"{k}={v}" for k, v in where.items() if v)
             print(f"\nsearch {query!r} in {shown}:")
             _print_hits(memory.search(scope, query, k=3).hits, sys.stdout)
+        chat = Scope("acme", "dana", "s-2026-03-09")
+        window = memory.assemble(
+            chat, budget_tokens=700, model="gpt-4o", system=_DEMO_POLICY,
+            goal="Resolve Dana's billing questions",
+        )  # fmt: skip
+        print(f"\nassemble {chat.session} for gpt-4o in 700 tokens:")
+        print(describe_window(window))
     print(f"\ntry: kenning search 'refund amount' --db {db} --tenant acme --user dana --json")
+    print(
+        f"     kenning assemble --db {db} --tenant acme --user dana --session s-2026-03-02 "
+        "--budget 600 --model gpt-4o --json"
+    )
     return 0

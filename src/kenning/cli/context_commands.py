@@ -11,7 +11,7 @@ from kenning.errors import InvalidInput
 from kenning.memory import Memory
 from kenning.records import Pin, Scope
 
-__all__ = ["assemble", "pins"]
+__all__ = ["assemble", "describe_window", "pins"]
 
 _DEFAULT_SYSTEM = "You are a helpful assistant."
 
@@ -44,11 +44,12 @@ def assemble(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(window.to_json(), ensure_ascii=False, indent=2))
     else:
-        print(_describe(window))
+        print(describe_window(window))
     return 0
 
 
-def _describe(window: ContextWindow) -> str:
+def describe_window(window: ContextWindow) -> str:
+    """A readable account of a window: totals, each tier, then the messages."""
     exact = "exact" if window.exact else "approximate"
     lines = [
         f"{window.tokens} / {window.budget} tokens ({exact}, {window.encoding}); "

@@ -73,7 +73,13 @@ def message_for(
 
 
 def pin_order(pins: Sequence[Pin]) -> list[Pin]:
-    """Open pins before closed ones, then by kind priority, then oldest first."""
+    """Open pins before closed ones, then by kind priority, then oldest first.
+
+    A generic reference (key ``ref:…``) whose value another id pin already names is left
+    out: the named one says more (``refund_id: RF-7781`` rather than ``ref: RF-7781``).
+    """
+    named = {p.value for p in pins if p.kind is PinKind.ENTITY_ID and not p.key.startswith("ref:")}
+    pins = [p for p in pins if not (p.key.startswith("ref:") and p.value in named)]
     ranked = sorted(
         enumerate(pins),
         key=lambda ip: (

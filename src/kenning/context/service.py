@@ -253,7 +253,10 @@ class WorkingContext:
         if settings.retrieve and settings.memories_k and text:
             try:
                 results = self._search(
-                    Scope(scope.tenant, scope.user), text[:4_000], settings.memories_k
+                    # The tail's own turns match best and are left out: ask for enough more.
+                    Scope(scope.tenant, scope.user),
+                    text[:4_000],
+                    settings.memories_k + len(gathered.pieces[Tier.TAIL]),
                 )
             except KenningError as exc:
                 degraded = True
@@ -265,7 +268,7 @@ class WorkingContext:
                 memories = memory_pieces(
                     results, scope=scope, tail_start=gathered.tail_start, tokenizer=tokenizer,
                     cache=self._cache, max_chars=settings.memory_chars,
-                )  # fmt: skip
+                )[: settings.memories_k]  # fmt: skip
 
         def count(message: Mapping[str, str]) -> int:
             # Block messages repeat from one window to the next: count each text once.
