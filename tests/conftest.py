@@ -20,7 +20,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5", "sqlite-hnsw")
 # Every partition gets an HNSW index at once (built in the calling thread) and every query,
 # masked or not, goes through the graph: the conformance suite exercises the ANN path.
-TINY_ANN = AnnConfig(min_rows=1, min_fraction=0.0, background=False)
+TINY_ANN = AnnConfig(enabled=True, min_rows=1, min_fraction=0.0, background=False)
 
 
 class MemoEmbedder(DelegatingEmbedder):

@@ -20,7 +20,9 @@ from kenning.store.protocol import EventWrite, ModelInfo
 from kenning.store.sqlite.store import SQLiteStore
 
 DIM = 32
-SYNC = AnnConfig(min_rows=500, min_fraction=0.0, background=False, m=16, ef_construction=40)
+SYNC = AnnConfig(
+    enabled=True, min_rows=500, min_fraction=0.0, background=False, m=16, ef_construction=40
+)
 MODEL = ModelInfo("random-unit", DIM)
 ALL = parse_filters(None)
 T0 = datetime(2025, 1, 1, tzinfo=UTC)

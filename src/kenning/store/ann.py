@@ -37,7 +37,10 @@ _WEIGHTS_SEED = 0x6B656E6E
 class AnnConfig:
     """When and how a partition's vectors get an HNSW index.
 
-    ``enabled=False`` keeps every search exact. A partition with at least ``min_rows`` vectors
+    Off by default: exact search is kenning's default, because on duplicate-heavy support
+    chat the graph's candidates matched exact search for only 80-86 % of the top 100 (see
+    docs/benchmarks.md). ``enabled=True`` trades that recall for speed on large tenants: a
+    partition with at least ``min_rows`` vectors
     builds an index (in a background thread when ``background``; exact search serves until
     it is ready) and adds later rows to it incrementally. A query uses the index only when its
     row mask (user, session, role, kind, time, filters) selects at least ``min_rows`` rows and
@@ -53,7 +56,7 @@ class AnnConfig:
     256
     """
 
-    enabled: bool = True
+    enabled: bool = False
     min_rows: int = 20_000
     min_fraction: float = 0.25
     m: int = 32
