@@ -53,15 +53,15 @@ class AnnConfig:
     the other cores keep serving searches, and oversubscribed OpenMP builds were slower).
 
     >>> AnnConfig(min_rows=50_000).ef_search
-    256
+    512
     """
 
     enabled: bool = True
     min_rows: int = 20_000
     min_fraction: float = 0.25
     m: int = 32
-    ef_construction: int = 64
-    ef_search: int = 256
+    ef_construction: int = 200
+    ef_search: int = 512
     background: bool = True
     persist: bool = True
     build_threads: int = 1
