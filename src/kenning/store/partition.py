@@ -64,8 +64,9 @@ class AnnStatus:
     """Where a partition's HNSW index stands.
 
     ``state``: ``off`` (disabled or no vectors), ``exact`` (below the row threshold),
-    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes,
-    ``excluded`` those of rows gone since the graph was made (skipped, awaiting a rebuild).
+    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes
+    (one per distinct vector), ``excluded`` those no row holds any more (skipped, awaiting a
+    rebuild).
     ``build_s`` is the last build's duration; ``ann_searches`` and ``exact_searches`` count
     vector searches by path since the partition was loaded.
     """
