@@ -29,8 +29,8 @@ class Settings:
     input; ``track_access`` records which results were returned (the access bonus reads it).
     ``context`` shapes windows (tier caps, pressure thresholds, retrieval), ``compaction`` the
     summaries, and ``pin_rules`` what pins are extracted from events.
-    ``ann`` decides whether a large tenant's vectors get an HNSW index (off by default: search
-    is exact; ``AnnConfig(enabled=True)`` trades some recall for speed, see its docstring).
+    ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
+    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS

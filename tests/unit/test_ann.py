@@ -144,16 +144,15 @@ def test_background_build_serves_exact_until_ready(data: npt.NDArray[np.float32]
 
 def test_index_round_trip_needs_matching_vectors(data: npt.NDArray[np.float32]) -> None:
     index = HnswIndex(DIM, m=16, ef_construction=32)
-    index.add(np.arange(10, 510, dtype=np.int64), data[:500])
+    index.add(data[:500])
     blob = index.dumps()
     assert data[7].tobytes() not in blob  # the vectors stay in the database only
-    again = HnswIndex.loads(blob, lambda rowids, prints: data[:500])
-    assert again.rowids.tolist() == index.rowids.tolist()
+    again = HnswIndex.loads(blob, lambda prints: data[:500])
     assert np.array_equal(again.prints, fingerprints(data[:500]))
     q = data[42]
     assert again.search(q, 5, ef_search=64).tolist() == index.search(q, 5, ef_search=64).tolist()
     with pytest.raises(ValueError):
-        HnswIndex.loads(b"not an index", lambda rowids, prints: data[:500])
+        HnswIndex.loads(b"not an index", lambda prints: data[:500])
     with pytest.raises(InvalidInput):
         AnnConfig(min_fraction=2.0)
 
@@ -234,3 +233,119 @@ def test_memory_database_never_writes_an_index(
     assert store.vector_index("acme").state == "ready"
     store.close()
     assert not any(tmp_path.iterdir())
+
+
+# -- duplicate-heavy data: repeated texts embed identically -----------------------------------
+
+
+def repeated(seed: int = 5) -> npt.NDArray[np.float32]:
+    """5,000 rows drawn from 50 distinct vectors, then 500 distinct noise vectors, shuffled."""
+    rng = np.random.default_rng(seed)
+    common = unit_vectors(50, seed=seed)[rng.integers(0, 50, size=5_000)]
+    mixed = np.concatenate([common, unit_vectors(500, seed=seed + 1)])
+    return mixed[rng.permutation(mixed.shape[0])]
+
+
+def test_duplicates_share_one_node_and_recall_matches_exact() -> None:
+    dup = repeated()
+    ann = built(dup)
+    exact = Partition(DIM)
+    exact.add(rows(dup))
+    assert ann.ann_status().nodes == 550 and ann.ann_status().rows == 5_500
+    # Queries near the repeated vectors, and anywhere.
+    queries = np.concatenate([dup[:25] + 0.05 * unit_vectors(25, seed=7), unit_vectors(25, 8)])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    for k in (10, 100):
+        got = [recall(ann.nearest(q, k, RowSelector()), exact.nearest(q, k, RowSelector()))
+               for q in queries]  # fmt: skip
+        assert np.mean(got) >= 0.99, (k, np.mean(got))
+    # Rows sharing a vector tie; both paths rank them by insertion order.
+    q = dup[0]
+    same = [f"r{i}" for i in np.flatnonzero((dup == q).all(axis=1))]
+    assert len(same) > 30
+    assert [r for r, _, _ in exact.nearest(q, 30, RowSelector())] == same[:30]
+    assert ann.nearest(q, 30, RowSelector()) == exact.nearest(q, 30, RowSelector())
+    assert ann.ann_status().exact_searches == 0
+
+
+def test_duplicate_masks_select_nodes_by_any_row() -> None:
+    dup = repeated()
+    ann = built(dup)
+    exact = Partition(DIM)
+    exact.add(rows(dup))
+    selects = (
+        RowSelector(user="u1"),
+        RowSelector(since=1_000.0, until=3_999.0),
+        RowSelector(rowids=np.arange(2_001, 5_501, dtype=np.int64)),
+    )
+    for select in selects:
+        for q in np.concatenate([dup[:5], unit_vectors(5, seed=9)]):
+            got = ann.nearest(q, 100, select)
+            assert got == exact.nearest(q, 100, select)
+            for rid, _, _ in got:
+                i = int(rid[1:])
+                assert select.user is None or i % 4 == 1
+                assert select.since is None or 1_000 <= i <= 3_999
+                assert select.rowids is None or i >= 2_000
+    assert ann.ann_status().exact_searches == 0
+
+
+def test_incremental_adds_of_duplicates() -> None:
+    dup = repeated()
+    ann = built(dup)
+    fresh = unit_vectors(1, seed=11)
+    more = np.concatenate([dup[:200], np.repeat(fresh, 20, axis=0)])
+    ann.add(rows(more, start=5_500))
+    status = ann.ann_status()
+    assert (status.state, status.nodes, status.rows) == ("ready", 551, 5_720)
+    hits = ann.nearest(fresh[0], 20, RowSelector())
+    assert [r for r, _, _ in hits] == [f"r{i}" for i in range(5_700, 5_720)]
+    exact = Partition(DIM)
+    exact.add(rows(np.concatenate([dup, more])))
+    for q in dup[:5]:
+        assert ann.nearest(q, 100, RowSelector()) == exact.nearest(q, 100, RowSelector())
+
+
+def test_forgetting_one_of_several_rows_sharing_a_vector(tmp_path: Path) -> None:
+    dup = repeated()[:1_500]
+    store = SQLiteStore(tmp_path / "m.db", ann=SYNC)
+    ids = fill(store, dup)
+    status = store.vector_index("acme")
+    nodes = status.nodes
+    assert status.state == "ready" and nodes < 1_500
+    twins = np.flatnonzero((dup == dup[3]).all(axis=1))
+    assert twins.size > 3 and twins[0] == 3
+    assert nearest_ids(store, dup[3], twins.size) == [ids[i] for i in twins]
+    assert store.forget(Scope("acme"), ids=[ids[3]]) == 1
+    got = nearest_ids(store, dup[3], twins.size)
+    assert ids[3] not in got and got[: twins.size - 1] == [ids[i] for i in twins[1:]]
+    status = store.vector_index("acme", wait_s=None)
+    assert (status.state, status.nodes, status.excluded) == ("ready", nodes, 0)
+    # The last rows holding a vector: its node is excluded, then the graph rebuilt without it.
+    assert store.forget(Scope("acme"), ids=[ids[i] for i in twins[1:]]) == twins.size - 1
+    assert not set(nearest_ids(store, dup[3], 100)) & {ids[i] for i in twins}
+    status = store.vector_index("acme", wait_s=None)
+    assert (status.state, status.nodes, status.excluded) == ("ready", nodes - 1, 0)
+    store.close()
+
+
+def test_an_index_file_of_the_previous_format_is_rebuilt(
+    tmp_path: Path, data: npt.NDArray[np.float32]
+) -> None:
+    index = HnswIndex(DIM, m=16, ef_construction=32)
+    index.add(data[:100])
+    old = index.dumps().replace(b'"format": 2', b'"format": 1')
+    with pytest.raises(ValueError, match="format"):
+        HnswIndex.loads(old, lambda prints: data[:100])
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path, ann=SYNC)
+    ids = fill(store, data[:1_000])
+    assert store.vector_index("acme").state == "ready"
+    store.close()
+    (index_file,) = (tmp_path / "m.db.ann").glob("*.hnsw")
+    index_file.write_bytes(index_file.read_bytes().replace(b'"format": 2', b'"format": 1'))
+    reopened = SQLiteStore(path, ann=SYNC)
+    status = reopened.vector_index("acme")
+    assert status.state == "ready" and status.build_s is not None  # rebuilt, not misread
+    assert nearest_ids(reopened, data[10])[0] == ids[10]
+    reopened.close()

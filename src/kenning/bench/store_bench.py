@@ -5,8 +5,7 @@ is compared with the raw model throughput measured just before and just after it
 cost at the largest size is compared with the smallest. The machine may be shared and noisy,
 so reports give medians and percentiles, never single timings.
 
-With ``AnnConfig(enabled=True)`` vector search switches to an HNSW index once the tenant holds
-``AnnConfig.min_rows`` vectors; by default it is exact.
+Vector search switches to an HNSW index once the tenant holds ``AnnConfig.min_rows`` vectors.
 Before timing a size the bench waits for that index (and reports the wait); at the largest
 size it also times, each on a fresh store over the same file, a from-scratch build, a restart
 that loads the saved index, and exact search with the index disabled, and compares the vector

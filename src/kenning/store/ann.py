@@ -1,14 +1,16 @@
 """HNSW approximate nearest neighbours (faiss) for large partitions.
 
 An :class:`HnswIndex` is a graph over unit vectors searched by inner product. Node ``i`` is
-the ``i``-th vector added; the index remembers each node's SQLite rowid and a fingerprint of
-its vector, so that a partition rebuilt from the database can check, row by row, which nodes
-still describe a stored record (:meth:`Partition.adopt <kenning.store.partition.Partition>`).
-Nodes are never removed from the graph: a partition excludes nodes of forgotten rows inside
-the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
+the ``i``-th vector added. A partition adds each *distinct* vector once, however many of its
+rows share it (repeated texts embed identically, and a crowd of identical nodes fills each
+other's neighbour lists and cuts the graph into pieces a search cannot cross); it keeps the
+mapping from nodes to rows itself. The index remembers a fingerprint of each node's vector, so
+that a partition rebuilt from the database can check which nodes still describe a stored
+record. Nodes are never removed from the graph: a partition excludes nodes left without rows
+inside the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
 
-The persisted form (:meth:`HnswIndex.dumps`) holds the graph, rowids and fingerprints but not
-the vectors: those stay in the database only, and are put back from it on load.
+The persisted form (:meth:`HnswIndex.dumps`) holds the graph and the fingerprints but not the
+vectors: those stay in the database only, and are put back from it on load.
 
 faiss is imported when the first index is made, never at import.
 """
@@ -28,7 +30,8 @@ __all__ = ["AnnConfig", "HnswIndex", "fingerprints"]
 
 F32 = npt.NDArray[np.float32]
 _MAGIC = b"KENNING-HNSW\x01\n"
-_FORMAT = 1
+# 2: one node per distinct vector, fingerprints only (1 held a node per row and its rowid).
+_FORMAT = 2
 # Odd 64-bit multipliers, one per vector component (fixed: fingerprints are persisted).
 _WEIGHTS_SEED = 0x6B656E6E
 
@@ -37,10 +40,7 @@ _WEIGHTS_SEED = 0x6B656E6E
 class AnnConfig:
     """When and how a partition's vectors get an HNSW index.
 
-    Off by default: exact search is kenning's default, because on duplicate-heavy support
-    chat the graph's candidates matched exact search for only 80-86 % of the top 100 (see
-    docs/benchmarks.md). ``enabled=True`` trades that recall for speed on large tenants: a
-    partition with at least ``min_rows`` vectors
+    ``enabled=False`` keeps every search exact. A partition with at least ``min_rows`` vectors
     builds an index (in a background thread when ``background``; exact search serves until
     it is ready) and adds later rows to it incrementally. A query uses the index only when its
     row mask (user, session, role, kind, time, filters) selects at least ``min_rows`` rows and
@@ -53,15 +53,15 @@ class AnnConfig:
     the other cores keep serving searches, and oversubscribed OpenMP builds were slower).
 
     >>> AnnConfig(min_rows=50_000).ef_search
-    256
+    512
     """
 
-    enabled: bool = False
+    enabled: bool = True
     min_rows: int = 20_000
     min_fraction: float = 0.25
     m: int = 32
-    ef_construction: int = 64
-    ef_search: int = 256
+    ef_construction: int = 200
+    ef_search: int = 512
     background: bool = True
     persist: bool = True
     build_threads: int = 1
@@ -109,7 +109,7 @@ class HnswIndex:
     Not thread-safe: the owning partition serialises ``add`` against ``search``.
 
     >>> index = HnswIndex(2, m=8, ef_construction=16)
-    >>> index.add(np.array([7, 9]), np.eye(2, dtype=np.float32))
+    >>> index.add(np.eye(2, dtype=np.float32))
     >>> index.search(np.array([0.0, 1.0], dtype=np.float32), 1, ef_search=16).tolist()
     [1]
     """
@@ -121,11 +121,10 @@ class HnswIndex:
         self._index = faiss.IndexHNSWFlat(dimension, m, faiss.METRIC_INNER_PRODUCT)
         self._index.hnsw.efConstruction = ef_construction
         self._storage: Any = None
-        self.rowids = np.zeros(0, dtype=np.int64)
         self.prints = np.zeros(0, dtype=np.uint64)
 
     def __len__(self) -> int:
-        return int(self.rowids.shape[0])
+        return int(self.prints.shape[0])
 
     @staticmethod
     def build_threads(threads: int) -> int:
@@ -140,16 +139,20 @@ class HnswIndex:
     def dimension(self) -> int:
         return self._dim
 
-    def add(self, rowids: npt.NDArray[np.int64], vectors: F32) -> None:
-        """Append nodes for *vectors* (unit rows), remembering their *rowids*."""
+    def add(self, vectors: F32, prints: npt.NDArray[np.uint64] | None = None) -> None:
+        """Append a node for each of *vectors* (unit rows); *prints*, when given, are their
+        :func:`fingerprints` (computed otherwise)."""
         if vectors.shape[0] == 0:
             return
-        if vectors.shape[1] != self._dim or rowids.shape[0] != vectors.shape[0]:
-            raise ValueError(f"expected {rowids.shape[0]} vectors of dimension {self._dim}")
+        if vectors.ndim != 2 or vectors.shape[1] != self._dim:
+            raise ValueError(f"expected vectors of dimension {self._dim}")
         block = np.ascontiguousarray(vectors, dtype=np.float32)
+        if prints is None:
+            prints = fingerprints(block)
+        elif prints.shape[0] != block.shape[0]:
+            raise ValueError(f"expected {block.shape[0]} fingerprints")
         self._index.add(block)
-        self.rowids = np.concatenate([self.rowids, rowids.astype(np.int64)])
-        self.prints = np.concatenate([self.prints, fingerprints(block)])
+        self.prints = np.concatenate([self.prints, prints.astype(np.uint64)])
 
     def search(
         self,
@@ -179,7 +182,7 @@ class HnswIndex:
         return nodes[nodes >= 0]
 
     def dumps(self) -> bytes:
-        """The graph, rowids and fingerprints, without the vectors."""
+        """The graph and the fingerprints, without the vectors."""
         faiss = _faiss()
         writer = faiss.VectorIOWriter()
         faiss.write_index(self._index, writer, faiss.IO_FLAG_SKIP_STORAGE)
@@ -192,7 +195,6 @@ class HnswIndex:
                 _MAGIC,
                 len(header).to_bytes(8, "little"),
                 header,
-                self.rowids.astype("<i8").tobytes(),
                 self.prints.astype("<u8").tobytes(),
                 graph,
             ]
@@ -200,9 +202,10 @@ class HnswIndex:
 
     @classmethod
     def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:
-        """Rebuild an index from :meth:`dumps` output. ``vectors_for(rowids, prints)`` returns
-        each node's vector (from the database) or zeros where the row is gone; it is called
-        once. Raises ``ValueError`` if *blob* is not a readable index."""
+        """Rebuild an index from :meth:`dumps` output. ``vectors_for(prints)`` returns each
+        node's vector (from a stored row with that fingerprint) or zeros where no row has it;
+        it is called once. Raises ``ValueError`` if *blob* is not a readable index (a file of
+        another format version included: it is rebuilt, never misread)."""
         faiss = _faiss()
         if not blob.startswith(_MAGIC):
             raise ValueError("not a kenning HNSW file")
@@ -214,8 +217,8 @@ class HnswIndex:
         if header.get("format") != _FORMAT:
             raise ValueError(f"unsupported HNSW file format {header.get('format')!r}")
         dim, count = int(header["dimension"]), int(header["count"])
-        rowids = np.frombuffer(blob, dtype="<i8", count=count, offset=at).astype(np.int64)
-        at += 8 * count
+        if len(blob) < at + 8 * count:
+            raise ValueError("HNSW file is truncated")
         prints = np.frombuffer(blob, dtype="<u8", count=count, offset=at).astype(np.uint64)
         at += 8 * count
         reader = faiss.VectorIOReader()
@@ -223,7 +226,7 @@ class HnswIndex:
         graph = faiss.read_index(reader, faiss.IO_FLAG_SKIP_STORAGE)
         if graph.ntotal != count or graph.d != dim:
             raise ValueError("HNSW file header does not match its graph")
-        vectors = np.ascontiguousarray(vectors_for(rowids, prints), dtype=np.float32)
+        vectors = np.ascontiguousarray(vectors_for(prints), dtype=np.float32)
         if vectors.shape != (count, dim):
             raise ValueError("vectors for the HNSW nodes have the wrong shape")
         storage = faiss.IndexFlatIP(dim)
@@ -235,6 +238,5 @@ class HnswIndex:
         index._m = int(header["m"])
         index._index = graph
         index._storage = storage  # the graph borrows it; keep it alive as long as the graph
-        index.rowids = rowids
         index.prints = prints
         return index

@@ -5,6 +5,7 @@ and filters become a row mask applied *before* ranking, never to a ranked, cut l
 are searched exactly (float32 matrix product) unless the partition is large: then an HNSW graph
 (:mod:`kenning.store.ann`), built in the background while exact search serves, answers queries
 whose mask selects a large share of the rows, with the mask applied inside the graph search.
+The graph holds each distinct vector once; a node found stands for all of its rows.
 """
 
 from __future__ import annotations
@@ -63,8 +64,9 @@ class AnnStatus:
     """Where a partition's HNSW index stands.
 
     ``state``: ``off`` (disabled or no vectors), ``exact`` (below the row threshold),
-    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes,
-    ``excluded`` those of rows gone since the graph was made (skipped, awaiting a rebuild).
+    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes
+    (one per distinct vector), ``excluded`` those no row holds any more (skipped, awaiting a
+    rebuild).
     ``build_s`` is the last build's duration; ``ann_searches`` and ``exact_searches`` count
     vector searches by path since the partition was loaded.
     """
@@ -138,7 +140,10 @@ class Partition:
         self._ann_lock = threading.Lock()
         self._ann_on = False
         self._ann: HnswIndex | None = None
-        self._node_pos = np.zeros(0, dtype=np.int64)  # graph node -> row position, -1: excluded
+        # Graph node -> a row position holding its vector (-1: no row has it, excluded).
+        self._node_rep = np.zeros(0, dtype=np.int64)
+        self._node_of: dict[int, int] = {}  # vector fingerprint -> node
+        self._groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
         self._excluded = 0
         self._builder: threading.Thread | None = None
         self._cancel = threading.Event()
@@ -153,6 +158,8 @@ class Partition:
         self._session_sums = np.zeros((0, dimension), dtype=np.float32)
         self._session_users: dict[int, int] = {}
         self._rowids = np.zeros(0, dtype=np.int64)
+        self._row_print = np.zeros(0, dtype=np.uint64)  # fingerprint of each row's vector
+        self._row_node = np.zeros(0, dtype=np.int64)  # graph node of each row, -1: none
         self._ats = np.zeros(0, dtype=np.float64)
         self._users = np.zeros(0, dtype=np.int32)
         self._sessions = np.zeros(0, dtype=np.int32)
@@ -185,6 +192,8 @@ class Partition:
         self._matrix = grown(self._matrix)  # type: ignore[assignment]
         self._has_vector = grown(self._has_vector)  # type: ignore[assignment]
         self._rowids = grown(self._rowids)  # type: ignore[assignment]
+        self._row_print = grown(self._row_print)  # type: ignore[assignment]
+        self._row_node = grown(self._row_node)  # type: ignore[assignment]
         self._ats = grown(self._ats)  # type: ignore[assignment]
         self._users = grown(self._users)  # type: ignore[assignment]
         self._sessions = grown(self._sessions)  # type: ignore[assignment]
@@ -211,6 +220,9 @@ class Partition:
         self._has_vector[self._n : end] = rows.has_vector
         self._lexical.add(rows.texts, rows.labels)
         self._rowids[self._n : end] = rows.rowids
+        self._row_node[self._n : end] = -1
+        if self._ann_config is not None:
+            self._row_print[self._n : end] = fingerprints(rows.vectors)
         self._ats[self._n : end] = rows.ats
         self._users[self._n : end] = [self._user_codes.code(u) for u in rows.users]
         codes = [self._session_codes.code(s) for s in rows.sessions]
@@ -250,59 +262,114 @@ class Partition:
     def _vector_count(self) -> int:
         return int(np.count_nonzero(self._has_vector[: self._n]))
 
-    def _positions_of(
-        self, rowids: npt.NDArray[np.int64]
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
-        """Row positions of *rowids* and whether each is present with a vector."""
-        n = self._n
-        order = np.argsort(self._rowids[:n], kind="stable")
-        ordered = self._rowids[:n][order]
-        slot = np.clip(np.searchsorted(ordered, rowids), 0, max(n - 1, 0))
-        if n == 0:
-            return np.zeros(rowids.shape[0], dtype=np.int64), np.zeros(rowids.shape[0], bool)
-        found = ordered[slot] == rowids
-        pos = order[slot].astype(np.int64)
-        found &= self._has_vector[pos]
-        return pos, found
-
-    def vectors_for(self, rowids: npt.NDArray[np.int64], prints: npt.NDArray[np.uint64]) -> F32:
-        """The current vector of each row whose fingerprint matches, zeros for the others."""
+    def vectors_for(self, prints: npt.NDArray[np.uint64]) -> F32:
+        """For each fingerprint, the vector of a row that has it; zeros where none has."""
         with self._ann_lock:
-            pos, found = self._positions_of(rowids)
-            out = np.zeros((rowids.shape[0], self._dim), dtype=np.float32)
-            out[found] = self._matrix[pos[found]]
-            same = fingerprints(out) == prints
-            out[~same] = 0.0
+            have = np.flatnonzero(self._has_vector[: self._n])
+            out = np.zeros((prints.shape[0], self._dim), dtype=np.float32)
+            if have.size == 0:
+                return out
+            own = self._row_print[have]
+            order = np.argsort(own, kind="stable")
+            slot = np.clip(np.searchsorted(own[order], prints), 0, have.size - 1)
+            found = own[order][slot] == prints
+            out[found] = self._matrix[have[order[slot[found]]]]
             return out
 
     def _adopt(self, index: HnswIndex) -> None:
         with self._ann_lock:
             if index.dimension != self._dim or self._vector_count() < self._cfg().min_rows:
                 return
-            pos, live = self._positions_of(index.rowids)
-            live[live] &= fingerprints(self._matrix[pos[live]]) == index.prints[live]
-            covered = np.zeros(self._n, dtype=np.bool_)
-            covered[pos[live]] = True
-            missing = np.flatnonzero(self._has_vector[: self._n] & ~covered)
-            if missing.size > len(index) or 2 * np.count_nonzero(live) < len(index):
-                return  # mostly new or changed rows: a fresh build makes a better graph
-            self._ann = index
-            self._node_pos = np.where(live, pos, -1)
-            self._excluded = int(np.count_nonzero(~live))
-            self._index_rows(missing)
+            positions = np.flatnonzero(self._has_vector[: self._n]).astype(np.int64)
+            own = np.unique(self._row_print[positions])
+            live = np.isin(index.prints, own)
+            fresh = np.setdiff1d(own, index.prints, assume_unique=True).size
+            if fresh > len(index) or 2 * np.count_nonzero(live) < len(index):
+                return  # mostly new or changed vectors: a fresh build makes a better graph
+            node_of: dict[int, int] = {}
+            for node in np.flatnonzero(live).tolist():
+                node_of.setdefault(int(index.prints[node]), node)
+            self._install(index, np.full(len(index), -1, dtype=np.int64), node_of)
+            self._index_rows(positions)
+            self._excluded = int(np.count_nonzero(self._node_rep < 0))
         if self._on_index is not None and not self._excluded:
             self._on_index(self)
 
+    def _install(
+        self, index: HnswIndex, node_rep: npt.NDArray[np.int64], node_of: dict[int, int]
+    ) -> None:
+        """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
+        self._ann, self._node_rep, self._node_of = index, node_rep, node_of
+        self._row_node[: self._n] = -1
+        self._groups = None
+        self._excluded = 0
+
+    def _drop_index(self) -> None:
+        self._ann, self._node_rep, self._node_of, self._groups = None, self._node_rep[:0], {}, None
+        self._row_node[: self._n] = -1
+        self._excluded = 0
+
     def _index_rows(self, positions: npt.NDArray[np.int64]) -> None:
-        """Add rows at *positions* to the graph (lock held)."""
+        """Map rows at *positions* to the graph's nodes, adding a node for each vector it
+        lacks (lock held)."""
+        index = self._ann
+        assert index is not None
+        if positions.size == 0:
+            return
+        prints = self._row_print[positions]
+        get = self._node_of.get
+        nodes = np.fromiter(
+            (get(p, -1) for p in prints.tolist()), dtype=np.int64, count=positions.size
+        )
+        # Adopted nodes take their first row as the one that holds their vector.
+        known = np.flatnonzero(nodes >= 0)
+        unset = known[self._node_rep[nodes[known]] < 0]
+        if unset.size:
+            first_nodes, first = np.unique(nodes[unset], return_index=True)
+            self._node_rep[first_nodes] = positions[unset[first]]
+        new = np.flatnonzero(nodes < 0)
+        if new.size:
+            distinct, first, inverse = np.unique(
+                prints[new], return_index=True, return_inverse=True
+            )
+            base = len(index) + np.arange(distinct.size, dtype=np.int64)
+            nodes[new] = base[inverse.reshape(-1)]
+            self._add_nodes(positions[new[first]])
+            self._node_of.update(zip(distinct.tolist(), base.tolist(), strict=True))
+        # A fingerprint is a hash: a row whose vector differs from its node's gets its own.
+        differs = np.zeros(positions.size, dtype=np.bool_)
+        for at in range(0, positions.size, _BUILD_CHUNK):
+            part = slice(at, at + _BUILD_CHUNK)
+            mine = self._matrix[positions[part]]
+            theirs = self._matrix[self._node_rep[nodes[part]]]
+            differs[part] = (mine != theirs).any(axis=1)
+        if differs.any():
+            odd = np.flatnonzero(differs)
+            nodes[odd] = len(index) + np.arange(odd.size, dtype=np.int64)
+            self._add_nodes(positions[odd])
+        self._row_node[positions] = nodes
+        self._groups = None
+
+    def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
+        """Add graph nodes for the vectors of rows at *positions* (lock held)."""
         assert self._ann is not None
-        if positions.size:
-            threads = HnswIndex.build_threads(self._cfg().build_threads)
-            try:
-                self._ann.add(self._rowids[positions], self._matrix[positions])
-            finally:
-                HnswIndex.build_threads(threads)
-            self._node_pos = np.concatenate([self._node_pos, positions.astype(np.int64)])
+        threads = HnswIndex.build_threads(self._cfg().build_threads)
+        try:
+            self._ann.add(self._matrix[positions], self._row_print[positions])
+        finally:
+            HnswIndex.build_threads(threads)
+        self._node_rep = np.concatenate([self._node_rep, positions.astype(np.int64)])
+
+    def _node_rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Each node's rows in insertion order: ``rows[bounds[i]:bounds[i + 1]]`` (lock held)."""
+        if self._groups is None:
+            assert self._ann is not None
+            row_node = self._row_node[: self._n]
+            rows = np.argsort(row_node, kind="stable").astype(np.int64)
+            nodes = np.arange(len(self._ann) + 1, dtype=np.int64)
+            bounds = np.searchsorted(row_node[rows], nodes).astype(np.int64)
+            self._groups = (bounds, rows)
+        return self._groups
 
     def _cfg(self) -> AnnConfig:
         assert self._ann_config is not None
@@ -316,16 +383,16 @@ class Partition:
                 return
             if self._vector_count() < self._ann_config.min_rows:
                 if self._ann is not None:
-                    self._ann, self._node_pos, self._excluded = None, self._node_pos[:0], 0
+                    self._drop_index()
                 return
             if self._ann is not None and not self._excluded:
                 return
             n = self._n
             positions = np.flatnonzero(self._has_vector[:n]).astype(np.int64)
-            matrix, rowids = self._matrix, self._rowids  # rows < n never change in these
+            matrix, prints = self._matrix, self._row_print  # rows < n never change in these
             job = threading.Thread(
                 target=self._build,
-                args=(n, positions, matrix, rowids),
+                args=(n, positions, matrix, prints),
                 name="kenning-hnsw-build",
                 daemon=True,
             )
@@ -340,24 +407,28 @@ class Partition:
         n: int,
         positions: npt.NDArray[np.int64],
         matrix: F32,
-        rowids: npt.NDArray[np.int64],
+        prints: npt.NDArray[np.uint64],
     ) -> None:
         cfg = self._cfg()
         started = time.perf_counter()
         threads = HnswIndex.build_threads(cfg.build_threads)
         try:
+            # One node per distinct vector: its first row holds it.
+            _, first = np.unique(prints[positions], return_index=True)
+            reps = positions[np.sort(first)]
             index = HnswIndex(self._dim, m=cfg.m, ef_construction=cfg.ef_construction)
-            for at in range(0, positions.size, _BUILD_CHUNK):
+            for at in range(0, reps.size, _BUILD_CHUNK):
                 if self._cancel.is_set():
                     return
-                chunk = positions[at : at + _BUILD_CHUNK]
-                index.add(rowids[chunk], matrix[chunk])
+                chunk = reps[at : at + _BUILD_CHUNK]
+                index.add(matrix[chunk], prints[chunk])
             with self._ann_lock:
                 if self._cancel.is_set():
                     return
-                self._ann, self._node_pos, self._excluded = index, positions, 0
-                # Rows added while the graph was being built.
-                self._index_rows(np.flatnonzero(self._has_vector[n : self._n]) + n)
+                node_of = dict(zip(prints[reps].tolist(), range(reps.size), strict=True))
+                self._install(index, reps.copy(), node_of)
+                # Every row, those added while the graph was being built included.
+                self._index_rows(np.flatnonzero(self._has_vector[: self._n]).astype(np.int64))
                 self._build_s = time.perf_counter() - started
         finally:
             HnswIndex.build_threads(threads)
@@ -413,8 +484,9 @@ class Partition:
 
     def _ann_nearest(
         self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None, selected: int
-    ) -> npt.NDArray[np.int64] | None:
-        """Row positions found by the graph, or None when this query should be exact."""
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]] | None:
+        """Scores and positions of candidate rows found by the graph (every selected row of
+        the best nodes, enough for the top *k*), or None when this query should be exact."""
         cfg = self._ann_config
         if cfg is None or self._ann is None:
             return None
@@ -424,13 +496,35 @@ class Partition:
             index = self._ann
             if index is None:
                 return None
-            node_pos = self._node_pos
             allowed = None
-            if mask is not None or self._excluded:
-                live = node_pos >= 0
-                allowed = live if mask is None else live & mask[np.where(live, node_pos, 0)]
+            if mask is not None:
+                # A node is eligible when any of its rows is selected.
+                allowed = np.zeros(len(index), dtype=np.bool_)
+                picked = self._row_node[: self._n][mask[: self._n]]
+                allowed[picked[picked >= 0]] = True
+            elif self._excluded:
+                allowed = self._node_rep >= 0
             nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
-            return node_pos[nodes]
+            if nodes.size == 0:
+                return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+            node_scores = self._matrix[self._node_rep[nodes]] @ query
+            bounds, node_rows = self._node_rows()
+            scores: list[npt.NDArray[np.float32]] = []
+            positions: list[npt.NDArray[np.int64]] = []
+            total, last = 0, np.inf
+            for i in np.argsort(-node_scores, kind="stable").tolist():
+                score = node_scores[i]
+                if total >= k and score < last:
+                    break  # later nodes score lower: the top k rows are all in hand
+                node = int(nodes[i])
+                rows = node_rows[bounds[node] : bounds[node + 1]]
+                if mask is not None:
+                    rows = rows[mask[rows]]
+                rows = rows[:k]  # rows of one node tie: the first k by insertion order win
+                scores.append(np.full(rows.size, score, dtype=np.float32))
+                positions.append(rows)
+                total, last = total + rows.size, score
+            return np.concatenate(scores), np.concatenate(positions)
 
     def _mask(self, select: RowSelector) -> npt.NDArray[np.bool_] | None:
         n = self._n
@@ -472,7 +566,7 @@ class Partition:
         if found is not None:
             self._ann_searches += 1
             # The graph proposes rows; their scores are exact, ranked like the exact path.
-            return self._top(self._matrix[found] @ query, found, k)
+            return self._top(found[0], found[1], k)
         self._exact_searches += 1
         if mask is None:
             return self._top(self._matrix[:n] @ query, None, k)
@@ -543,8 +637,14 @@ class Partition:
         if positions is None:
             positions = np.arange(scores.shape[0])
         k = min(k, scores.shape[0])
-        top = np.argpartition(-scores, k - 1)[:k] if k < scores.shape[0] else np.arange(k)
-        top = top[np.lexsort((positions[top], -scores[top]))]
+        if k < scores.shape[0]:
+            # Rows tied with the k-th score compete by insertion order too, not as the
+            # partitioning happens to leave them.
+            kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+            top = np.flatnonzero(scores >= kth)
+        else:
+            top = np.arange(k)
+        top = top[np.lexsort((positions[top], -scores[top]))][:k]
         sessions = self._session_codes.values
         out = []
         for i in top:

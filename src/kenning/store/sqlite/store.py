@@ -7,8 +7,9 @@ is BM25 either in memory (default: about a millisecond at 100k records) or by FT
 
 A large partition also gets an HNSW index (:class:`~kenning.store.ann.AnnConfig`), built in a
 background thread. For a database file it is saved beside it (``<file>.ann/``, the graph and
-rowids, no vectors) and checked row by row against the database when loaded; ``forget``
-deletes the saved file and the in-memory index skips the erased rows until its rebuild.
+vector fingerprints, no vectors) and checked against the database when loaded; ``forget``
+deletes the saved file and the in-memory index skips vectors no row holds any more until
+its rebuild.
 """
 
 from __future__ import annotations
