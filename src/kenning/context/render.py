@@ -75,11 +75,18 @@ def message_for(
 def pin_order(pins: Sequence[Pin]) -> list[Pin]:
     """Open pins before closed ones, then by kind priority, then oldest first.
 
-    A generic reference (key ``ref:…``) whose value another id pin already names is left
-    out: the named one says more (``refund_id: RF-7781`` rather than ``ref: RF-7781``).
+    An id pinned under several keys (``ref: RF-7781`` from text, ``refund_id: RF-7781`` from a
+    tool result) is shown once, under the key from structured data when there is one: text
+    patterns carry ``metadata["pattern"]``, tool fields do not.
     """
-    named = {p.value for p in pins if p.kind is PinKind.ENTITY_ID and not p.key.startswith("ref:")}
-    pins = [p for p in pins if not (p.key.startswith("ref:") and p.value in named)]
+    shown: dict[str, Pin] = {}
+    for pin in pins:
+        if pin.kind is not PinKind.ENTITY_ID:
+            continue
+        seen = shown.get(pin.value)
+        if seen is None or ("pattern" in seen.metadata and "pattern" not in pin.metadata):
+            shown[pin.value] = pin
+    pins = [p for p in pins if p.kind is not PinKind.ENTITY_ID or shown[p.value] is p]
     ranked = sorted(
         enumerate(pins),
         key=lambda ip: (
