@@ -13,6 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -41,9 +42,19 @@ from kenning.records import (
     content_hash,
     to_utc,
 )
-from kenning.search.filters import parse_filters
-from kenning.search.fusion import ItemStats, add_bonuses, fuse, max_bonus, session_scores
+from kenning.search.filters import Filters, parse_filters
+from kenning.search.fusion import (
+    Fused,
+    FusionConfig,
+    ItemStats,
+    add_bonuses,
+    fuse,
+    max_bonus,
+    session_scores,
+)
 from kenning.search.hits import Hit, SearchResults
+from kenning.search.plan import plan_query
+from kenning.search.timeref import TimeWindow
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
 
@@ -274,41 +285,22 @@ class Memory:
         parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
         when = to_utc(now, what="now")
         config = self._settings.fusion
-        limit = max(config.candidates, k)
-
-        lexical_future = None
-        if config.lexical_weight > 0:
-            lexical_future = self._worker().submit(
-                self._store.lexical, scope, query, filters=parsed, limit=limit
-            )
-        vector_hits = []
+        plan = plan_query(query, when)
+        windows = plan.windows if config.time_weight > 0 else ()
+        if plan.multi_target:
+            config = replace(config, session_weight=config.multi_target_session_weight)
         degraded, reason = False, None
-        model = self._model()
         qvec = None
-        if model is not None and config.vector_weight > 0:
-            assert self._embedder is not None
+        if self._model() is not None and config.vector_weight > 0:
             try:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
-            else:
-                vector_hits = self._store.nearest(
-                    scope, qvec, model=model, filters=parsed, limit=limit
-                )
-        lexical_hits = lexical_future.result() if lexical_future is not None else []
-        sessions = {}
-        if config.session_weight > 0 and scope.session is None:
-            wanted = list(dict.fromkeys(c.session for c in [*lexical_hits, *vector_hits]))
-            sessions = session_scores(
-                self._store.sessions(
-                    scope, query, qvec, model=model if qvec is not None else None, sessions=wanted
-                ),
-                config,
-            )
-
+        fused = self._fused(scope, query, qvec, parsed, windows, config, max(config.candidates, k))
         hits = self._rank(
-            scope, lexical_hits, vector_hits, k=k, min_score=min_score, now=when, sessions=sessions
-        )
+            scope, fused, k=k, min_score=min_score, now=when, config=config,
+            windows=windows,
+        )  # fmt: skip
         if hits and self._settings.track_access:
             # Access stats are soft data: recorded off the caller's path.
             self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
@@ -330,32 +322,59 @@ class Memory:
                 self._query_vectors.popitem(last=False)
         return vector
 
+    def _fused(
+        self,
+        scope: Scope,
+        text: str,
+        qvec: npt.NDArray[np.float32] | None,
+        filters: Filters,
+        windows: Sequence[TimeWindow],
+        config: FusionConfig,
+        limit: int,
+    ) -> list[Fused]:
+        """Candidates of one query text, fused (best first), before bonuses."""
+        lexical, vector = self._candidates(scope, text, qvec, filters, limit)
+        for window in windows:
+            # Records of the named time may match too weakly to be among the best of the
+            # whole scope; the best of the window itself are candidates too.
+            inside = _within(filters, window)
+            if inside is not None:
+                more_lexical, more_vector = self._candidates(scope, text, qvec, inside, limit)
+                lexical = _union(lexical, more_lexical)
+                vector = _union(vector, more_vector)
+        sessions = {}
+        if config.session_weight > 0 and scope.session is None:
+            wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
+            model = self._model() if qvec is not None else None
+            sessions = session_scores(
+                self._store.sessions(scope, text, qvec, model=model, sessions=wanted), config
+            )
+        return fuse(lexical, vector, config=config, sessions=sessions)
+
     def _rank(
         self,
         scope: Scope,
-        lexical: Sequence[Candidate],
-        vector: Sequence[Candidate],
+        base: Sequence[Fused],
         *,
         k: int,
         min_score: float,
         now: datetime,
-        sessions: Mapping[str | None, float],
+        config: FusionConfig,
+        windows: Sequence[TimeWindow] = (),
     ) -> list[Hit]:
-        """Fuse, add bonuses, cut at *min_score* and *k*, and load the winning records.
+        """Add bonuses to fused candidates, cut at *min_score* and *k*, load the winners.
 
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
         serve both the bonuses and the hits.
         """
-        config = self._settings.fusion
-        base = fuse(lexical, vector, config=config, sessions=sessions)
         if not base:
             return []
-        floor = base[min(k, len(base)) - 1].score - max_bonus(config)
+        floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
         items = {item.id: item for item in self._store.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = add_bonuses(base, config=config, stats=stats, now=now, limit=k)
+        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows, limit=k)
         out = []
         for f in fused:
             item = items.get(f.id)
@@ -369,6 +388,30 @@ class Memory:
                 )
             )  # fmt: skip
         return out
+
+    def _candidates(
+        self,
+        scope: Scope,
+        query: str,
+        qvec: npt.NDArray[np.float32] | None,
+        filters: Filters,
+        limit: int,
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The best *limit* records of each signal: BM25 (on the worker) and cosine."""
+        config = self._settings.fusion
+        lexical_future = None
+        if config.lexical_weight > 0:
+            lexical_future = self._worker().submit(
+                self._store.lexical, scope, query, filters=filters, limit=limit
+            )
+        vector: list[Candidate] = []
+        model = self._model()
+        if qvec is not None and model is not None and config.vector_weight > 0:
+            vector = list(
+                self._store.nearest(scope, qvec, model=model, filters=filters, limit=limit)
+            )
+        lexical = list(lexical_future.result()) if lexical_future is not None else []
+        return lexical, vector
 
     def _worker(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -545,3 +588,18 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _within(filters: Filters, window: TimeWindow) -> Filters | None:
+    """*filters* narrowed to *window* (None when they do not overlap)."""
+    since = window.start if filters.since is None else max(filters.since, window.start)
+    until = window.end if filters.until is None else min(filters.until, window.end)
+    if since > until:
+        return None
+    return replace(filters, since=since, until=until)
+
+
+def _union(first: Sequence[Candidate], second: Sequence[Candidate]) -> list[Candidate]:
+    """Candidates of both lists, each once (a record's score is the same in both)."""
+    seen = {c.id for c in first}
+    return [*first, *(c for c in second if c.id not in seen)]

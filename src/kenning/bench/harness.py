@@ -56,8 +56,14 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
     base = replace(base or Settings(), track_access=False)
     if system == "kenning":
         return base
-    # Baselines are the plain signal: no session blend, no bonuses.
-    plain = FusionConfig(session_weight=0.0, recency_weight=0.0, access_weight=0.0)
+    # Baselines are the plain signal: no session blend, no query reading, no bonuses.
+    plain = FusionConfig(
+        session_weight=0.0,
+        multi_target_session_weight=0.0,
+        recency_weight=0.0,
+        access_weight=0.0,
+        time_weight=0.0,
+    )
     if system == "bm25":
         fusion = replace(plain, lexical_weight=1.0, vector_weight=0.0)
     elif system == "vector":

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Literal
 
 from kenning.errors import InvalidInput
+from kenning.search.timeref import TimeWindow
 from kenning.store.protocol import Candidate, SessionCandidate
 
 __all__ = [
@@ -34,10 +35,14 @@ class FusionConfig:
     """How search signals are combined.
 
     ``session_weight`` w lifts each record toward the score S of its session as one document:
-    ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off).
+    ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off). A question with
+    several targets (counting, totals, comparisons; see :mod:`kenning.search.plan`) uses
+    ``multi_target_session_weight`` instead.
     ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)``; ``access_weight`` adds
-    ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). Bonuses are added after the
-    fused score is scaled to [0, 1], so with zero weights scores stay in [0, 1].
+    ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). ``time_weight`` is added to
+    records written inside a time the query names ("last Friday", "in March 2023"; see
+    :mod:`kenning.search.timeref`). Bonuses are added after the fused score is scaled to
+    [0, 1], so with zero weights scores stay in [0, 1].
     """
 
     method: Literal["rrf", "weighted"] = "weighted"
@@ -45,9 +50,11 @@ class FusionConfig:
     lexical_weight: float = 0.6
     vector_weight: float = 0.4
     session_weight: float = 1.0
+    multi_target_session_weight: float = 0.0
     recency_weight: float = 0.05
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
+    time_weight: float = 0.2
     candidates: int = 100
 
     def __post_init__(self) -> None:
@@ -58,8 +65,10 @@ class FusionConfig:
             "lexical_weight": self.lexical_weight,
             "vector_weight": self.vector_weight,
             "session_weight": self.session_weight,
+            "multi_target_session_weight": self.multi_target_session_weight,
             "recency_weight": self.recency_weight,
             "access_weight": self.access_weight,
+            "time_weight": self.time_weight,
         }
         for name, value in numbers.items():
             if not math.isfinite(value) or value < 0:
@@ -156,8 +165,12 @@ def _with_session(
     return blended, lift
 
 
-def _bonuses(item: ItemStats, config: FusionConfig, now: datetime) -> dict[str, float]:
+def _bonuses(
+    item: ItemStats, config: FusionConfig, now: datetime, windows: Sequence[TimeWindow]
+) -> dict[str, float]:
     out: dict[str, float] = {}
+    if config.time_weight and any(w.contains(item.at) for w in windows):
+        out["time"] = config.time_weight
     if config.recency_weight:
         age_days = max((now - item.at).total_seconds(), 0.0) / 86400.0
         out["recency"] = config.recency_weight * 0.5 ** (age_days / config.recency_half_life_days)
@@ -168,9 +181,9 @@ def _bonuses(item: ItemStats, config: FusionConfig, now: datetime) -> dict[str, 
     return out
 
 
-def max_bonus(config: FusionConfig) -> float:
+def max_bonus(config: FusionConfig, windows: Sequence[TimeWindow] = ()) -> float:
     """The most any candidate's score can rise through bonuses."""
-    return config.recency_weight + config.access_weight
+    return config.recency_weight + config.access_weight + (config.time_weight if windows else 0.0)
 
 
 def fuse(
@@ -218,16 +231,18 @@ def add_bonuses(
     config: FusionConfig,
     stats: Mapping[str, ItemStats],
     now: datetime,
+    windows: Sequence[TimeWindow] = (),
     limit: int | None = None,
 ) -> list[Fused]:
-    """Add recency and access bonuses to the candidates in *stats*, re-rank, keep *limit*."""
+    """Add recency, access and time bonuses to the candidates in *stats*, re-rank, keep
+    *limit*. *windows* are the times the query names."""
     out = []
     for f in fused:
         item = stats.get(f.id)
         if item is None:
             out.append(f)
             continue
-        bonus = _bonuses(item, config, now)
+        bonus = _bonuses(item, config, now, windows)
         total = f.score + sum(bonus.values())
         out.append(Fused(id=f.id, score=total, scores={**f.scores, **bonus, "score": total}))
     out.sort(key=lambda f: (-f.score, f.id))
