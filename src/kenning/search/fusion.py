@@ -51,6 +51,7 @@ class FusionConfig:
     vector_weight: float = 0.4
     session_weight: float = 1.0
     multi_target_session_weight: float = 0.0
+    sole_best_floor: float = 0.8
     recency_weight: float = 0.05
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
@@ -66,6 +67,7 @@ class FusionConfig:
             "vector_weight": self.vector_weight,
             "session_weight": self.session_weight,
             "multi_target_session_weight": self.multi_target_session_weight,
+            "sole_best_floor": self.sole_best_floor,
             "recency_weight": self.recency_weight,
             "access_weight": self.access_weight,
             "time_weight": self.time_weight,
@@ -118,7 +120,19 @@ def _weighted(
         out[cand.id] = config.lexical_weight * min(max(cand.score, 0.0), 1.0)
     for cand in vector:
         out[cand.id] = out.get(cand.id, 0.0) + config.vector_weight * max(cand.score, 0.0)
-    return {key: value / total for key, value in out.items()}
+    fused = {key: value / total for key, value in out.items()}
+    if config.sole_best_floor > 0:
+        # A signal's silence reads as zero above. For the record a signal ranks first, the
+        # other signal's silence is more likely its blind spot (a paraphrase for BM25, a rare
+        # id or name for the embedder) than irrelevance: that record keeps a share of its score.
+        for ranked, other in ((lexical, vector), (vector, lexical)):
+            if not ranked:
+                continue
+            best = max(ranked, key=lambda c: c.score)  # the first of equals: the signal's own order
+            if all(c.id != best.id for c in other):
+                floor = config.sole_best_floor * min(max(best.score, 0.0), 1.0)
+                fused[best.id] = max(fused[best.id], floor)
+    return fused
 
 
 def session_scores(
