@@ -100,12 +100,34 @@ def test_rrf_rewards_agreement() -> None:
 
 def test_weighted_sum_of_calibrated_bm25_and_cosine() -> None:
     config = FusionConfig(method="weighted", lexical_weight=1, vector_weight=1, session_weight=0,
-                          recency_weight=0, access_weight=0)  # fmt: skip
+                          recency_weight=0, access_weight=0, sole_best_floor=0)  # fmt: skip
     # Lexical scores arrive calibrated (1.0 = the whole query matched); above 1 is capped.
     out = fuse(cands(("a", 1.7), ("b", 0.5)), cands(("b", 0.5)), config=config)
     scores = {f.id: f.score for f in out}
     assert scores["a"] == pytest.approx(0.5)
     assert scores["b"] == pytest.approx((0.5 + 0.5) / 2)
+
+
+def test_a_signals_best_record_that_the_other_signal_missed_keeps_a_share() -> None:
+    config = FusionConfig(method="weighted", lexical_weight=0.6, vector_weight=0.4,
+                          session_weight=0, recency_weight=0, access_weight=0,
+                          sole_best_floor=0.8)  # fmt: skip
+    # "p" is the embedder's best match and BM25 missed it (a paraphrase); "w" is a record
+    # BM25 likes a little.
+    out = fuse(cands(("w", 0.5), ("x", 0.4)), cands(("p", 0.55), ("w", 0.1)), config=config)
+    scores = {f.id: f.score for f in out}
+    assert scores["p"] == pytest.approx(0.8 * 0.55)
+    assert scores["w"] == pytest.approx(0.6 * 0.5 + 0.4 * 0.1)
+    assert [f.id for f in out] == ["p", "w", "x"]
+    # BM25's best is among the vector candidates: nothing to rescue on that side.
+    assert scores["x"] == pytest.approx(0.6 * 0.4)
+    # Without the floor the paraphrase ranks last.
+    plain = fuse(cands(("w", 0.5), ("x", 0.4)), cands(("p", 0.55), ("w", 0.1)),
+                 config=FusionConfig(sole_best_floor=0, session_weight=0))  # fmt: skip
+    assert plain[0].id == "w" and plain[-1].id == "p"
+    # A signal that returned nothing is absent, not blind: lexical-only ranking is unchanged.
+    alone = fuse(cands(("w", 0.5), ("x", 0.4)), [], config=config)
+    assert {f.id: f.score for f in alone} == pytest.approx({"w": 0.3, "x": 0.24})
 
 
 def test_session_weight_ranks_a_sessions_turns_together() -> None:
@@ -180,7 +202,9 @@ def test_fusion_is_deterministic_bounded_and_complete(
 
 def test_fusion_config_validates() -> None:
     for bad in ({"method": "max"}, {"rrf_k": -1}, {"lexical_weight": 0, "vector_weight": 0},
-                {"recency_half_life_days": 0}, {"candidates": 0}):  # fmt: skip
+                {"recency_half_life_days": 0}, {"candidates": 0}, {"time_weight": -0.1},
+                {"multi_target_session_weight": float("nan")},
+                {"sole_best_floor": 1.5}):  # fmt: skip
         with pytest.raises(InvalidInput):
             FusionConfig(**bad)  # type: ignore[arg-type]
 

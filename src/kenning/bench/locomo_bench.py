@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -181,6 +182,7 @@ def run_locomo_bench(
         "settings": {
             "embed_text": (settings or Settings()).embed_text,
             "fusion": (settings or Settings()).fusion.method,
+            "fusion_config": asdict((settings or Settings()).fusion),
         },
         "systems": {},
     }

@@ -20,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -340,12 +340,7 @@ def run_longmemeval_bench(
         "settings": {
             "embed_text": base.embed_text,
             "fusion": base.fusion.method,
-            "fusion_weights": {
-                "lexical": base.fusion.lexical_weight,
-                "vector": base.fusion.vector_weight,
-                "session": base.fusion.session_weight,
-                "recency": base.fusion.recency_weight,
-            },
+            "fusion_config": asdict(base.fusion),
             "embed_context": base.embed_context,
             "max_content_chars": base.max_content_chars,
             "max_content_chars_raised": raised,

@@ -77,6 +77,8 @@ class FusionConfig:
                 raise InvalidInput(f"{name} must be a finite number >= 0")
         if self.lexical_weight + self.vector_weight <= 0:
             raise InvalidInput("lexical_weight + vector_weight must be > 0")
+        if self.sole_best_floor > 1:
+            raise InvalidInput("sole_best_floor must be between 0 and 1")
         if self.recency_half_life_days <= 0:
             raise InvalidInput("recency_half_life_days must be > 0")
         if not 1 <= self.candidates <= 10_000:
@@ -122,11 +124,13 @@ def _weighted(
         out[cand.id] = out.get(cand.id, 0.0) + config.vector_weight * max(cand.score, 0.0)
     fused = {key: value / total for key, value in out.items()}
     if config.sole_best_floor > 0:
-        # A signal's silence reads as zero above. For the record a signal ranks first, the
-        # other signal's silence is more likely its blind spot (a paraphrase for BM25, a rare
-        # id or name for the embedder) than irrelevance: that record keeps a share of its score.
+        # A record missing from one signal's candidates scores zero there. For the record the
+        # other signal ranks first, that miss is more likely the first signal's blind spot (a
+        # paraphrase for BM25, a rare id or name for the embedder) than irrelevance: it keeps
+        # a share of its own score. A signal that returned nothing at all (off, degraded) is
+        # absent, not blind.
         for ranked, other in ((lexical, vector), (vector, lexical)):
-            if not ranked:
+            if not ranked or not other:
                 continue
             best = max(ranked, key=lambda c: c.score)  # the first of equals: the signal's own order
             if all(c.id != best.id for c in other):

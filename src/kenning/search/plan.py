@@ -1,15 +1,17 @@
-"""What a query asks for, read from its words before searching (no LLM, pure).
+"""What a query asks for, read from its words before searching (rule-based, pure, no LLM).
 
-Three things change how kenning ranks:
-
-* **Times it names** ("last Friday", "in March 2023"): records from then are preferred
-  (:mod:`kenning.search.timeref`).
-* **Several targets.** A question that counts, totals, averages or compares ("how many times",
-  "in total", "which came first, A or B") is about several events, usually recorded in
-  different conversations. Lifting the turns of the best-matching conversation would fill the
-  top of the list with that one conversation and hide the others, so such a query uses the
-  session lift for several targets (``FusionConfig.multi_target_session_weight``).
+* **Times it names** ("last Friday", "in March 2023"): records from then are preferred and the
+  best records of that time join the candidates (:mod:`kenning.search.timeref`).
+* **Several targets.** A question that counts, totals, averages, orders or compares ("how many
+  times", "in total", "which came first, A or B"), asks for the time between two events ("how
+  long had I been X when Y") or about a state that may have changed ("what do I currently
+  use") needs several records, usually written in different conversations. Lifting the turns
+  of the best-matching conversation would fill the top of the list with that one conversation
+  and hide the others, so such a query uses ``FusionConfig.multi_target_session_weight``.
   Two or more quoted phrases ("the order of 'A', 'B' and 'C'") count as several targets too.
+
+The cue words were chosen for what they mean; "and", "which" and number words are left out
+because they just as often mark a single target ("What did Mel and her kids paint?").
 """
 
 from __future__ import annotations

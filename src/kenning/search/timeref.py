@@ -7,10 +7,10 @@ fires on an explicit anchor (``ago``, ``last``, ``past``, ``this``, ``yesterday`
 or month name used as a date); "a 5-day trip" or "how many weeks did it take" name a
 duration, not a time, and give nothing.
 
-Windows are generous on purpose: people say "last week" on a Monday about the previous
-Friday, and the record of an event is often written a day later. A window is widened by
-a quarter of its length on both sides (at least a day), and callers use it as a soft preference,
-never as a filter.
+Windows are generous on purpose: people say "last week" about ten days ago, and the record
+of an event is often written a day later. A window is widened by a quarter of its length on
+both sides (at least a day), and callers use it as a soft preference, never as a filter.
+Times are calendar days of ``now``'s time zone (UTC when ``now`` is naive).
 """
 
 from __future__ import annotations

@@ -1,0 +1,159 @@
+"""Search reads the query: named times, several targets, a signal's lone best match.
+
+Real SQLite and the real embedding model; each test compares kenning's default path with the
+same search with that part switched off, so the test shows what the part changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from kenning import FusionConfig, Memory, NewEvent, Scope, Settings
+from tests.conftest import MemoEmbedder
+
+# Wednesday 11 March 2026, evening.
+NOW = datetime(2026, 3, 11, 20, 0, tzinfo=UTC)
+FRIDAY = datetime(2026, 3, 6, 18, 0, tzinfo=UTC)
+
+
+def _open(tmp_path: Path, embedder: MemoEmbedder, **fusion: object) -> Memory:
+    settings = Settings(fusion=replace(FusionConfig(), **fusion))  # type: ignore[arg-type]
+    return Memory.open(tmp_path / "m.db", embedder=embedder, settings=settings)
+
+
+def _at(days_before_now: float) -> datetime:
+    return NOW - timedelta(days=days_before_now)
+
+
+def test_a_named_day_prefers_its_records(tmp_path: Path, real_embedder: MemoEmbedder) -> None:
+    scope = Scope("acme", "dana")
+    with _open(tmp_path, real_embedder) as memory:
+        memory.add_events(Scope("acme", "dana", "feb"), [
+            NewEvent("user", "I bought a new toaster for the kitchen today.", at=_at(20)),
+            NewEvent("user", "I bought new running shoes today.", at=_at(12)),
+        ])  # fmt: skip
+        memory.add_events(Scope("acme", "dana", "fri"), [
+            NewEvent("user", "Picked up a blender on the way home.", at=FRIDAY),
+        ])  # fmt: skip
+        hits = memory.search(scope, "What did I buy last Friday?", k=3, now=NOW)
+        assert "blender" in hits[0].content
+        assert hits[0].scores["time"] > 0
+        assert "time" not in hits[1].scores
+    with _open(tmp_path, real_embedder, time_weight=0.0) as plain:
+        hits = plain.search(scope, "What did I buy last Friday?", k=3, now=NOW)
+        assert "blender" not in hits[0].content
+
+
+def test_records_of_a_named_time_are_found_beyond_the_best_of_the_scope(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    scope = Scope("acme", "dana")
+    older = [NewEvent("user", f"I bought groceries and paid with my card, receipt {i}.",
+                      at=_at(40 + i)) for i in range(30)]  # fmt: skip
+    with _open(tmp_path, real_embedder, candidates=5) as memory:
+        memory.add_events(Scope("acme", "dana", "old"), older)
+        memory.add_events(Scope("acme", "dana", "fri"), [
+            NewEvent("user", "Finally got myself that espresso machine.", at=FRIDAY),
+        ])  # fmt: skip
+        hits = memory.search(scope, "What did I buy last Friday?", k=5, now=NOW)
+        assert "espresso" in hits[0].content
+    with _open(tmp_path, real_embedder, candidates=5, time_weight=0.0) as plain:
+        hits = plain.search(scope, "What did I buy last Friday?", k=5, now=NOW)
+        assert all("espresso" not in h.content for h in hits)
+
+
+# Session a is about charity events and holds one fact; session b is about something else
+# and holds the other fact in passing. Background chatter gives BM25 realistic statistics.
+CHARITY_A = [
+    "I raised $200 at the charity bake sale last month.",
+    "I'm thinking about organizing a charity event of my own.",
+    "I'll start researching some charities to support.",
+    "Do charities accept volunteers on weekends?",
+    "Maybe a charity concert would work in our town.",
+    "Charity events need sponsors, how do I find them?",
+    "Which charity events draw the biggest crowds?",
+    "Should a charity event sell tickets or ask for donations?",
+    "How early should I book a venue for a charity event?",
+]
+CHARITY_B = [
+    "I'm trying to cut plastic waste at home, any tips?",
+    "Reusable bags keep piling up in my car.",
+    "By the way, the charity run got me $150 in pledges.",
+    "Is composting possible in a small apartment?",
+]
+BACKGROUND = [
+    f"{what} {when}."
+    for what in ("I cooked pasta", "We booked a flight", "My manager moved the meeting",
+                 "The cat knocked over a plant", "I started a new book", "We painted the hall")
+    for when in ("on Monday", "with friends", "after work", "in the morning", "again")
+]  # fmt: skip
+
+
+def _charity_memory(path: Path, embedder: MemoEmbedder, settings: Settings) -> Memory:
+    memory = Memory.open(path, embedder=embedder, settings=settings)
+    for session, texts, days in (("a", CHARITY_A, 30), ("b", CHARITY_B, 10),
+                                 ("bg", BACKGROUND, 50)):  # fmt: skip
+        memory.add_events(Scope("acme", "dana", session), [
+            NewEvent("user", text, at=_at(days) + timedelta(minutes=i))
+            for i, text in enumerate(texts)
+        ])  # fmt: skip
+    return memory
+
+
+def test_a_question_with_several_targets_reaches_every_session(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    scope = Scope("acme", "dana")
+    query = "How much money did I raise in total at charity events?"
+    with _charity_memory(tmp_path / "a.db", real_embedder, Settings()) as memory:
+        several = [h.content for h in memory.search(scope, query, k=8, now=NOW)]
+        assert all("session" not in h.scores for h in memory.search(scope, query, now=NOW))
+        single = memory.search(scope, "Which charity events draw crowds?", now=NOW)
+        assert any(h.scores.get("session", 0) > 0 for h in single)
+    one = Settings(fusion=FusionConfig(multi_target_session_weight=1.0))
+    with _charity_memory(tmp_path / "b.db", real_embedder, one) as memory:
+        lifted = [h.content for h in memory.search(scope, query, k=8, now=NOW)]
+    fact_a, fact_b = CHARITY_A[0], CHARITY_B[2]
+    assert fact_a in several and fact_b in several
+    # Read as one target, session a's other turns are lifted above session b's fact.
+    assert fact_b not in lifted or lifted.index(fact_b) > several.index(fact_b)
+
+
+def test_the_embedders_lone_best_match_is_not_buried(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    """A paraphrase BM25 cannot see (no shared word) is the embedder's best match."""
+    answer = "What else can I do for the later part of the day? I wind down by 9:30 pm."
+    turns = [
+        "Can you suggest activities for a company picnic?",
+        "Suggest some outdoor activities near the lake.",
+        "Can you suggest fun activities for toddlers?",
+        answer,
+        "Can you suggest a good laptop for students?",
+        "List some activities for a science class.",
+        "My kids' school activities start at eight.",
+        "Which activities count toward my fitness tracker goal?",
+    ]
+    query = "Can you suggest some activities that I can do in the evening?"
+
+    def ranked(path: Path, floor: float) -> list[str]:
+        settings = Settings(fusion=FusionConfig(sole_best_floor=floor))
+        with Memory.open(path, embedder=real_embedder, settings=settings) as memory:
+            for i, text in enumerate(turns):
+                memory.add_events(Scope("acme", "dana", f"s{i}"),
+                                  [NewEvent("user", text, at=_at(5 + i))])  # fmt: skip
+            memory.add_events(Scope("acme", "dana", "bg"), [
+                NewEvent("user", text, at=_at(50) + timedelta(minutes=i))
+                for i, text in enumerate(BACKGROUND)
+            ])  # fmt: skip
+            hits = memory.search(Scope("acme", "dana"), query, k=6, now=NOW)
+            found = {h.content: h for h in hits}
+            if answer in found:
+                assert "bm25" not in found[answer].scores
+            return [h.content for h in hits]
+
+    rescued, plain = ranked(tmp_path / "a.db", 0.8), ranked(tmp_path / "b.db", 0.0)
+    assert rescued.index(answer) <= 3
+    assert answer not in plain or plain.index(answer) > rescued.index(answer)

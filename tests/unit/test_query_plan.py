@@ -1,0 +1,143 @@
+"""Reading a query before search: the times it names and whether it has several targets."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kenning.search.plan import plan_query
+from kenning.search.timeref import TimeWindow, time_windows
+
+# A Wednesday afternoon.
+NOW = datetime(2023, 4, 5, 19, 25, tzinfo=UTC)
+
+
+def day(text: str, hour: int = 12) -> datetime:
+    return datetime.fromisoformat(text).replace(hour=hour, tzinfo=UTC)
+
+
+def inside(windows: tuple[TimeWindow, ...], at: datetime) -> bool:
+    return any(w.contains(at) for w in windows)
+
+
+@pytest.mark.parametrize(
+    ("query", "now", "yes", "no"),
+    [
+        ("What artist did I start listening to last Friday?", NOW, ["2023-03-31"],
+         ["2023-04-05", "2023-03-24"]),
+        ("What kitchen appliance did I buy 10 days ago?", day("2023-03-25", 18),
+         ["2023-03-15"], ["2023-03-20", "2023-03-05"]),
+        ("Which bike did I service the past weekend?", day("2023-03-21", 21),
+         ["2023-03-18", "2023-03-19"], ["2023-03-11", "2023-03-14"]),
+        ("How many hours did I jog last week?", day("2023-05-30", 21),
+         ["2023-05-24", "2023-05-22"], ["2023-05-10"]),
+        ("How many fun runs did I miss in March?", day("2023-04-26"), ["2023-03-15"],
+         ["2023-04-20", "2022-03-15"]),
+        ("What did I plant in June?", day("2023-04-26"), ["2022-06-15"], ["2023-06-15"]),
+        ("What painting did she show on October 13, 2023?", day("2024-01-02"), ["2023-10-13"],
+         ["2023-10-20"]),
+        ("What did Joanna finish on 23 January, 2022?", NOW, ["2022-01-23"], ["2022-02-10"]),
+        ("What happened in May 2022?", NOW, ["2022-05-20"], ["2022-08-01"]),
+        ("What did I do with Rachel on the Wednesday two months ago?", day("2023-04-01"),
+         ["2023-02-01"], ["2023-02-20"]),
+        ("Who did I call yesterday?", NOW, ["2023-04-04"], ["2023-03-30"]),
+        ("Which airline did I fly most in March and April?", day("2023-04-27"),
+         ["2023-03-10", "2023-04-10"], ["2023-01-15"]),
+        ("How many times did I bake in the past two weeks?", day("2023-05-30"),
+         ["2023-05-20"], ["2023-05-01"]),
+        ("Weddings I attended this year?", day("2023-10-15"), ["2023-02-01"], ["2022-10-01"]),
+    ],
+)  # fmt: skip
+def test_named_times_become_windows(query: str, now: datetime, yes: list[str],
+                                    no: list[str]) -> None:  # fmt: skip
+    windows = time_windows(query, now)
+    assert windows, query
+    for text in yes:
+        assert inside(windows, day(text)), (query, text, windows)
+    for text in no:
+        assert not inside(windows, day(text)), (query, text, windows)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many shirts did I pack for my 5-day trip?",
+        "How many weeks did it take me to watch every film?",
+        "You may want to check the order first.",
+        "Which sports have I played in the past?",
+        "What did I say about the week-long trip?",
+        "When did Melanie paint a sunrise?",
+        "I may go to the march on Saturday evening",
+    ],
+)
+def test_durations_and_look_alikes_name_no_time(query: str) -> None:
+    windows = time_windows(query, NOW)
+    # "on Saturday" is a day; nothing else in these questions is.
+    assert all(w.phrase == "on saturday" for w in windows), windows
+
+
+def test_windows_are_widened_by_a_quarter_of_their_length() -> None:
+    (window,) = time_windows("what did I do last month?", day("2023-04-20"))
+    # March 2023 (31 days) widened by 7.75 days on each side.
+    assert window.start == datetime(2023, 3, 1, tzinfo=UTC) - timedelta(days=7.75)
+    assert window.end == datetime(2023, 4, 1, tzinfo=UTC) + timedelta(days=7.75)
+    (short,) = time_windows("what did I buy yesterday?", NOW)
+    assert short.end - short.start == timedelta(days=3)  # one day, a day of slack each side
+    # A date after *now* names no time a memory can come from.
+    assert time_windows("what happened on October 13, 2023?", NOW) == ()
+
+
+@given(st.text(max_size=120), st.datetimes(min_value=datetime(1990, 1, 1),
+                                           max_value=datetime(2100, 1, 1)))  # fmt: skip
+def test_any_text_gives_sane_windows(text: str, naive_now: datetime) -> None:
+    now = naive_now.replace(tzinfo=UTC)
+    for window in time_windows(text, now):
+        assert window.start < window.end
+        assert window.end <= now + timedelta(days=2)
+
+
+@given(st.sampled_from(["last", "past", "this", "on", "in", "", "3 days", "a few"]),
+       st.sampled_from(["friday", "weekend", "week", "month", "year", "march", "may", "ago",
+                        "weeks ago", "months ago", "2023", "13, 2021"]),
+       st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2090, 1, 1)))  # fmt: skip
+def test_time_phrases_never_raise_and_stay_in_the_past(
+    first: str, second: str, naive_now: datetime
+) -> None:
+    now = naive_now.replace(tzinfo=UTC)
+    for window in time_windows(f"what did I do {first} {second}?", now):
+        assert window.start < window.end <= now + timedelta(days=2)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How many times did I bake egg tarts?",
+        "What is the total amount I spent on gifts?",
+        "Which happened first, the road trip or the new lens?",
+        "How long had I been bird watching when I attended the workshop?",
+        "What brand of BBQ sauce am I currently obsessed with?",
+        "What is the order of the events: 'signed up', 'used a coupon'?",
+        "What is the average age of my parents?",
+    ],
+)
+def test_questions_with_several_targets(query: str) -> None:
+    assert plan_query(query, NOW).multi_target
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What kind of soup did John make recently?",
+        "When did Melanie paint a sunrise?",
+        "How long have I been living in my apartment?",
+        "Where did I go on a week-long trip with my family?",
+        "What's the wifi password at the house?",
+    ],
+)
+def test_questions_with_one_target(query: str) -> None:
+    plan = plan_query(query, NOW)
+    assert not plan.multi_target
+    assert plan.text == query
