@@ -157,3 +157,21 @@ def test_the_embedders_lone_best_match_is_not_buried(
     rescued, plain = ranked(tmp_path / "a.db", 0.8), ranked(tmp_path / "b.db", 0.0)
     assert rescued.index(answer) <= 3
     assert answer not in plain or plain.index(answer) > rescued.index(answer)
+
+
+def test_a_named_time_never_widens_the_callers_filters(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    scope = Scope("acme", "dana")
+    with _open(tmp_path, real_embedder) as memory:
+        memory.add_events(Scope("acme", "dana", "old"), [
+            NewEvent("user", "I bought a toaster.", at=_at(40)),
+        ])  # fmt: skip
+        memory.add_events(Scope("acme", "dana", "fri"), [
+            NewEvent("user", "I bought a blender.", at=FRIDAY),
+        ])  # fmt: skip
+        hits = memory.search(scope, "What did I buy last Friday?", until=_at(30), now=NOW)
+        assert [h.content for h in hits] == ["I bought a toaster."]
+        assert "time" not in hits[0].scores
+        narrowed = memory.search(scope, "What did I buy last Friday?", since=_at(30), now=NOW)
+        assert [h.content for h in narrowed] == ["I bought a blender."]
