@@ -304,7 +304,7 @@ class Memory:
         if hits and self._settings.track_access:
             # Access stats are soft data: recorded off the caller's path.
             self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
-        return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason)
+        return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
         """The query's embedding; an agent assembling several windows per turn asks the same

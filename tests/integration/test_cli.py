@@ -71,6 +71,25 @@ def test_ingest_then_search_json(tmp_path: Path) -> None:
     assert [h["session"] for h in json.loads(done.stdout)] == ["s2"]
 
 
+def test_search_reads_times_from_now(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        {"tenant": "t", "user": "u", "session": "old", "role": "user",
+         "content": "I bought a new toaster for the kitchen today.", "at": "2026-02-20T18:00:00Z"},
+        {"tenant": "t", "user": "u", "session": "fri", "role": "user",
+         "content": "Picked up a blender on the way home.", "at": "2026-03-06T18:00:00Z"},
+    ]  # fmt: skip
+    db = tmp_path / "k.db"
+    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", str(db)]) == 0
+    capsys.readouterr()
+    args = ["search", "What did I buy last Friday?", "--db", str(db), "--tenant", "t"]
+    assert main([*args, "--now", "2026-03-11T20:00:00Z"]) == 0
+    out = capsys.readouterr().out
+    assert "(query read as: 'last friday' = 2026-03-05 00:00 to 2026-03-08 00:00 UTC)" in out
+    assert out.index("blender") < out.index("toaster") and "time=0.200" in out
+    assert main([*args, "--now", "next week"]) == 2
+    assert "[invalid_input]" in capsys.readouterr().err
+
+
 def test_bad_line_aborts_ingest_and_writes_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -16,8 +16,9 @@ from typing import Any, TextIO
 from kenning.cli.context_commands import describe_window
 from kenning.errors import InvalidFilter, InvalidInput
 from kenning.memory import Memory
-from kenning.records import NewEvent, Scope
+from kenning.records import NewEvent, Scope, to_utc
 from kenning.search.hits import Hit
+from kenning.search.plan import QueryPlan
 from kenning.settings import Settings
 
 __all__ = ["demo", "ingest", "read_jsonl", "search"]
@@ -107,6 +108,17 @@ def _print_hits(hits: tuple[Hit, ...], out: TextIO) -> None:
         print(f"    ({signals})", file=out)
 
 
+def _print_plan(plan: QueryPlan, out: TextIO) -> None:
+    parts = [
+        f"'{w.phrase}' = {w.start:%Y-%m-%d %H:%M} to {w.end:%Y-%m-%d %H:%M} UTC"
+        for w in plan.windows
+    ]
+    if plan.multi_target:
+        parts.append("several targets (no session lift)")
+    if parts:
+        print(f"(query read as: {'; '.join(parts)})", file=out)
+
+
 def search(args: argparse.Namespace) -> int:
     if not Path(args.db).is_file():
         raise InvalidInput(f"{args.db} does not exist: ingest events first")
@@ -118,6 +130,7 @@ def search(args: argparse.Namespace) -> int:
             k=args.k,
             min_score=args.min_score,
             filters=_parse_filters(args.filter),
+            now=None if args.now is None else to_utc(args.now, what="--now"),
         )
     if args.json:
         json.dump([h.to_dict() for h in results], sys.stdout, ensure_ascii=False, indent=2)
@@ -125,6 +138,8 @@ def search(args: argparse.Namespace) -> int:
     else:
         if results.degraded:
             print(f"(degraded: {results.reason})")
+        if results.plan is not None:
+            _print_plan(results.plan, sys.stdout)
         _print_hits(results.hits, sys.stdout)
     return 0
 

@@ -49,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--k", type=_positive, default=10)
     p.add_argument("--min-score", type=float, default=0.0)
     p.add_argument(
+        "--now",
+        help="ISO time that 'last Friday' or '10 days ago' in the query count from (default: now)",
+    )
+    p.add_argument(
         "--filter",
         action="append",
         default=[],

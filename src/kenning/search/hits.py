@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from kenning.records import JSONScalar, Role, Scope
+from kenning.search.plan import QueryPlan
 
 __all__ = ["Hit", "SearchResults"]
 
@@ -53,7 +54,8 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class SearchResults:
-    """Hits, best first. ``degraded`` says a signal was unavailable (e.g. the embedding model).
+    """Hits, best first. ``degraded`` says a signal was unavailable (e.g. the embedding model);
+    ``plan`` is how the query was read (the times it names, whether it has several targets).
 
     Iterating, ``len`` and indexing go to ``hits``.
     """
@@ -61,6 +63,7 @@ class SearchResults:
     hits: tuple[Hit, ...]
     degraded: bool = False
     reason: str | None = None
+    plan: QueryPlan | None = None
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
