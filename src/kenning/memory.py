@@ -1,19 +1,17 @@
 """The Python facade: ``Memory.open(path)`` and the operations an agent calls.
 
 ``Memory`` validates input where it enters, then drives a :class:`~kenning.store.Store`, an
-:class:`~kenning.embed.Embedder` and the pure search core. It holds no state of its own beyond
-those and a worker thread that runs the lexical query while the query is embedded.
+:class:`~kenning.embed.Embedder`, the search pipeline (:mod:`kenning.search.engine`) and the
+working context (:mod:`kenning.context.service`). It holds no state of its own beyond those and
+a worker thread that runs the lexical query while the query is embedded.
 """
 
 from __future__ import annotations
 
 import logging
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -42,28 +40,17 @@ from kenning.records import (
     content_hash,
     to_utc,
 )
-from kenning.search.filters import Filters, parse_filters
-from kenning.search.fusion import (
-    Fused,
-    FusionConfig,
-    ItemStats,
-    add_bonuses,
-    fuse,
-    max_bonus,
-    session_scores,
-)
-from kenning.search.hits import Hit, SearchResults
-from kenning.search.plan import plan_query
-from kenning.search.timeref import TimeWindow
+from kenning.search.engine import SearchEngine
+from kenning.search.filters import parse_filters
+from kenning.search.hits import SearchResults
 from kenning.settings import Settings
-from kenning.store.protocol import Candidate, EventWrite, ModelInfo, Store
+from kenning.store.protocol import EventWrite, ModelInfo, Store
 
 __all__ = ["Memory"]
 
 log = logging.getLogger("kenning")
 
 EventLike = NewEvent | Mapping[str, Any]
-_QUERY_CACHE = 256
 
 
 class _Default:
@@ -104,8 +91,7 @@ class Memory:
         self._embedder = embedder
         self._settings = settings or Settings()
         self._pool: ThreadPoolExecutor | None = None
-        self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._query_lock = threading.Lock()
+        self._engine = SearchEngine(store, embedder, self._settings, self._worker)
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k: self.search(scope, query, k=k),
@@ -161,9 +147,7 @@ class Memory:
         return self._embedder
 
     def _model(self) -> ModelInfo | None:
-        if self._embedder is None:
-            return None
-        return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
+        return self._engine.model()
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -284,134 +268,7 @@ class Memory:
             raise InvalidInput("min_score must be a finite number")
         parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
         when = to_utc(now, what="now")
-        config = self._settings.fusion
-        plan = plan_query(query, when)
-        windows = plan.windows if config.time_weight > 0 else ()
-        if plan.multi_target:
-            config = replace(config, session_weight=config.multi_target_session_weight)
-        degraded, reason = False, None
-        qvec = None
-        if self._model() is not None and config.vector_weight > 0:
-            try:
-                qvec = self._query_vector(query)
-            except ModelUnavailable as exc:
-                degraded, reason = True, f"vector search unavailable: {exc}"
-        fused = self._fused(scope, query, qvec, parsed, windows, config, max(config.candidates, k))
-        hits = self._rank(
-            scope, fused, k=k, min_score=min_score, now=when, config=config,
-            windows=windows,
-        )  # fmt: skip
-        if hits and self._settings.track_access:
-            # Access stats are soft data: recorded off the caller's path.
-            self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=when)
-        return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
-
-    def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
-        """The query's embedding; an agent assembling several windows per turn asks the same
-        question again, so recent query vectors are kept (the model is the slow part)."""
-        assert self._embedder is not None
-        with self._query_lock:
-            found = self._query_vectors.get(query)
-            if found is not None:
-                self._query_vectors.move_to_end(query)
-                return found
-        vector: npt.NDArray[np.float32] = self._embedder.embed([query])[0]
-        with self._query_lock:
-            self._query_vectors[query] = vector
-            if len(self._query_vectors) > _QUERY_CACHE:
-                self._query_vectors.popitem(last=False)
-        return vector
-
-    def _fused(
-        self,
-        scope: Scope,
-        text: str,
-        qvec: npt.NDArray[np.float32] | None,
-        filters: Filters,
-        windows: Sequence[TimeWindow],
-        config: FusionConfig,
-        limit: int,
-    ) -> list[Fused]:
-        """Candidates of one query text, fused (best first), before bonuses."""
-        lexical, vector = self._candidates(scope, text, qvec, filters, limit)
-        for window in windows:
-            # Records of the named time may match too weakly to be among the best of the
-            # whole scope; the best of the window itself are candidates too.
-            inside = _within(filters, window)
-            if inside is not None:
-                more_lexical, more_vector = self._candidates(scope, text, qvec, inside, limit)
-                lexical = _union(lexical, more_lexical)
-                vector = _union(vector, more_vector)
-        sessions = {}
-        if config.session_weight > 0 and scope.session is None:
-            wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
-            model = self._model() if qvec is not None else None
-            sessions = session_scores(
-                self._store.sessions(scope, text, qvec, model=model, sessions=wanted), config
-            )
-        return fuse(lexical, vector, config=config, sessions=sessions)
-
-    def _rank(
-        self,
-        scope: Scope,
-        base: Sequence[Fused],
-        *,
-        k: int,
-        min_score: float,
-        now: datetime,
-        config: FusionConfig,
-        windows: Sequence[TimeWindow] = (),
-    ) -> list[Hit]:
-        """Add bonuses to fused candidates, cut at *min_score* and *k*, load the winners.
-
-        A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
-        score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits.
-        """
-        if not base:
-            return []
-        floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
-        contenders = [f.id for f in base if f.score >= floor]
-        items = {item.id: item for item in self._store.items(scope, contenders)}
-        stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows, limit=k)
-        out = []
-        for f in fused:
-            item = items.get(f.id)
-            if item is None or f.score < min_score:  # erased since scoring, or too weak
-                continue
-            out.append(
-                Hit(
-                    id=item.id, kind=item.kind, score=f.score, scores=dict(f.scores),
-                    content=item.text, role=item.role, scope=item.scope, seq=item.seq,
-                    at=item.at, metadata=item.metadata, tags=item.tags,
-                )
-            )  # fmt: skip
-        return out
-
-    def _candidates(
-        self,
-        scope: Scope,
-        query: str,
-        qvec: npt.NDArray[np.float32] | None,
-        filters: Filters,
-        limit: int,
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """The best *limit* records of each signal: BM25 (on the worker) and cosine."""
-        config = self._settings.fusion
-        lexical_future = None
-        if config.lexical_weight > 0:
-            lexical_future = self._worker().submit(
-                self._store.lexical, scope, query, filters=filters, limit=limit
-            )
-        vector: list[Candidate] = []
-        model = self._model()
-        if qvec is not None and model is not None and config.vector_weight > 0:
-            vector = list(
-                self._store.nearest(scope, qvec, model=model, filters=filters, limit=limit)
-            )
-        lexical = list(lexical_future.result()) if lexical_future is not None else []
-        return lexical, vector
+        return self._engine.search(scope, query, k=k, min_score=min_score, filters=parsed, now=when)
 
     def _worker(self) -> ThreadPoolExecutor:
         if self._pool is None:
@@ -588,18 +445,3 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _within(filters: Filters, window: TimeWindow) -> Filters | None:
-    """*filters* narrowed to *window* (None when they do not overlap)."""
-    since = window.start if filters.since is None else max(filters.since, window.start)
-    until = window.end if filters.until is None else min(filters.until, window.end)
-    if since > until:
-        return None
-    return replace(filters, since=since, until=until)
-
-
-def _union(first: Sequence[Candidate], second: Sequence[Candidate]) -> list[Candidate]:
-    """Candidates of both lists, each once (a record's score is the same in both)."""
-    seen = {c.id for c in first}
-    return [*first, *(c for c in second if c.id not in seen)]
