@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kenning.search.plan import plan_query
-from kenning.search.timeref import TimeWindow, time_windows
+from kenning.search.timeref import MAX_WINDOWS, TimeWindow, time_windows
 
 # A Wednesday afternoon.
 NOW = datetime(2023, 4, 5, 19, 25, tzinfo=UTC)
@@ -88,6 +88,14 @@ def test_windows_are_widened_by_a_quarter_of_their_length() -> None:
     assert short.end - short.start == timedelta(days=3)  # one day, a day of slack each side
     # A date after *now* names no time a memory can come from.
     assert time_windows("what happened on October 13, 2023?", NOW) == ()
+
+
+def test_a_query_yields_few_distinct_windows() -> None:
+    # Each window costs a search: repeats collapse and only the first few are kept.
+    assert len(time_windows("in March " * 500, NOW)) == 1
+    many = time_windows("in March, in May 2020, in June 2021, in July 2019, last week", NOW)
+    assert [w.phrase for w in many] == ["in march", "in may 2020", "in june 2021",
+                                        "in july 2019"][:MAX_WINDOWS]  # fmt: skip
 
 
 @given(st.text(max_size=120), st.datetimes(min_value=datetime(1990, 1, 1),

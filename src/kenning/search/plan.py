@@ -30,7 +30,8 @@ _MULTI_TARGET = re.compile(
     r"compare|compared|difference|between)\b"
 )
 # A duration between two events: "how long had I been X when I did Y".
-_TWO_EVENTS = re.compile(r"\bhow long\b.*\b(?:when|before|after|since|until)\b")
+_HOW_LONG = re.compile(r"\bhow long\b")
+_SECOND_EVENT = re.compile(r"\b(?:when|before|after|since|until)\b")
 # A present state that may have changed: its history is spread over time.
 _CURRENT_STATE = re.compile(r"\b(?:currently|nowadays|these days|anymore|any more)\b")
 # A quoted phrase: opened after a space, bracket or punctuation, closed before one, so the
@@ -53,9 +54,10 @@ class QueryPlan:
 def plan_query(text: str, now: datetime) -> QueryPlan:
     """Read *text* (a search query) relative to *now*."""
     lowered = text.lower()
+    how_long = _HOW_LONG.search(lowered)
     multi_target = bool(
         _MULTI_TARGET.search(lowered)
-        or _TWO_EVENTS.search(lowered)
+        or (how_long and _SECOND_EVENT.search(lowered, how_long.end()))
         or _CURRENT_STATE.search(lowered)
         or len(_QUOTED.findall(text)) >= 2
     )

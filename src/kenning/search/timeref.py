@@ -20,7 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 
-__all__ = ["TimeWindow", "time_windows"]
+__all__ = ["MAX_WINDOWS", "TimeWindow", "time_windows"]
+
+MAX_WINDOWS = 4
+"""At most this many windows are read from one query (the first ones it names)."""
 
 _DAY = timedelta(days=1)
 _SLACK = 0.25
@@ -229,8 +232,8 @@ _RULES: tuple[tuple[re.Pattern[str], _Rule], ...] = (
 def time_windows(text: str, now: datetime) -> tuple[TimeWindow, ...]:
     """The time windows *text* refers to, relative to *now* (empty when it names no time).
 
-    Every window ends no later than a day after *now*: a memory cannot come from the future.
-    Overlapping matches keep the first (longest) one.
+    Every window ends no later than two days after *now*'s day: a memory cannot come from the
+    future. Overlapping matches keep the first rule's; at most :data:`MAX_WINDOWS` windows.
     """
     lowered = text.lower()
     tz = now.tzinfo or UTC
@@ -250,4 +253,9 @@ def time_windows(text: str, now: datetime) -> tuple[TimeWindow, ...]:
             latest = min(window.end, today + 2 * _DAY)
             if latest > window.start:
                 found.append((span[0], TimeWindow(window.start, latest, window.phrase)))
-    return tuple(w for _, w in sorted(found, key=lambda item: item[0]))
+    # Each window costs the caller a search of its own: the same window named twice counts
+    # once, and a query naming many times keeps the first few.
+    distinct: dict[tuple[datetime, datetime], TimeWindow] = {}
+    for _, window in sorted(found, key=lambda item: item[0]):
+        distinct.setdefault((window.start, window.end), window)
+    return tuple(distinct.values())[:MAX_WINDOWS]
