@@ -37,7 +37,7 @@ _CURRENT_STATE = re.compile(r"\b(?:currently|nowadays|these days|anymore|any mor
 # A quoted phrase: opened after a space, bracket or punctuation, closed before one, so the
 # apostrophes of "I'm" or "the Smiths' house" are not quotes.
 _QUOTED = re.compile(
-    r"""(?:^|(?<=[\s(:,;]))(?P<q>['"\u2018\u201c])(?P<body>[^'"\u2018\u2019\u201c\u201d]{2,}?)"""
+    r"""(?:^|(?<=[\s(:,;]))['"\u2018\u201c][^'"\u2018\u2019\u201c\u201d]{2,}?"""
     r"""['"\u2019\u201d](?=[\s?.,!;:)]|$)"""
 )
 

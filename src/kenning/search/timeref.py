@@ -85,17 +85,9 @@ class TimeWindow:
         return self.start <= at < self.end
 
 
-def _midnight(now: datetime) -> datetime:
-    return datetime.combine(now.date(), time(), tzinfo=now.tzinfo or UTC)
-
-
 def _count(text: str) -> int:
     text = text.strip()
     return int(text) if text.isdigit() else _NUMBERS[text]
-
-
-def _month_start(year: int, month: int, tz: object) -> datetime:
-    return datetime(year, month, 1, tzinfo=tz)  # type: ignore[arg-type]
 
 
 def _add_months(day: datetime, months: int) -> datetime:
@@ -191,17 +183,13 @@ def _month_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
         year = today.year if month <= today.month else today.year - 1
         if rel == "last" and month == today.month:
             year -= 1
-    tz = today.tzinfo
     if day_text:
-        day_number = int(day_text)
-        if not 1 <= day_number <= 31:
-            return None
-        try:
-            day = datetime(year, month, day_number, tzinfo=tz)
+        try:  # "February 30" names no day
+            day = today.replace(year=year, month=month, day=int(day_text))
         except ValueError:
             return None
         return _window(day, day + _DAY, match[0])
-    start = _month_start(year, month, tz)
+    start = today.replace(year=year, month=month, day=1)
     end = _add_months(start, 1)
     if rel == "since":
         return _window(start, max(now, end), match[0])
@@ -212,9 +200,10 @@ def _day_words(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
     word = match["w"]
     if word == "the day before yesterday":
         return _window(today - 2 * _DAY, today - _DAY, word)
-    if word in ("yesterday", "last night"):
-        return _window(today - _DAY, today + (_DAY if word == "last night" else 0 * _DAY),
-                       word)  # fmt: skip
+    if word == "yesterday":
+        return _window(today - _DAY, today, word)
+    if word == "last night":  # the evening before, or the small hours of today
+        return _window(today - _DAY, today + _DAY, word)
     return _window(today, today + _DAY, word)
 
 
@@ -236,9 +225,9 @@ def time_windows(text: str, now: datetime) -> tuple[TimeWindow, ...]:
     future. Overlapping matches keep the first rule's; at most :data:`MAX_WINDOWS` windows.
     """
     lowered = text.lower()
-    tz = now.tzinfo or UTC
-    now = now if now.tzinfo else now.replace(tzinfo=tz)
-    today = _midnight(now)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=UTC)
+    today = datetime.combine(now.date(), time(), tzinfo=now.tzinfo)
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, TimeWindow]] = []
     for pattern, build in _RULES:
