@@ -12,10 +12,8 @@ from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.llm import LLMSettings, LLMSummarizer
 from kenning.compaction.plan import CompactionSettings
-from kenning.compaction.records import AuditEntry
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.context.assembler import ContextSettings
-from kenning.context.task import Decision, TaskState, TaskStatus, TaskUpdate
 from kenning.context.window import (
     ContextWindow,
     Pressure,
@@ -40,26 +38,32 @@ from kenning.errors import (
     Unsupported,
 )
 from kenning.memory import Memory
-from kenning.pins.draft import PinDraft
 from kenning.pins.extract import ExtractionRules, IdPattern
 from kenning.records import (
+    AuditEntry,
+    Decision,
     Event,
     Fact,
     FactSource,
     NewEvent,
     Pin,
+    PinDraft,
     PinKind,
     PinStatus,
     Procedure,
     Role,
     Scope,
     Summary,
+    TaskState,
+    TaskStatus,
+    TaskUpdate,
 )
 from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
-from kenning.store.protocol import Capabilities, Store
+from kenning.store.protocol import Store
+from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 

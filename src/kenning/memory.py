@@ -2,8 +2,9 @@
 
 ``Memory`` validates input where it enters, then drives a :class:`~kenning.store.Store`, an
 :class:`~kenning.embed.Embedder`, the search pipeline (:mod:`kenning.search.engine`) and the
-working context (:mod:`kenning.context.service`). It holds no state of its own beyond those and
-a worker thread that runs the lexical query while the query is embedded.
+working context (:mod:`kenning.context.service`). The facade holds what an agent calls on every
+turn — add events, search, assemble a window, forget; pins, task state, summaries and
+compaction are reached through :attr:`Memory.context`.
 """
 
 from __future__ import annotations
@@ -11,32 +12,23 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.compaction.records import AuditEntry
 from kenning.compaction.summarizer import Summarizer
 from kenning.context.service import WorkingContext
-from kenning.context.task import TaskState, TaskUpdate
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, with_context
 from kenning.records import (
     Event,
-    JSONScalar,
     NewEvent,
-    Pin,
-    PinKind,
-    PinStatus,
     Scope,
-    Summary,
     content_hash,
     to_utc,
 )
@@ -44,7 +36,8 @@ from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
-from kenning.store.protocol import EventWrite, ModelInfo, Store
+from kenning.store.protocol import Store
+from kenning.store.records import EventWrite, ModelInfo
 
 __all__ = ["Memory"]
 
@@ -90,8 +83,13 @@ class Memory:
         self._store = store
         self._embedder = embedder
         self._settings = settings or Settings()
-        self._pool: ThreadPoolExecutor | None = None
-        self._engine = SearchEngine(store, embedder, self._settings, self._worker)
+        self._engine = SearchEngine(
+            store,
+            store,
+            embedder,
+            fusion=self._settings.fusion,
+            track_access=self._settings.track_access,
+        )
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k: self.search(scope, query, k=k),
@@ -145,6 +143,12 @@ class Memory:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def context(self) -> WorkingContext:
+        """Pins, task state, summaries and compaction of sessions (see
+        :class:`~kenning.context.service.WorkingContext`)."""
+        return self._context
 
     def _model(self) -> ModelInfo | None:
         return self._engine.model()
@@ -270,38 +274,6 @@ class Memory:
         when = to_utc(now, what="now")
         return self._engine.search(scope, query, k=k, min_score=min_score, filters=parsed, now=when)
 
-    def _worker(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kenning-lexical")
-        return self._pool
-
-    def count_tokens(self, scope: Scope, *, model: str) -> dict[str, int]:
-        """Exact token counts of the session's events for *model*'s tokenizer, by event id.
-
-        Counts are cached per record and encoding, so a long session is counted once; an
-        approximate tokenizer (model families without a public one) is cached under its own
-        labelled name. Per-message chat overhead is not included (see
-        :func:`kenning.tokens.count_messages`).
-        """
-        from kenning.tokens.routing import tokenizer_for
-
-        tokenizer = tokenizer_for(model)
-        events = self.get_session(scope)
-        ids = [e.id for e in events]
-        counts = self._store.token_counts(scope, ids, tokenizer.name)
-        missing = [e for e in events if e.id not in counts]
-        if missing:
-            fresh = dict(
-                zip(
-                    (e.id for e in missing),
-                    tokenizer.count_many([e.content for e in missing]),
-                    strict=True,
-                )
-            )
-            self._store.put_token_counts(scope, tokenizer.name, fresh)
-            counts.update(fresh)
-        return {i: counts[i] for i in ids}
-
     # -- erasure and lifecycle -------------------------------------------------------------
 
     def forget(
@@ -368,76 +340,10 @@ class Memory:
             query=query,
         )  # fmt: skip
 
-    def set_pin(
-        self,
-        scope: Scope,
-        kind: PinKind | str,
-        value: str,
-        *,
-        key: str | None = None,
-        amount: Decimal | str | None = None,
-        currency: str | None = None,
-        status: PinStatus | str = PinStatus.OPEN,
-        source_event_id: str | None = None,
-        metadata: Mapping[str, JSONScalar] | None = None,
-    ) -> Pin:
-        """Pin a typed value in the session (authorizations, approvals, goals...).
-
-        *key* names the pin (default ``"{kind}:{value}"``); setting an existing key to another
-        value or status writes a new version and keeps the old one in history. Amounts are
-        Decimals with an ISO-4217 *currency*.
-        """
-        return self._context.set_pin(
-            scope, kind, value, key=key, amount=amount, currency=currency, status=status,
-            source_event_id=source_event_id, metadata=metadata,
-        )  # fmt: skip
-
-    def close_pin(self, scope: Scope, key: str) -> Pin:
-        """Close a pin (e.g. a fulfilled obligation); raises NotFound for an unknown key."""
-        return self._context.close_pin(scope, key)
-
-    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
-        """Current pins in *scope* (a session, a user or a tenant); every version with
-        *history*."""
-        return self._context.pins(scope, history=history)
-
-    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
-        """Merge *update* into the session's task state (rules in kenning.context.task)."""
-        return self._context.update_task(scope, update)
-
-    def task_state(self, scope: Scope) -> TaskState:
-        return self._context.task_state(scope)
-
-    def compact(
-        self, scope: Scope, *, budget_tokens: int, model: str, summarizer: Summarizer | None = None
-    ) -> list[Summary]:
-        """Compact the session now (what the policy says is due); return new summaries."""
-        return self._context.compact(
-            scope, budget_tokens=budget_tokens, model=model, summarizer=summarizer
-        )
-
-    def summaries(self, scope: Scope) -> list[Summary]:
-        """The session's active summaries, oldest range first."""
-        return self._context.summaries(scope)
-
-    def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        """The session's compaction audit log, oldest first."""
-        return self._context.compaction_log(scope, limit=limit)
-
-    def wait_for_compaction(self, timeout: float | None = None) -> bool:
-        """Block until background compaction is idle; True if it is."""
-        return self._context.wait_for_compaction(timeout)
-
-    @property
-    def pressure_events(self) -> Mapping[str, int]:
-        """How often each pressure level was met since open (warn, compact, hard)."""
-        return dict(self._context.metrics)
-
     def close(self) -> None:
+        """Finish background work (compaction, access records) and close the store."""
         self._context.close()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        self._engine.close()
         self._store.close()
 
     def __enter__(self) -> Memory:

@@ -8,12 +8,23 @@ from decimal import Decimal
 
 import pytest
 
-from kenning.compaction.records import AuditAction, AuditEntry, JobStatus
-from kenning.context.task import TaskUpdate
+from kenning.context.task import merge_task
 from kenning.errors import InvalidScope, StoreError
-from kenning.pins.draft import PinDraft
-from kenning.records import NewEvent, PinKind, PinStatus, Scope, Summary
-from kenning.store.protocol import EventWrite, Store
+from kenning.records import (
+    AuditAction,
+    AuditEntry,
+    JobStatus,
+    NewEvent,
+    PinDraft,
+    PinKind,
+    PinStatus,
+    Scope,
+    Summary,
+    TaskState,
+    TaskUpdate,
+)
+from kenning.store.protocol import Store
+from kenning.store.records import EventWrite
 
 T0 = datetime(2025, 1, 1, tzinfo=UTC)
 A1 = Scope("acme", "ann", "a-s1")
@@ -106,12 +117,17 @@ def test_compaction_queue_is_persistent_and_leased(store: Store) -> None:
     assert store.compaction_jobs(G1) == []
 
 
-def test_task_state_merges_and_is_per_session(store: Store) -> None:
-    assert store.task_state(A1).empty
-    state = store.update_task_state(A1, TaskUpdate(task="Refund", status="in_progress"), at=T0)
-    state = store.update_task_state(A1, TaskUpdate(constraints=["max 50 EUR"]), at=T0)
+def test_task_state_is_compare_and_set_per_session(store: Store) -> None:
+    assert store.task_state(A1).empty and store.task_state(A1).version == 0
+    first = merge_task(TaskState(), TaskUpdate(task="Refund", status="in_progress"))
+    assert store.put_task_state(A1, first, expected=0, at=T0)
+    second = merge_task(first, TaskUpdate(constraints=["max 50 EUR"]))
+    # A writer that read version 0 lost the race: nothing is written.
+    assert not store.put_task_state(A1, second, expected=0, at=T0)
+    assert store.task_state(A1) == first
+    assert store.put_task_state(A1, second, expected=1, at=T0)
+    state = store.task_state(A1)
     assert (state.task, state.constraints, state.version) == ("Refund", ("max 50 EUR",), 2)
-    assert store.task_state(A1) == state
     assert store.task_state(A2).empty and store.task_state(Scope("acme", "bob", "a-s1")).empty
 
 

@@ -11,7 +11,8 @@ import pytest
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict, StoreError
 from kenning.records import NewEvent, Role, Scope, content_hash
 from kenning.search.filters import parse_filters
-from kenning.store.protocol import EventWrite, ModelInfo, Store
+from kenning.store.protocol import Store
+from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conftest import MemoEmbedder
 

@@ -555,14 +555,14 @@ def test_memory_compacts_through_the_llm_and_audits_the_fallback(
         memory.add_events(
             scope, [{"role": "user", "content": f"({i}) {chatter}"} for i in range(60)]
         )
-        written = memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        written = memory.context.compact(scope, budget_tokens=1_000, model="gpt-4o")
         assert written and all(s.summarizer == "llm:smollm2" for s in written)
         assert chat.received and chat.received[0].path == "/v1/chat/completions"
         chat.script.append(Reply(status=500, body=b"{}"))  # the endpoint breaks
         memory.add_events(
             scope, [{"role": "user", "content": f"({i}) {chatter}"} for i in range(60)]
         )
-        later = memory.compact(scope, budget_tokens=1_000, model="gpt-4o")
+        later = memory.context.compact(scope, budget_tokens=1_000, model="gpt-4o")
         assert later and later[0].summarizer == "extractive"
-        entries = [e for e in memory.compaction_log(scope) if e.summary_id == later[0].id]
+        entries = [e for e in memory.context.compaction_log(scope) if e.summary_id == later[0].id]
         assert "fallback: llm:smollm2 failed" in entries[0].detail

@@ -255,17 +255,17 @@ def test_metadata_filter_values_are_parameters(memory: Memory) -> None:
 def test_token_counts_are_exact_and_cached(memory: Memory) -> None:
     from kenning.tokens import tokenizer_for
 
-    counts = memory.count_tokens(S, model="gpt-4o")
+    counts = memory.context.count_tokens(S, model="gpt-4o")
     events = memory.get_session(S)
     exact = tokenizer_for("gpt-4o")
     assert counts == {e.id: exact.count(e.content) for e in events}
     cached = memory.store.token_counts(S, [e.id for e in events], exact.name)
     assert cached == counts
     memory.add_events(S, [{"role": "user", "content": "one more line"}])
-    again = memory.count_tokens(S, model="gpt-4o")
+    again = memory.context.count_tokens(S, model="gpt-4o")
     assert len(again) == len(events) + 1
-    assert memory.count_tokens(S, model="gpt-4")  # another encoding, cached separately
-    approx = memory.count_tokens(S, model="claude-3-opus")
+    assert memory.context.count_tokens(S, model="gpt-4")  # another encoding, cached separately
+    approx = memory.context.count_tokens(S, model="claude-3-opus")
     assert set(approx) == set(again)
     assert memory.store.token_counts(S, list(approx), tokenizer_for("claude-3-opus").name)
 

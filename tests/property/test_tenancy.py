@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from kenning import BudgetError, Memory, Scope
 from kenning.records import Event
 from kenning.search.filters import parse_filters
-from kenning.store.protocol import ModelInfo
+from kenning.store.records import ModelInfo
 from tests.conftest import MemoEmbedder
 
 TENANTS = ("acme", "globex", "initech")

@@ -16,7 +16,7 @@ from kenning.records import NewEvent, Scope, content_hash
 from kenning.search.filters import parse_filters
 from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.partition import IndexRows, Partition, RowSelector
-from kenning.store.protocol import EventWrite, ModelInfo
+from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sqlite.store import SQLiteStore
 
 DIM = 32

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kenning.errors import InvalidInput
-from kenning.pins.draft import PinDraft
 from kenning.pins.extract import (
     DEFAULT_ID_PATTERNS,
     GATED_KINDS,
@@ -21,7 +20,7 @@ from kenning.pins.extract import (
     extract_pins,
 )
 from kenning.pins.money import parse_money
-from kenning.records import Event, PinKind, PinStatus, Role, Scope
+from kenning.records import Event, PinDraft, PinKind, PinStatus, Role, Scope
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 

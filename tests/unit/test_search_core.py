@@ -11,10 +11,12 @@ from hypothesis import strategies as st
 
 from kenning import InvalidFilter, InvalidInput, Memory, Scope, Settings
 from kenning.records import NewEvent, Role, to_utc
-from kenning.search.filters import parse_filters, where_clause
+from kenning.search.filters import parse_filters
 from kenning.search.fusion import FusionConfig, ItemStats, add_bonuses, fuse
-from kenning.search.query import match_expression, query_terms
-from kenning.store.protocol import Candidate
+from kenning.store.records import Candidate
+from kenning.store.sqlite.fts import match_expression
+from kenning.store.sqlite.sql import where_clause
+from kenning.text import query_terms
 from tests.fakes import HashEmbedder
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenning.context.task import Decision, TaskState, TaskStatus, TaskUpdate, merge_task
+from kenning.context.task import merge_task
 from kenning.errors import InvalidInput
+from kenning.records import Decision, TaskState, TaskStatus, TaskUpdate
 
 
 def test_updates_merge_by_the_documented_rules() -> None:

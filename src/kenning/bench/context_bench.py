@@ -213,7 +213,7 @@ def run_assemble_bench(
                 for size, memory in memories.items():
                     first = time.perf_counter()
                     memory.assemble(_scope(size), budget_tokens=budget, model=MODEL, system=SYSTEM)
-                    memory.wait_for_compaction()
+                    memory.context.wait_for_compaction()
                     index = "off"
                     if retrieve and isinstance(memory.store, SQLiteStore):
                         # A large tenant's HNSW index builds in the background: time after it.

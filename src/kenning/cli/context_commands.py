@@ -83,16 +83,16 @@ def pins(args: argparse.Namespace) -> int:
     scope = Scope(args.tenant, args.user, args.session)
     with _open(args.db, lexical_only=True) as memory:
         if args.action == "list":
-            found = memory.pins(scope, history=args.history)
+            found = memory.context.pins(scope, history=args.history)
         elif args.action == "set":
             found = [
-                memory.set_pin(
+                memory.context.set_pin(
                     scope, args.kind, args.value, key=args.key, amount=args.amount,
                     currency=args.currency,
                 )
             ]  # fmt: skip
         else:
-            found = [memory.close_pin(scope, args.key)]
+            found = [memory.context.close_pin(scope, args.key)]
     if args.json:
         print(json.dumps([_pin_json(p) for p in found], ensure_ascii=False, indent=2))
     else:

@@ -17,12 +17,10 @@ from datetime import UTC, datetime
 
 from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
 from kenning.compaction.plan import CompactionSettings, plan_segments
-from kenning.compaction.records import AuditAction, AuditEntry
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.context.ledger import sync_ledger
-from kenning.pins.draft import PinDraft
 from kenning.pins.extract import ExtractionRules, extract_pins
-from kenning.records import Event, Role, Scope, Summary
+from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
 from kenning.store.protocol import Store
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for

@@ -12,7 +12,7 @@ import threading
 from datetime import UTC, datetime
 
 from kenning.compaction.compactor import Compactor, Stopped
-from kenning.compaction.records import JobStatus
+from kenning.records import JobStatus
 from kenning.store.protocol import Store
 
 __all__ = ["CompactionWorker"]

@@ -36,7 +36,8 @@ from kenning.context.window import (
 from kenning.errors import InvalidInput
 from kenning.records import Role, Scope
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import MessageRow, Store
+from kenning.store.protocol import Store
+from kenning.store.records import MessageRow
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 

@@ -10,7 +10,7 @@ from typing import Any
 from kenning.errors import InvalidInput
 from kenning.records import Event, Pin, PinKind, PinStatus, Role
 from kenning.search.hits import Hit
-from kenning.search.query import query_terms
+from kenning.text import query_terms
 
 __all__ = [
     "BLOCK_HEADERS",

@@ -14,7 +14,6 @@ from typing import Any
 from kenning.compaction.compactor import Compactor
 from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.plan import CompactionSettings
-from kenning.compaction.records import AuditAction, AuditEntry
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
 from kenning.context.assembler import (
@@ -26,12 +25,24 @@ from kenning.context.assembler import (
     memory_pieces,
 )
 from kenning.context.render import validate_tools
-from kenning.context.task import TaskState, TaskUpdate
+from kenning.context.task import merge_task
 from kenning.context.window import ContextWindow, Pressure, Tier
 from kenning.errors import InvalidInput, KenningError, NotFound
-from kenning.pins.draft import PinDraft
 from kenning.pins.extract import ExtractionRules, extract_pins
-from kenning.records import Event, JSONScalar, Pin, PinKind, PinStatus, Scope, Summary
+from kenning.records import (
+    AuditAction,
+    AuditEntry,
+    Event,
+    JSONScalar,
+    Pin,
+    PinDraft,
+    PinKind,
+    PinStatus,
+    Scope,
+    Summary,
+    TaskState,
+    TaskUpdate,
+)
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
@@ -52,7 +63,14 @@ def _now() -> datetime:
 
 
 class WorkingContext:
-    """Assembly, pins, task state and compaction over one store."""
+    """Assembly, pins, task state and compaction over one store: ``memory.context``.
+
+    >>> from kenning import Memory, Scope
+    >>> with Memory.open(":memory:", embedder=None) as memory:
+    ...     chat = Scope("acme", "dana", "s1")
+    ...     memory.context.set_pin(chat, "entity_id", "A-1042").value
+    'A-1042'
+    """
 
     def __init__(
         self,
@@ -128,6 +146,8 @@ class WorkingContext:
         )  # fmt: skip
 
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        """Current pins in *scope* (a session, a user or a tenant); every version with
+        *history*."""
         if not isinstance(scope, Scope):
             raise InvalidInput("scope must be a kenning.Scope")
         return self._store.pins(scope, history=history)
@@ -135,11 +155,21 @@ class WorkingContext:
     # -- task state ------------------------------------------------------------------------
 
     def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
+        """Merge *update* into the session's task state (rules in kenning.context.task)."""
         if not isinstance(update, TaskUpdate):
             raise InvalidInput("update must be a kenning.TaskUpdate")
-        return self._store.update_task_state(_session(scope), update, at=_now())
+        scope = _session(scope)
+        while True:
+            # Optimistic: merge onto what is stored, write only if nobody wrote in between.
+            state = self._store.task_state(scope)
+            merged = merge_task(state, update)
+            if merged is state or self._store.put_task_state(
+                scope, merged, expected=state.version, at=_now()
+            ):
+                return merged
 
     def task_state(self, scope: Scope) -> TaskState:
+        """The session's task state (empty if never set)."""
         return self._store.task_state(_session(scope))
 
     # -- compaction ------------------------------------------------------------------------
@@ -156,10 +186,37 @@ class WorkingContext:
         )
 
     def summaries(self, scope: Scope) -> list[Summary]:
+        """The session's active summaries, oldest range first."""
         return self._store.summaries(_session(scope))
 
     def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        """The session's compaction audit log, oldest first."""
         return self._store.audit_log(_session(scope), limit=limit)
+
+    def count_tokens(self, scope: Scope, *, model: str) -> dict[str, int]:
+        """Exact token counts of the session's events for *model*'s tokenizer, by event id.
+
+        Counts are cached per record and encoding, so a long session is counted once; an
+        approximate tokenizer (model families without a public one) is cached under its own
+        labelled name. Per-message chat overhead is not included (see
+        :func:`kenning.tokens.count_messages`).
+        """
+        tokenizer = tokenizer_for(model)
+        events = self._store.events(_session(scope))
+        ids = [e.id for e in events]
+        counts = self._store.token_counts(scope, ids, tokenizer.name)
+        missing = [e for e in events if e.id not in counts]
+        if missing:
+            fresh = dict(
+                zip(
+                    (e.id for e in missing),
+                    tokenizer.count_many([e.content for e in missing]),
+                    strict=True,
+                )
+            )
+            self._store.put_token_counts(scope, tokenizer.name, fresh)
+            counts.update(fresh)
+        return {i: counts[i] for i in ids}
 
     def forgot(self) -> None:
         """Erased text must not linger as cache keys either."""
@@ -170,7 +227,13 @@ class WorkingContext:
         if self._store.pending_compactions():
             self._worker.wake()
 
+    @property
+    def pressure_events(self) -> Mapping[str, int]:
+        """How often each pressure level was met since open (warn, compact, hard)."""
+        return dict(self.metrics)
+
     def wait_for_compaction(self, timeout: float | None = None) -> bool:
+        """Block until background compaction is idle; True if it is."""
         return self._worker.wait(timeout)
 
     def close(self) -> None:

@@ -26,7 +26,6 @@ from types import MappingProxyType
 from typing import Any
 
 from kenning.errors import InvalidInput
-from kenning.pins.draft import PinDraft
 from kenning.pins.money import (
     DEFAULT_CURRENCIES,
     DEFAULT_CURRENCY_NAMES,
@@ -37,7 +36,7 @@ from kenning.pins.money import (
     parse_money,
     with_minor_digits,
 )
-from kenning.records import Event, JSONScalar, PinKind, Role
+from kenning.records import Event, JSONScalar, PinDraft, PinKind, Role
 
 __all__ = [
     "DEFAULT_ID_PATTERNS",

@@ -5,6 +5,10 @@
 the query names as well, and for whole-session scores, then loads only the records that can
 still reach the top k. Input is validated by :class:`~kenning.memory.Memory` before it gets
 here.
+
+The lexical candidates are searched on a worker thread while the query is embedded and its
+vector candidates are searched (both release the GIL for most of their work); which results
+were returned is recorded by a background :class:`~kenning.search.access.AccessRecorder`.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ import numpy.typing as npt
 
 from kenning.embed.base import Embedder
 from kenning.errors import ModelUnavailable
-from kenning.records import Scope
-from kenning.search.filters import Filters
+from kenning.records import Filters, Scope
+from kenning.search.access import AccessRecorder
 from kenning.search.fusion import (
     Fused,
     FusionConfig,
@@ -35,8 +39,8 @@ from kenning.search.fusion import (
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import plan_query
 from kenning.search.timeref import TimeWindow
-from kenning.settings import Settings
-from kenning.store.protocol import Candidate, ModelInfo, Store
+from kenning.store.protocol import EventLog, SearchIndex
+from kenning.store.records import Candidate, ModelInfo
 
 __all__ = ["SearchEngine"]
 
@@ -44,22 +48,57 @@ _QUERY_CACHE = 256
 
 
 class SearchEngine:
-    """Hybrid search over one store. *worker* gives the thread that runs the lexical query
-    while the query is embedded (and records access off the caller's path)."""
+    """Hybrid search over one store's search index and records.
+
+    *overlap* runs the lexical search on a worker thread while the query is embedded (off:
+    every step on the caller's thread, for measuring what the worker buys). *track_access*
+    records which results were returned.
+    """
 
     def __init__(
         self,
-        store: Store,
+        index: SearchIndex,
+        records: EventLog,
         embedder: Embedder | None,
-        settings: Settings,
-        worker: Callable[[], ThreadPoolExecutor],
+        *,
+        fusion: FusionConfig,
+        track_access: bool = True,
+        overlap: bool = True,
     ) -> None:
-        self._store = store
+        self._index = index
+        self._records = records
         self._embedder = embedder
-        self._settings = settings
-        self._worker = worker
+        self._fusion = fusion
+        self._overlap = overlap
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
+        self._access = AccessRecorder(index) if track_access else None
         self._query_vectors: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._query_lock = threading.Lock()
+
+    @property
+    def fusion(self) -> FusionConfig:
+        return self._fusion
+
+    def flush_access(self) -> None:
+        """Write the access records still queued (tests, shutdown)."""
+        if self._access is not None:
+            self._access.flush()
+
+    def close(self) -> None:
+        """Write queued access records and stop the worker threads."""
+        if self._access is not None:
+            self._access.close()
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
+
+    def _worker(self) -> ThreadPoolExecutor:
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="kenning-lexical")
+            return self._pool
 
     def model(self) -> ModelInfo | None:
         """The embedder's model id and dimension (None without an embedder)."""
@@ -78,11 +117,16 @@ class SearchEngine:
         now: datetime,
     ) -> SearchResults:
         """The top *k* records of *scope* for *query*, best first (see ``Memory.search``)."""
-        config = self._settings.fusion
+        config = self._fusion
         plan = plan_query(query, now)
         windows = plan.windows if config.time_weight > 0 else ()
         if plan.multi_target:
             config = replace(config, session_weight=config.multi_target_session_weight)
+        limit = max(config.candidates, k)
+        # Lexical searches start first: they run while the query is embedded.
+        narrowed = (_within(filters, window) for window in windows)
+        filter_sets = [filters, *(f for f in narrowed if f is not None)]
+        lexical_parts = [self._lexical(scope, query, f, limit) for f in filter_sets]
         degraded, reason = False, None
         qvec = None
         if self.model() is not None and config.vector_weight > 0:
@@ -90,14 +134,20 @@ class SearchEngine:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
-        fused = self._fused(scope, query, qvec, filters, windows, config, max(config.candidates, k))
+        vector: list[Candidate] = []
+        lexical: list[Candidate] = []
+        for f, part in zip(filter_sets, lexical_parts, strict=True):
+            # Records of a named time may match too weakly to be among the best of the whole
+            # scope; the best of the window itself are candidates too.
+            vector = _union(vector, self._nearest(scope, qvec, f, limit))
+            lexical = _union(lexical, part())
+        fused = self._fuse(scope, query, qvec, lexical, vector, config)
         hits = self._rank(
             scope, fused, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
         )  # fmt: skip
-        if hits and self._settings.track_access:
-            # Access stats are soft data: recorded off the caller's path.
-            self._worker().submit(self._store.touch, scope, [h.id for h in hits], at=now)
+        if hits and self._access is not None:
+            self._access.record(scope, [h.id for h in hits], at=now)
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
@@ -116,32 +166,22 @@ class SearchEngine:
                 self._query_vectors.popitem(last=False)
         return vector
 
-    def _fused(
+    def _fuse(
         self,
         scope: Scope,
         query: str,
         qvec: npt.NDArray[np.float32] | None,
-        filters: Filters,
-        windows: Sequence[TimeWindow],
+        lexical: Sequence[Candidate],
+        vector: Sequence[Candidate],
         config: FusionConfig,
-        limit: int,
     ) -> list[Fused]:
-        """The query's candidates, fused (best first), before bonuses."""
-        lexical, vector = self._candidates(scope, query, qvec, filters, limit)
-        for window in windows:
-            # Records of the named time may match too weakly to be among the best of the
-            # whole scope; the best of the window itself are candidates too.
-            inside = _within(filters, window)
-            if inside is not None:
-                more_lexical, more_vector = self._candidates(scope, query, qvec, inside, limit)
-                lexical = _union(lexical, more_lexical)
-                vector = _union(vector, more_vector)
+        """The candidates fused (best first), with their sessions' scores, before bonuses."""
         sessions = {}
         if config.session_weight > 0 and scope.session is None:
             wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
             model = self.model() if qvec is not None else None
             sessions = session_scores(
-                self._store.sessions(scope, query, qvec, model=model, sessions=wanted), config
+                self._index.sessions(scope, query, qvec, model=model, sessions=wanted), config
             )
         return fuse(lexical, vector, config=config, sessions=sessions)
 
@@ -166,7 +206,7 @@ class SearchEngine:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
-        items = {item.id: item for item in self._store.items(scope, contenders)}
+        items = {item.id: item for item in self._records.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows, limit=k)
         out = []
@@ -183,29 +223,31 @@ class SearchEngine:
             )  # fmt: skip
         return out
 
-    def _candidates(
+    def _lexical(
+        self, scope: Scope, query: str, filters: Filters, limit: int
+    ) -> Callable[[], list[Candidate]]:
+        """Start the lexical search; the returned function waits for its candidates."""
+        if self._fusion.lexical_weight <= 0:
+            return list
+        if not self._overlap:
+            found = self._index.lexical(scope, query, filters=filters, limit=limit)
+            return lambda: found
+        future = self._worker().submit(
+            self._index.lexical, scope, query, filters=filters, limit=limit
+        )
+        return future.result
+
+    def _nearest(
         self,
         scope: Scope,
-        query: str,
         qvec: npt.NDArray[np.float32] | None,
         filters: Filters,
         limit: int,
-    ) -> tuple[list[Candidate], list[Candidate]]:
-        """The best *limit* records of each signal: BM25 (on the worker) and cosine."""
-        config = self._settings.fusion
-        lexical_future = None
-        if config.lexical_weight > 0:
-            lexical_future = self._worker().submit(
-                self._store.lexical, scope, query, filters=filters, limit=limit
-            )
-        vector: list[Candidate] = []
+    ) -> list[Candidate]:
         model = self.model()
-        if qvec is not None and model is not None and config.vector_weight > 0:
-            vector = list(
-                self._store.nearest(scope, qvec, model=model, filters=filters, limit=limit)
-            )
-        lexical = list(lexical_future.result()) if lexical_future is not None else []
-        return lexical, vector
+        if qvec is None or model is None or self._fusion.vector_weight <= 0:
+            return []
+        return self._index.nearest(scope, qvec, model=model, filters=filters, limit=limit)
 
 
 def _within(filters: Filters, window: TimeWindow) -> Filters | None:

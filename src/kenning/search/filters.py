@@ -1,6 +1,7 @@
-"""Search filters: parsed once from user input into a frozen record, then rendered to SQL.
+"""Search filters: parsed once from user input into a :class:`~kenning.records.Filters`.
 
-Filter keys come from a small allowlisted syntax; values are always SQL parameters.
+Filter keys come from a small allowlisted syntax; each store renders the record into its own
+query language, with values always passed as parameters.
 
 Keys accepted by :func:`parse_filters`:
 
@@ -14,34 +15,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
 
 from kenning.errors import InvalidFilter
-from kenning.records import JSONScalar, Role, Scope, to_utc
+from kenning.records import KINDS, Filters, JSONScalar, Role, to_utc
 
-__all__ = ["KINDS", "Filters", "parse_filters", "where_clause"]
+__all__ = ["parse_filters"]
 
-KINDS = ("event",)
 _META_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _MAX_VALUES = 100
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Constraints applied inside every search query, before any scoring."""
-
-    roles: tuple[Role, ...] = ()
-    tags: tuple[str, ...] = ()
-    metadata: tuple[tuple[str, tuple[JSONScalar, ...]], ...] = ()
-    kinds: tuple[str, ...] = KINDS
-    since: datetime | None = None
-    until: datetime | None = None
-
-    @property
-    def needs_sql(self) -> bool:
-        """True when the filter can only be evaluated by the database (tags, metadata)."""
-        return bool(self.tags or self.metadata)
 
 
 def _as_list(value: object, key: str) -> list[object]:
@@ -119,62 +101,3 @@ def parse_filters(
         since=since_at,
         until=until_at,
     )
-
-
-def _placeholders(n: int) -> str:
-    return ",".join("?" * n)
-
-
-def where_clause(
-    scope: Scope, filters: Filters, *, alias: str = "i", row_check: bool = False
-) -> tuple[str, list[object]]:
-    """Render the tenancy constraint and *filters* as a SQL boolean over table alias *alias*.
-
-    This is the single place where read paths get their tenant/user/session constraint, so no
-    query can be built without it. Values are parameters; only validated identifiers (the alias
-    and allowlisted metadata keys, passed as JSON paths in parameters) shape the SQL text.
-
-    With ``row_check`` the scope columns are marked unusable as an access path (unary ``+``):
-    for statements that find rows by id, the scope is then checked on each found row instead
-    of the planner scanning the tenant's index.
-    """
-    a = f"+{alias}" if row_check else alias
-    parts = [f"{a}.tenant = ?"]
-    params: list[object] = [scope.tenant]
-    if scope.user is not None:
-        parts.append(f"{a}.user = ?")
-        params.append(scope.user)
-    if scope.session is not None:
-        parts.append(f"{a}.session = ?")
-        params.append(scope.session)
-    a = alias
-    parts.append(f"{a}.kind IN ({_placeholders(len(filters.kinds))})")
-    params.extend(filters.kinds)
-    if filters.roles:
-        parts.append(f"{a}.role IN ({_placeholders(len(filters.roles))})")
-        params.extend(r.value for r in filters.roles)
-    if filters.since is not None:
-        parts.append(f"{a}.at >= ?")
-        params.append(filters.since.timestamp())
-    if filters.until is not None:
-        parts.append(f"{a}.at <= ?")
-        params.append(filters.until.timestamp())
-    if filters.tags:
-        parts.append(
-            f"EXISTS (SELECT 1 FROM json_each({a}.tags) t "
-            f"WHERE t.value IN ({_placeholders(len(filters.tags))}))"
-        )
-        params.extend(filters.tags)
-    for key, values in filters.metadata:
-        path = f'$."{key}"'
-        non_null = [v for v in values if v is not None]
-        ors = []
-        if non_null:
-            ors.append(f"json_extract({a}.metadata, ?) IN ({_placeholders(len(non_null))})")
-            params.append(path)
-            params.extend(non_null)
-        if len(non_null) != len(values):
-            ors.append(f"json_type({a}.metadata, ?) IS NULL OR json_type({a}.metadata, ?) = 'null'")
-            params.extend([path, path])
-        parts.append("(" + " OR ".join(ors) + ")")
-    return " AND ".join(parts), params

@@ -17,7 +17,7 @@ from typing import Literal
 
 from kenning.errors import InvalidInput
 from kenning.search.timeref import TimeWindow
-from kenning.store.protocol import Candidate, SessionCandidate
+from kenning.store.records import Candidate, SessionCandidate
 
 __all__ = [
     "Fused",

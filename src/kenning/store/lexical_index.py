@@ -6,7 +6,9 @@ tenant-wide query over 100k records costs about a millisecond, where FTS5 has to
 ``bm25()`` callback once per matching row.
 
 Statistics (row count, document frequency, average length) are the tenant's own: another
-tenant's data never moves a score.
+tenant's data never moves a score. Removed rows (erased records) drop out of the statistics at
+once: document frequencies are counted over live rows, so scores equal those of an index built
+without them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from kenning.search.tokenize import stem, words
+from kenning.text import stem, words
 
 __all__ = ["BM25_B", "BM25_K1", "LABEL_WEIGHT", "LexicalIndex"]
 
@@ -63,9 +65,43 @@ class LexicalIndex:
         self._postings: dict[str, _Postings] = {}
         self._lengths = array("f")
         self._total_length = 0.0
+        # Live rows; None while no row was ever removed (the common case pays nothing).
+        self._alive: npt.NDArray[np.bool_] | None = None
+        self._removed = 0
 
     def __len__(self) -> int:
         return len(self._lengths)
+
+    def remove(self, rows: npt.NDArray[np.int64]) -> None:
+        """Take rows (positions) out of every score and statistic; their postings stay as
+        dead entries until the index is rebuilt."""
+        if rows.size == 0:
+            return
+        alive = self._live_mask()
+        rows = rows[alive[rows]]
+        alive[rows] = False
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        self._total_length -= float(lengths[rows].sum())
+        self._removed += int(rows.size)
+
+    def _live_mask(self) -> npt.NDArray[np.bool_]:
+        n = len(self._lengths)
+        if self._alive is None:
+            self._alive = np.ones(n, dtype=np.bool_)
+        elif self._alive.size < n:
+            grown = np.ones(n, dtype=np.bool_)
+            grown[: self._alive.size] = self._alive
+            self._alive = grown
+        return self._alive
+
+    def _live_postings(
+        self, postings: _Postings
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+        docs, tf = postings.arrays()
+        if self._removed:
+            keep = self._live_mask()[docs]
+            docs, tf = docs[keep], tf[keep]
+        return docs, tf
 
     def add(self, texts: Sequence[str], labels: Sequence[str]) -> None:
         """Append rows (in partition order) with their text and label."""
@@ -88,18 +124,27 @@ class LexicalIndex:
             self._total_length += length
 
     def group_scores(
-        self, terms: Sequence[str], groups: npt.NDArray[np.int32], n_groups: int
+        self,
+        terms: Sequence[str],
+        groups: npt.NDArray[np.int32],
+        n_groups: int,
+        rows: npt.NDArray[np.bool_] | None = None,
     ) -> npt.NDArray[np.float32] | None:
         """BM25 of each group of rows taken as one document (e.g. a whole session).
 
-        ``groups`` maps each row to its group; statistics are over the groups.
+        ``groups`` maps each row to its group; statistics are over the groups. With *rows*
+        (a mask over row positions) a group's document holds only those rows.
         """
         n = len(self._lengths)
         if n == 0 or n_groups == 0:
             return None
-        lengths = np.bincount(
-            groups[:n], weights=np.frombuffer(self._lengths, dtype=np.float32), minlength=n_groups
-        )
+        keep = self._live_mask()[:n] if self._removed else None
+        if rows is not None:
+            keep = rows[:n] if keep is None else keep & rows[:n]
+        row_lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        if keep is not None:
+            row_lengths = row_lengths * keep
+        lengths = np.bincount(groups[:n], weights=row_lengths, minlength=n_groups)
         present = lengths > 0
         count = int(present.sum())
         average = float(lengths[present].mean()) if count else 1.0
@@ -112,6 +157,9 @@ class LexicalIndex:
                 ideal += _idf(count, 0)
                 continue
             docs, tf = postings.arrays()
+            if keep is not None:
+                kept = keep[docs]
+                docs, tf = docs[kept], tf[kept]
             group_tf = np.bincount(groups[docs], weights=tf, minlength=n_groups)
             idf = _idf(count, int(np.count_nonzero(group_tf)))
             ideal += idf
@@ -128,18 +176,21 @@ class LexicalIndex:
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
         """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
         n = len(self._lengths)
-        if n == 0:
+        live = n - self._removed
+        if live <= 0:
             return None
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
-        average = self._total_length / n
+        average = self._total_length / live
         norm: npt.NDArray[np.float32] | None = None
         out: npt.NDArray[np.float32] | None = None
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)
             if postings is None:
                 continue
-            docs, tf = postings.arrays()
-            idf = _idf(n, docs.size)
+            docs, tf = self._live_postings(postings)
+            if docs.size == 0:
+                continue
+            idf = _idf(live, docs.size)
             if norm is None:
                 norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
                 out = np.zeros(n, dtype=np.float32)
@@ -151,9 +202,12 @@ class LexicalIndex:
 
     def ideal(self, terms: Sequence[str]) -> float:
         """The BM25 score of an average-length row holding each of *terms* once: Σ IDF."""
-        n = len(self._lengths)
+        live = len(self._lengths) - self._removed
         total = 0.0
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)
-            total += _idf(n, 0 if postings is None else len(postings.docs))
+            df = 0
+            if postings is not None:
+                df = self._live_postings(postings)[0].size if self._removed else len(postings.docs)
+            total += _idf(live, df)
         return total

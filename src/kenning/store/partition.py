@@ -6,6 +6,10 @@ are searched exactly (float32 matrix product) unless the partition is large: the
 (:mod:`kenning.store.ann`), built in the background while exact search serves, answers queries
 whose mask selects a large share of the rows, with the mask applied inside the graph search.
 The graph holds each distinct vector once; a node found stands for all of its rows.
+
+A partition follows its database by delta: new rows are appended (:meth:`Partition.add`) and
+erased rows removed (:meth:`Partition.remove`) without a reload. Searches share a
+reader-writer lock, so they run together while a change waits for them, and see it whole.
 """
 
 from __future__ import annotations
@@ -13,16 +17,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.lexical_index import LexicalIndex
+from kenning.store.rwlock import RWLock
 
-__all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "VectorIndex"]
+__all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector"]
 
 F32 = npt.NDArray[np.float32]
 # (record id, score, session id)
@@ -78,18 +83,6 @@ class AnnStatus:
     build_s: float | None
     ann_searches: int
     exact_searches: int
-
-
-class VectorIndex(Protocol):
-    """One tenant's searchable rows."""
-
-    def __len__(self) -> int: ...
-
-    def add(self, rows: IndexRows) -> None: ...
-
-    def nearest(self, query: F32, k: int, select: RowSelector) -> list[Ranked]: ...
-
-    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Ranked]: ...
 
 
 class _Codes:
@@ -151,6 +144,9 @@ class Partition:
         self._ann_searches = 0
         self._exact_searches = 0
         self._n = 0
+        self._rw = RWLock()
+        self._removed = 0
+        self._alive = np.zeros(0, dtype=np.bool_)
         self._lexical = LexicalIndex()
         self._has_vector = np.zeros(0, dtype=np.bool_)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
@@ -172,7 +168,15 @@ class Partition:
         self._kind_codes = _Codes()
 
     def __len__(self) -> int:
-        return self._n
+        """Live rows."""
+        return self._n - self._removed
+
+    @property
+    def max_rowid(self) -> int:
+        """The largest database rowid among live rows (0 when there is none)."""
+        with self._rw.read():
+            live = self._rowids[: self._n][self._alive[: self._n]]
+            return int(live.max()) if live.size else 0
 
     @property
     def dimension(self) -> int:
@@ -191,6 +195,7 @@ class Partition:
 
         self._matrix = grown(self._matrix)  # type: ignore[assignment]
         self._has_vector = grown(self._has_vector)  # type: ignore[assignment]
+        self._alive = grown(self._alive)  # type: ignore[assignment]
         self._rowids = grown(self._rowids)  # type: ignore[assignment]
         self._row_print = grown(self._row_print)  # type: ignore[assignment]
         self._row_node = grown(self._row_node)  # type: ignore[assignment]
@@ -206,18 +211,46 @@ class Partition:
             return
         if rows.vectors.shape != (count, self._dim):
             raise ValueError(f"expected vectors of shape ({count}, {self._dim})")
-        with self._ann_lock:
+        with self._rw.write(), self._ann_lock:
             start = self._n
             self._add(rows, count)
             if self._ann is not None:
                 self._index_rows(np.flatnonzero(self._has_vector[start : self._n]) + start)
         self._maybe_build()
 
+    def remove(self, rowids: npt.NDArray[np.int64]) -> int:
+        """Take the rows with these database rowids out of every search; return how many.
+
+        Their vectors are zeroed in memory; graph nodes left without a row are excluded until
+        the next build, which starts at once.
+        """
+        with self._rw.write(), self._ann_lock:
+            n = self._n
+            positions = np.flatnonzero(np.isin(self._rowids[:n], rowids) & self._alive[:n])
+            if positions.size == 0:
+                return 0
+            self._alive[positions] = False
+            self._removed += int(positions.size)
+            self._lexical.remove(positions.astype(np.int64))
+            if self._dim:
+                np.subtract.at(
+                    self._session_sums,
+                    self._sessions[positions],
+                    self._matrix[positions] * self._has_vector[positions, None],
+                )
+            self._has_vector[positions] = False
+            self._matrix[positions] = 0.0
+            if self._ann is not None:
+                self._repoint_nodes()
+        self._maybe_build()
+        return int(positions.size)
+
     def _add(self, rows: IndexRows, count: int) -> None:
         self._grow(count)
         end = self._n + count
         self._matrix[self._n : end] = rows.vectors
         self._has_vector[self._n : end] = rows.has_vector
+        self._alive[self._n : end] = True
         self._lexical.add(rows.texts, rows.labels)
         self._rowids[self._n : end] = rows.rowids
         self._row_node[self._n : end] = -1
@@ -350,6 +383,23 @@ class Partition:
         self._row_node[positions] = nodes
         self._groups = None
 
+    def _repoint_nodes(self) -> None:
+        """After rows were removed: each node is held by a live row of its own, or excluded
+        when none is left (lock held)."""
+        assert self._ann is not None
+        n = self._n
+        row_node = self._row_node[:n]
+        row_node[~self._alive[:n]] = -1
+        live = np.flatnonzero(row_node >= 0)
+        nodes, first = np.unique(row_node[live], return_index=True)
+        fallback = np.full(len(self._ann), -1, dtype=np.int64)
+        fallback[nodes] = live[first]
+        current = self._node_rep
+        held = (current >= 0) & self._alive[np.clip(current, 0, None)]
+        self._node_rep = np.where(held, current, fallback)
+        self._excluded = int(np.count_nonzero(self._node_rep < 0))
+        self._groups = None
+
     def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
         """Add graph nodes for the vectors of rows at *positions* (lock held)."""
         assert self._ann is not None
@@ -429,6 +479,8 @@ class Partition:
                 self._install(index, reps.copy(), node_of)
                 # Every row, those added while the graph was being built included.
                 self._index_rows(np.flatnonzero(self._has_vector[: self._n]).astype(np.int64))
+                if self._removed:
+                    self._repoint_nodes()  # rows removed while the graph was being built
                 self._build_s = time.perf_counter() - started
         finally:
             HnswIndex.build_threads(threads)
@@ -474,7 +526,7 @@ class Partition:
                 state = "exact"
             return AnnStatus(
                 state=state,
-                rows=self._n,
+                rows=self._n - self._removed,
                 nodes=0 if self._ann is None else len(self._ann),
                 excluded=self._excluded,
                 build_s=self._build_s,
@@ -526,7 +578,8 @@ class Partition:
                 total, last = total + rows.size, score
             return np.concatenate(scores), np.concatenate(positions)
 
-    def _mask(self, select: RowSelector) -> npt.NDArray[np.bool_] | None:
+    def _mask(self, select: RowSelector, *, live: bool = True) -> npt.NDArray[np.bool_] | None:
+        """The selected rows (None: all), removed rows excluded unless *live* is False."""
         n = self._n
         mask: npt.NDArray[np.bool_] | None = None
 
@@ -549,10 +602,16 @@ class Partition:
             mask = both(self._ats[:n] <= select.until)
         if select.rowids is not None:
             mask = both(np.isin(self._rowids[:n], select.rowids))
+        if live and self._removed:
+            mask = both(self._alive[:n])
         return mask
 
     def nearest(self, query: F32, k: int, select: RowSelector) -> list[Ranked]:
         """Top *k* rows by cosine among the selected rows that have a vector."""
+        with self._rw.read():
+            return self._nearest(query, k, select)
+
+    def _nearest(self, query: F32, k: int, select: RowSelector) -> list[Ranked]:
         n = self._n
         if n == 0 or k <= 0:
             return []
@@ -579,6 +638,10 @@ class Partition:
 
     def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Ranked]:
         """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left out)."""
+        with self._rw.read():
+            return self._lexical_top(terms, k, select)
+
+    def _lexical_top(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Ranked]:
         if self._n == 0 or k <= 0 or not terms:
             return []
         scores = self._lexical.scores(terms)
@@ -599,7 +662,21 @@ class Partition:
         wanted: Sequence[str | None],
     ) -> list[tuple[str | None, float, float]]:
         """The *wanted* sessions inside the selection's scope, each scored as one document:
-        (session, BM25 over its turns as one text, cosine to its centroid)."""
+        (session, BM25 over its turns as one text, cosine to its centroid).
+
+        A session's document holds only the selected rows: a filter that excludes a turn
+        keeps it out of its session's score too.
+        """
+        with self._rw.read():
+            return self._sessions_scored(terms, query, select, wanted)
+
+    def _sessions_scored(
+        self,
+        terms: Sequence[str],
+        query: F32 | None,
+        select: RowSelector,
+        wanted: Sequence[str | None],
+    ) -> list[tuple[str | None, float, float]]:
         n_groups = len(self._session_codes.values)
         codes = []
         for name in dict.fromkeys(wanted):
@@ -607,13 +684,19 @@ class Partition:
             if code < 0 or not self._session_in_scope(code, select):
                 continue
             codes.append(code)
-        if not codes or self._n == 0:
+        n = self._n
+        if not codes or n == 0:
             return []
         index = np.asarray(codes)
-        lexical = self._lexical.group_scores(terms, self._sessions, n_groups) if terms else None
+        # Scope (user, session) is decided per session above; the rest narrows the rows.
+        rows = self._mask(replace(select, user=None, session=None), live=False)
+        lexical = None
+        if terms:
+            lexical = self._lexical.group_scores(terms, self._sessions, n_groups, rows)
         cosine = np.zeros(index.size, dtype=np.float32)
         if query is not None and self._dim:
-            sums = self._session_sums[index]
+            # Removed rows have no vector: neither sum counts them.
+            sums = self._session_sums[index] if rows is None else self._masked_sums(index, rows)
             norms = np.linalg.norm(sums, axis=1)
             np.divide(sums @ query, norms, out=cosine, where=norms > 0)
         names = self._session_codes.values
@@ -621,6 +704,17 @@ class Partition:
             (names[code], float(lexical[code]) if lexical is not None else 0.0, float(cos))
             for code, cos in zip(codes, cosine, strict=True)
         ]
+
+    def _masked_sums(self, codes: npt.NDArray[np.intp], rows: npt.NDArray[np.bool_]) -> F32:
+        """Sum of the selected row vectors of each session in *codes*."""
+        n = self._n
+        slot = np.full(len(self._session_codes.values), -1, dtype=np.int64)
+        slot[codes] = np.arange(codes.size)
+        picked = np.flatnonzero(rows[:n] & self._has_vector[:n])
+        picked = picked[slot[self._sessions[picked]] >= 0]
+        sums = np.zeros((codes.size, self._dim), dtype=np.float32)
+        np.add.at(sums, slot[self._sessions[picked]], self._matrix[picked])
+        return sums
 
     def _session_in_scope(self, code: int, select: RowSelector) -> bool:
         """A session is in scope when it is the selected session or belongs to the user."""

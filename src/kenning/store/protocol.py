@@ -1,151 +1,56 @@
-"""The one storage protocol every backend implements, and the records it trades in.
+"""The storage protocols, one per concern, and ``Store``, the backend that offers them all.
 
-A store offers a few batched primitives; everything convenient is built on top of them in
-:mod:`kenning.memory`. Every read takes a :class:`~kenning.records.Scope` and constrains by it
-inside the backend's query; there is no read path without one.
+A store offers a few batched primitives; everything convenient is built on top of them in the
+engines (:mod:`kenning.search`, :mod:`kenning.context`, :mod:`kenning.compaction`). Every read
+takes a :class:`~kenning.records.Scope` and constrains by it inside the backend's query; there
+is no read path without one. Callers depend on the narrowest protocol they use.
+
+- :class:`EventLog`: the append-only episodic record, its vectors, and erasure.
+- :class:`SearchIndex`: candidates of each search signal, whole-session scores, access stats.
+- :class:`ContextState`: pins, summaries and their audit, task state, the token ledger.
+- :class:`JobQueue`: the persisted compaction queue.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.compaction.records import AuditEntry, CompactionJob, JobStatus
-from kenning.context.task import TaskState, TaskUpdate
-from kenning.pins.draft import PinDraft
-from kenning.records import Event, JSONScalar, NewEvent, Pin, Role, Scope, Summary
-from kenning.search.filters import Filters
+from kenning.records import (
+    AuditEntry,
+    CompactionJob,
+    Event,
+    Filters,
+    JobStatus,
+    Pin,
+    PinDraft,
+    Scope,
+    Summary,
+    TaskState,
+)
+from kenning.store.records import (
+    Candidate,
+    Capabilities,
+    ContextSnapshot,
+    EventWrite,
+    Item,
+    ModelInfo,
+    SessionCandidate,
+)
 
-__all__ = [
-    "Candidate",
-    "Capabilities",
-    "ContextSnapshot",
-    "EventWrite",
-    "Item",
-    "MessageRow",
-    "ModelInfo",
-    "SessionCandidate",
-    "Store",
-]
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """Optional features a backend declares; unsupported calls raise ``Unsupported``."""
-
-    lexical_search: bool = True
-    vector_search: bool = True
-    ann_index: bool = False
-    multi_process: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    """Identity of the embedding model whose vectors a store holds."""
-
-    model_id: str
-    dimension: int
-    normalized: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class EventWrite:
-    """One event to append: its scope, the validated input and the hash of its embedded text."""
-
-    scope: Scope
-    event: NewEvent
-    embed_hash: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A search candidate from one signal: the record's id, that signal's raw score, and the
-    session it belongs to (fusion can rank turns of the best-matching session together)."""
-
-    id: str
-    score: float
-    session: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SessionCandidate:
-    """A session scored as one document: normalised BM25 over its text, cosine to its
-    centroid."""
-
-    session: str | None
-    lexical: float
-    cosine: float
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """A searchable record as returned to the search layer (an event, later facts...)."""
-
-    id: str
-    kind: str
-    scope: Scope
-    seq: int
-    role: Role
-    text: str
-    at: datetime
-    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
-    tags: tuple[str, ...] = ()
-    access_count: int = 0
-    last_access: datetime | None = None
-
-
-Vectors = npt.NDArray[np.float32]
-
-
-@dataclass(frozen=True, slots=True)
-class MessageRow:
-    """What a window needs of an event: enough to render its chat message, nothing more."""
-
-    seq: int
-    id: str
-    role: Role
-    text: str
-    tool_name: str | None = None
-    tool_call_id: str | None = None
-    tokens: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class ContextSnapshot:
-    """A session's working-context state, read in one go for one window.
-
-    ``tail`` holds the newest events after the last summary whose message tokens (per the
-    ledger) fit in the room asked for, oldest first.
-    """
-
-    task: TaskState
-    pins: tuple[Pin, ...]
-    summaries: tuple[Summary, ...]
-    total: int
-    summarized: int
-    tail: tuple[MessageRow, ...]
-    counted_seq: int = 0
-    last_seq: int = 0
+__all__ = ["ContextState", "EventLog", "JobQueue", "SearchIndex", "Store"]
 
 
 @runtime_checkable
-class Store(Protocol):
-    """Batched, tenant-scoped storage of kenning's records.
+class EventLog(Protocol):
+    """Sessions' events in order, the vectors of their embedded texts, and erasure.
 
-    Writes are atomic: a batch is committed whole or not at all. Reads take a scope and never
-    return a record outside it.
+    Writes are atomic: a batch is committed whole or not at all.
     """
-
-    @property
-    def backend(self) -> str: ...
-
-    @property
-    def capabilities(self) -> Capabilities: ...
 
     def model(self) -> ModelInfo | None:
         """The embedding model the stored vectors belong to, or None before the first vector."""
@@ -188,8 +93,30 @@ class Store(Protocol):
         """The searchable items with these ids inside *scope* (unknown ids are left out)."""
         ...
 
-    def lexical(self, scope: Scope, match: str, *, filters: Filters, limit: int) -> list[Candidate]:
-        """BM25-ranked candidates for an already escaped FTS *match* expression."""
+    def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
+        """Cached token counts of these records for *encoding* (missing ones are left out)."""
+        ...
+
+    def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
+        """Cache token counts of records for *encoding*."""
+        ...
+
+    def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
+               before: datetime | None = None) -> int:  # fmt: skip
+        """Erase records in *scope* (all, or *ids*, or those before a time) from every index,
+        with what derives from them (pins, summaries, ledgers, jobs of emptied sessions).
+
+        Returns the number of records erased.
+        """
+        ...
+
+
+@runtime_checkable
+class SearchIndex(Protocol):
+    """Ranked candidates of each signal; only records inside the scope and filters are scored."""
+
+    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
+        """BM25-ranked candidates for the words of *query*."""
         ...
 
     def nearest(
@@ -220,23 +147,11 @@ class Store(Protocol):
         """Record an access to these items (for the access bonus)."""
         ...
 
-    def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
-        """Cached token counts of these records for *encoding* (missing ones are left out)."""
-        ...
 
-    def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
-        """Cache token counts of records for *encoding*."""
-        ...
-
-    def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
-               before: datetime | None = None) -> int:  # fmt: skip
-        """Erase records in *scope* (all, or *ids*, or those before a time) from every index.
-
-        Returns the number of records erased.
-        """
-        ...
-
-    # -- pins -------------------------------------------------------------------------------
+@runtime_checkable
+class ContextState(Protocol):
+    """A session's working-context state: pins, summaries and their audit log, task state and
+    the running token totals of its messages."""
 
     def put_pins(
         self,
@@ -257,8 +172,6 @@ class Store(Protocol):
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
         """Current pins in *scope* (with *history*, every version), in write order."""
         ...
-
-    # -- summaries, compaction queue and audit -----------------------------------------------
 
     def put_summary(
         self,
@@ -284,35 +197,15 @@ class Store(Protocol):
         """The latest *limit* audit entries in *scope*, oldest first."""
         ...
 
-    def enqueue_compaction(
-        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
-    ) -> CompactionJob | None:
-        """Queue a compaction of the session; None if one is already pending or running."""
-        ...
-
-    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
-        """Take the oldest pending job, or a running one whose lease expired (its worker died).
-
-        The queue is the store's own machinery, not a read of tenant data, so it has no scope.
-        """
-        ...
-
-    def finish_compaction(
-        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
-    ) -> None: ...
-
-    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]: ...
-
-    def pending_compactions(self) -> int: ...
-
-    # -- task state and the token ledger -----------------------------------------------------
-
     def task_state(self, scope: Scope) -> TaskState:
-        """The session's task state (an empty one if never set)."""
+        """The session's task state (an empty one, version 0, if never set)."""
         ...
 
-    def update_task_state(self, scope: Scope, update: TaskUpdate, *, at: datetime) -> TaskState:
-        """Merge *update* into the stored state atomically (rules in kenning.context.task)."""
+    def put_task_state(
+        self, scope: Scope, state: TaskState, *, expected: int, at: datetime
+    ) -> bool:
+        """Store *state* if the stored version is still *expected*; False (nothing written)
+        if another writer got there first. The merge rules live above the store."""
         ...
 
     def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
@@ -338,4 +231,57 @@ class Store(Protocol):
         """``(seq, tokens)`` of the newest events after *after_seq* that fit in *room*."""
         ...
 
-    def close(self) -> None: ...
+
+@runtime_checkable
+class JobQueue(Protocol):
+    """The persisted queue of compaction jobs: at most one open job per session, leased."""
+
+    def enqueue_compaction(
+        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
+    ) -> CompactionJob | None:
+        """Queue a compaction of the session; None if one is already pending or running."""
+        ...
+
+    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
+        """Take the oldest pending job, or a running one whose lease expired (its worker died).
+
+        The queue is the store's own machinery, not a read of tenant data, so it has no scope.
+        """
+        ...
+
+    def finish_compaction(
+        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
+    ) -> None:
+        """Record how a claimed job ended (``pending`` hands it back to the queue)."""
+        ...
+
+    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
+        """Every job of *scope*, oldest first."""
+        ...
+
+    def pending_compactions(self) -> int:
+        """Jobs pending or running, over the whole store."""
+        ...
+
+
+@runtime_checkable
+class Store(EventLog, SearchIndex, ContextState, JobQueue, Protocol):
+    """A backend that offers every protocol over one database.
+
+    Writes are atomic: a batch is committed whole or not at all. Reads take a scope and never
+    return a record outside it.
+    """
+
+    @property
+    def backend(self) -> str:
+        """The backend's name (``sqlite``)."""
+        ...
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Optional features this backend offers."""
+        ...
+
+    def close(self) -> None:
+        """Release the backend's connections and threads; later calls raise ``StoreError``."""
+        ...

@@ -1,5 +1,5 @@
-"""The working-context tables of the SQLite store: pins, summaries, the compaction queue and
-audit log, task state and the per-session token ledger.
+"""The working-context tables of the SQLite store: pins, summaries and their audit log, task
+state and the per-session token ledger.
 
 A mixin of :class:`~kenning.store.sqlite.store.SQLiteStore`; every statement is constrained by
 the scope inside its SQL, like the rest of the store.
@@ -11,17 +11,27 @@ import json
 import sqlite3
 import uuid
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from kenning.compaction.records import AuditAction, AuditEntry, CompactionJob, JobStatus
-from kenning.context.task import TaskState, TaskUpdate, merge_task
 from kenning.errors import InvalidInput
-from kenning.pins.draft import PinDraft
-from kenning.records import Pin, PinKind, PinStatus, Role, Scope, Summary
-from kenning.store.protocol import ContextSnapshot, MessageRow
+from kenning.records import (
+    AuditAction,
+    AuditEntry,
+    Pin,
+    PinDraft,
+    PinKind,
+    PinStatus,
+    Role,
+    Scope,
+    Summary,
+    TaskState,
+)
+from kenning.store.records import ContextSnapshot, MessageRow
+from kenning.store.sqlite.database import Database
+from kenning.store.sqlite.sql import scope_sql
+from kenning.store.sqlite.sql import ts as _ts
 
 __all__ = ["ContextTables"]
 
@@ -36,30 +46,9 @@ _AUDIT_COLUMNS = (
     "rowid, tenant, user, session, at, action, first_seq, last_seq, tokens_before, "
     "tokens_after, summary_id, summarizer, detail"
 )
-_JOB_COLUMNS = (
-    "rowid, tenant, user, session, model, budget, reason, status, attempts, created_at, error"
-)
 
 
 _ROLES = {role.value: role for role in Role}
-
-
-def _ts(value: float) -> datetime:
-    return datetime.fromtimestamp(value, UTC)
-
-
-def _scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """The WHERE clause of a scope: tenant always, user and session when the scope has them."""
-    prefix = f"{alias}." if alias else ""
-    where = [f"{prefix}tenant = ?"]
-    params: list[Any] = [scope.tenant]
-    if scope.user is not None:
-        where.append(f"{prefix}user = ?")
-        params.append(scope.user)
-    if scope.session is not None:
-        where.append(f"{prefix}session = ?")
-        params.append(scope.session)
-    return " AND ".join(where), params
 
 
 def _pin(row: Sequence[Any]) -> Pin:
@@ -85,14 +74,6 @@ def _audit(row: Sequence[Any]) -> AuditEntry:
         id=int(row[0]), scope=Scope(row[1], row[2], row[3]), at=_ts(row[4]),
         action=AuditAction(row[5]), first_seq=row[6], last_seq=row[7], tokens_before=row[8],
         tokens_after=row[9], summary_id=row[10], summarizer=row[11], detail=row[12],
-    )  # fmt: skip
-
-
-def _job(row: Sequence[Any]) -> CompactionJob:
-    return CompactionJob(
-        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), model=row[4], budget=int(row[5]),
-        reason=row[6], status=JobStatus(row[7]), attempts=int(row[8]), created_at=_ts(row[9]),
-        error=row[10],
     )  # fmt: skip
 
 
@@ -136,14 +117,8 @@ def _tail_start(
     return after_seq if row is None else max(after_seq, int(row[0]))
 
 
-class ContextTables:
-    """Pins, summaries, compaction jobs and audit, task state and the token ledger."""
-
-    if TYPE_CHECKING:
-
-        def _read(self) -> AbstractContextManager[sqlite3.Connection]: ...
-
-        def _write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+class ContextTables(Database):
+    """Pins, summaries and their audit log, task state and the token ledger."""
 
     # -- pins ------------------------------------------------------------------------------
 
@@ -213,7 +188,7 @@ class ContextTables:
         return written
 
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
-        where, params = _scope_sql(scope)
+        where, params = scope_sql(scope)
         if not history:
             where += " AND current = 1"
         with self._read() as conn:
@@ -255,7 +230,7 @@ class ContextTables:
         return summary
 
     def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:
-        where, params = _scope_sql(scope)
+        where, params = scope_sql(scope)
         if not include_replaced:
             where += " AND active = 1"
         with self._read() as conn:
@@ -288,7 +263,7 @@ class ContextTables:
         )  # fmt: skip
 
     def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        where, params = _scope_sql(scope)
+        where, params = scope_sql(scope)
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
@@ -296,75 +271,6 @@ class ContextTables:
                 [*params, limit],
             ).fetchall()
         return [_audit(r) for r in reversed(rows)]
-
-    # -- the compaction queue --------------------------------------------------------------
-
-    def enqueue_compaction(
-        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
-    ) -> CompactionJob | None:
-        scope = scope.require_session()
-        with self._write() as conn:
-            cur = conn.execute(
-                "INSERT OR IGNORE INTO compaction_jobs (tenant, user, session, model, budget,"
-                " reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    scope.tenant, scope.user, scope.session, model, budget, reason,
-                    JobStatus.PENDING.value, at.timestamp(), at.timestamp(),
-                ),
-            )  # fmt: skip
-            if not cur.rowcount:
-                return None
-            row = conn.execute(
-                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE rowid = ?", (cur.lastrowid,)
-            ).fetchone()
-        return _job(row)
-
-    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
-        """Take the oldest pending job (or one whose worker died: its lease ran out)."""
-        now = at.timestamp()
-        with self._write() as conn:
-            row = conn.execute(
-                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE status = 'pending'"
-                " OR (status = 'running' AND lease_until < ?) ORDER BY rowid LIMIT 1",
-                (now,),
-            ).fetchone()
-            if row is None:
-                return None
-            conn.execute(
-                "UPDATE compaction_jobs SET status = 'running', attempts = attempts + 1,"
-                " lease_until = ?, updated_at = ? WHERE rowid = ?",
-                (now + lease_s, now, row[0]),
-            )
-        job = _job(row)
-        return CompactionJob(
-            id=job.id, scope=job.scope, model=job.model, budget=job.budget, reason=job.reason,
-            status=JobStatus.RUNNING, attempts=job.attempts + 1, created_at=job.created_at,
-        )  # fmt: skip
-
-    def finish_compaction(
-        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
-    ) -> None:
-        with self._write() as conn:
-            conn.execute(
-                "UPDATE compaction_jobs SET status = ?, error = ?, lease_until = NULL,"
-                " updated_at = ? WHERE rowid = ?",
-                (status.value, error, at.timestamp(), job_id),
-            )
-
-    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
-        where, params = _scope_sql(scope)
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
-            ).fetchall()
-        return [_job(r) for r in rows]
-
-    def pending_compactions(self) -> int:
-        with self._read() as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM compaction_jobs WHERE status IN ('pending', 'running')"
-            ).fetchone()
-        return int(row[0])
 
     # -- task state ------------------------------------------------------------------------
 
@@ -377,25 +283,26 @@ class ContextTables:
             ).fetchone()
         return TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
 
-    def update_task_state(self, scope: Scope, update: TaskUpdate, *, at: datetime) -> TaskState:
+    def put_task_state(
+        self, scope: Scope, state: TaskState, *, expected: int, at: datetime
+    ) -> bool:
         scope = scope.require_session()
         with self._write() as conn:
             row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                "SELECT version FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
-            state = TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
-            merged = merge_task(state, update)
-            if merged is not state:
-                conn.execute(
-                    "INSERT OR REPLACE INTO task_state (tenant, session, user, body, version,"
-                    " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        scope.tenant, scope.session, scope.user, json.dumps(merged.to_json()),
-                        merged.version, at.timestamp(),
-                    ),
-                )  # fmt: skip
-        return merged
+            if (0 if row is None else int(row[0])) != expected:
+                return False
+            conn.execute(
+                "INSERT OR REPLACE INTO task_state (tenant, session, user, body, version,"
+                " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    scope.tenant, scope.session, scope.user, json.dumps(state.to_json()),
+                    state.version, at.timestamp(),
+                ),
+            )  # fmt: skip
+        return True
 
     # -- the token ledger ------------------------------------------------------------------
 
@@ -508,9 +415,8 @@ class ContextTables:
 
     # -- erasure ---------------------------------------------------------------------------
 
-    @staticmethod
-    def _forget_context(
-        conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
+    def _forget_derived(
+        self, conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
     ) -> None:
         """Drop what derives from erased events: pins sourced from them, summaries covering
         them, the token ledger of their sessions; a whole-scope erase drops everything."""

@@ -217,6 +217,41 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX token_ledger_cum ON token_ledger (tenant, session, encoding, cum);
         """,
     ),
+    (
+        "0003_index_log_and_access",
+        """
+        -- Rows leave a tenant's in-memory search partition through this log: every process
+        -- applies what it has not seen yet (a delta), instead of reloading the tenant.
+        -- AUTOINCREMENT: an id is never reused, so a reader's position stays meaningful.
+        CREATE TABLE index_log (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            tenant TEXT NOT NULL,
+            item INTEGER NOT NULL,
+            op TEXT NOT NULL
+        );
+        CREATE INDEX index_log_tenant ON index_log (tenant, id);
+        CREATE TRIGGER items_log_delete AFTER DELETE ON items BEGIN
+            INSERT INTO index_log (tenant, item, op) VALUES (old.tenant, old.rowid, 'erase');
+        END;
+        CREATE TABLE store_meta (
+            key TEXT PRIMARY KEY,
+            value INTEGER NOT NULL
+        ) WITHOUT ROWID;
+
+        -- Access statistics are soft data written by searches: kept apart from the rows
+        -- whose changes matter to search partitions.
+        CREATE TABLE item_access (
+            item INTEGER PRIMARY KEY REFERENCES items (rowid) ON DELETE CASCADE,
+            count INTEGER NOT NULL,
+            last REAL NOT NULL
+        );
+        INSERT INTO item_access (item, count, last)
+            SELECT rowid, access_count, coalesce(last_access, created_at) FROM items
+            WHERE access_count > 0;
+        ALTER TABLE items DROP COLUMN access_count;
+        ALTER TABLE items DROP COLUMN last_access;
+        """,
+    ),
 )
 
 

@@ -6,7 +6,7 @@ import enum
 from dataclasses import dataclass
 from datetime import datetime
 
-from kenning.records import Scope
+from kenning.records.core import Scope
 
 __all__ = ["AuditAction", "AuditEntry", "CompactionJob", "JobStatus"]
 

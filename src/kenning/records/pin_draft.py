@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from kenning.records import JSONScalar, PinKind, PinStatus
+from kenning.records.core import JSONScalar, PinKind, PinStatus
 
 __all__ = ["PinDraft"]
 

@@ -1,8 +1,9 @@
-"""Turn free user text into a safe FTS5 match expression.
+"""FTS5 pieces of the SQLite store: user text as a safe MATCH expression, and scope tokens.
 
 User text is never interpreted as FTS5 syntax: it is split into word tokens, each token is
 quoted as a string, and the tokens are joined with ``OR`` so BM25 ranks documents by how many
-and how rare the matched words are.
+and how rare the matched words are. Scope tokens indexed with each row let a MATCH carry its
+tenant, user and session, so FTS5 only ever ranks rows inside the scope.
 """
 
 from __future__ import annotations
@@ -11,39 +12,9 @@ import hashlib
 from collections.abc import Sequence
 
 from kenning.records import Scope
-from kenning.search.tokenize import words
+from kenning.text import query_terms
 
-__all__ = [
-    "STOPWORDS",
-    "match_expression",
-    "query_terms",
-    "scope_match",
-    "scope_terms",
-    "text_match",
-]
-
-_MAX_TERMS = 48
-
-# Function words that only add noise to an OR query; kept short and generic on purpose.
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being
-    below between both but by can could did do does doing down during each few for from further
-    had has have having he her here hers herself him himself his how i if in into is it its
-    itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    s t d ll m re ve don didn doesn isn wasn weren haven hasn won wouldn shouldn couldn
-    """.split()
-)
-
-
-def query_terms(text: str) -> list[str]:
-    """Lower-cased word tokens of *text* minus stopwords (all tokens if only stopwords)."""
-    tokens = words(text)
-    kept = [w for w in tokens if w not in STOPWORDS]
-    return list(dict.fromkeys(kept or tokens))[:_MAX_TERMS]
+__all__ = ["match_expression", "scope_match", "scope_terms", "text_match"]
 
 
 def match_expression(text: str) -> str:

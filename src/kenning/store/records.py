@@ -1,0 +1,123 @@
+"""The records a store exchanges with the layers above it (frozen, no I/O)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.records import JSONScalar, NewEvent, Pin, Role, Scope, Summary, TaskState
+
+__all__ = [
+    "Candidate",
+    "Capabilities",
+    "ContextSnapshot",
+    "EventWrite",
+    "Item",
+    "MessageRow",
+    "ModelInfo",
+    "SessionCandidate",
+    "Vectors",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """Optional features a backend declares; unsupported calls raise ``Unsupported``."""
+
+    lexical_search: bool = True
+    vector_search: bool = True
+    ann_index: bool = False
+    multi_process: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Identity of the embedding model whose vectors a store holds."""
+
+    model_id: str
+    dimension: int
+    normalized: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class EventWrite:
+    """One event to append: its scope, the validated input and the hash of its embedded text."""
+
+    scope: Scope
+    event: NewEvent
+    embed_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A search candidate from one signal: the record's id, that signal's raw score, and the
+    session it belongs to (fusion can rank turns of the best-matching session together)."""
+
+    id: str
+    score: float
+    session: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCandidate:
+    """A session scored as one document: normalised BM25 over its text, cosine to its
+    centroid."""
+
+    session: str | None
+    lexical: float
+    cosine: float
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A searchable record as returned to the search layer (an event, later facts...)."""
+
+    id: str
+    kind: str
+    scope: Scope
+    seq: int
+    role: Role
+    text: str
+    at: datetime
+    metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
+    access_count: int = 0
+    last_access: datetime | None = None
+
+
+Vectors = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    """What a window needs of an event: enough to render its chat message, nothing more."""
+
+    seq: int
+    id: str
+    role: Role
+    text: str
+    tool_name: str | None = None
+    tool_call_id: str | None = None
+    tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSnapshot:
+    """A session's working-context state, read in one go for one window.
+
+    ``tail`` holds the newest events after the last summary whose message tokens (per the
+    ledger) fit in the room asked for, oldest first.
+    """
+
+    task: TaskState
+    pins: tuple[Pin, ...]
+    summaries: tuple[Summary, ...]
+    total: int
+    summarized: int
+    tail: tuple[MessageRow, ...]
+    counted_seq: int = 0
+    last_seq: int = 0

@@ -1,0 +1,175 @@
+"""Connections of the SQLite store: one writer, a reader per thread, atomic transactions.
+
+A database file is opened in WAL mode. Writes go through one connection, one transaction at a
+time (``BEGIN IMMEDIATE``, committed whole or rolled back). Each thread reads through its own
+connection, inside a read transaction that sees one committed state: a writer waiting for the
+file lock (another process is writing) never blocks a search, and searches of several threads
+run at once. An in-memory database has no other process and one connection: reads and writes
+share it under one lock.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from kenning.errors import InvalidInput, StoreError
+from kenning.records import Scope
+from kenning.store.sqlite.schema import migrate
+
+__all__ = ["Database"]
+
+
+def _connect(path: str, timeout_s: float) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+    if path != ":memory:":
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    # Erased rows are overwritten on disk, not just unlinked.
+    conn.execute("PRAGMA secure_delete = ON")
+    conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+    return conn
+
+
+class Database:
+    """The connections of one SQLite store and the transactions over them."""
+
+    def __init__(self, path: str | Path, *, timeout_s: float) -> None:
+        self._path = str(path)
+        if self._path != ":memory:" and Path(self._path).is_dir():
+            raise InvalidInput(f"{self._path} is a directory, not a database file")
+        self._timeout_s = timeout_s
+        self._wlock = threading.RLock()
+        self._closed = False
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
+        try:
+            self._conn = _connect(self._path, timeout_s)
+            migrate(self._conn)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
+
+    @property
+    def path(self) -> str:
+        return self._path
+
+    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
+
+    def _after_append(self, tenants: set[str]) -> None:
+        """Called after events of *tenants* were committed (search partitions catch up)."""
+
+    def _after_forget(self, tenant: str) -> None:
+        """Called after records of *tenant* were erased and committed."""
+
+    def _forget_derived(
+        self, conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
+    ) -> None:
+        """Inside forget's transaction: erase what derives from the erased events."""
+
+    @property
+    def in_memory(self) -> bool:
+        return self._path == ":memory:"
+
+    def _reader_conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = _connect(self._path, self._timeout_s)
+            conn.execute("PRAGMA query_only = ON")
+            with self._readers_lock:
+                if self._closed:
+                    conn.close()
+                    raise StoreError("the store is closed")
+                self._readers.append(conn)
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """A read transaction: every statement inside sees the same committed state."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        nested: sqlite3.Connection | None = getattr(self._local, "open_read", None)
+        if nested is not None:
+            yield nested  # already inside this thread's read transaction
+            return
+        if self.in_memory:
+            with self._wlock:
+                if self._closed:
+                    raise StoreError("the store is closed")
+                try:
+                    yield self._conn
+                except sqlite3.Error as exc:
+                    raise StoreError(f"SQLite read failed: {exc}") from exc
+            return
+        try:
+            conn = self._reader_conn()
+            conn.execute("BEGIN")
+            # Read before the snapshot is taken, so it is never newer than what is seen.
+            self._local.version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite read failed: {exc}") from exc
+        self._local.open_read = conn
+        try:
+            yield conn
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite read failed: {exc}") from exc
+        finally:
+            self._local.open_read = None
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error:  # pragma: no cover - ending a read transaction rarely fails
+                conn.rollback()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One atomic transaction: commit on success, roll back on any exception."""
+        with self._wlock:
+            if self._closed:
+                raise StoreError("the store is closed")
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite could not start a transaction: {exc}") from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StoreError(f"SQLite write failed and was rolled back: {exc}") from exc
+                raise
+
+    def _read_version(self, conn: sqlite3.Connection) -> int:
+        """A number that changes whenever another connection commits (PRAGMA data_version),
+        taken at the start of this thread's current read transaction."""
+        if conn is self._conn:
+            return int(conn.execute("PRAGMA data_version").fetchone()[0])
+        return int(self._local.version)
+
+    def _checkpoint(self) -> None:
+        """Fold the write-ahead log into the file and truncate it (erased text must not
+        linger there)."""
+        if self.in_memory:
+            return
+        with self._wlock:
+            try:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except sqlite3.Error as exc:
+                raise StoreError(f"SQLite checkpoint failed: {exc}") from exc
+
+    def _close_connections(self) -> None:
+        with self._wlock, self._readers_lock:
+            self._closed = True
+            try:
+                for conn in self._readers:
+                    conn.close()
+                self._readers.clear()
+                self._conn.close()
+            except sqlite3.Error as exc:  # pragma: no cover - close rarely fails
+                raise StoreError(f"closing SQLite failed: {exc}") from exc

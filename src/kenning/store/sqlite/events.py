@@ -1,0 +1,337 @@
+"""The event log of the SQLite store: sessions, events, their vectors, token counts, erasure.
+
+A mixin of :class:`~kenning.store.sqlite.store.SQLiteStore`; every statement is constrained by
+the scope inside its SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
+from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
+from kenning.store.records import EventWrite, Item, ModelInfo
+from kenning.store.sqlite.database import Database
+from kenning.store.sqlite.fts import scope_terms
+from kenning.store.sqlite.sql import (
+    by_ids,
+    chunks,
+    dumps,
+    stored_model,
+    stored_scope,
+    ts,
+    where_clause,
+)
+
+__all__ = ["EventTables"]
+
+_EVENT_COLUMNS = (
+    "i.rowid, i.id, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.tags, i.metadata, i.version, i.content_hash, d.tool_name, d.tool_args, d.tool_result"
+)
+_ITEM_COLUMNS = (
+    "i.id, i.kind, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.metadata, i.tags, coalesce(a.count, 0), a.last"
+)
+
+
+def _event(row: Sequence[Any]) -> Event:
+    return Event(
+        id=row[1],
+        scope=stored_scope(row[2], row[3], row[4], row[5]),
+        seq=int(row[6]),
+        role=Role(row[7]),
+        content=row[8],
+        at=ts(row[9]),
+        tags=tuple(json.loads(row[10])),
+        metadata=json.loads(row[11]),
+        version=row[12],
+        content_hash=row[13],
+        tool_name=row[14],
+        tool_args=None if row[15] is None else json.loads(row[15]),
+        tool_result=None if row[16] is None else json.loads(row[16]),
+    )
+
+
+class EventTables(Database):
+    """Events, sessions, vectors and token counts; erasure of everything derived."""
+
+    # -- model identity --------------------------------------------------------------------
+
+    def model(self) -> ModelInfo | None:
+        with self._read() as conn:
+            return stored_model(conn)
+
+    @staticmethod
+    def _check_model(conn: sqlite3.Connection, model: ModelInfo, *, claim: bool) -> None:
+        stored = stored_model(conn)
+        if stored is None:
+            if claim:
+                conn.execute(
+                    "INSERT INTO embedding_model (id, model_id, dimension, normalized, created_at)"
+                    " VALUES (1, ?, ?, ?, ?)",
+                    (model.model_id, model.dimension, int(model.normalized), time.time()),
+                )
+            return
+        if stored != model:
+            raise ModelMismatch(
+                f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); "
+                f"refusing {model.model_id} ({model.dimension}-d). Use the same embedder or a "
+                "new database"
+            )
+
+    def missing_vectors(self, tenant: str, model: ModelInfo, hashes: Sequence[str]) -> list[str]:
+        wanted = list(dict.fromkeys(hashes))
+        have: set[str] = set()
+        with self._read() as conn:
+            self._check_model(conn, model, claim=False)
+            if stored_model(conn) is None:
+                return wanted
+            for chunk in chunks(wanted):
+                marks = ",".join("?" * len(chunk))
+                rows = conn.execute(
+                    f"SELECT hash FROM vectors WHERE tenant = ? AND hash IN ({marks})",
+                    (tenant, *chunk),
+                )
+                have.update(row[0] for row in rows)
+        return [h for h in wanted if h not in have]
+
+    # -- writes ----------------------------------------------------------------------------
+
+    def append_events(
+        self,
+        writes: Sequence[EventWrite],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
+    ) -> list[Event]:
+        if vectors and model is None:
+            raise InvalidInput("vectors were given without the model they belong to")
+        now = time.time()
+        out: list[Event] = []
+        with self._write() as conn:
+            if model is not None and vectors:
+                self._check_model(conn, model, claim=True)
+                conn.executemany(
+                    "INSERT OR IGNORE INTO vectors (tenant, hash, vec) VALUES (?, ?, ?)",
+                    [
+                        (tenant, digest, _vector_blob(vec, model, digest))
+                        for (tenant, digest), vec in vectors.items()
+                    ],
+                )
+            last_seq: dict[tuple[str, str], int] = {}
+            for write in writes:
+                scope = write.scope.require_session()
+                assert scope.user is not None and scope.session is not None
+                key = (scope.tenant, scope.session)
+                if key not in last_seq:
+                    last_seq[key] = self._claim_session(conn, scope, now)
+                seq = last_seq[key] + 1
+                last_seq[key] = seq
+                out.append(self._insert_event(conn, write, seq, now))
+            for (tenant, session), seq in last_seq.items():
+                conn.execute(
+                    "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ?",
+                    (seq, tenant, session),
+                )
+        self._after_append({e.scope.tenant for e in out})
+        return out
+
+    @staticmethod
+    def _insert_event(conn: sqlite3.Connection, write: EventWrite, seq: int, now: float) -> Event:
+        scope, event = write.scope, write.event
+        at = event.at or ts(now)
+        digest = content_hash(event.content)
+        event_id = f"ev_{uuid.uuid4().hex}"
+        role = Role(event.role)
+        cur = conn.execute(
+            "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
+            " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at)"
+            " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event_id, scope.tenant, scope.user, scope.session, scope.agent, seq, role.value,
+                event_label(event), event.content,
+                scope_terms(scope.tenant, scope.user, scope.session, role.value, "event"),
+                at.timestamp(), json.dumps(list(event.tags)), dumps(dict(event.metadata)),
+                event.version, digest, write.embed_hash, now,
+            ),
+        )  # fmt: skip
+        if event.tool_name or event.tool_args is not None or event.tool_result is not None:
+            conn.execute(
+                "INSERT INTO event_details (item, tool_name, tool_args, tool_result)"
+                " VALUES (?, ?, ?, ?)",
+                (cur.lastrowid, event.tool_name, dumps(event.tool_args), dumps(event.tool_result)),
+            )
+        return Event(
+            id=event_id, scope=scope, seq=seq, role=role, content=event.content, at=at,
+            tool_name=event.tool_name, tool_args=event.tool_args, tool_result=event.tool_result,
+            metadata=dict(event.metadata), tags=tuple(event.tags), version=event.version,
+            content_hash=digest,
+        )  # fmt: skip
+
+    @staticmethod
+    def _claim_session(conn: sqlite3.Connection, scope: Scope, now: float) -> int:
+        row = conn.execute(
+            "SELECT user, last_seq FROM sessions WHERE tenant = ? AND session = ?",
+            (scope.tenant, scope.session),
+        ).fetchone()
+        if row is None:
+            conn.execute(
+                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
+                " VALUES (?, ?, ?, 0, ?)",
+                (scope.tenant, scope.session, scope.user, now),
+            )
+            return 0
+        if row[0] != scope.user:
+            raise ScopeConflict(
+                f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
+                "session ids are unique within a tenant"
+            )
+        return int(row[1])
+
+    # -- reads -----------------------------------------------------------------------------
+
+    def events(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        after_seq: int | None = None,
+        limit: int | None = None,
+        tail: int | None = None,
+    ) -> list[Event]:
+        where, params = where_clause(scope, Filters(kinds=("event",)), row_check=ids is not None)
+        if after_seq is not None:
+            where += " AND i.seq > ?"
+            params.append(after_seq)
+        if ids is not None:
+            if not ids:
+                return []
+            where += f" AND {by_ids(len(ids))}"
+            params.extend(ids)
+        order = "i.seq" if scope.session is not None else "i.at, i.session, i.seq"
+        if tail is not None:
+            order = ", ".join(f"{column} DESC" for column in order.split(", "))
+        sql = (
+            f"SELECT {_EVENT_COLUMNS} FROM items i LEFT JOIN event_details d ON d.item = i.rowid"
+            f" WHERE {where} ORDER BY {order}"
+        )
+        count = tail if tail is not None else limit
+        if count is not None:
+            sql += " LIMIT ?"
+            params.append(int(count))
+        with self._read() as conn:
+            rows = [_event(row) for row in conn.execute(sql, params)]
+        return rows[::-1] if tail is not None else rows
+
+    def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
+        out: list[Item] = []
+        with self._read() as conn:
+            for chunk in chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
+                sql = (
+                    f"SELECT {_ITEM_COLUMNS} FROM items i"
+                    " LEFT JOIN item_access a ON a.item = i.rowid"
+                    f" WHERE {where} AND {by_ids(len(chunk))}"
+                )
+                for row in conn.execute(sql, [*params, *chunk]):
+                    out.append(
+                        Item(
+                            id=row[0], kind=row[1],
+                            scope=stored_scope(row[2], row[3], row[4], row[5]),
+                            seq=int(row[6]), role=Role(row[7]), text=row[8], at=ts(row[9]),
+                            metadata=json.loads(row[10]), tags=tuple(json.loads(row[11])),
+                            access_count=int(row[12]),
+                            last_access=None if row[13] is None else ts(row[13]),
+                        )
+                    )  # fmt: skip
+        return out
+
+    # -- token counts ----------------------------------------------------------------------
+
+    def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._read() as conn:
+            for chunk in chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
+                rows = conn.execute(
+                    "SELECT i.id, t.n FROM token_counts t JOIN items i ON i.rowid = t.item"
+                    f" WHERE t.encoding = ? AND {where}"
+                    f" AND {by_ids(len(chunk))}",
+                    [encoding, *params, *chunk],
+                )
+                out.update((row[0], int(row[1])) for row in rows)
+        return out
+
+    def put_token_counts(self, scope: Scope, encoding: str, counts: Mapping[str, int]) -> None:
+        if not counts:
+            return
+        where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
+        with self._write() as conn:
+            for record_id, n in counts.items():
+                conn.execute(
+                    "INSERT OR REPLACE INTO token_counts (item, encoding, n)"
+                    f" SELECT i.rowid, ?, ? FROM items i WHERE {where} AND {by_ids(1)}",
+                    [encoding, int(n), *params, record_id],
+                )
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def forget(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        before: datetime | None = None,
+    ) -> int:
+        where, params = where_clause(scope, Filters(kinds=KINDS), row_check=ids is not None)
+        if ids is not None:
+            if not ids:
+                return 0
+            where += f" AND {by_ids(len(ids))}"
+            params.extend(ids)
+        if before is not None:
+            where += " AND i.at < ?"
+            params.append(before.timestamp())
+        with self._write() as conn:
+            doomed = conn.execute(
+                f"SELECT i.id, i.session, i.seq FROM items i WHERE {where}", params
+            ).fetchall()
+            cur = conn.execute(
+                f"DELETE FROM items WHERE rowid IN (SELECT i.rowid FROM items i WHERE {where})",
+                params,
+            )
+            erased = int(cur.rowcount)
+            conn.execute(
+                "DELETE FROM vectors WHERE tenant = ? AND hash NOT IN"
+                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)",
+                (scope.tenant, scope.tenant),
+            )
+            conn.execute(
+                "DELETE FROM sessions AS s WHERE s.tenant = ? AND NOT EXISTS"
+                " (SELECT 1 FROM items i WHERE i.tenant = s.tenant AND i.session = s.session)",
+                (scope.tenant,),
+            )
+            self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed])
+        if erased:
+            self._after_forget(scope.tenant)
+            self._checkpoint()
+        return erased
+
+
+def _vector_blob(vec: npt.NDArray[np.float32], model: ModelInfo, digest: str) -> bytes:
+    arr = np.ascontiguousarray(vec, dtype=np.float32)
+    if arr.shape != (model.dimension,):
+        raise InvalidInput(
+            f"vector for {digest} has shape {arr.shape}, expected ({model.dimension},)"
+        )
+    return arr.tobytes()

@@ -1,0 +1,456 @@
+"""The search index of the SQLite store: in-memory partitions that follow the file by delta.
+
+Search runs over in-memory partitions (:mod:`kenning.store.partition`), one per tenant, loaded
+lazily from the file. A loaded partition catches up with what any connection (this process or
+another) committed since: rows with a rowid above its high-water mark are added, rows named
+in the deletion log (``index_log``) after its position are removed. Nothing is reloaded
+because another process wrote, and access statistics live in a table of their own.
+
+Lexical ranking is BM25 either in memory (default: about a millisecond at 100k records) or by
+FTS5's ``bm25()`` (``lexical="fts5"``: no load step, tens of milliseconds per query at 100k).
+
+A large partition also gets an HNSW index (:class:`~kenning.store.ann.AnnConfig`), built in a
+background thread. For a database file it is saved beside it (``<file>.ann/``, the graph and
+vector fingerprints, no vectors) and checked against the database when loaded; ``forget``
+deletes the saved file and the in-memory index skips vectors no row holds any more until
+its rebuild.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.errors import InvalidInput, ModelMismatch
+from kenning.records import KINDS, Filters, Scope
+from kenning.store.ann import AnnConfig, HnswIndex
+from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
+from kenning.store.records import Candidate, ModelInfo, SessionCandidate
+from kenning.store.sqlite.database import Database
+from kenning.store.sqlite.fts import scope_match, text_match
+from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
+from kenning.text import query_terms, stem
+
+__all__ = ["SearchTables"]
+
+_log = logging.getLogger(__name__)
+
+_PARTITION_COLUMNS = (
+    "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec, i.text, i.label"
+)
+_PARTITION_FROM = (
+    "FROM items i LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+)
+# Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
+_BM25_WEIGHTS = "1.0, 0.5, 0.0"
+# The deletion log keeps this many entries; a partition that fell further behind reloads.
+_LOG_KEEP = 50_000
+
+
+@dataclass
+class _Follower:
+    """A loaded partition and how far it has followed the database."""
+
+    partition: Partition
+    log_pos: int  # the last index_log id applied
+    hwm: int  # rows with a larger rowid are new to the partition
+    lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up at a time
+    # Per reading connection: its data_version when it last caught up (nothing new since).
+    seen: dict[int, int] = field(default_factory=dict)
+
+
+def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
+    has_vector = np.array([r[7] is not None for r in rows], dtype=np.bool_)
+    matrix = np.zeros((len(rows), dimension), dtype=np.float32)
+    if dimension and has_vector.any():
+        blob = b"".join(r[7] for r in rows if r[7] is not None)
+        matrix[has_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
+    return IndexRows(
+        ids=[r[1] for r in rows],
+        rowids=np.array([r[0] for r in rows], dtype=np.int64),
+        vectors=matrix,
+        has_vector=has_vector if dimension else np.zeros(len(rows), dtype=np.bool_),
+        texts=[r[8] for r in rows],
+        labels=[r[9] for r in rows],
+        users=[r[2] for r in rows],
+        sessions=[r[3] for r in rows],
+        roles=[r[4] for r in rows],
+        kinds=[r[5] for r in rows],
+        ats=np.array([r[6] for r in rows], dtype=np.float64),
+    )
+
+
+def _log_head(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT coalesce(max(id), 0) FROM index_log").fetchone()[0])
+
+
+def _log_floor(conn: sqlite3.Connection) -> int:
+    row = conn.execute(
+        "SELECT value FROM store_meta WHERE key = 'index_log_pruned_through'"
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+class SearchTables(Database):
+    """Candidates of both signals and whole-session scores over per-tenant partitions."""
+
+    def _init_search(self, *, lexical: Literal["memory", "fts5"], ann: AnnConfig) -> None:
+        if lexical not in ("memory", "fts5"):
+            raise InvalidInput("lexical must be 'memory' or 'fts5'")
+        self._lexical_mode = lexical
+        self._ann = ann
+        self._partitions: dict[str, _Follower] = {}
+        self._plock = threading.Lock()
+        self._loading: dict[str, threading.Lock] = {}
+        # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
+        self._spare_indexes: dict[str, HnswIndex] = {}
+        self._saved_nodes: dict[str, int] = {}
+
+    # -- partitions that follow the database -----------------------------------------------
+
+    def _partition(self, conn: sqlite3.Connection, tenant: str) -> Partition:
+        """The tenant's partition, caught up with what *conn*'s snapshot holds."""
+        with self._plock:
+            follower = self._partitions.get(tenant)
+            loading = self._loading.setdefault(tenant, threading.Lock())
+        if follower is None:
+            with loading:
+                with self._plock:
+                    follower = self._partitions.get(tenant)
+                if follower is None:
+                    return self._load(conn, tenant).partition
+        self._catch_up(conn, tenant, follower)
+        return follower.partition
+
+    def _load(self, conn: sqlite3.Connection, tenant: str) -> _Follower:
+        model = stored_model(conn)
+        dimension = model.dimension if model is not None else 0
+        log_pos = _log_head(conn)
+        rows = conn.execute(
+            f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? ORDER BY i.rowid",
+            (tenant,),
+        ).fetchall()
+        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
+        partition.add(_index_rows(rows, dimension))
+        follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
+        with self._plock:
+            previous = self._partitions.get(tenant)
+            self._partitions[tenant] = follower
+        if previous is not None:
+            self._release(tenant, previous)
+        prebuilt = self._spare_indexes.pop(tenant, None)
+        if prebuilt is None and len(partition) >= self._ann.min_rows:
+            prebuilt = self._load_index(tenant, partition)
+        partition.start_ann(prebuilt)
+        return follower
+
+    def _catch_up(self, conn: sqlite3.Connection, tenant: str, follower: _Follower) -> None:
+        """Apply the deletion log and add the rows committed since the partition last looked.
+
+        Runs inside *conn*'s read transaction, so the log and the rows are one state.
+        """
+        version = self._read_version(conn)
+        if follower.seen.get(id(conn)) == version:
+            return
+        with follower.lock:
+            partition = follower.partition
+            model = stored_model(conn)
+            if _log_floor(conn) > follower.log_pos or (
+                model is not None and model.dimension != partition.dimension
+            ):
+                # Fell behind the pruned log, or the first vectors arrived: start over.
+                self._load(conn, tenant)
+                return
+            head = _log_head(conn)
+            hwm = follower.hwm
+            if head > follower.log_pos:
+                erased = conn.execute(
+                    "SELECT item FROM index_log WHERE tenant = ? AND id > ? AND op = 'erase'",
+                    (tenant, follower.log_pos),
+                ).fetchall()
+                if erased and partition.remove(np.array([r[0] for r in erased], dtype=np.int64)):
+                    # A new row may reuse the rowid of an erased last row: look from the
+                    # largest rowid still held.
+                    hwm = partition.max_rowid
+            rows = conn.execute(
+                f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
+                " WHERE i.tenant = ? AND i.rowid > ? ORDER BY i.rowid",
+                (tenant, hwm),
+            ).fetchall()
+            if rows:
+                partition.add(_index_rows(rows, partition.dimension))
+                hwm = int(rows[-1][0])
+            follower.hwm, follower.log_pos = hwm, max(head, follower.log_pos)
+            follower.seen[id(conn)] = version
+
+    def _after_append(self, tenants: set[str]) -> None:
+        # Indexing is paid by the ingest, not by the next search.
+        self._catch_up_loaded(tenants)
+
+    def _after_forget(self, tenant: str) -> None:
+        index_file = self._index_file(tenant)
+        if index_file is not None:
+            # The saved graph names erased rows; the next build saves a new one.
+            self._saved_nodes.pop(tenant, None)
+            index_file.unlink(missing_ok=True)
+        self._catch_up_loaded({tenant})
+        self._prune_log()
+
+    def _catch_up_loaded(self, tenants: set[str]) -> None:
+        with self._plock:
+            loaded = {t: self._partitions[t] for t in tenants if t in self._partitions}
+        if not loaded:
+            return
+        with self._read() as conn:
+            for tenant, follower in loaded.items():
+                follower.seen.clear()  # this process's own write may not move data_version
+                self._catch_up(conn, tenant, follower)
+
+    def _prune_log(self) -> None:
+        with self._write() as conn:
+            head = _log_head(conn)
+            if head - _log_floor(conn) <= 2 * _LOG_KEEP:
+                return
+            through = head - _LOG_KEEP
+            conn.execute("DELETE FROM index_log WHERE id <= ?", (through,))
+            conn.execute(
+                "INSERT OR REPLACE INTO store_meta (key, value)"
+                " VALUES ('index_log_pruned_through', ?)",
+                (through,),
+            )
+
+    def _release(self, tenant: str, follower: _Follower, *, wait: bool = False) -> None:
+        """Stop a partition's index work; a ready HNSW index waits for the next partition."""
+        index = follower.partition.release_ann(wait=wait)
+        if index is not None:
+            self._spare_indexes[tenant] = index
+
+    def _release_all(self) -> None:
+        with self._plock:
+            followers, self._partitions = self._partitions, {}
+        for tenant, follower in followers.items():
+            self._persist_index(tenant, follower.partition, force=True)
+            self._release(tenant, follower, wait=True)
+        self._spare_indexes.clear()
+
+    # -- candidates ------------------------------------------------------------------------
+
+    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
+        if self._lexical_mode == "memory":
+            terms = [stem(word) for word in query_terms(query)]
+            if not terms:
+                return []
+            with self._read() as conn:
+                partition = self._partition(conn, scope.tenant)
+                select = self._selector(conn, scope, filters)
+            hits = partition.lexical(terms, limit, select)
+            return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+        return self._fts5_lexical(scope, query, filters=filters, limit=limit)
+
+    def _fts5_lexical(
+        self, scope: Scope, query: str, *, filters: Filters, limit: int
+    ) -> list[Candidate]:
+        terms = text_match(query)
+        if not terms:
+            return []
+        roles = [r.value for r in filters.roles]
+        match = f"{scope_match(scope, roles=roles, kinds=filters.kinds)} AND {terms}"
+        where, params = where_clause(scope, filters)
+        if filters.needs_sql or filters.since is not None or filters.until is not None:
+            # Constraints FTS5 cannot express are joined in before ranking is cut.
+            sql = (
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session FROM items_fts"
+                " JOIN items i ON i.rowid = items_fts.rowid"
+                f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
+            )
+            args = [match, *params, int(limit)]
+        else:
+            # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
+            # the outer constraint re-checks tenancy against the row itself.
+            sql = (
+                "SELECT i.id, f.s, i.session FROM"
+                f" (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
+                " WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
+                f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
+            )
+            args = [match, int(limit), *params]
+        with self._read() as conn:
+            rows = conn.execute(sql, args).fetchall()
+            ideal = self._fts5_ideal(conn, query) if rows else 1.0
+        return [Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2]) for row in rows]
+
+    @staticmethod
+    def _fts5_ideal(conn: sqlite3.Connection, query: str) -> float:
+        """Σ IDF of the query's terms with FTS5's own (table-wide) statistics."""
+        terms = list(dict.fromkeys(stem(word) for word in query_terms(query)))
+        total_rows = int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
+        marks = ",".join("?" * len(terms))
+        df = dict(conn.execute(f"SELECT term, doc FROM items_vocab WHERE term IN ({marks})", terms))
+        total = 0.0
+        for term in terms:
+            n_term = int(df.get(term, 0))
+            idf = math.log((total_rows - n_term + 0.5) / (n_term + 0.5))
+            total += idf if idf > 0 else 1e-6
+        return total or 1.0
+
+    def nearest(
+        self,
+        scope: Scope,
+        vector: npt.NDArray[np.float32],
+        *,
+        model: ModelInfo,
+        filters: Filters,
+        limit: int,
+    ) -> list[Candidate]:
+        with self._read() as conn:
+            stored = stored_model(conn)
+            if stored is None:
+                return []
+            if stored != model:
+                self._mismatch(stored, model)
+            partition = self._partition(conn, scope.tenant)
+            select = self._selector(conn, scope, filters)
+        hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
+        return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+
+    @staticmethod
+    def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
+        raise ModelMismatch(
+            f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); "
+            f"refusing {model.model_id} ({model.dimension}-d). Use the same embedder or a "
+            "new database"
+        )
+
+    def sessions(
+        self,
+        scope: Scope,
+        query: str,
+        vector: npt.NDArray[np.float32] | None,
+        *,
+        model: ModelInfo | None,
+        sessions: Sequence[str | None],
+    ) -> list[SessionCandidate]:
+        terms = [stem(word) for word in query_terms(query)]
+        with self._read() as conn:
+            if vector is not None:
+                if model is None:
+                    raise InvalidInput("a query vector needs the model it belongs to")
+                stored = stored_model(conn)
+                if stored is None:
+                    vector = None
+                elif stored != model:
+                    self._mismatch(stored, model)
+            partition = self._partition(conn, scope.tenant)
+        select = RowSelector(user=scope.user, session=scope.session)
+        query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
+        scored = partition.sessions(terms, query_vec, select, sessions)
+        return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
+
+    @staticmethod
+    def _selector(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> RowSelector:
+        """The partition rows a query may rank: the scope and every filter, before ranking."""
+        rowids = None
+        if filters.needs_sql:
+            where, params = where_clause(scope, filters)
+            sql = f"SELECT i.rowid FROM items i WHERE {where}"
+            rowids = np.fromiter((r[0] for r in conn.execute(sql, params)), dtype=np.int64)
+        return RowSelector(
+            user=scope.user,
+            session=scope.session,
+            roles=tuple(r.value for r in filters.roles),
+            kinds=filters.kinds,
+            since=None if filters.since is None else filters.since.timestamp(),
+            until=None if filters.until is None else filters.until.timestamp(),
+            rowids=rowids,
+        )
+
+    # -- access statistics -----------------------------------------------------------------
+
+    def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
+        if not ids:
+            return
+        with self._write() as conn:
+            for chunk in chunks(list(ids)):
+                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
+                conn.execute(
+                    "INSERT INTO item_access AS a (item, count, last)"
+                    f" SELECT i.rowid, 1, ? FROM items i WHERE {where} AND {by_ids(len(chunk))}"
+                    " ON CONFLICT (item) DO UPDATE SET count = a.count + 1, last = excluded.last",
+                    [at.timestamp(), *params, *chunk],
+                )
+
+    # -- HNSW index lifecycle --------------------------------------------------------------
+
+    def _index_file(self, tenant: str) -> Path | None:
+        if self.in_memory or not self._ann.enabled or not self._ann.persist:
+            return None
+        digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+        return Path(f"{self._path}.ann") / f"{digest}.hnsw"
+
+    def _load_index(self, tenant: str, partition: Partition) -> HnswIndex | None:
+        path = self._index_file(tenant)
+        if path is None or not path.exists():
+            return None
+        try:
+            index = HnswIndex.loads(path.read_bytes(), partition.vectors_for)
+        except (OSError, ValueError, RuntimeError) as exc:
+            _log.warning("ignoring unreadable HNSW index %s: %s", path, exc)
+            return None
+        self._saved_nodes[tenant] = len(index)
+        return index
+
+    def _index_saver(self, tenant: str) -> Callable[[Partition], None]:
+        def save(partition: Partition) -> None:
+            self._persist_index(tenant, partition)
+
+        return save
+
+    def _persist_index(self, tenant: str, partition: Partition, *, force: bool = False) -> None:
+        """Save a partition's complete index beside the database if it changed since saved."""
+        path = self._index_file(tenant)
+        if path is None or (self._closed and not force):
+            return
+        with self._plock:
+            follower = self._partitions.get(tenant)
+        if not force and (follower is None or follower.partition is not partition):
+            return
+        dumped = partition.dump_ann()
+        if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
+            return
+        blob, nodes = dumped
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(exist_ok=True)
+            tmp.write_bytes(blob)
+            os.replace(tmp, path)
+        except OSError as exc:
+            _log.warning("could not save the HNSW index to %s: %s", path, exc)
+            tmp.unlink(missing_ok=True)
+            return
+        self._saved_nodes[tenant] = nodes
+
+    def vector_index(self, tenant: str, *, wait_s: float | None = 0.0) -> AnnStatus:
+        """The state of *tenant*'s HNSW index (loads the partition); with *wait_s* other than
+        0, first waits that long (``None``: as long as it takes) for a running build.
+
+        >>> from kenning.store.sqlite.store import SQLiteStore
+        >>> SQLiteStore().vector_index("acme").state
+        'off'
+        """
+        with self._read() as conn:
+            partition = self._partition(conn, tenant)
+        if wait_s != 0.0:
+            partition.wait_ann(wait_s)
+        return partition.ann_status()
