@@ -24,6 +24,7 @@ import math
 import os
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -43,7 +44,7 @@ from kenning.store.sqlite.fts import scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
 from kenning.text import query_terms, stem
 
-__all__ = ["SearchTables"]
+__all__ = ["PartitionStatus", "SearchTables"]
 
 _log = logging.getLogger(__name__)
 
@@ -59,6 +60,22 @@ _BM25_WEIGHTS = "1.0, 0.5, 0.0"
 _LOG_KEEP = 50_000
 
 
+@dataclass(frozen=True, slots=True)
+class PartitionStatus:
+    """How a tenant's in-memory partition has followed the database in this process.
+
+    ``loads`` counts full loads from the file (the first, and any start-over);
+    ``catch_ups`` the deltas applied, ``added``/``removed`` the rows they moved.
+    """
+
+    loaded: bool
+    rows: int
+    loads: int
+    catch_ups: int
+    added: int
+    removed: int
+
+
 @dataclass
 class _Follower:
     """A loaded partition and how far it has followed the database."""
@@ -69,6 +86,9 @@ class _Follower:
     lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up at a time
     # Per reading connection: its data_version when it last caught up (nothing new since).
     seen: dict[int, int] = field(default_factory=dict)
+    catch_ups: int = 0
+    added: int = 0
+    removed: int = 0
 
 
 def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
@@ -117,6 +137,7 @@ class SearchTables(Database):
         # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
         self._spare_indexes: dict[str, HnswIndex] = {}
         self._saved_nodes: dict[str, int] = {}
+        self._loads: Counter[str] = Counter()
 
     # -- partitions that follow the database -----------------------------------------------
 
@@ -146,6 +167,7 @@ class SearchTables(Database):
         partition.add(_index_rows(rows, dimension))
         follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
         with self._plock:
+            self._loads[tenant] += 1
             previous = self._partitions.get(tenant)
             self._partitions[tenant] = follower
         if previous is not None:
@@ -180,10 +202,14 @@ class SearchTables(Database):
                     "SELECT item FROM index_log WHERE tenant = ? AND id > ? AND op = 'erase'",
                     (tenant, follower.log_pos),
                 ).fetchall()
-                if erased and partition.remove(np.array([r[0] for r in erased], dtype=np.int64)):
+                removed = 0
+                if erased:
+                    removed = partition.remove(np.array([r[0] for r in erased], dtype=np.int64))
+                if removed:
                     # A new row may reuse the rowid of an erased last row: look from the
                     # largest rowid still held.
                     hwm = partition.max_rowid
+                    follower.removed += removed
             rows = conn.execute(
                 f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
                 " WHERE i.tenant = ? AND i.rowid > ? ORDER BY i.rowid",
@@ -192,6 +218,8 @@ class SearchTables(Database):
             if rows:
                 partition.add(_index_rows(rows, partition.dimension))
                 hwm = int(rows[-1][0])
+                follower.added += len(rows)
+            follower.catch_ups += 1
             follower.hwm, follower.log_pos = hwm, max(head, follower.log_pos)
             follower.seen[id(conn)] = version
 
@@ -440,6 +468,23 @@ class SearchTables(Database):
             tmp.unlink(missing_ok=True)
             return
         self._saved_nodes[tenant] = nodes
+
+    def partition_status(self, tenant: str) -> PartitionStatus:
+        """How *tenant*'s partition has followed the database (nothing is loaded by asking).
+
+        >>> from kenning.store.sqlite.store import SQLiteStore
+        >>> SQLiteStore().partition_status("acme").loaded
+        False
+        """
+        with self._plock:
+            follower = self._partitions.get(tenant)
+            loads = self._loads[tenant]
+        if follower is None:
+            return PartitionStatus(False, 0, loads, 0, 0, 0)
+        return PartitionStatus(
+            loaded=True, rows=len(follower.partition), loads=loads,
+            catch_ups=follower.catch_ups, added=follower.added, removed=follower.removed,
+        )  # fmt: skip
 
     def vector_index(self, tenant: str, *, wait_s: float | None = 0.0) -> AnnStatus:
         """The state of *tenant*'s HNSW index (loads the partition); with *wait_s* other than
