@@ -313,6 +313,7 @@ class Memory:
         goal: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         query: str | None = None,
+        retrieve_from: Scope | None = None,
     ) -> ContextWindow:
         """Build the window for the next model call of the session of *scope*.
 
@@ -323,11 +324,17 @@ class Memory:
         *model*'s tokenizer, chat framing included, and the window never exceeds
         ``budget_tokens - reserve_output_tokens``.
 
+        Retrieved memories come from the session itself (older turns than the tail) unless
+        *retrieve_from* names a wider scope of the same tenant, e.g. ``Scope(tenant, user)``
+        for the user's other sessions: episodes stay session-scoped unless the caller asks.
+
         Reads pressure from the session's running token totals: at the warn threshold it logs,
         at compact it queues a background compaction, at hard it compacts before returning.
 
         Raises:
             InvalidInput: a bad budget, model, system policy, tool schema or query.
+            InvalidScope: *retrieve_from* is not a scope of the window's tenant.
+            ScopeConflict: the session belongs to another user of the tenant.
             BudgetError: the system policy and the latest user input alone exceed the budget.
 
         Example:
@@ -337,7 +344,7 @@ class Memory:
         return self._context.assemble(
             scope, budget_tokens=budget_tokens, model=model,
             reserve_output_tokens=reserve_output_tokens, system=system, goal=goal, tools=tools,
-            query=query,
+            query=query, retrieve_from=retrieve_from,
         )  # fmt: skip
 
     def close(self) -> None:

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from kenning.context.task import merge_task
-from kenning.errors import InvalidScope, StoreError
+from kenning.errors import InvalidScope, ScopeConflict, StoreError
 from kenning.records import (
     AuditAction,
     AuditEntry,
@@ -128,7 +128,11 @@ def test_task_state_is_compare_and_set_per_session(store: Store) -> None:
     assert store.put_task_state(A1, second, expected=1, at=T0)
     state = store.task_state(A1)
     assert (state.task, state.constraints, state.version) == ("Refund", ("max 50 EUR",), 2)
-    assert store.task_state(A2).empty and store.task_state(Scope("acme", "bob", "a-s1")).empty
+    assert store.task_state(A2).empty
+    with pytest.raises(ScopeConflict):
+        store.task_state(Scope("acme", "bob", "a-s1"))
+    with pytest.raises(ScopeConflict):
+        store.put_task_state(Scope("acme", "bob", "a-s1"), second, expected=2, at=T0)
 
 
 def test_token_ledger_keeps_running_totals_and_tails(store: Store) -> None:
@@ -165,3 +169,31 @@ def test_forget_drops_what_derives_from_erased_events(store: Store) -> None:
     store.forget(A1)
     assert store.pins(A1, history=True) == []
     assert [p.key for p in store.pins(G1)] == ["o1"]
+
+
+def test_a_session_belongs_to_the_user_who_first_wrote_to_it(store: Store) -> None:
+    """Pins, task state and jobs claim a new session for their user; another user naming
+    that session id is refused on every path, reads included."""
+    mine = Scope("acme", "ann", "fresh")
+    theirs = Scope("acme", "bob", "fresh")
+    store.put_pins(mine, [PinDraft(PinKind.ENTITY_ID, "id:A-1", "A-1")], at=T0)
+    for call in (
+        lambda: store.pins(theirs),
+        lambda: store.summaries(theirs),
+        lambda: store.audit_log(theirs),
+        lambda: store.compaction_jobs(theirs),
+        lambda: store.task_state(theirs),
+        lambda: store.ledger_head(theirs, "enc"),
+        lambda: store.context_snapshot(theirs, "enc", room=100),
+        lambda: store.events(theirs),
+        lambda: store.put_pins(theirs, [PinDraft(PinKind.ENTITY_ID, "id:B-2", "B-2")], at=T0),
+        lambda: store.enqueue_compaction(theirs, model="m", budget=10, reason="r", at=T0),
+    ):
+        with pytest.raises(ScopeConflict):
+            call()
+    assert [p.value for p in store.pins(Scope("acme"))] == ["A-1"]
+    # A whole-scope erase takes sessions without events along.
+    store.forget(Scope("acme", "ann"))
+    assert store.pins(Scope("acme"), history=True) == []
+    store.put_pins(theirs, [PinDraft(PinKind.ENTITY_ID, "id:B-2", "B-2")], at=T0)
+    assert [p.scope.user for p in store.pins(Scope("acme"))] == ["bob"]

@@ -14,7 +14,7 @@ import pytest
 from kenning import Memory, Scope
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Pressure, Tier
-from kenning.errors import BudgetError, InvalidInput, NotFound
+from kenning.errors import BudgetError, InvalidInput, InvalidScope, NotFound
 from kenning.records import PinKind, PinStatus, TaskUpdate
 from kenning.settings import Settings
 from kenning.tokens.chat import count_messages
@@ -308,7 +308,7 @@ def test_a_stopped_compaction_keeps_whole_ranges_and_can_resume(tmp_path: Path) 
         assert segments and min(s.first_seq for s in segments) == done.last_seq + 1
 
 
-def test_retrieval_brings_memories_beyond_the_tail(
+def test_retrieval_reads_the_session_unless_asked_for_more(
     tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     old = Scope("acme", "dana", "old")
@@ -320,8 +320,39 @@ def test_retrieval_brings_memories_beyond_the_tail(
         memory.add_events(
             now, [{"role": "user", "content": f"invoice question number {i}"} for i in range(8)]
         )
+        # Two tabs stay apart: the other session is not read by default.
         window = memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
                                  query="where do my invoices go?")  # fmt: skip
+        assert window.citations == ()
+        assert all("billing@dana.example" not in (m["content"] or "") for m in window.messages)
+        # The caller may ask for the user's other sessions.
+        window = memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
+                                 query="where do my invoices go?",
+                                 retrieve_from=Scope("acme", "dana"))  # fmt: skip
         # Even though every turn of the tail matches better, the other session's turn is cited.
         assert [c["session"] for c in window.citations] == ["old"]
         assert "billing@dana.example" in window.messages[-9]["content"]
+        with pytest.raises(InvalidScope):
+            memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
+                            retrieve_from=Scope("globex", "dana"))  # fmt: skip
+
+
+def test_retrieval_brings_the_sessions_own_turns_beyond_the_tail(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    chat = Scope("acme", "dana", "long")
+    with Memory.open(tmp_path / "k.db", embedder=real_embedder) as memory:
+        memory.add_events(
+            chat, [{"role": "user", "content": "Send my invoices to billing@dana.example"}]
+        )
+        memory.add_events(
+            chat,
+            [
+                {"role": "user", "content": f"question {i} about the weather in Porto"}
+                for i in range(150)
+            ],
+        )
+        window = memory.assemble(chat, budget_tokens=1_000, model="gpt-4o", system=SYSTEM,
+                                 query="where do my invoices go?")  # fmt: skip
+        # The first turn was summarized away long ago; retrieval brings it back, cited.
+        assert window.citations[0]["session"] == "long" and window.citations[0]["seq"] == 1

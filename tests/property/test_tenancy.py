@@ -6,12 +6,14 @@ with the real embedding model and real SQLite.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kenning import BudgetError, Memory, Scope
+from kenning import BudgetError, Memory, Scope, ScopeConflict, TaskUpdate
 from kenning.records import Event
 from kenning.search.filters import parse_filters
 from kenning.store.records import ModelInfo
@@ -64,12 +66,29 @@ class Assemble:
     budget: int
 
 
+@dataclass(frozen=True)
+class SetState:
+    """Pins and task state in a session (things a window shows)."""
+
+    scope: Scope
+    value: str
+
+
+@dataclass(frozen=True)
+class Intrude:
+    """Another user of the tenant names this session id."""
+
+    scope: Scope
+
+
 operations = st.lists(
     st.one_of(
         st.builds(Add, scopes, st.lists(texts, min_size=1, max_size=4).map(tuple)),
         st.builds(Search, read_scopes, texts),
         st.builds(Forget, read_scopes),
         st.builds(Assemble, scopes, st.integers(120, 600)),
+        st.builds(SetState, scopes, st.sampled_from(["A-1042", "B-77", "C-9"])),
+        st.builds(Intrude, scopes),
     ),
     min_size=1,
     max_size=12,
@@ -119,6 +138,58 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
     assert found == expected
 
 
+def owned(memory: Memory, scope: Scope) -> bool:
+    """The session holds something of its user (events, pins, task state or jobs)."""
+    store = memory.store
+    return bool(
+        store.events(scope)
+        or store.pins(scope, history=True)
+        or store.task_state(scope).version
+        or store.compaction_jobs(scope)
+    )
+
+
+def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbedder) -> None:
+    """Every read and write path answers ScopeConflict to a user naming another user's
+    session id, and nothing when the session is nobody's yet."""
+    assert victim.user is not None
+    intruder = Scope(victim.tenant, "eve" if victim.user != "eve" else "mallory", victim.session)
+    store = memory.store
+    filters = parse_filters(None)
+    model = ModelInfo(embedder.model_id, embedder.dimension)
+    vec = embedder.embed([query])[0]
+    reads: list[Callable[[], object]] = [
+        lambda: memory.search(intruder, query).hits,
+        lambda: store.events(intruder),
+        lambda: store.items(intruder, [e.id for e in store.events(victim)]),
+        lambda: store.lexical(intruder, query, filters=filters, limit=10),
+        lambda: store.nearest(intruder, vec, model=model, filters=filters, limit=10),
+        lambda: store.sessions(intruder, query, vec, model=model, sessions=[victim.session]),
+        lambda: memory.context.pins(intruder, history=True),
+        lambda: memory.context.summaries(intruder),
+        lambda: memory.context.compaction_log(intruder),
+        lambda: store.compaction_jobs(intruder),
+        lambda: store.ledger_tail(intruder, "o200k_base", room=10_000),
+        lambda: store.context_snapshot(intruder, "o200k_base", room=10_000).tail,
+        lambda: memory.context.task_state(intruder).to_json()["task"],
+        lambda: memory.assemble(
+            intruder, budget_tokens=2_000, model="gpt-4o", system="Be brief."
+        ).messages[1:],
+    ]
+    writes: list[Callable[[], object]] = [
+        lambda: memory.context.set_pin(intruder, "entity_id", "Z-1"),
+        lambda: memory.context.update_task(intruder, TaskUpdate(task="steal")),
+        lambda: memory.add_events(intruder, [{"role": "user", "content": "hi"}]),
+    ]
+    if owned(memory, victim):
+        for call in [*reads, *writes]:
+            with pytest.raises(ScopeConflict):
+                call()
+    else:
+        for read in reads:
+            assert not read()
+
+
 @settings(
     max_examples=40,
     deadline=None,
@@ -144,10 +215,15 @@ def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedd
                 assert window.tokens <= op.budget
                 tail = [m["content"] for m in window.messages if m["role"] == "user"]
                 assert set(tail) <= own
-                user = Scope(op.scope.tenant, op.scope.user)
                 for cite in window.citations:
-                    hit = memory.store.events(user, ids=[str(cite["id"])])
+                    # Retrieval reads the session itself unless asked for more.
+                    hit = memory.store.events(op.scope, ids=[str(cite["id"])])
                     assert len(hit) == 1
+            elif isinstance(op, SetState):
+                memory.context.set_pin(op.scope, "entity_id", op.value)
+                memory.context.update_task(op.scope, TaskUpdate(task=f"handle {op.value}"))
+            elif isinstance(op, Intrude):
+                check_intruder(memory, op.scope, "refund order", real_embedder)
             elif isinstance(op, Forget):
                 outside = [
                     e.id
@@ -161,3 +237,8 @@ def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedd
                 assert set(outside) == left
         for tenant in TENANTS:
             check_reads(memory, Scope(tenant), "refund order", real_embedder)
+            for user in USERS:
+                for session in SESSIONS:
+                    check_intruder(
+                        memory, session_of(tenant, user, session), "refund", real_embedder
+                    )

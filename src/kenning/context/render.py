@@ -29,8 +29,7 @@ BLOCK_HEADERS: Mapping[str, str] = {
     "pins": "Pinned facts (exact values recorded from the conversation; they override any "
     "summary):",
     "summaries": "Earlier in this conversation (summaries; event numbers in brackets):",
-    "memories": "Possibly relevant memories from earlier conversations (cited by record id, "
-    "session and time):",
+    "memories": "Possibly relevant earlier memories (cited by record id, session and time):",
 }
 
 # Which pins matter most when not all fit: decisions that grant or block actions first.

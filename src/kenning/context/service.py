@@ -27,7 +27,7 @@ from kenning.context.assembler import (
 from kenning.context.render import validate_tools
 from kenning.context.task import merge_task
 from kenning.context.window import ContextWindow, Pressure, Tier
-from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.errors import InvalidInput, InvalidScope, KenningError, NotFound
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import (
     AuditAction,
@@ -252,8 +252,12 @@ class WorkingContext:
         goal: str | None = None,
         tools: Sequence[Mapping[str, Any]] | None = None,
         query: str | None = None,
+        retrieve_from: Scope | None = None,
     ) -> ContextWindow:
         scope = _session(scope)
+        source = scope if retrieve_from is None else retrieve_from
+        if not isinstance(source, Scope) or source.tenant != scope.tenant:
+            raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
         _positive(budget_tokens, "budget_tokens")
         if (
             isinstance(reserve_output_tokens, bool)
@@ -317,7 +321,7 @@ class WorkingContext:
             try:
                 results = self._search(
                     # The tail's own turns match best and are left out: ask for enough more.
-                    Scope(scope.tenant, scope.user),
+                    source,
                     text[:4_000],
                     settings.memories_k + len(gathered.pieces[Tier.TAIL]),
                 )

@@ -29,8 +29,8 @@ from kenning.records import (
     TaskState,
 )
 from kenning.store.records import ContextSnapshot, MessageRow
-from kenning.store.sqlite.database import Database
-from kenning.store.sqlite.sql import scope_sql
+from kenning.store.sqlite.database import Database, check_owner
+from kenning.store.sqlite.sql import chunks, scope_sql
 from kenning.store.sqlite.sql import ts as _ts
 
 __all__ = ["ContextTables"]
@@ -135,7 +135,7 @@ class ContextTables(Database):
             raise InvalidInput("mode must be 'add' or 'set'")
         if not drafts:
             return []
-        with self._write() as conn:
+        with self._write(scope, claim=True) as conn:
             return self._put_pins(conn, scope, drafts, at=at, mode=mode)
 
     @staticmethod
@@ -191,7 +191,7 @@ class ContextTables(Database):
         where, params = scope_sql(scope)
         if not history:
             where += " AND current = 1"
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = conn.execute(
                 f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
             ).fetchall()
@@ -208,7 +208,7 @@ class ContextTables(Database):
         audit: Sequence[AuditEntry] = (),
     ) -> Summary:
         scope = summary.scope.require_session()
-        with self._write() as conn:
+        with self._write(scope, claim=True) as conn:
             if guard_pins:
                 self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
             conn.execute(
@@ -233,7 +233,7 @@ class ContextTables(Database):
         where, params = scope_sql(scope)
         if not include_replaced:
             where += " AND active = 1"
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = conn.execute(
                 f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
                 " ORDER BY session, first_seq, level",
@@ -243,7 +243,9 @@ class ContextTables(Database):
 
     def audit(self, entries: Sequence[AuditEntry]) -> None:
         if entries:
-            with self._write() as conn:
+            with self._write(None) as conn:
+                for entry in entries:
+                    check_owner(conn, entry.scope)
                 self._append_audit(conn, entries)
 
     @staticmethod
@@ -264,7 +266,7 @@ class ContextTables(Database):
 
     def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
         where, params = scope_sql(scope)
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
                 " ORDER BY rowid DESC LIMIT ?",
@@ -276,7 +278,7 @@ class ContextTables(Database):
 
     def task_state(self, scope: Scope) -> TaskState:
         scope = scope.require_session()
-        with self._read() as conn:
+        with self._read(scope) as conn:
             row = conn.execute(
                 "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
@@ -287,7 +289,7 @@ class ContextTables(Database):
         self, scope: Scope, state: TaskState, *, expected: int, at: datetime
     ) -> bool:
         scope = scope.require_session()
-        with self._write() as conn:
+        with self._write(scope, claim=True) as conn:
             row = conn.execute(
                 "SELECT version FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
@@ -309,7 +311,7 @@ class ContextTables(Database):
     def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
         """(last counted sequence number, total tokens through it); (0, 0) if none."""
         scope = scope.require_session()
-        with self._read() as conn:
+        with self._read(scope) as conn:
             return _ledger_at(conn, scope, encoding)
 
     def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
@@ -317,7 +319,7 @@ class ContextTables(Database):
         scope = scope.require_session()
         if not counts:
             return
-        with self._write() as conn:
+        with self._write(scope) as conn:
             head, cum = _ledger_at(conn, scope, encoding)
             rows = []
             for seq, n in counts:
@@ -335,13 +337,13 @@ class ContextTables(Database):
     def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
         """Tokens of the session's events through *seq* (0 before the first)."""
         scope = scope.require_session()
-        with self._read() as conn:
+        with self._read(scope) as conn:
             return _ledger_at(conn, scope, encoding, seq)[1]
 
     def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
         scope = scope.require_session()
         key = (scope.tenant, scope.session)
-        with self._read() as conn:
+        with self._read(scope) as conn:
             row = conn.execute(
                 "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
@@ -403,7 +405,7 @@ class ContextTables(Database):
         """``(seq, tokens)`` of the longest run of newest events after *after_seq* whose tokens
         sum to at most *room*, oldest first."""
         scope = scope.require_session()
-        with self._read() as conn:
+        with self._read(scope) as conn:
             _, total = _ledger_at(conn, scope, encoding)
             start = _tail_start(conn, scope, encoding, total - room, after_seq)
             rows = conn.execute(
@@ -416,17 +418,19 @@ class ContextTables(Database):
     # -- erasure ---------------------------------------------------------------------------
 
     def _forget_derived(
-        self, conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int]],
+        gone: Sequence[str],
     ) -> None:
-        """Drop what derives from erased events: pins sourced from them, summaries covering
-        them, the token ledger of their sessions; a whole-scope erase drops everything."""
+        """Drop what derives from erased events — pins sourced from them, summaries covering
+        them, the token ledger of their sessions — and everything of the *gone* sessions."""
         touched: dict[str, int] = {}
         for _, session, seq in erased:
             if session is not None:
                 touched[session] = min(seq, touched.get(session, seq))
-        ids = [e[0] for e in erased]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
+        for chunk in chunks([e[0] for e in erased]):
             conn.execute(
                 f"DELETE FROM pins WHERE tenant = ? AND source_event_id IN"
                 f" ({','.join('?' * len(chunk))})",
@@ -441,16 +445,14 @@ class ContextTables(Database):
                 "DELETE FROM token_ledger WHERE tenant = ? AND session = ?",
                 (scope.tenant, session),
             )
-        # Sessions with no events left keep nothing derived from them.
-        for table in ("pins", "summaries", "compaction_log", "compaction_jobs", "task_state"):
-            conn.execute(
-                f"DELETE FROM {table} AS c WHERE c.tenant = ? AND c.session IS NOT NULL"
-                " AND NOT EXISTS (SELECT 1 FROM sessions s"
-                " WHERE s.tenant = c.tenant AND s.session = c.session)",
-                (scope.tenant,),
-            )
-        conn.execute(
-            "DELETE FROM token_ledger AS c WHERE c.tenant = ? AND NOT EXISTS (SELECT 1 FROM"
-            " sessions s WHERE s.tenant = c.tenant AND s.session = c.session)",
-            (scope.tenant,),
-        )
+        # Erased sessions keep nothing derived from them.
+        for part in chunks(list(gone)):
+            marks = ",".join("?" * len(part))
+            for table in (
+                "pins", "summaries", "compaction_log", "compaction_jobs", "task_state",
+                "token_ledger",
+            ):  # fmt: skip
+                conn.execute(
+                    f"DELETE FROM {table} WHERE tenant = ? AND session IN ({marks})",
+                    [scope.tenant, *part],
+                )

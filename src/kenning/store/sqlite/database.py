@@ -1,5 +1,10 @@
 """Connections of the SQLite store: one writer, a reader per thread, atomic transactions.
 
+Every transaction names the scope it serves, and a scope naming a session and a user is
+checked against the session's owner inside the transaction: another user's session id answers
+:class:`~kenning.errors.ScopeConflict` on every read and write path. A write that puts
+working-context state into a session claims it for its user when it is new.
+
 A database file is opened in WAL mode. Writes go through one connection, one transaction at a
 time (``BEGIN IMMEDIATE``, committed whole or rolled back). Each thread reads through its own
 connection, inside a read transaction that sees one committed state: a writer waiting for the
@@ -12,15 +17,40 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from kenning.errors import InvalidInput, StoreError
+from kenning.errors import InvalidInput, ScopeConflict, StoreError
 from kenning.records import Scope
 from kenning.store.sqlite.schema import migrate
 
 __all__ = ["Database"]
+
+
+def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = False) -> None:
+    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
+    *claim*, a session nobody owns yet becomes *scope*'s user's."""
+    if scope is None or scope.user is None or scope.session is None:
+        return
+    row = conn.execute(
+        "SELECT user FROM sessions WHERE tenant = ? AND session = ?",
+        (scope.tenant, scope.session),
+    ).fetchone()
+    if row is None:
+        if claim:
+            conn.execute(
+                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
+                " VALUES (?, ?, ?, 0, ?)",
+                (scope.tenant, scope.session, scope.user, time.time()),
+            )
+        return
+    if row[0] != scope.user:
+        raise ScopeConflict(
+            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
+            "session ids are unique within a tenant"
+        )
 
 
 def _connect(path: str, timeout_s: float) -> sqlite3.Connection:
@@ -67,9 +97,14 @@ class Database:
         """Called after records of *tenant* were erased and committed."""
 
     def _forget_derived(
-        self, conn: sqlite3.Connection, scope: Scope, erased: Sequence[tuple[str, str | None, int]]
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int]],
+        gone: Sequence[str],
     ) -> None:
-        """Inside forget's transaction: erase what derives from the erased events."""
+        """Inside forget's transaction: erase what derives from the erased events (id,
+        session, seq), and all state of the *gone* sessions."""
 
     @property
     def in_memory(self) -> bool:
@@ -89,12 +124,15 @@ class Database:
         return conn
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """A read transaction: every statement inside sees the same committed state."""
+    def _read(self, scope: Scope | None) -> Iterator[sqlite3.Connection]:
+        """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
+        every statement inside sees the same committed state, and the scope's session
+        belongs to the scope's user."""
         if self._closed:
             raise StoreError("the store is closed")
         nested: sqlite3.Connection | None = getattr(self._local, "open_read", None)
         if nested is not None:
+            check_owner(nested, scope)
             yield nested  # already inside this thread's read transaction
             return
         if self.in_memory:
@@ -102,6 +140,7 @@ class Database:
                 if self._closed:
                     raise StoreError("the store is closed")
                 try:
+                    check_owner(self._conn, scope)
                     yield self._conn
                 except sqlite3.Error as exc:
                     raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -115,6 +154,7 @@ class Database:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         self._local.open_read = conn
         try:
+            check_owner(conn, scope)
             yield conn
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -126,8 +166,12 @@ class Database:
                 conn.rollback()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One atomic transaction: commit on success, roll back on any exception."""
+    def _write(self, scope: Scope | None, *, claim: bool = False) -> Iterator[sqlite3.Connection]:
+        """One atomic transaction for *scope*: commit on success, roll back on any exception.
+
+        The scope's session must belong to its user; with *claim* a new session becomes the
+        user's (see :func:`check_owner`).
+        """
         with self._wlock:
             if self._closed:
                 raise StoreError("the store is closed")
@@ -137,6 +181,7 @@ class Database:
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite could not start a transaction: {exc}") from exc
             try:
+                check_owner(conn, scope, claim=claim)
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:

@@ -17,15 +17,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
+from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
 from kenning.store.records import EventWrite, Item, ModelInfo
-from kenning.store.sqlite.database import Database
+from kenning.store.sqlite.database import Database, check_owner
 from kenning.store.sqlite.fts import scope_terms
 from kenning.store.sqlite.sql import (
     by_ids,
     chunks,
     dumps,
+    scope_sql,
     stored_model,
     stored_scope,
     ts,
@@ -68,7 +69,7 @@ class EventTables(Database):
     # -- model identity --------------------------------------------------------------------
 
     def model(self) -> ModelInfo | None:
-        with self._read() as conn:
+        with self._read(None) as conn:
             return stored_model(conn)
 
     @staticmethod
@@ -92,7 +93,7 @@ class EventTables(Database):
     def missing_vectors(self, tenant: str, model: ModelInfo, hashes: Sequence[str]) -> list[str]:
         wanted = list(dict.fromkeys(hashes))
         have: set[str] = set()
-        with self._read() as conn:
+        with self._read(Scope(tenant)) as conn:
             self._check_model(conn, model, claim=False)
             if stored_model(conn) is None:
                 return wanted
@@ -118,7 +119,8 @@ class EventTables(Database):
             raise InvalidInput("vectors were given without the model they belong to")
         now = time.time()
         out: list[Event] = []
-        with self._write() as conn:
+        # Each write's session is claimed, and checked against its owner, below.
+        with self._write(None) as conn:
             if model is not None and vectors:
                 self._check_model(conn, model, claim=True)
                 conn.executemany(
@@ -134,7 +136,7 @@ class EventTables(Database):
                 assert scope.user is not None and scope.session is not None
                 key = (scope.tenant, scope.session)
                 if key not in last_seq:
-                    last_seq[key] = self._claim_session(conn, scope, now)
+                    last_seq[key] = self._claim_session(conn, scope)
                 seq = last_seq[key] + 1
                 last_seq[key] = seq
                 out.append(self._insert_event(conn, write, seq, now))
@@ -179,24 +181,15 @@ class EventTables(Database):
         )  # fmt: skip
 
     @staticmethod
-    def _claim_session(conn: sqlite3.Connection, scope: Scope, now: float) -> int:
+    def _claim_session(conn: sqlite3.Connection, scope: Scope) -> int:
+        """Claim the session for the scope's user (ScopeConflict if another user owns it);
+        return its last sequence number."""
+        check_owner(conn, scope, claim=True)
         row = conn.execute(
-            "SELECT user, last_seq FROM sessions WHERE tenant = ? AND session = ?",
+            "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?",
             (scope.tenant, scope.session),
         ).fetchone()
-        if row is None:
-            conn.execute(
-                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
-                " VALUES (?, ?, ?, 0, ?)",
-                (scope.tenant, scope.session, scope.user, now),
-            )
-            return 0
-        if row[0] != scope.user:
-            raise ScopeConflict(
-                f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
-                "session ids are unique within a tenant"
-            )
-        return int(row[1])
+        return int(row[0])
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -229,13 +222,13 @@ class EventTables(Database):
         if count is not None:
             sql += " LIMIT ?"
             params.append(int(count))
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = [_event(row) for row in conn.execute(sql, params)]
         return rows[::-1] if tail is not None else rows
 
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         out: list[Item] = []
-        with self._read() as conn:
+        with self._read(scope) as conn:
             for chunk in chunks(list(ids)):
                 where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
                 sql = (
@@ -260,7 +253,7 @@ class EventTables(Database):
 
     def token_counts(self, scope: Scope, ids: Sequence[str], encoding: str) -> dict[str, int]:
         out: dict[str, int] = {}
-        with self._read() as conn:
+        with self._read(scope) as conn:
             for chunk in chunks(list(ids)):
                 where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
                 rows = conn.execute(
@@ -276,7 +269,7 @@ class EventTables(Database):
         if not counts:
             return
         where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
-        with self._write() as conn:
+        with self._write(scope) as conn:
             for record_id, n in counts.items():
                 conn.execute(
                     "INSERT OR REPLACE INTO token_counts (item, encoding, n)"
@@ -302,7 +295,7 @@ class EventTables(Database):
         if before is not None:
             where += " AND i.at < ?"
             params.append(before.timestamp())
-        with self._write() as conn:
+        with self._write(scope) as conn:
             doomed = conn.execute(
                 f"SELECT i.id, i.session, i.seq FROM items i WHERE {where}", params
             ).fetchall()
@@ -316,15 +309,19 @@ class EventTables(Database):
                 " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)",
                 (scope.tenant, scope.tenant),
             )
-            conn.execute(
-                "DELETE FROM sessions AS s WHERE s.tenant = ? AND NOT EXISTS"
-                " (SELECT 1 FROM items i WHERE i.tenant = s.tenant AND i.session = s.session)",
-                (scope.tenant,),
-            )
-            self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed])
+            gone = _gone_sessions(conn, scope, doomed, whole=ids is None and before is None)
+            for chunk in chunks(gone):
+                marks = ",".join("?" * len(chunk))
+                conn.execute(
+                    f"DELETE FROM sessions WHERE tenant = ? AND session IN ({marks})",
+                    [scope.tenant, *chunk],
+                )
+            self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone)
         if erased:
             self._after_forget(scope.tenant)
-            self._checkpoint()
+        # Erased text (events, or the pins and summaries of an emptied session) must not
+        # linger in the write-ahead log either.
+        self._checkpoint()
         return erased
 
 
@@ -335,3 +332,23 @@ def _vector_blob(vec: npt.NDArray[np.float32], model: ModelInfo, digest: str) ->
             f"vector for {digest} has shape {arr.shape}, expected ({model.dimension},)"
         )
     return arr.tobytes()
+
+
+def _gone_sessions(
+    conn: sqlite3.Connection, scope: Scope, doomed: Sequence[Sequence[Any]], *, whole: bool
+) -> list[str]:
+    """The sessions an erase removes entirely: every session of the scope when the whole
+    scope goes (with or without events), else those it left without events."""
+    if whole:
+        owned, params = scope_sql(scope)
+        return [r[0] for r in conn.execute(f"SELECT session FROM sessions WHERE {owned}", params)]
+    touched = sorted({r[1] for r in doomed if r[1] is not None})
+    return [
+        session
+        for session in touched
+        if conn.execute(
+            "SELECT 1 FROM items WHERE tenant = ? AND session = ? LIMIT 1",
+            (scope.tenant, session),
+        ).fetchone()
+        is None
+    ]

@@ -35,7 +35,7 @@ class JobTables(Database):
         self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
     ) -> CompactionJob | None:
         scope = scope.require_session()
-        with self._write() as conn:
+        with self._write(scope, claim=True) as conn:
             cur = conn.execute(
                 "INSERT OR IGNORE INTO compaction_jobs (tenant, user, session, model, budget,"
                 " reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -54,7 +54,7 @@ class JobTables(Database):
     def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
         """Take the oldest pending job (or one whose worker died: its lease ran out)."""
         now = at.timestamp()
-        with self._write() as conn:
+        with self._write(None) as conn:
             row = conn.execute(
                 f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE status = 'pending'"
                 " OR (status = 'running' AND lease_until < ?) ORDER BY rowid LIMIT 1",
@@ -76,7 +76,7 @@ class JobTables(Database):
     def finish_compaction(
         self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
     ) -> None:
-        with self._write() as conn:
+        with self._write(None) as conn:
             conn.execute(
                 "UPDATE compaction_jobs SET status = ?, error = ?, lease_until = NULL,"
                 " updated_at = ? WHERE rowid = ?",
@@ -85,14 +85,14 @@ class JobTables(Database):
 
     def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
         where, params = scope_sql(scope)
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = conn.execute(
                 f"SELECT {_JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
             ).fetchall()
         return [_job(r) for r in rows]
 
     def pending_compactions(self) -> int:
-        with self._read() as conn:
+        with self._read(None) as conn:
             row = conn.execute(
                 "SELECT count(*) FROM compaction_jobs WHERE status IN ('pending', 'running')"
             ).fetchone()

@@ -241,13 +241,13 @@ class SearchTables(Database):
             loaded = {t: self._partitions[t] for t in tenants if t in self._partitions}
         if not loaded:
             return
-        with self._read() as conn:
+        with self._read(None) as conn:
             for tenant, follower in loaded.items():
                 follower.seen.clear()  # this process's own write may not move data_version
                 self._catch_up(conn, tenant, follower)
 
     def _prune_log(self) -> None:
-        with self._write() as conn:
+        with self._write(None) as conn:
             head = _log_head(conn)
             if head - _log_floor(conn) <= 2 * _LOG_KEEP:
                 return
@@ -280,7 +280,7 @@ class SearchTables(Database):
             terms = [stem(word) for word in query_terms(query)]
             if not terms:
                 return []
-            with self._read() as conn:
+            with self._read(scope) as conn:
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
             hits = partition.lexical(terms, limit, select)
@@ -314,7 +314,7 @@ class SearchTables(Database):
                 f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
             )
             args = [match, int(limit), *params]
-        with self._read() as conn:
+        with self._read(scope) as conn:
             rows = conn.execute(sql, args).fetchall()
             ideal = self._fts5_ideal(conn, query) if rows else 1.0
         return [Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2]) for row in rows]
@@ -342,7 +342,7 @@ class SearchTables(Database):
         filters: Filters,
         limit: int,
     ) -> list[Candidate]:
-        with self._read() as conn:
+        with self._read(scope) as conn:
             stored = stored_model(conn)
             if stored is None:
                 return []
@@ -371,7 +371,7 @@ class SearchTables(Database):
         sessions: Sequence[str | None],
     ) -> list[SessionCandidate]:
         terms = [stem(word) for word in query_terms(query)]
-        with self._read() as conn:
+        with self._read(scope) as conn:
             if vector is not None:
                 if model is None:
                     raise InvalidInput("a query vector needs the model it belongs to")
@@ -409,7 +409,7 @@ class SearchTables(Database):
     def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
         if not ids:
             return
-        with self._write() as conn:
+        with self._write(scope) as conn:
             for chunk in chunks(list(ids)):
                 where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
                 conn.execute(
@@ -494,7 +494,7 @@ class SearchTables(Database):
         >>> SQLiteStore().vector_index("acme").state
         'off'
         """
-        with self._read() as conn:
+        with self._read(None) as conn:
             partition = self._partition(conn, tenant)
         if wait_s != 0.0:
             partition.wait_ann(wait_s)
