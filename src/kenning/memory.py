@@ -30,6 +30,7 @@ from kenning.records import (
     NewEvent,
     Scope,
     content_hash,
+    new_event_id,
     to_utc,
 )
 from kenning.search.engine import SearchEngine
@@ -158,6 +159,10 @@ class Memory:
     def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
         """Append events to the session of *scope*, atomically, and index them for search.
 
+        Returns the events written; an event whose ``idempotency_key`` the session already
+        holds is skipped (not returned), so a retry adds nothing twice. Pins extracted from
+        the events are committed with them.
+
         Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event is
         invalid. If the embedding model is unavailable the events are still recorded and the
         search over them is lexical until they are embedded.
@@ -168,7 +173,12 @@ class Memory:
         return self.ingest([(scope, e) for e in events])
 
     def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
-        """Append events of several sessions in one atomic batch (used by bulk import)."""
+        """Append events of several sessions in one atomic batch (used by bulk import).
+
+        Returns the events written, in order; an event whose ``idempotency_key`` its session
+        already holds is skipped and not returned. The pins extracted from the events are
+        committed in the same transaction.
+        """
         limit = self._settings.max_content_chars
         mode = self._settings.embed_text
         events: list[tuple[Scope, NewEvent]] = []
@@ -191,16 +201,21 @@ class Memory:
                 text = with_context(own, previous[key])
                 previous[key] = own
             texts.append(text)
-            writes.append(EventWrite(scope=scope, event=event, embed_hash=content_hash(text)))
+            event_id = new_event_id()
+            pins = self._context.pin_drafts(scope, event, event_id=event_id)
+            writes.append(
+                EventWrite(
+                    scope=scope, event=event, embed_hash=content_hash(text), id=event_id,
+                    pins=tuple(pins),
+                )
+            )  # fmt: skip
         if not writes:
             return []
         model = self._model()
         vectors = self._vectors_for(writes, texts, model) if model is not None else None
-        added = self._store.append_events(
+        return self._store.append_events(
             writes, model=model if vectors is not None else None, vectors=vectors
         )
-        self._context.pins_from_events(added)
-        return added
 
     def _vectors_for(
         self, writes: Sequence[EventWrite], texts: Sequence[str], model: ModelInfo

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict, StoreError
-from kenning.records import NewEvent, Role, Scope, content_hash
+from kenning.records import NewEvent, PinDraft, PinKind, Role, Scope, content_hash
 from kenning.search.filters import parse_filters
 from kenning.store.protocol import Store
 from kenning.store.records import EventWrite, ModelInfo
@@ -391,3 +391,51 @@ def test_lexical_scores_are_calibrated(store: Store, real_embedder: MemoEmbedder
     partial = {c.id: c.score for c in full}
     assert min(partial.values()) < 0.7 * max(partial.values())
     assert all(0 < c.score < 1.5 for c in full)
+
+
+def test_idempotency_keys_skip_repeats_within_a_session(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    first = write(store, real_embedder, [(A1, ev("order placed", idempotency_key="m-1"))])
+    assert len(first) == 1
+    again = write(
+        store,
+        real_embedder,
+        [
+            (A1, ev("order placed", idempotency_key="m-1")),  # a retry: skipped
+            (A1, ev("order shipped", idempotency_key="m-2")),
+            (A1, ev("order shipped again", idempotency_key="m-2")),  # repeated in the batch
+            (A2, ev("other session, same key", idempotency_key="m-1")),  # keys are per session
+            (A1, ev("no key at all")),
+        ],
+    )
+    assert len(again) == 3
+    stored = store.events(A1)
+    assert [(e.seq, e.content, e.idempotency_key) for e in stored] == [
+        (1, "order placed", "m-1"),
+        (2, "order shipped", "m-2"),
+        (3, "no key at all", None),
+    ]
+    assert [e.content for e in store.events(A2)] == ["other session, same key"]
+
+
+def test_events_and_their_pins_commit_together(store: Store, real_embedder: MemoEmbedder) -> None:
+    model = model_of(real_embedder)
+    draft = PinDraft(PinKind.ENTITY_ID, "order_id:A-77", "A-77", source_event_id="ev_pinned")
+    event = ev("refund order A-77")
+    vec = real_embedder.embed([event.content])[0]
+    good = EventWrite(A1, event, content_hash(event.content), id="ev_pinned", pins=(draft,))
+    bad = EventWrite(A1, ev("second"), "not-a-vector-hash")
+    with pytest.raises(InvalidInput):
+        store.append_events(
+            [good, bad],
+            model=model,
+            vectors={("acme", content_hash(event.content)): vec, ("acme", "x"): vec[:3]},
+        )
+    assert store.events(A1) == [] and store.pins(A1, history=True) == []
+    [written] = store.append_events(
+        [good], model=model, vectors={("acme", content_hash(event.content)): vec}
+    )
+    assert written.id == "ev_pinned"
+    [pin] = store.pins(A1)
+    assert (pin.value, pin.source_event_id) == ("A-77", "ev_pinned")

@@ -34,10 +34,12 @@ from kenning.records import (
     AuditEntry,
     Event,
     JSONScalar,
+    NewEvent,
     Pin,
     PinDraft,
     PinKind,
     PinStatus,
+    Role,
     Scope,
     Summary,
     TaskState,
@@ -98,19 +100,18 @@ class WorkingContext:
 
     # -- pins ------------------------------------------------------------------------------
 
-    def pins_from_events(self, events: Sequence[Event]) -> list[Pin]:
-        """Extract and commit pins from freshly added events (read-your-writes)."""
+    def pin_drafts(self, scope: Scope, event: NewEvent, *, event_id: str) -> list[PinDraft]:
+        """The pins the extraction rules find in a validated event about to be written as
+        *event_id* (none when extraction is off); the store commits them with the event."""
         if not self._settings.extract_pins:
             return []
-        by_scope: dict[Scope, list[PinDraft]] = {}
-        for event in events:
-            drafts = extract_pins(event, self._rules)
-            if drafts:
-                by_scope.setdefault(event.scope, []).extend(drafts)
-        written = []
-        for scope, drafts in by_scope.items():
-            written.extend(self._store.put_pins(scope, drafts, at=_now(), mode="add"))
-        return written
+        assert event.at is not None
+        draft = Event(
+            id=event_id, scope=scope, seq=0, role=Role(event.role), content=event.content,
+            at=event.at, tool_name=event.tool_name, tool_args=event.tool_args,
+            tool_result=event.tool_result, metadata=event.metadata, tags=event.tags,
+        )  # fmt: skip
+        return extract_pins(draft, self._rules)
 
     def set_pin(
         self,

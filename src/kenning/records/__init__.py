@@ -20,6 +20,7 @@ from kenning.records.core import (
     Summary,
     content_hash,
     event_label,
+    new_event_id,
     to_utc,
     validate_id,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "TaskUpdate",
     "content_hash",
     "event_label",
+    "new_event_id",
     "to_utc",
     "validate_id",
 ]

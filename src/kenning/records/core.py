@@ -9,6 +9,7 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ __all__ = [
     "Summary",
     "content_hash",
     "event_label",
+    "new_event_id",
     "to_utc",
     "validate_id",
 ]
@@ -85,6 +87,11 @@ def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
+
+
+def new_event_id() -> str:
+    """A fresh, globally unique event id."""
+    return f"ev_{uuid.uuid4().hex}"
 
 
 def content_hash(text: str) -> str:
@@ -168,9 +175,11 @@ def _check_tags(value: object) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class NewEvent:
-    """An event to append to a session; the store assigns its id and sequence number.
+    """An event to append to a session; kenning assigns its id and sequence number.
 
     ``at`` defaults to now; pass the original time when importing a history.
+    ``idempotency_key`` is the caller's own id for the event: an event whose key the session
+    already holds is skipped, so a retried or re-run import adds nothing twice.
     """
 
     role: Role | str
@@ -182,6 +191,7 @@ class NewEvent:
     metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
     tags: tuple[str, ...] = ()
     version: str | None = None
+    idempotency_key: str | None = None
 
     def validated(self, *, max_chars: int = DEFAULT_MAX_CONTENT_CHARS) -> NewEvent:
         """Return a normalised copy, or raise :class:`InvalidInput` saying what is wrong."""
@@ -210,6 +220,8 @@ class NewEvent:
             not isinstance(self.version, str) or not 0 < len(self.version) <= 128
         ):
             raise InvalidInput("version must be a string of 1-128 characters")
+        if self.idempotency_key is not None:
+            validate_id(self.idempotency_key, "idempotency key")
         return NewEvent(
             role=role,
             content=self.content,
@@ -220,6 +232,7 @@ class NewEvent:
             metadata=_check_json_scalar_map(self.metadata, "metadata"),
             tags=_check_tags(self.tags),
             version=self.version,
+            idempotency_key=self.idempotency_key,
         )
 
     @classmethod
@@ -227,7 +240,7 @@ class NewEvent:
         """Build from a JSON-like mapping (``role``, ``content``, ``at``?, ``metadata``?, ...)."""
         allowed = {
             "role", "content", "at", "tool_name", "tool_args", "tool_result",
-            "metadata", "tags", "version",
+            "metadata", "tags", "version", "id", "idempotency_key",
         }  # fmt: skip
         unknown = set(data) - allowed
         if unknown:
@@ -237,6 +250,9 @@ class NewEvent:
         if "role" not in data or "content" not in data:
             raise InvalidInput("an event needs 'role' and 'content'")
         at = data.get("at")
+        key = data.get("idempotency_key", data.get("id"))
+        if "id" in data and "idempotency_key" in data and data["id"] != data["idempotency_key"]:
+            raise InvalidInput("'id' and 'idempotency_key' name the same thing: give one")
         return cls(
             role=data["role"],
             content=data["content"],
@@ -247,6 +263,7 @@ class NewEvent:
             metadata=data.get("metadata") or {},
             tags=_check_tags(data.get("tags")),
             version=data.get("version"),
+            idempotency_key=key,
         )
 
 
@@ -267,6 +284,7 @@ class Event:
     tags: tuple[str, ...] = ()
     version: str | None = None
     content_hash: str = ""
+    idempotency_key: str | None = None
 
 
 class PinKind(enum.StrEnum):

@@ -67,9 +67,12 @@ class EventLog(Protocol):
         model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
     ) -> list[Event]:
-        """Append events (assigning per-session sequence numbers) and new vectors, atomically.
+        """Append events (assigning per-session sequence numbers), their pins and new
+        vectors, in one transaction; return the events written, in order.
 
-        *vectors* maps ``(tenant, embed_hash)`` to a unit vector of *model*.
+        A write whose idempotency key its session already holds (or an earlier write of the
+        batch carries) is skipped. *vectors* maps ``(tenant, embed_hash)`` to a unit vector of
+        *model*.
         """
         ...
 

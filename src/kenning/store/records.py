@@ -9,7 +9,17 @@ from datetime import datetime
 import numpy as np
 import numpy.typing as npt
 
-from kenning.records import JSONScalar, NewEvent, Pin, Role, Scope, Summary, TaskState
+from kenning.records import (
+    JSONScalar,
+    NewEvent,
+    Pin,
+    PinDraft,
+    Role,
+    Scope,
+    Summary,
+    TaskState,
+    new_event_id,
+)
 
 __all__ = [
     "Candidate",
@@ -45,11 +55,14 @@ class ModelInfo:
 
 @dataclass(frozen=True, slots=True)
 class EventWrite:
-    """One event to append: its scope, the validated input and the hash of its embedded text."""
+    """One event to append: its scope, the validated input, the hash of its embedded text,
+    its id, and the pins extracted from it (committed in the same transaction)."""
 
     scope: Scope
     event: NewEvent
     embed_hash: str | None = None
+    id: str = field(default_factory=new_event_id)
+    pins: tuple[PinDraft, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,7 @@ from kenning.errors import InvalidInput
 from kenning.records import (
     AuditAction,
     AuditEntry,
+    Event,
     Pin,
     PinDraft,
     PinKind,
@@ -28,7 +29,7 @@ from kenning.records import (
     Summary,
     TaskState,
 )
-from kenning.store.records import ContextSnapshot, MessageRow
+from kenning.store.records import ContextSnapshot, EventWrite, MessageRow
 from kenning.store.sqlite.database import Database, check_owner
 from kenning.store.sqlite.sql import chunks, scope_sql
 from kenning.store.sqlite.sql import ts as _ts
@@ -186,6 +187,14 @@ class ContextTables(Database):
             )  # fmt: skip
             written.append(pin)
         return written
+
+    def _derive_from_events(
+        self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
+    ) -> None:
+        # Pins ride in the events' transaction: no committed event ever lacks its pins.
+        for write, event in written:
+            if write.pins:
+                self._put_pins(conn, event.scope, write.pins, at=at, mode="add")
 
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
         where, params = scope_sql(scope)

@@ -20,10 +20,12 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 from kenning.errors import InvalidInput, ScopeConflict, StoreError
-from kenning.records import Scope
+from kenning.records import Event, Scope
+from kenning.store.records import EventWrite
 from kenning.store.sqlite.schema import migrate
 
 __all__ = ["Database"]
@@ -95,6 +97,11 @@ class Database:
 
     def _after_forget(self, tenant: str) -> None:
         """Called after records of *tenant* were erased and committed."""
+
+    def _derive_from_events(
+        self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
+    ) -> None:
+        """Inside the events' transaction: write what derives from them (their pins)."""
 
     def _forget_derived(
         self,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import uuid
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -37,7 +36,8 @@ __all__ = ["EventTables"]
 
 _EVENT_COLUMNS = (
     "i.rowid, i.id, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
-    "i.tags, i.metadata, i.version, i.content_hash, d.tool_name, d.tool_args, d.tool_result"
+    "i.tags, i.metadata, i.version, i.content_hash, d.tool_name, d.tool_args, d.tool_result, "
+    "i.idem_key"
 )
 _ITEM_COLUMNS = (
     "i.id, i.kind, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
@@ -60,6 +60,7 @@ def _event(row: Sequence[Any]) -> Event:
         tool_name=row[14],
         tool_args=None if row[15] is None else json.loads(row[15]),
         tool_result=None if row[16] is None else json.loads(row[16]),
+        idempotency_key=row[17],
     )
 
 
@@ -119,6 +120,7 @@ class EventTables(Database):
             raise InvalidInput("vectors were given without the model they belong to")
         now = time.time()
         out: list[Event] = []
+        written: list[tuple[EventWrite, Event]] = []
         # Each write's session is claimed, and checked against its owner, below.
         with self._write(None) as conn:
             if model is not None and vectors:
@@ -131,15 +133,21 @@ class EventTables(Database):
                     ],
                 )
             last_seq: dict[tuple[str, str], int] = {}
+            keys: set[tuple[str, str, str]] = set()
             for write in writes:
                 scope = write.scope.require_session()
                 assert scope.user is not None and scope.session is not None
                 key = (scope.tenant, scope.session)
                 if key not in last_seq:
                     last_seq[key] = self._claim_session(conn, scope)
+                if self._repeated(conn, write, keys):
+                    continue
                 seq = last_seq[key] + 1
                 last_seq[key] = seq
-                out.append(self._insert_event(conn, write, seq, now))
+                event = self._insert_event(conn, write, seq, now)
+                out.append(event)
+                written.append((write, event))
+            self._derive_from_events(conn, written, ts(now))
             for (tenant, session), seq in last_seq.items():
                 conn.execute(
                     "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ?",
@@ -149,22 +157,41 @@ class EventTables(Database):
         return out
 
     @staticmethod
+    def _repeated(
+        conn: sqlite3.Connection, write: EventWrite, seen: set[tuple[str, str, str]]
+    ) -> bool:
+        """True if the write's idempotency key is already in its session (or in this batch)."""
+        key = write.event.idempotency_key
+        if key is None:
+            return False
+        scope = write.scope
+        assert scope.session is not None
+        mark = (scope.tenant, scope.session, key)
+        if mark in seen:
+            return True
+        seen.add(mark)
+        row = conn.execute(
+            "SELECT 1 FROM items WHERE tenant = ? AND session = ? AND idem_key = ?", mark
+        ).fetchone()
+        return row is not None
+
+    @staticmethod
     def _insert_event(conn: sqlite3.Connection, write: EventWrite, seq: int, now: float) -> Event:
         scope, event = write.scope, write.event
         at = event.at or ts(now)
         digest = content_hash(event.content)
-        event_id = f"ev_{uuid.uuid4().hex}"
+        event_id = write.id
         role = Role(event.role)
         cur = conn.execute(
             "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
-            " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at)"
-            " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at,"
+            " idem_key) VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event_id, scope.tenant, scope.user, scope.session, scope.agent, seq, role.value,
                 event_label(event), event.content,
                 scope_terms(scope.tenant, scope.user, scope.session, role.value, "event"),
                 at.timestamp(), json.dumps(list(event.tags)), dumps(dict(event.metadata)),
-                event.version, digest, write.embed_hash, now,
+                event.version, digest, write.embed_hash, now, event.idempotency_key,
             ),
         )  # fmt: skip
         if event.tool_name or event.tool_args is not None or event.tool_result is not None:
@@ -177,7 +204,7 @@ class EventTables(Database):
             id=event_id, scope=scope, seq=seq, role=role, content=event.content, at=at,
             tool_name=event.tool_name, tool_args=event.tool_args, tool_result=event.tool_result,
             metadata=dict(event.metadata), tags=tuple(event.tags), version=event.version,
-            content_hash=digest,
+            content_hash=digest, idempotency_key=event.idempotency_key,
         )  # fmt: skip
 
     @staticmethod

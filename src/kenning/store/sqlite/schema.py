@@ -252,6 +252,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE items DROP COLUMN last_access;
         """,
     ),
+    (
+        "0004_idempotency_keys",
+        """
+        -- The caller's own id of an event: a repeated one is skipped within its session.
+        ALTER TABLE items ADD COLUMN idem_key TEXT;
+        CREATE UNIQUE INDEX items_idem_key ON items (tenant, session, idem_key)
+            WHERE idem_key IS NOT NULL;
+        """,
+    ),
 )
 
 
