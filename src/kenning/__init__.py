@@ -34,6 +34,7 @@ from kenning.errors import (
     ModelUnavailable,
     NotFound,
     ScopeConflict,
+    StaleWrite,
     StoreError,
     Unsupported,
 )
@@ -112,6 +113,7 @@ __all__ = [
     "ScopeConflict",
     "SearchResults",
     "Settings",
+    "StaleWrite",
     "Store",
     "StoreError",
     "Summarizer",

@@ -18,6 +18,7 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "ScopeConflict",
+    "StaleWrite",
     "StoreError",
     "Unsupported",
     "error_for_code",
@@ -71,6 +72,13 @@ class ScopeConflict(KenningError, ValueError):
     """The scope contradicts stored data (a session id already owned by another user)."""
 
     code = "scope_conflict"
+    http_status = 409
+
+
+class StaleWrite(KenningError, RuntimeError):
+    """A write was computed from records that were erased meanwhile; nothing was written."""
+
+    code = "stale_write"
     http_status = 409
 
 

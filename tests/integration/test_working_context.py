@@ -7,11 +7,15 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
 
 from kenning import Memory, Scope
+from kenning.compaction.body import SummaryResult
+from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.summarizer import SummaryRequest
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Pressure, Tier
 from kenning.errors import BudgetError, InvalidInput, InvalidScope, NotFound
@@ -239,6 +243,9 @@ def test_sigkill_between_pin_write_and_summary_write_loses_nothing(tmp_path: Pat
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from kenning import Memory, Scope
+from kenning.compaction.body import SummaryResult
+from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.summarizer import SummaryRequest
         from kenning.context.assembler import ContextSettings
         from kenning.settings import Settings
         from tests.fakes import KillingSummarizer
@@ -356,3 +363,62 @@ def test_retrieval_brings_the_sessions_own_turns_beyond_the_tail(
                                  query="where do my invoices go?")  # fmt: skip
         # The first turn was summarized away long ago; retrieval brings it back, cited.
         assert window.citations[0]["session"] == "long" and window.citations[0]["seq"] == 1
+
+
+class _BlockingSummarizer:
+    """The real extractive summarizer behind a gate: it reads its range, then waits (an LLM
+    taking its time) until the test lets it answer."""
+
+    name = "extractive"
+
+    def __init__(self) -> None:
+        self.inner = ExtractiveSummarizer()
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.started.set()
+        assert self.release.wait(30)
+        return self.inner.summarize(request)
+
+
+@pytest.mark.parametrize("erase", ["events", "session"])
+def test_compaction_racing_forget_writes_nothing_from_erased_text(
+    tmp_path: Path, erase: str
+) -> None:
+    scope = Scope("acme", "dana", "race")
+    secret = "my card PIN is 4711 and my IBAN is DE89370400440532013000"
+    with Memory.open(tmp_path / "race.db", embedder=None) as memory:
+        events = memory.add_events(
+            scope,
+            [{"role": "user", "content": f"{secret} (note {i}) order A-{i}"} for i in range(40)]
+            + [{"role": "user", "content": f"weather chat {i}"} for i in range(40)],
+        )
+        blocking = _BlockingSummarizer()
+        result: list[object] = []
+        worker = threading.Thread(
+            target=lambda: result.append(
+                memory.context.compact(
+                    scope, budget_tokens=600, model="gpt-4o", summarizer=blocking
+                )  # fmt: skip
+            )
+        )
+        worker.start()
+        assert blocking.started.wait(30)
+        if erase == "events":
+            memory.forget(scope, ids=[e.id for e in events[:40]])
+        else:
+            memory.forget(scope)
+        blocking.release.set()
+        worker.join(30)
+        assert result == [[]]  # the range read before the erase was not written
+        summaries = memory.store.summaries(Scope("acme"), include_replaced=True)
+        pins = memory.context.pins(Scope("acme"), history=True)
+        log = memory.store.audit_log(Scope("acme"))
+        assert all("4711" not in s.text for s in summaries)
+        assert all(not p.value.startswith("A-") for p in pins)
+        assert all("4711" not in a.detail for a in log)
+        if erase == "events":
+            # What is left compacts normally afterwards.
+            assert memory.context.compact(scope, budget_tokens=600, model="gpt-4o")
+            assert all("4711" not in s.text for s in memory.store.summaries(Scope("acme")))

@@ -6,6 +6,10 @@ pin-worthy value of the range is in a pin or in the summary text, and pins what 
 (4) the summary, the guard's pins, the retired summaries and the audit entries are committed
 in one transaction. A crash at any point leaves the episode and the pins whole; the job is
 retried from the queue.
+
+A summarizer may take seconds (an LLM). If records of the tenant are erased meanwhile, the
+writes of that range are refused (the store's erase generation moved) and compaction stops:
+nothing computed from erased text is written back.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
 from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.context.ledger import sync_ledger
+from kenning.errors import StaleWrite
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
 from kenning.store.protocol import Store
@@ -115,6 +120,8 @@ class Compactor:
         scope = scope.require_session()
         summarizer = summarizer or self._summarizer
         tokenizer = tokenizer_for(model)
+        # Read before the events: an erase after this point refuses this run's writes.
+        generation = self._store.erase_generation(scope.tenant)
         encoding = tokenizer.name
         sync_ledger(self._store, scope, tokenizer)
         settings = self._settings
@@ -134,6 +141,31 @@ class Compactor:
             raw, keep_from=keep_from, segment_tokens=max(1, int(settings.segment * budget))
         )
         written: list[Summary] = []
+        try:
+            self._ranges(
+                scope, segments, written, budget=budget, encoding=encoding, tokenizer=tokenizer,
+                summarizer=summarizer, reason=reason, generation=generation, stop=stop,
+            )  # fmt: skip
+        except StaleWrite as exc:
+            log.info("compaction of %s stopped: %s", scope, exc)
+        return written
+
+    def _ranges(
+        self,
+        scope: Scope,
+        segments: Sequence[tuple[int, int]],
+        written: list[Summary],
+        *,
+        budget: int,
+        encoding: str,
+        tokenizer: Tokenizer,
+        summarizer: Summarizer,
+        reason: str,
+        generation: int,
+        stop: Callable[[], bool],
+    ) -> None:
+        """Summarize each segment, then merge segments into a session summary when due."""
+        settings = self._settings
         for first, last in segments:
             if stop():
                 raise Stopped(f"compaction of {scope.session} stopped after {len(written)} ranges")
@@ -148,7 +180,7 @@ class Compactor:
                     scope, events, level=1, first=first, last=last, replaces=(),
                     max_tokens=settings.tokens(settings.segment_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason,
+                    reason=reason, generation=generation,
                 )
             )  # fmt: skip
         active = self._store.summaries(scope)
@@ -162,10 +194,9 @@ class Compactor:
                     replaces=[s.id for s in active],
                     max_tokens=settings.tokens(settings.session_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason,
+                    reason=reason, generation=generation,
                 )
             )  # fmt: skip
-        return written
 
     def _events(self, scope: Scope, first: int, last: int) -> list[Event]:
         events = self._store.events(scope, after_seq=first - 1, limit=last - first + 1)
@@ -185,6 +216,7 @@ class Compactor:
         tokenizer: Tokenizer,
         summarizer: Summarizer,
         reason: str,
+        generation: int,
     ) -> Summary:
         now = datetime.now(UTC)
         drafts: list[PinDraft] = []
@@ -193,7 +225,7 @@ class Compactor:
         audit: list[AuditEntry] = []
         if drafts:
             # Committed before the summary exists: a crash from here on loses no value.
-            pinned = self._store.put_pins(scope, drafts, at=now, mode="add")
+            pinned = self._store.put_pins(scope, drafts, at=now, mode="add", generation=generation)
             if pinned:
                 self._store.audit(
                     [
@@ -249,5 +281,6 @@ class Compactor:
                 len(missing), scope.session, first, last,
             )  # fmt: skip
         return self._store.put_summary(
-            summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit
-        )
+            summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit,
+            generation=generation,
+        )  # fmt: skip

@@ -104,6 +104,12 @@ class EventLog(Protocol):
         """Cache token counts of records for *encoding*."""
         ...
 
+    def erase_generation(self, tenant: str) -> int:
+        """A number that changes whenever records of *tenant* are erased: a writer that
+        derives state from events reads it first and passes it to the write, which is refused
+        (``StaleWrite``) if an erase came in between."""
+        ...
+
     def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
                before: datetime | None = None) -> int:  # fmt: skip
         """Erase records in *scope* (all, or *ids*, or those before a time) from every index,
@@ -163,12 +169,14 @@ class ContextState(Protocol):
         *,
         at: datetime,
         mode: Literal["add", "set"] = "set",
+        generation: int | None = None,
     ) -> list[Pin]:
         """Write pins of the session of *scope* atomically; return the versions written.
 
         ``mode="set"``: a draft whose key exists with another value or status becomes a new
         version (the old one stays in history). ``mode="add"`` (extraction): existing keys are
-        left alone, so re-extracting old text never reopens a closed pin.
+        left alone, so re-extracting old text never reopens a closed pin. With *generation*
+        (see ``EventLog.erase_generation``) the write is refused if an erase came since.
         """
         ...
 
@@ -183,9 +191,11 @@ class ContextState(Protocol):
         replaces: Sequence[str] = (),
         guard_pins: Sequence[PinDraft] = (),
         audit: Sequence[AuditEntry] = (),
+        generation: int | None = None,
     ) -> Summary:
         """In one transaction: add the amnesia guard's pins, the summary, retire the summaries
-        it *replaces*, and append the audit entries."""
+        it *replaces*, and append the audit entries. With *generation* the write is refused
+        (``StaleWrite``) if records of the tenant were erased since it was read."""
         ...
 
     def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:

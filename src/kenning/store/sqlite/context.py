@@ -30,7 +30,7 @@ from kenning.records import (
     TaskState,
 )
 from kenning.store.records import ContextSnapshot, EventWrite, MessageRow
-from kenning.store.sqlite.database import Database, check_owner
+from kenning.store.sqlite.database import Database, check_generation, check_owner
 from kenning.store.sqlite.sql import chunks, scope_sql
 from kenning.store.sqlite.sql import ts as _ts
 
@@ -130,6 +130,7 @@ class ContextTables(Database):
         *,
         at: datetime,
         mode: Literal["add", "set"] = "set",
+        generation: int | None = None,
     ) -> list[Pin]:
         scope = scope.require_session()
         if mode not in ("add", "set"):
@@ -137,6 +138,7 @@ class ContextTables(Database):
         if not drafts:
             return []
         with self._write(scope, claim=True) as conn:
+            check_generation(conn, scope.tenant, generation)
             return self._put_pins(conn, scope, drafts, at=at, mode=mode)
 
     @staticmethod
@@ -215,9 +217,11 @@ class ContextTables(Database):
         replaces: Sequence[str] = (),
         guard_pins: Sequence[PinDraft] = (),
         audit: Sequence[AuditEntry] = (),
+        generation: int | None = None,
     ) -> Summary:
         scope = summary.scope.require_session()
         with self._write(scope, claim=True) as conn:
+            check_generation(conn, scope.tenant, generation)
             if guard_pins:
                 self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
             conn.execute(

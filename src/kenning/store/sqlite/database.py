@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from kenning.errors import InvalidInput, ScopeConflict, StoreError
+from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
 from kenning.records import Event, Scope
 from kenning.store.records import EventWrite
 from kenning.store.sqlite.schema import migrate
@@ -52,6 +52,23 @@ def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = 
         raise ScopeConflict(
             f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
             "session ids are unique within a tenant"
+        )
+
+
+def erase_generation(conn: sqlite3.Connection, tenant: str) -> int:
+    """The tenant's newest entry in the log of erased rows (0 before any erase)."""
+    row = conn.execute(
+        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ?", (tenant,)
+    ).fetchone()
+    return int(row[0])
+
+
+def check_generation(conn: sqlite3.Connection, tenant: str, generation: int | None) -> None:
+    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
+    if generation is not None and erase_generation(conn, tenant) != generation:
+        raise StaleWrite(
+            f"records of tenant {tenant!r} were erased while this write was prepared; "
+            "nothing was written (prepare it again from what is left)"
         )
 
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
 from kenning.store.records import EventWrite, Item, ModelInfo
-from kenning.store.sqlite.database import Database, check_owner
+from kenning.store.sqlite.database import Database, check_owner, erase_generation
 from kenning.store.sqlite.fts import scope_terms
 from kenning.store.sqlite.sql import (
     by_ids,
@@ -305,6 +305,10 @@ class EventTables(Database):
                 )
 
     # -- erasure ---------------------------------------------------------------------------
+
+    def erase_generation(self, tenant: str) -> int:
+        with self._read(Scope(tenant)) as conn:
+            return erase_generation(conn, tenant)
 
     def forget(
         self,
