@@ -400,7 +400,7 @@ def test_compaction_racing_forget_writes_nothing_from_erased_text(
             target=lambda: result.append(
                 memory.context.compact(
                     scope, budget_tokens=600, model="gpt-4o", summarizer=blocking
-                )  # fmt: skip
+                )
             )
         )
         worker.start()
