@@ -14,6 +14,7 @@ from kenning.compaction.llm import LLMSettings, LLMSummarizer
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.context.assembler import ContextSettings
+from kenning.context.service import WorkingContext
 from kenning.context.window import (
     ContextWindow,
     Pressure,
@@ -63,7 +64,7 @@ from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
-from kenning.store.protocol import Store
+from kenning.store.protocol import ContextState, EventLog, JobQueue, SearchIndex, Store
 from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
@@ -78,10 +79,12 @@ __all__ = [
     "CompactionSettings",
     "ContentTooLarge",
     "ContextSettings",
+    "ContextState",
     "ContextWindow",
     "Decision",
     "Embedder",
     "Event",
+    "EventLog",
     "ExtractionRules",
     "ExtractiveSummarizer",
     "Fact",
@@ -92,6 +95,7 @@ __all__ = [
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
+    "JobQueue",
     "KenningError",
     "LLMSettings",
     "LLMSummarizer",
@@ -111,6 +115,7 @@ __all__ = [
     "SQLiteStore",
     "Scope",
     "ScopeConflict",
+    "SearchIndex",
     "SearchResults",
     "Settings",
     "StaleWrite",
@@ -130,5 +135,6 @@ __all__ = [
     "TierCaps",
     "Tokenizer",
     "Unsupported",
+    "WorkingContext",
     "__version__",
 ]

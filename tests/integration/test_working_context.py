@@ -243,9 +243,6 @@ def test_sigkill_between_pin_write_and_summary_write_loses_nothing(tmp_path: Pat
         import sys
         sys.path.insert(0, {str(ROOT)!r})
         from kenning import Memory, Scope
-from kenning.compaction.body import SummaryResult
-from kenning.compaction.extractive import ExtractiveSummarizer
-from kenning.compaction.summarizer import SummaryRequest
         from kenning.context.assembler import ContextSettings
         from kenning.settings import Settings
         from tests.fakes import KillingSummarizer

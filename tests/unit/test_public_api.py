@@ -14,13 +14,16 @@ EXPECTED = {
     "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope", "KenningError",
     "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",
     "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict", "SearchResults",
-    "Settings", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported", "__version__",
+    "Settings", "StaleWrite", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported",
+    "__version__",
+    # storage protocols, one per concern
+    "ContextState", "EventLog", "JobQueue", "SearchIndex",
     # working context
     "AuditEntry", "CompactionSettings", "ContextSettings", "ContextWindow", "Decision",
     "ExtractionRules", "ExtractiveSummarizer", "IdPattern", "LLMSettings", "LLMSummarizer",
     "PinDraft", "Pressure", "PressureThresholds", "Summarizer", "SummaryBody", "SummaryItem",
     "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
-    "TierAccount", "TierCaps",
+    "TierAccount", "TierCaps", "WorkingContext",
 }  # fmt: skip
 
 
