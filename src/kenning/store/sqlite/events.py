@@ -20,7 +20,7 @@ from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
 from kenning.store.records import EventWrite, Item, ModelInfo
 from kenning.store.sqlite.database import Database, check_owner, erase_generation
-from kenning.store.sqlite.fts import scope_terms
+from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.sql import (
     by_ids,
     chunks,
@@ -348,6 +348,8 @@ class EventTables(Database):
                     [scope.tenant, *chunk],
                 )
             self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone)
+            if erased:
+                purge_fts(conn)
         if erased:
             self._after_forget(scope.tenant)
         # Erased text (events, or the pins and summaries of an emptied session) must not

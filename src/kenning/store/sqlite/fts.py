@@ -9,12 +9,78 @@ tenant, user and session, so FTS5 only ever ranks rows inside the scope.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from collections.abc import Sequence
 
 from kenning.records import Scope
 from kenning.text import query_terms
 
-__all__ = ["match_expression", "scope_match", "scope_terms", "text_match"]
+__all__ = [
+    "ensure_fts",
+    "fts_enabled",
+    "match_expression",
+    "purge_fts",
+    "scope_match",
+    "scope_terms",
+    "text_match",
+]
+
+_FTS_SCHEMA = (
+    """
+    CREATE VIRTUAL TABLE items_fts USING fts5 (
+        text, label, scope_terms,
+        content = 'items', content_rowid = 'rowid',
+        tokenize = 'porter unicode61 remove_diacritics 2'
+    )
+    """,
+    # Document frequencies, for the ideal score that calibrates BM25 (see lexical_index).
+    "CREATE VIRTUAL TABLE items_vocab USING fts5vocab (items_fts, 'row')",
+    """
+    CREATE TRIGGER items_fts_insert AFTER INSERT ON items BEGIN
+        INSERT INTO items_fts (rowid, text, label, scope_terms)
+        VALUES (new.rowid, new.text, new.label, new.scope_terms);
+    END
+    """,
+    """
+    CREATE TRIGGER items_fts_delete AFTER DELETE ON items BEGIN
+        INSERT INTO items_fts (items_fts, rowid, text, label, scope_terms)
+        VALUES ('delete', old.rowid, old.text, old.label, old.scope_terms);
+    END
+    """,
+    """
+    CREATE TRIGGER items_fts_update AFTER UPDATE OF text, label, scope_terms ON items BEGIN
+        INSERT INTO items_fts (items_fts, rowid, text, label, scope_terms)
+        VALUES ('delete', old.rowid, old.text, old.label, old.scope_terms);
+        INSERT INTO items_fts (rowid, text, label, scope_terms)
+        VALUES (new.rowid, new.text, new.label, new.scope_terms);
+    END
+    """,
+)
+
+
+def fts_enabled(conn: sqlite3.Connection) -> bool:
+    """True when the database keeps an FTS5 index of its items."""
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'items_fts'"
+    ).fetchone()
+    return row is not None
+
+
+def ensure_fts(conn: sqlite3.Connection) -> None:
+    """Create the FTS5 index (and the triggers that maintain it) and fill it from the items,
+    inside the caller's transaction; nothing if it exists."""
+    if fts_enabled(conn):
+        return
+    for statement in _FTS_SCHEMA:
+        conn.execute(statement)
+    conn.execute("INSERT INTO items_fts (items_fts) VALUES ('rebuild')")
+
+
+def purge_fts(conn: sqlite3.Connection) -> None:
+    """After an erase: merge the FTS5 segments into one. An FTS5 delete only records a
+    tombstone; the merge drops the erased words, and ``secure_delete`` zeroes the freed pages."""
+    if fts_enabled(conn):
+        conn.execute("INSERT INTO items_fts (items_fts) VALUES ('optimize')")
 
 
 def match_expression(text: str) -> str:

@@ -261,6 +261,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE idem_key IS NOT NULL;
         """,
     ),
+    (
+        "0005_fts5_on_demand",
+        """
+        -- The FTS5 index is built only for stores that rank with it (lexical="fts5"); the
+        -- default in-memory BM25 never reads it, and FTS5 deletes leave the erased words in
+        -- its segments until they are merged. See store/sqlite/fts.py.
+        DROP TRIGGER IF EXISTS items_fts_insert;
+        DROP TRIGGER IF EXISTS items_fts_delete;
+        DROP TRIGGER IF EXISTS items_fts_update;
+        DROP TABLE IF EXISTS items_vocab;
+        DROP TABLE IF EXISTS items_fts;
+        """,
+    ),
 )
 
 

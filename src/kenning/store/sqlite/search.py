@@ -40,7 +40,7 @@ from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
 from kenning.store.sqlite.database import Database
-from kenning.store.sqlite.fts import scope_match, text_match
+from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
 from kenning.text import query_terms, stem
 
@@ -130,6 +130,9 @@ class SearchTables(Database):
         if lexical not in ("memory", "fts5"):
             raise InvalidInput("lexical must be 'memory' or 'fts5'")
         self._lexical_mode = lexical
+        if lexical == "fts5":
+            with self._write(None) as conn:
+                ensure_fts(conn)
         self._ann = ann
         self._partitions: dict[str, _Follower] = {}
         self._plock = threading.Lock()
