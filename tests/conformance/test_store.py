@@ -367,15 +367,17 @@ def test_sessions_are_scored_as_documents_inside_scope(
     model = model_of(real_embedder)
     q = real_embedder.embed(["espresso machine problems"])[0]
     every = ["a-s1", "a-s2", "b-s1", "g-s1", "nope"]
-    scored = store.sessions(Scope("acme", "ann"), "espresso", q, model=model, sessions=every)
+    scored = store.sessions(
+        Scope("acme", "ann"), "espresso", q, model=model, sessions=every, filters=ALL
+    )
     by_session = {c.session: c for c in scored}
     assert set(by_session) == {"a-s1", "a-s2"}
     assert by_session["a-s1"].lexical > 0 and by_session["a-s2"].lexical == 0
     assert by_session["a-s1"].cosine > by_session["a-s2"].cosine
     tenant = {c.session for c in store.sessions(Scope("acme"), "espresso", None, model=None,
-                                                 sessions=every)}  # fmt: skip
+                                                 sessions=every, filters=ALL)}  # fmt: skip
     assert tenant == {"a-s1", "a-s2", "b-s1"}
-    one = store.sessions(A2, "espresso", q, model=model, sessions=every)
+    one = store.sessions(A2, "espresso", q, model=model, sessions=every, filters=ALL)
     assert [c.session for c in one] == ["a-s2"]
 
 
@@ -439,3 +441,53 @@ def test_events_and_their_pins_commit_together(store: Store, real_embedder: Memo
     assert written.id == "ev_pinned"
     [pin] = store.pins(A1)
     assert (pin.value, pin.source_event_id) == ("A-77", "ev_pinned")
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"role": "assistant"},
+        {"tag": "answer"},
+        {"meta.speaker": "agent"},
+    ],
+)
+def test_session_documents_hold_only_what_the_filters_admit(
+    store: Store, real_embedder: MemoEmbedder, filters: dict[str, str]
+) -> None:
+    admitted = {"tags": ["answer"], "metadata": {"speaker": "agent"}}
+    texts = {
+        "user": "my espresso machine leaks espresso everywhere",
+        "assistant": "we will send a courier tomorrow",
+    }
+    write(
+        store,
+        real_embedder,
+        [
+            (A1, ev(texts["user"])),
+            (A1, ev(texts["assistant"], role="assistant", **admitted)),
+            (A2, ev("courier booked for the espresso grinder", role="assistant", **admitted)),
+        ],
+    )
+    model = model_of(real_embedder)
+    q = real_embedder.embed(["espresso leaks"])[0]
+    parsed = parse_filters(filters)
+    scored = {
+        c.session: c
+        for c in store.sessions(
+            Scope("acme", "ann"),
+            "espresso leaks",
+            q,
+            model=model,
+            sessions=["a-s1", "a-s2"],
+            filters=parsed,
+        )
+    }
+    # The user turn is what matches, and the filter excludes it: a-s1 scores on its
+    # assistant turn alone, and its centroid is that turn's vector.
+    assert scored["a-s1"].lexical == 0 and scored["a-s2"].lexical > 0
+    own = real_embedder.embed([texts["assistant"]])[0]
+    assert scored["a-s1"].cosine == pytest.approx(float(own @ q), abs=1e-5)
+    unfiltered = store.sessions(
+        Scope("acme", "ann"), "espresso leaks", q, model=model, sessions=["a-s1"], filters=ALL
+    )
+    assert unfiltered[0].lexical > 0

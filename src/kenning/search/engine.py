@@ -141,7 +141,7 @@ class SearchEngine:
             # scope; the best of the window itself are candidates too.
             vector = _union(vector, self._nearest(scope, qvec, f, limit))
             lexical = _union(lexical, part())
-        fused = self._fuse(scope, query, qvec, lexical, vector, config)
+        fused = self._fuse(scope, query, qvec, filters, lexical, vector, config)
         hits = self._rank(
             scope, fused, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
@@ -171,6 +171,7 @@ class SearchEngine:
         scope: Scope,
         query: str,
         qvec: npt.NDArray[np.float32] | None,
+        filters: Filters,
         lexical: Sequence[Candidate],
         vector: Sequence[Candidate],
         config: FusionConfig,
@@ -181,7 +182,10 @@ class SearchEngine:
             wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
             model = self.model() if qvec is not None else None
             sessions = session_scores(
-                self._index.sessions(scope, query, qvec, model=model, sessions=wanted), config
+                self._index.sessions(
+                    scope, query, qvec, model=model, sessions=wanted, filters=filters
+                ),
+                config,
             )
         return fuse(lexical, vector, config=config, sessions=sessions)
 

@@ -148,8 +148,10 @@ class SearchIndex(Protocol):
         *,
         model: ModelInfo | None,
         sessions: Sequence[str | None],
+        filters: Filters,
     ) -> list[SessionCandidate]:
-        """The given *sessions* that lie inside *scope*, each scored as a whole document."""
+        """The given *sessions* that lie inside *scope*, each scored as a whole document made
+        of its records that *filters* admit (nothing a filter excludes moves a score)."""
         ...
 
     def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:

@@ -372,6 +372,7 @@ class SearchTables(Database):
         *,
         model: ModelInfo | None,
         sessions: Sequence[str | None],
+        filters: Filters,
     ) -> list[SessionCandidate]:
         terms = [stem(word) for word in query_terms(query)]
         with self._read(scope) as conn:
@@ -384,7 +385,7 @@ class SearchTables(Database):
                 elif stored != model:
                     self._mismatch(stored, model)
             partition = self._partition(conn, scope.tenant)
-        select = RowSelector(user=scope.user, session=scope.session)
+            select = self._selector(conn, scope, filters)
         query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
         scored = partition.sessions(terms, query_vec, select, sessions)
         return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
