@@ -24,7 +24,7 @@ from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
-from kenning.indexing import embedding_text, with_context
+from kenning.indexing import embedding_text, texts_to_embed
 from kenning.records import (
     Event,
     NewEvent,
@@ -38,7 +38,7 @@ from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.records import Chunk, EventWrite, ModelInfo
 
 __all__ = ["Memory"]
 
@@ -188,44 +188,50 @@ class Memory:
             scope.require_session()
             events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
         writes: list[EventWrite] = []
-        texts: list[str] = []
+        texts: dict[tuple[str, str], str] = {}  # (tenant, hash) -> text to embed
         previous: dict[tuple[str, str | None], str | None] = {}
+        settings = self._settings
         for scope, event in events:
-            own = embedding_text(event, mode)
-            text = own
-            if self._settings.embed_context:
-                key = (scope.tenant, scope.session)
-                if key not in previous:
-                    tail = self._store.events(scope, tail=1)
-                    previous[key] = embedding_text(tail[0], mode) if tail else None
-                text = with_context(own, previous[key])
-                previous[key] = own
-            texts.append(text)
+            key = (scope.tenant, scope.session)
+            if settings.embed_context and key not in previous:
+                tail = self._store.events(scope, tail=1)
+                previous[key] = embedding_text(tail[0], mode) if tail else None
+            indexed = texts_to_embed(
+                event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
+                chunk_chars=settings.chunk_chars,
+            )  # fmt: skip
+            previous[key] = embedding_text(event, mode)
+            hashes = [content_hash(t.text) for t in indexed]
+            texts.update(((scope.tenant, h), t.text) for h, t in zip(hashes, indexed, strict=True))
+            chunks = tuple(
+                Chunk(t.span[0], t.span[1], h)
+                for h, t in zip(hashes, indexed, strict=True)
+                if t.span is not None
+            )
             event_id = new_event_id()
-            pins = self._context.pin_drafts(scope, event, event_id=event_id)
             writes.append(
                 EventWrite(
-                    scope=scope, event=event, embed_hash=content_hash(text), id=event_id,
-                    pins=tuple(pins),
+                    scope=scope, event=event, embed_hash=None if chunks else hashes[0],
+                    id=event_id, chunks=chunks,
+                    pins=tuple(self._context.pin_drafts(scope, event, event_id=event_id)),
                 )
             )  # fmt: skip
         if not writes:
             return []
         model = self._model()
-        vectors = self._vectors_for(writes, texts, model) if model is not None else None
+        vectors = self._vectors_for(texts, model) if model is not None else None
         return self._store.append_events(
             writes, model=model if vectors is not None else None, vectors=vectors
         )
 
     def _vectors_for(
-        self, writes: Sequence[EventWrite], texts: Sequence[str], model: ModelInfo
+        self, texts: Mapping[tuple[str, str], str], model: ModelInfo
     ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
         """Embed each text this store lacks a vector for, once per (tenant, text)."""
         assert self._embedder is not None
         by_tenant: dict[str, dict[str, str]] = {}
-        for write, text in zip(writes, texts, strict=True):
-            assert write.embed_hash is not None
-            by_tenant.setdefault(write.scope.tenant, {})[write.embed_hash] = text
+        for (tenant, digest), text in texts.items():
+            by_tenant.setdefault(tenant, {})[digest] = text
         todo: list[tuple[str, str]] = []
         for tenant, hashes in by_tenant.items():
             for digest in self._store.missing_vectors(tenant, model, list(hashes)):

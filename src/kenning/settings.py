@@ -29,11 +29,15 @@ class Settings:
     input; ``track_access`` records which results were returned (the access bonus reads it).
     ``context`` shapes windows (tier caps, pressure thresholds, retrieval), ``compaction`` the
     summaries, and ``pin_rules`` what pins are extracted from events.
+    Content is stored whole up to ``max_content_chars``; content longer than twice
+    ``chunk_chars`` is indexed as chunks of about ``chunk_chars`` (each with its own lexical row
+    and vector) that a search returns as the one event.
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
+    chunk_chars: int = 2_000
     max_query_chars: int = 4_000
     max_k: int = 1_000
     embed_text: EmbedText = "speaker"
@@ -49,6 +53,8 @@ class Settings:
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:
             raise InvalidInput("max_content_chars must be between 1 and 10,000,000")
+        if not 200 <= self.chunk_chars <= 100_000:
+            raise InvalidInput("chunk_chars must be between 200 and 100,000")
         if not 1 <= self.max_query_chars <= 100_000:
             raise InvalidInput("max_query_chars must be between 1 and 100,000")
         if not 1 <= self.max_k <= 100_000:

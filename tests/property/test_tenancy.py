@@ -164,7 +164,9 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
         lambda: store.items(intruder, [e.id for e in store.events(victim)]),
         lambda: store.lexical(intruder, query, filters=filters, limit=10),
         lambda: store.nearest(intruder, vec, model=model, filters=filters, limit=10),
-        lambda: store.sessions(intruder, query, vec, model=model, sessions=[victim.session]),
+        lambda: store.sessions(
+            intruder, query, vec, model=model, sessions=[victim.session], filters=filters
+        ),
         lambda: memory.context.pins(intruder, history=True),
         lambda: memory.context.summaries(intruder),
         lambda: memory.context.compaction_log(intruder),

@@ -44,7 +44,7 @@ JSONScalar = str | int | float | bool | None
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 _META_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}")
-DEFAULT_MAX_CONTENT_CHARS = 100_000
+DEFAULT_MAX_CONTENT_CHARS = 2_000_000
 
 
 def validate_id(value: object, what: str) -> str:

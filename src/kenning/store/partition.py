@@ -36,7 +36,12 @@ Ranked = tuple[str, float, str | None]
 
 @dataclass(frozen=True, slots=True)
 class IndexRows:
-    """Rows to add to a partition: ids, vectors and the attributes masks are built from."""
+    """Rows to add to a partition: ids, vectors and the attributes masks are built from.
+
+    A long record is indexed as several rows (its chunks) with the same id and rowid; a
+    search returns the record once, with its best row's score. ``weights`` (default 1) scale
+    a row's share of its session's centroid, so a record's chunks count as one record.
+    """
 
     ids: Sequence[str]
     rowids: npt.NDArray[np.int64]
@@ -49,6 +54,7 @@ class IndexRows:
     roles: Sequence[str]
     kinds: Sequence[str]
     ats: npt.NDArray[np.float64]
+    weights: npt.NDArray[np.float32] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +168,8 @@ class Partition:
         self._roles = np.zeros(0, dtype=np.int16)
         self._kinds = np.zeros(0, dtype=np.int16)
         self._ids: list[str] = []
+        self._weights = np.zeros(0, dtype=np.float32)
+        self._shared_ids = False  # some record has several rows (chunks)
         self._user_codes = _Codes()
         self._session_codes = _Codes()
         self._role_codes = _Codes()
@@ -196,6 +204,7 @@ class Partition:
         self._matrix = grown(self._matrix)  # type: ignore[assignment]
         self._has_vector = grown(self._has_vector)  # type: ignore[assignment]
         self._alive = grown(self._alive)  # type: ignore[assignment]
+        self._weights = grown(self._weights)  # type: ignore[assignment]
         self._rowids = grown(self._rowids)  # type: ignore[assignment]
         self._row_print = grown(self._row_print)  # type: ignore[assignment]
         self._row_node = grown(self._row_node)  # type: ignore[assignment]
@@ -236,7 +245,8 @@ class Partition:
                 np.subtract.at(
                     self._session_sums,
                     self._sessions[positions],
-                    self._matrix[positions] * self._has_vector[positions, None],
+                    self._matrix[positions]
+                    * (self._has_vector[positions] * self._weights[positions])[:, None],
                 )
             self._has_vector[positions] = False
             self._matrix[positions] = 0.0
@@ -251,6 +261,10 @@ class Partition:
         self._matrix[self._n : end] = rows.vectors
         self._has_vector[self._n : end] = rows.has_vector
         self._alive[self._n : end] = True
+        weights = np.ones(count, dtype=np.float32) if rows.weights is None else rows.weights
+        self._weights[self._n : end] = weights
+        if not self._shared_ids and rows.weights is not None and (weights < 1).any():
+            self._shared_ids = True
         self._lexical.add(rows.texts, rows.labels)
         self._rowids[self._n : end] = rows.rowids
         self._row_node[self._n : end] = -1
@@ -268,7 +282,9 @@ class Partition:
             self._session_sums = grown
         if self._dim:
             np.add.at(
-                self._session_sums, np.asarray(codes), rows.vectors * rows.has_vector[:, None]
+                self._session_sums,
+                np.asarray(codes),
+                rows.vectors * (rows.has_vector * weights)[:, None],
             )
         self._roles[self._n : end] = [self._role_codes.code(r) for r in rows.roles]
         self._kinds[self._n : end] = [self._kind_codes.code(k) for k in rows.kinds]
@@ -621,7 +637,8 @@ class Partition:
         selected = n if mask is None else int(np.count_nonzero(mask))
         if selected == 0:
             return []
-        found = self._ann_nearest(query, k, mask, selected)
+        # Chunks of one record may fill several places: the graph proposes more rows then.
+        found = self._ann_nearest(query, 2 * k if self._shared_ids else k, mask, selected)
         if found is not None:
             self._ann_searches += 1
             # The graph proposes rows; their scores are exact, ranked like the exact path.
@@ -713,7 +730,9 @@ class Partition:
         picked = np.flatnonzero(rows[:n] & self._has_vector[:n])
         picked = picked[slot[self._sessions[picked]] >= 0]
         sums = np.zeros((codes.size, self._dim), dtype=np.float32)
-        np.add.at(sums, slot[self._sessions[picked]], self._matrix[picked])
+        np.add.at(
+            sums, slot[self._sessions[picked]], self._matrix[picked] * self._weights[picked, None]
+        )
         return sums
 
     def _session_in_scope(self, code: int, select: RowSelector) -> bool:
@@ -727,9 +746,31 @@ class Partition:
     def _top(
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int
     ) -> list[Ranked]:
-        """The *k* best (score, then insertion order) as (id, score)."""
+        """The *k* best records (score, then insertion order) as (id, score, session); a
+        record indexed as several rows counts once, with its best row."""
         if positions is None:
             positions = np.arange(scores.shape[0])
+        want = k
+        while True:
+            ranked = self._ranked_rows(scores, positions, want)
+            out: list[Ranked] = []
+            seen: set[str] = set()
+            sessions = self._session_codes.values
+            for i in ranked:
+                row = int(positions[i])
+                record = self._ids[row]
+                if record in seen:
+                    continue
+                seen.add(record)
+                out.append((record, float(scores[i]), sessions[int(self._sessions[row])]))
+            if len(out) >= k or ranked.size >= scores.shape[0] or not self._shared_ids:
+                return out[:k]
+            want *= 4  # chunks of one record took places: look deeper
+
+    @staticmethod
+    def _ranked_rows(
+        scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], k: int
+    ) -> npt.NDArray[np.intp]:
         k = min(k, scores.shape[0])
         if k < scores.shape[0]:
             # Rows tied with the k-th score compete by insertion order too, not as the
@@ -738,10 +779,5 @@ class Partition:
             top = np.flatnonzero(scores >= kth)
         else:
             top = np.arange(k)
-        top = top[np.lexsort((positions[top], -scores[top]))][:k]
-        sessions = self._session_codes.values
-        out = []
-        for i in top:
-            row = int(positions[i])
-            out.append((self._ids[row], float(scores[i]), sessions[int(self._sessions[row])]))
-        return out
+        ranked: npt.NDArray[np.intp] = top[np.lexsort((positions[top], -scores[top]))][:k]
+        return ranked

@@ -24,6 +24,7 @@ from kenning.records import (
 __all__ = [
     "Candidate",
     "Capabilities",
+    "Chunk",
     "ContextSnapshot",
     "EventWrite",
     "Item",
@@ -54,15 +55,27 @@ class ModelInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Chunk:
+    """A span of a long record indexed on its own (lexical and vector), and the hash of its
+    embedded text."""
+
+    start: int
+    stop: int
+    embed_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class EventWrite:
     """One event to append: its scope, the validated input, the hash of its embedded text,
-    its id, and the pins extracted from it (committed in the same transaction)."""
+    its id, the pins extracted from it (committed in the same transaction), and for a long
+    event the chunks it is indexed as (then *embed_hash* is None: the chunks carry vectors)."""
 
     scope: Scope
     event: NewEvent
     embed_hash: str | None = None
     id: str = field(default_factory=new_event_id)
     pins: tuple[PinDraft, ...] = ()
+    chunks: tuple[Chunk, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

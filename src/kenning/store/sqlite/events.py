@@ -194,6 +194,14 @@ class EventTables(Database):
                 event.version, digest, write.embed_hash, now, event.idempotency_key,
             ),
         )  # fmt: skip
+        if write.chunks:
+            conn.executemany(
+                "INSERT INTO item_chunks (item, n, start, stop, embed_hash) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (cur.lastrowid, n, c.start, c.stop, c.embed_hash)
+                    for n, c in enumerate(write.chunks)
+                ],
+            )
         if event.tool_name or event.tool_args is not None or event.tool_result is not None:
             conn.execute(
                 "INSERT INTO event_details (item, tool_name, tool_args, tool_result)"

@@ -274,6 +274,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP TABLE IF EXISTS items_fts;
         """,
     ),
+    (
+        "0006_item_chunks",
+        """
+        -- A long record is stored whole in items and indexed as spans of its text, each with
+        -- its own vector; search returns the record.
+        CREATE TABLE item_chunks (
+            item INTEGER NOT NULL REFERENCES items (rowid) ON DELETE CASCADE,
+            n INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            stop INTEGER NOT NULL,
+            embed_hash TEXT,
+            PRIMARY KEY (item, n)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 

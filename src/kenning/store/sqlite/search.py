@@ -48,12 +48,17 @@ __all__ = ["PartitionStatus", "SearchTables"]
 
 _log = logging.getLogger(__name__)
 
+# One row per record, or per chunk of a chunked record (its text span, its own vector).
 _PARTITION_COLUMNS = (
-    "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec, i.text, i.label"
+    "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
+    " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
+    " END, i.label, c.n"
 )
 _PARTITION_FROM = (
-    "FROM items i LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+    "FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
+    " LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = coalesce(c.embed_hash, i.embed_hash)"
 )
+_PARTITION_ORDER = "ORDER BY i.rowid, c.n"
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
 # The deletion log keeps this many entries; a partition that fell further behind reloads.
@@ -93,6 +98,11 @@ class _Follower:
 
 def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
     has_vector = np.array([r[7] is not None for r in rows], dtype=np.bool_)
+    weights = None
+    if any(r[10] is not None for r in rows):
+        # The chunks of one record share its place in the session centroid.
+        per_record = Counter(r[0] for r in rows)
+        weights = np.array([1.0 / per_record[r[0]] for r in rows], dtype=np.float32)
     matrix = np.zeros((len(rows), dimension), dtype=np.float32)
     if dimension and has_vector.any():
         blob = b"".join(r[7] for r in rows if r[7] is not None)
@@ -109,6 +119,7 @@ def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
         roles=[r[4] for r in rows],
         kinds=[r[5] for r in rows],
         ats=np.array([r[6] for r in rows], dtype=np.float64),
+        weights=weights,
     )
 
 
@@ -163,7 +174,7 @@ class SearchTables(Database):
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
         rows = conn.execute(
-            f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? ORDER BY i.rowid",
+            f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? {_PARTITION_ORDER}",
             (tenant,),
         ).fetchall()
         partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
@@ -215,7 +226,7 @@ class SearchTables(Database):
                     follower.removed += removed
             rows = conn.execute(
                 f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
-                " WHERE i.tenant = ? AND i.rowid > ? ORDER BY i.rowid",
+                f" WHERE i.tenant = ? AND i.rowid > ? {_PARTITION_ORDER}",
                 (tenant, hwm),
             ).fetchall()
             if rows:
