@@ -1,0 +1,381 @@
+"""The HNSW side of a partition: graph nodes mapped to rows, built in the background.
+
+The graph holds each distinct vector once; a node found stands for all of its rows. It is
+built in a background thread while exact search serves, extended as rows arrive, and checked
+node by node when adopted from a saved file or an earlier partition. A mixin of
+:class:`~kenning.store.partition.Partition`, which owns the row arrays it reads.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.store.ann import AnnConfig, HnswIndex
+
+__all__ = ["F32", "AnnStatus", "GraphRows"]
+
+F32 = npt.NDArray[np.float32]
+_BUILD_CHUNK = 2048
+
+
+@dataclass(frozen=True, slots=True)
+class AnnStatus:
+    """Where a partition's HNSW index stands.
+
+    ``state``: ``off`` (disabled or no vectors), ``exact`` (below the row threshold),
+    ``building`` (exact search serves meanwhile), ``ready``. ``nodes`` counts graph nodes
+    (one per distinct vector), ``excluded`` those no row holds any more (skipped, awaiting a
+    rebuild).
+    ``build_s`` is the last build's duration; ``ann_searches`` and ``exact_searches`` count
+    vector searches by path since the partition was loaded.
+    """
+
+    state: Literal["off", "exact", "building", "ready"]
+    rows: int
+    nodes: int
+    excluded: int
+    build_s: float | None
+    ann_searches: int
+    exact_searches: int
+
+
+class GraphRows:
+    """Graph state and the operations on it; the row arrays belong to the partition."""
+
+    # Owned by the partition (see Partition.__init__).
+    _n: int
+    _dim: int
+    _removed: int
+    _matrix: F32
+    _has_vector: npt.NDArray[np.bool_]
+    _alive: npt.NDArray[np.bool_]
+    _row_print: npt.NDArray[np.uint64]
+    _row_node: npt.NDArray[np.int64]
+
+    def _init_graph(self, ann: AnnConfig | None, on_index: Callable[[Any], None] | None) -> None:
+        self._ann_config = ann
+        self._on_index = on_index
+        # Guards the row arrays against a builder's catch-up and the graph against add/search.
+        self._ann_lock = threading.Lock()
+        self._ann_on = False
+        self._ann: HnswIndex | None = None
+        # Graph node -> a row position holding its vector (-1: no row has it, excluded).
+        self._node_rep = np.zeros(0, dtype=np.int64)
+        self._node_of: dict[int, int] = {}  # vector fingerprint -> node
+        self._groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+        self._excluded = 0
+        self._builder: threading.Thread | None = None
+        self._cancel = threading.Event()
+        self._build_s: float | None = None
+        self._ann_searches = 0
+        self._exact_searches = 0
+
+    # -- HNSW index ------------------------------------------------------------------------
+
+    def start_ann(self, prebuilt: HnswIndex | None = None) -> None:
+        """Let the partition keep an HNSW index from now on (a no-op without an ann config).
+
+        *prebuilt* (persisted, or the index of this tenant's previous partition) is checked
+        row by row: nodes whose row is gone or whose vector changed are excluded from every
+        search and a rebuild is scheduled; rows it lacks are added. Otherwise an index is
+        built once the partition is large enough.
+        """
+        if self._ann_config is None:
+            return
+        self._ann_on = True
+        if prebuilt is not None:
+            self._adopt(prebuilt)
+        self._maybe_build()
+
+    def _vector_count(self) -> int:
+        return int(np.count_nonzero(self._has_vector[: self._n]))
+
+    def vectors_for(self, prints: npt.NDArray[np.uint64]) -> F32:
+        """For each fingerprint, the vector of a row that has it; zeros where none has."""
+        with self._ann_lock:
+            have = np.flatnonzero(self._has_vector[: self._n])
+            out = np.zeros((prints.shape[0], self._dim), dtype=np.float32)
+            if have.size == 0:
+                return out
+            own = self._row_print[have]
+            order = np.argsort(own, kind="stable")
+            slot = np.clip(np.searchsorted(own[order], prints), 0, have.size - 1)
+            found = own[order][slot] == prints
+            out[found] = self._matrix[have[order[slot[found]]]]
+            return out
+
+    def _adopt(self, index: HnswIndex) -> None:
+        with self._ann_lock:
+            if index.dimension != self._dim or self._vector_count() < self._cfg().min_rows:
+                return
+            positions = np.flatnonzero(self._has_vector[: self._n]).astype(np.int64)
+            own = np.unique(self._row_print[positions])
+            live = np.isin(index.prints, own)
+            fresh = np.setdiff1d(own, index.prints, assume_unique=True).size
+            if fresh > len(index) or 2 * np.count_nonzero(live) < len(index):
+                return  # mostly new or changed vectors: a fresh build makes a better graph
+            node_of: dict[int, int] = {}
+            for node in np.flatnonzero(live).tolist():
+                node_of.setdefault(int(index.prints[node]), node)
+            self._install(index, np.full(len(index), -1, dtype=np.int64), node_of)
+            self._index_rows(positions)
+            self._excluded = int(np.count_nonzero(self._node_rep < 0))
+        if self._on_index is not None and not self._excluded:
+            self._on_index(self)
+
+    def _install(
+        self, index: HnswIndex, node_rep: npt.NDArray[np.int64], node_of: dict[int, int]
+    ) -> None:
+        """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
+        self._ann, self._node_rep, self._node_of = index, node_rep, node_of
+        self._row_node[: self._n] = -1
+        self._groups = None
+        self._excluded = 0
+
+    def _drop_index(self) -> None:
+        self._ann, self._node_rep, self._node_of, self._groups = None, self._node_rep[:0], {}, None
+        self._row_node[: self._n] = -1
+        self._excluded = 0
+
+    def _index_rows(self, positions: npt.NDArray[np.int64]) -> None:
+        """Map rows at *positions* to the graph's nodes, adding a node for each vector it
+        lacks (lock held)."""
+        index = self._ann
+        assert index is not None
+        if positions.size == 0:
+            return
+        prints = self._row_print[positions]
+        get = self._node_of.get
+        nodes = np.fromiter(
+            (get(p, -1) for p in prints.tolist()), dtype=np.int64, count=positions.size
+        )
+        # Adopted nodes take their first row as the one that holds their vector.
+        known = np.flatnonzero(nodes >= 0)
+        unset = known[self._node_rep[nodes[known]] < 0]
+        if unset.size:
+            first_nodes, first = np.unique(nodes[unset], return_index=True)
+            self._node_rep[first_nodes] = positions[unset[first]]
+        new = np.flatnonzero(nodes < 0)
+        if new.size:
+            distinct, first, inverse = np.unique(
+                prints[new], return_index=True, return_inverse=True
+            )
+            base = len(index) + np.arange(distinct.size, dtype=np.int64)
+            nodes[new] = base[inverse.reshape(-1)]
+            self._add_nodes(positions[new[first]])
+            self._node_of.update(zip(distinct.tolist(), base.tolist(), strict=True))
+        # A fingerprint is a hash: a row whose vector differs from its node's gets its own.
+        differs = np.zeros(positions.size, dtype=np.bool_)
+        for at in range(0, positions.size, _BUILD_CHUNK):
+            part = slice(at, at + _BUILD_CHUNK)
+            mine = self._matrix[positions[part]]
+            theirs = self._matrix[self._node_rep[nodes[part]]]
+            differs[part] = (mine != theirs).any(axis=1)
+        if differs.any():
+            odd = np.flatnonzero(differs)
+            nodes[odd] = len(index) + np.arange(odd.size, dtype=np.int64)
+            self._add_nodes(positions[odd])
+        self._row_node[positions] = nodes
+        self._groups = None
+
+    def _repoint_nodes(self) -> None:
+        """After rows were removed: each node is held by a live row of its own, or excluded
+        when none is left (lock held)."""
+        assert self._ann is not None
+        n = self._n
+        row_node = self._row_node[:n]
+        row_node[~self._alive[:n]] = -1
+        live = np.flatnonzero(row_node >= 0)
+        nodes, first = np.unique(row_node[live], return_index=True)
+        fallback = np.full(len(self._ann), -1, dtype=np.int64)
+        fallback[nodes] = live[first]
+        current = self._node_rep
+        held = (current >= 0) & self._alive[np.clip(current, 0, None)]
+        self._node_rep = np.where(held, current, fallback)
+        self._excluded = int(np.count_nonzero(self._node_rep < 0))
+        self._groups = None
+
+    def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
+        """Add graph nodes for the vectors of rows at *positions* (lock held)."""
+        assert self._ann is not None
+        threads = HnswIndex.build_threads(self._cfg().build_threads)
+        try:
+            self._ann.add(self._matrix[positions], self._row_print[positions])
+        finally:
+            HnswIndex.build_threads(threads)
+        self._node_rep = np.concatenate([self._node_rep, positions.astype(np.int64)])
+
+    def _node_rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Each node's rows in insertion order: ``rows[bounds[i]:bounds[i + 1]]`` (lock held)."""
+        if self._groups is None:
+            assert self._ann is not None
+            row_node = self._row_node[: self._n]
+            rows = np.argsort(row_node, kind="stable").astype(np.int64)
+            nodes = np.arange(len(self._ann) + 1, dtype=np.int64)
+            bounds = np.searchsorted(row_node[rows], nodes).astype(np.int64)
+            self._groups = (bounds, rows)
+        return self._groups
+
+    def _cfg(self) -> AnnConfig:
+        assert self._ann_config is not None
+        return self._ann_config
+
+    def _maybe_build(self) -> None:
+        if not self._ann_on or self._ann_config is None:
+            return
+        with self._ann_lock:
+            if self._builder is not None or self._cancel.is_set():
+                return
+            if self._vector_count() < self._ann_config.min_rows:
+                if self._ann is not None:
+                    self._drop_index()
+                return
+            if self._ann is not None and not self._excluded:
+                return
+            n = self._n
+            positions = np.flatnonzero(self._has_vector[:n]).astype(np.int64)
+            matrix, prints = self._matrix, self._row_print  # rows < n never change in these
+            job = threading.Thread(
+                target=self._build,
+                args=(n, positions, matrix, prints),
+                name="kenning-hnsw-build",
+                daemon=True,
+            )
+            self._builder = job
+        if self._ann_config.background:
+            job.start()
+        else:
+            job.run()
+
+    def _build(
+        self,
+        n: int,
+        positions: npt.NDArray[np.int64],
+        matrix: F32,
+        prints: npt.NDArray[np.uint64],
+    ) -> None:
+        cfg = self._cfg()
+        started = time.perf_counter()
+        threads = HnswIndex.build_threads(cfg.build_threads)
+        try:
+            # One node per distinct vector: its first row holds it.
+            _, first = np.unique(prints[positions], return_index=True)
+            reps = positions[np.sort(first)]
+            index = HnswIndex(self._dim, m=cfg.m, ef_construction=cfg.ef_construction)
+            for at in range(0, reps.size, _BUILD_CHUNK):
+                if self._cancel.is_set():
+                    return
+                chunk = reps[at : at + _BUILD_CHUNK]
+                index.add(matrix[chunk], prints[chunk])
+            with self._ann_lock:
+                if self._cancel.is_set():
+                    return
+                node_of = dict(zip(prints[reps].tolist(), range(reps.size), strict=True))
+                self._install(index, reps.copy(), node_of)
+                # Every row, those added while the graph was being built included.
+                self._index_rows(np.flatnonzero(self._has_vector[: self._n]).astype(np.int64))
+                if self._removed:
+                    self._repoint_nodes()  # rows removed while the graph was being built
+                self._build_s = time.perf_counter() - started
+        finally:
+            HnswIndex.build_threads(threads)
+            with self._ann_lock:
+                self._builder = None
+        if self._on_index is not None:
+            self._on_index(self)
+
+    def wait_ann(self, timeout: float | None = None) -> bool:
+        """Wait for a running build; True if an index is ready afterwards."""
+        job = self._builder
+        if job is not None and job is not threading.current_thread():
+            job.join(timeout)
+        return self._ann is not None and self._builder is None
+
+    def dump_ann(self) -> tuple[bytes, int] | None:
+        """The persisted form of a complete index (no excluded nodes) and its node count."""
+        with self._ann_lock:
+            if self._ann is None or self._excluded:
+                return None
+            return self._ann.dumps(), len(self._ann)
+
+    def release_ann(self, *, wait: bool = False) -> HnswIndex | None:
+        """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
+        the index, e.g. to this tenant's next partition."""
+        self._cancel.set()
+        job = self._builder
+        if wait and job is not None and job is not threading.current_thread():
+            job.join()
+        with self._ann_lock:
+            index, self._ann = self._ann, None
+            return index
+
+    def ann_status(self) -> AnnStatus:
+        with self._ann_lock:
+            if self._ann_config is None or not self._ann_on:
+                state: Literal["off", "exact", "building", "ready"] = "off"
+            elif self._ann is not None:
+                state = "ready"
+            elif self._builder is not None:
+                state = "building"
+            else:
+                state = "exact"
+            return AnnStatus(
+                state=state,
+                rows=self._n - self._removed,
+                nodes=0 if self._ann is None else len(self._ann),
+                excluded=self._excluded,
+                build_s=self._build_s,
+                ann_searches=self._ann_searches,
+                exact_searches=self._exact_searches,
+            )
+
+    def _ann_nearest(
+        self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None, selected: int
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.int64]] | None:
+        """Scores and positions of candidate rows found by the graph (every selected row of
+        the best nodes, enough for the top *k*), or None when this query should be exact."""
+        cfg = self._ann_config
+        if cfg is None or self._ann is None:
+            return None
+        if selected < cfg.min_rows or selected < cfg.min_fraction * self._vector_count():
+            return None
+        with self._ann_lock:
+            index = self._ann
+            if index is None:
+                return None
+            allowed = None
+            if mask is not None:
+                # A node is eligible when any of its rows is selected.
+                allowed = np.zeros(len(index), dtype=np.bool_)
+                picked = self._row_node[: self._n][mask[: self._n]]
+                allowed[picked[picked >= 0]] = True
+            elif self._excluded:
+                allowed = self._node_rep >= 0
+            nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
+            if nodes.size == 0:
+                return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+            node_scores = self._matrix[self._node_rep[nodes]] @ query
+            bounds, node_rows = self._node_rows()
+            scores: list[npt.NDArray[np.float32]] = []
+            positions: list[npt.NDArray[np.int64]] = []
+            total, last = 0, np.inf
+            for i in np.argsort(-node_scores, kind="stable").tolist():
+                score = node_scores[i]
+                if total >= k and score < last:
+                    break  # later nodes score lower: the top k rows are all in hand
+                node = int(nodes[i])
+                rows = node_rows[bounds[node] : bounds[node + 1]]
+                if mask is not None:
+                    rows = rows[mask[rows]]
+                rows = rows[:k]  # rows of one node tie: the first k by insertion order win
+                scores.append(np.full(rows.size, score, dtype=np.float32))
+                positions.append(rows)
+                total, last = total + rows.size, score
+            return np.concatenate(scores), np.concatenate(positions)
