@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import signal
+import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -179,4 +183,173 @@ def test_assemble_json_and_pins_commands(tmp_path: Path) -> None:
     done = kenning("pins", "close", *common, "--key", "nope")
     assert done.returncode == 2 and "not_found" in done.stderr
     done = kenning("pins", "set", *common, "--kind", "amount")
+    assert done.returncode == 2 and "--amount and --currency" in done.stderr
+    done = kenning("pins", "set", *common, "--kind", "approval")
     assert done.returncode == 2 and "--value" in done.stderr
+    done = kenning("pins", "set", *common, "--kind", "amount", "--amount", "19.99")
+    assert done.returncode == 2 and "--currency" in done.stderr
+    done = kenning("pins", "set", *common, "--kind", "amount", "--key", "refund",
+                   "--amount", "19.990", "--currency", "eur", "--json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [pin] = json.loads(done.stdout)
+    assert (pin["amount"], pin["currency"], pin["value"]) == ("19.990", "EUR", "19.990 EUR")
+
+
+def _lines(rows: list[dict[str, object]]) -> bytes:
+    return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
+
+
+def test_bad_bytes_and_files_get_typed_errors_and_no_traceback(tmp_path: Path) -> None:
+    row = {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "caf\u00e9"}
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(_lines([row]))
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(_lines([row]) + b'{"tenant": "t", "content": "caf\xe9"}\n')
+    db = tmp_path / "k.db"
+    done = kenning("ingest", str(bad), "--db", str(db))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "bad.jsonl:2: not valid UTF-8" in done.stderr and "[invalid_input]" in done.stderr
+    assert not db.exists()
+    assert kenning("ingest", str(good), "--db", str(db)).returncode == 0
+
+    common = ["--db", str(db), "--tenant", "t", "--user", "u", "--session", "s"]
+    latin1 = tmp_path / "policy.txt"
+    latin1.write_bytes("Politique de caf\u00e9".encode("latin-1"))
+    cases = {
+        "--system-file not UTF-8": (["--system-file", str(latin1)], "not valid UTF-8"),
+        "--tools-file missing": (["--tools-file", str(tmp_path / "nope.json")], "does not exist"),
+        "--tools-file not JSON": (["--tools-file", str(_text(tmp_path, "[{"))], "not valid JSON"),
+        "--tools-file not a list": (["--tools-file", str(_json(tmp_path, {}))], "JSON list"),
+    }
+    for name, (extra, message) in cases.items():
+        done = kenning("assemble", *common, "--budget", "500", "--model", "gpt-4o", *extra)
+        assert done.returncode == 2, name
+        assert message in done.stderr and "Traceback" not in done.stderr, (name, done.stderr)
+
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for args in (
+        ["search", "x", "--db", str(folder), "--tenant", "t"],
+        ["ingest", str(good), "--db", str(folder)],
+        ["assemble", "--db", str(folder), "--tenant", "t", "--user", "u", "--session", "s",
+         "--budget", "100", "--model", "gpt-4o"],
+        ["pins", "list", "--db", str(folder), "--tenant", "t"],
+    ):  # fmt: skip
+        done = kenning(*args)
+        assert done.returncode == 2 and "is a directory" in done.stderr, (args, done.stderr)
+    done = kenning("ingest", str(folder), "--db", str(db))
+    assert done.returncode == 2 and "is a directory" in done.stderr
+
+
+def _text(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "text.json"
+    path.write_text(text)
+    return path
+
+
+def _json(tmp_path: Path, value: object) -> Path:
+    path = tmp_path / "value.json"
+    path.write_text(json.dumps(value))
+    return path
+
+
+def test_search_into_a_closed_pipe_exits_quietly(tmp_path: Path) -> None:
+    rows = [
+        {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": f"espresso {i}"}
+        for i in range(300)
+    ]
+    db = tmp_path / "k.db"
+    assert (
+        kenning("ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", str(db)).returncode
+        == 0
+    )
+    exe = Path(sys.executable).with_name("kenning")
+    done = subprocess.run(
+        f"{exe} search espresso --db {db} --tenant t --k 300 --json | head -1",
+        shell=True, capture_output=True, text=True, env=ENV, timeout=300,
+    )  # fmt: skip
+    assert done.stdout == "[\n"
+    assert done.stderr == ""
+
+
+def test_rerunning_an_import_adds_nothing_twice(tmp_path: Path) -> None:
+    rows = [
+        {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "ok"},
+        {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "ok"},  # twice
+        {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "refund A-1",
+         "id": "msg-3"},
+    ]  # fmt: skip
+    src = write_jsonl(tmp_path / "e.jsonl", rows)
+    db = tmp_path / "k.db"
+    first = kenning("ingest", str(src), "--db", str(db))
+    assert first.returncode == 0 and "ingested 3 events" in first.stdout
+    again = kenning("ingest", str(src), "--db", str(db))
+    assert again.returncode == 0, again.stderr
+    assert "ingested 0 events" in again.stdout and "skipped 3 already present" in again.stdout
+    more = write_jsonl(tmp_path / "more.jsonl", [*rows, {**rows[0], "content": "new"}])
+    assert "ingested 1 events" in kenning("ingest", str(more), "--db", str(db)).stdout
+    done = kenning("search", "ok", "--db", str(db), "--tenant", "t", "--json")
+    assert [h["content"] for h in json.loads(done.stdout)].count("ok") == 2
+
+
+def test_ctrl_c_during_ingest_says_what_was_committed_and_a_rerun_finishes(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {"tenant": "t", "user": "u", "session": f"s{i % 9}", "role": "user",
+         "content": f"note {i} about the order of espresso beans and a kettle"}
+        for i in range(6_000)
+    ]  # fmt: skip
+    src = write_jsonl(tmp_path / "e.jsonl", rows)
+    db = tmp_path / "k.db"
+    exe = Path(sys.executable).with_name("kenning")
+    child = subprocess.Popen(
+        [str(exe), "ingest", str(src), "--db", str(db), "--batch", "100", "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not _committed(db):
+        time.sleep(0.2)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    said = re.search(r"interrupted: (\d+) events committed", err)
+    assert said is not None and "Traceback" not in err, err
+    assert 0 < int(said.group(1)) < 6_000
+    assert _count(db) == int(said.group(1))
+    done = kenning("ingest", str(src), "--db", str(db))
+    assert done.returncode == 0 and f"skipped {said.group(1)} already present" in done.stdout
+    assert _count(db) == 6_000
+
+
+def _count(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
+
+
+def _committed(db: Path) -> bool:
+    try:
+        return db.exists() and _count(db) >= 300
+    except sqlite3.Error:
+        return False
+
+
+def test_unknown_models_warn_once_and_encoding_overrides(tmp_path: Path) -> None:
+    rows = [{"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "hello"}]
+    db = tmp_path / "k.db"
+    assert (
+        kenning("ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", str(db)).returncode
+        == 0
+    )
+    common = ["--db", str(db), "--tenant", "t", "--user", "u", "--session", "s", "--budget", "300"]
+    done = kenning("assemble", *common, "--model", "gpt4o", "--json", "--lexical-only")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("no exact tokenizer is known for model 'gpt4o'") == 1
+    assert "did you mean 'gpt-4o'" in done.stderr and "approx" in done.stderr
+    assert json.loads(done.stdout)["exact"] is False
+    done = kenning("assemble", *common, "--encoding", "o200k_base", "--json", "--lexical-only")
+    assert done.returncode == 0 and done.stderr == ""
+    window = json.loads(done.stdout)
+    assert window["exact"] is True and window["encoding"] == "o200k_base"
+    done = kenning("assemble", *common)
+    assert done.returncode == 2 and "--model" in done.stderr

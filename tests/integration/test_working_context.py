@@ -125,11 +125,32 @@ def test_pins_api_versions_and_closes(tmp_path: Path) -> None:
             {"kind": "amount", "value": "1 EUR", "amount": "abc", "currency": "EUR"},
             {"kind": "amount", "value": "1", "amount": "1", "currency": "euro"},
             {"kind": "amount", "value": "1", "amount": "1"},
+            {"kind": "amount", "value": "42.50 EUR"},  # an amount pin carries its amount
             {"kind": "goal", "value": "   "},
         ):
             with pytest.raises(InvalidInput):
                 memory.context.set_pin(scope, **bad)  # type: ignore[arg-type]
         assert len(memory.context.pins(scope, history=True)) == 3
+
+
+def test_a_closed_pin_leaves_the_window_unless_asked_for(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "s")
+    for shown in (False, True):
+        settings = Settings(context=ContextSettings(closed_pins=shown, retrieve=False))
+        with Memory.open(tmp_path / f"{shown}.db", embedder=None, settings=settings) as memory:
+            memory.add_events(scope, [{"role": "user", "content": "Please call me back."}])
+            memory.context.set_pin(scope, "obligation", "call Dana back", key="callback")
+            memory.context.set_pin(scope, "entity_id", "A-1042")
+            memory.context.close_pin(scope, "callback")
+            window = memory.assemble(scope, budget_tokens=500, model="gpt-4o", system=SYSTEM)
+            text = json.dumps(window.messages)
+            assert "A-1042" in text
+            assert ("call Dana back" in text) is shown
+            # The history keeps it either way.
+            assert [p.status.value for p in memory.context.pins(scope, history=True)][:2] == [
+                "open",
+                "open",
+            ]
 
 
 def test_task_state_goal_and_tools_enter_the_window(tmp_path: Path) -> None:

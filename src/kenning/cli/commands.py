@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
 
 from kenning.cli.context_commands import describe_window
+from kenning.cli.inputs import existing_db, new_db, read_events
 from kenning.errors import InvalidFilter, InvalidInput
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope, to_utc
@@ -21,30 +21,7 @@ from kenning.search.hits import Hit
 from kenning.search.plan import QueryPlan
 from kenning.settings import Settings
 
-__all__ = ["demo", "ingest", "read_jsonl", "search"]
-
-_SCOPE_KEYS = ("tenant", "user", "session")
-
-
-def read_jsonl(stream: TextIO, *, source: str, max_chars: int) -> Iterator[tuple[Scope, NewEvent]]:
-    """Parse and validate event lines; raise :class:`InvalidInput` naming the first bad line."""
-    for number, line in enumerate(stream, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            if not isinstance(data, dict):
-                raise InvalidInput("each line must be a JSON object")
-            missing = [k for k in _SCOPE_KEYS if k not in data]
-            if missing:
-                raise InvalidInput(f"missing {missing}")
-            scope = Scope(data.pop("tenant"), data.pop("user"), data.pop("session"))
-            event = NewEvent.from_mapping(data).validated(max_chars=max_chars)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
-        except InvalidInput as exc:
-            raise type(exc)(f"{source}:{number}: {exc.message}") from exc
-        yield scope, event
+__all__ = ["demo", "ingest", "search"]
 
 
 def _progress(total: int, *, enabled: bool, desc: str) -> Any:
@@ -54,28 +31,44 @@ def _progress(total: int, *, enabled: bool, desc: str) -> Any:
 
 
 def ingest(args: argparse.Namespace) -> int:
-    path = Path(args.file)
-    if not path.is_file():
-        raise InvalidInput(f"{path} is not a file")
     settings = Settings()
+    db = new_db(args.db)
+    source = str(args.file)
+    if Path(source).is_dir():
+        raise InvalidInput(f"{source} is a directory, not a JSON Lines file")
+    if not Path(source).is_file():
+        raise InvalidInput(f"{source} does not exist")
     # Validate the whole file before opening the database: a bad last line changes nothing.
-    with path.open(encoding="utf-8") as stream:
-        rows = list(read_jsonl(stream, source=str(path), max_chars=settings.max_content_chars))
-    with Memory.open(args.db, settings=settings) as memory:
+    with open(source, "rb") as stream:
+        rows = list(read_events(stream, source=source, max_chars=settings.max_content_chars))
+    added = 0
+    done = 0
+    started = time.perf_counter()
+    with Memory.open(db, settings=settings) as memory:
         show = not args.no_progress and len(rows) >= 1000
-        started = time.perf_counter()
-        with _progress(len(rows), enabled=show, desc="ingest") as bar:
-            for start in range(0, len(rows), args.batch):
-                chunk = rows[start : start + args.batch]
-                memory.ingest(chunk)
-                bar.update(len(chunk))
-        elapsed = time.perf_counter() - started
+        try:
+            with _progress(len(rows), enabled=show, desc="ingest") as bar:
+                for start in range(0, len(rows), args.batch):
+                    chunk = rows[start : start + args.batch]
+                    added += len(memory.ingest(chunk))
+                    done += len(chunk)
+                    bar.update(len(chunk))
+        except KeyboardInterrupt:
+            print(
+                f"kenning: interrupted: {added} events committed ({done - added} already "
+                f"present) of {len(rows)}; run the same command again to add the rest",
+                file=sys.stderr,
+            )
+            return 130
+    elapsed = time.perf_counter() - started
     sessions = {(s.tenant, s.session) for s, _ in rows}
     tenants = {s.tenant for s, _ in rows}
     rate = len(rows) / elapsed if elapsed > 0 else float("inf")
+    skipped = len(rows) - added
     print(
-        f"ingested {len(rows)} events ({len(sessions)} sessions, {len(tenants)} tenants) "
-        f"into {args.db} in {elapsed:.2f} s ({rate:.0f} events/s)"
+        f"ingested {added} events ({len(sessions)} sessions, {len(tenants)} tenants) "
+        f"into {db} in {elapsed:.2f} s ({rate:.0f} events/s)"
+        + (f"; skipped {skipped} already present (same id)" if skipped else "")
     )
     return 0
 
@@ -120,10 +113,9 @@ def _print_plan(plan: QueryPlan, out: TextIO) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    if not Path(args.db).is_file():
-        raise InvalidInput(f"{args.db} does not exist: ingest events first")
+    db = existing_db(args.db)
     scope = Scope(args.tenant, args.user, args.session)
-    with Memory.open(args.db) as memory:
+    with Memory.open(db) as memory:
         results = memory.search(
             scope,
             args.query,
@@ -145,10 +137,10 @@ def search(args: argparse.Namespace) -> int:
 
 
 def _sample_rows() -> list[tuple[Scope, NewEvent]]:
-    text = resources.files("kenning.data").joinpath("sample_conversation.jsonl").read_text("utf-8")
+    data = resources.files("kenning.data").joinpath("sample_conversation.jsonl").read_bytes()
     return list(
-        read_jsonl(
-            io.StringIO(text),
+        read_events(
+            data.splitlines(),
             source="sample_conversation.jsonl",
             max_chars=Settings().max_content_chars,
         )
@@ -166,7 +158,11 @@ _DEMO_POLICY = "You are Acme's support agent. Use only the ids and amounts in th
 
 
 def demo(args: argparse.Namespace) -> int:
-    db = Path(args.db) if args.db else Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
+    db = (
+        Path(new_db(args.db))
+        if args.db
+        else Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
+    )
     rows = _sample_rows()
     with Memory.open(db) as memory:
         started = time.perf_counter()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 
+from kenning.cli.inputs import existing_db, read_json_file, read_text_file
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput
 from kenning.memory import Memory
@@ -17,29 +17,30 @@ _DEFAULT_SYSTEM = "You are a helpful assistant."
 
 
 def _open(db: str, *, lexical_only: bool) -> Memory:
-    if db != ":memory:" and not Path(db).is_file():
-        raise InvalidInput(f"{db} is not a kenning database (no such file)")
+    path = existing_db(db)
     if lexical_only:
-        return Memory.open(db, embedder=None)
-    return Memory.open(db)
+        return Memory.open(path, embedder=None)
+    return Memory.open(path)
 
 
 def assemble(args: argparse.Namespace) -> int:
+    if args.model is None and args.encoding is None:
+        raise InvalidInput("assemble needs --model (e.g. gpt-4o) or --encoding (e.g. o200k_base)")
     system = _DEFAULT_SYSTEM
     if args.system_file:
-        path = Path(args.system_file)
-        if not path.is_file():
-            raise InvalidInput(f"--system-file {path} is not a file")
-        system = path.read_text(encoding="utf-8")
+        system = read_text_file(args.system_file, "--system-file")
     scope = Scope(args.tenant, args.user, args.session)
     tools = None
     if args.tools_file:
-        tools = json.loads(Path(args.tools_file).read_text(encoding="utf-8"))
+        tools = read_json_file(args.tools_file, "--tools-file")
+        if not isinstance(tools, list):
+            raise InvalidInput(f"--tools-file {args.tools_file} must hold a JSON list of tools")
+    wider = {"session": None, "user": Scope(args.tenant, args.user), "tenant": Scope(args.tenant)}
     with _open(args.db, lexical_only=args.lexical_only) as memory:
         window = memory.assemble(
-            scope, budget_tokens=args.budget, model=args.model,
+            scope, budget_tokens=args.budget, model=args.encoding or args.model,
             reserve_output_tokens=args.reserve_output, system=system, goal=args.goal,
-            tools=tools, query=args.query,
+            tools=tools, query=args.query, retrieve_from=wider[args.retrieve_from],
         )  # fmt: skip
     if args.json:
         print(json.dumps(window.to_json(), ensure_ascii=False, indent=2))
@@ -85,10 +86,13 @@ def pins(args: argparse.Namespace) -> int:
         if args.action == "list":
             found = memory.context.pins(scope, history=args.history)
         elif args.action == "set":
+            value = args.value
+            if value is None and args.amount is not None and args.currency is not None:
+                value = f"{args.amount} {args.currency.upper()}"
             found = [
                 memory.context.set_pin(
-                    scope, args.kind, args.value, key=args.key, amount=args.amount,
-                    currency=args.currency,
+                    scope, args.kind, value, key=args.key, amount=args.amount,
+                    currency=None if args.currency is None else args.currency.upper(),
                 )
             ]  # fmt: skip
         else:

@@ -6,10 +6,12 @@ Configuration is built here, at the edge; the commands receive explicit values.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
 
+from kenning.cli.inputs import EVENT_FIELDS
 from kenning.errors import KenningError
 
 __all__ = ["build_parser", "main"]
@@ -32,10 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("ingest", help="append events from a JSON Lines file")
-    p.add_argument(
-        "file", help="JSONL: one {tenant,user,session,role,content,at?,metadata?} a line"
+    fields = "\n".join(f"  {name:<16} {what}" for name, what in EVENT_FIELDS.items())
+    p = sub.add_parser(
+        "ingest",
+        help="append events from a JSON Lines file",
+        description="Append events from a JSON Lines file, one event object a line. Fields:\n"
+        + fields
+        + "\nA line without an id gets one derived from its bytes, so running the same file "
+        "again (after a crash or Ctrl-C) adds nothing twice.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    p.add_argument("file", help="JSONL file: one event object a line (fields above)")
     p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
     p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
@@ -67,7 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", required=True)
     p.add_argument("--session", required=True)
     p.add_argument("--budget", type=_positive, required=True, help="budget in tokens")
-    p.add_argument("--model", required=True, help="target model, e.g. gpt-4o (picks the tokenizer)")
+    p.add_argument("--model", help="target model, e.g. gpt-4o (picks the tokenizer)")
+    p.add_argument(
+        "--encoding",
+        help="count with this encoding instead (o200k_base, cl100k_base, llama3, qwen3, ...)",
+    )
+    p.add_argument(
+        "--retrieve-from",
+        choices=("session", "user", "tenant"),
+        default="session",
+        help="where retrieved memories come from (default: the session itself)",
+    )
     p.add_argument("--reserve-output", type=int, default=0, help="tokens kept for the reply")
     p.add_argument("--query", help="what to retrieve memories for (default: latest user input)")
     p.add_argument("--goal", help="the user's goal for this conversation")
@@ -84,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session")
     p.add_argument("--kind", help="set: entity_id, amount, approval, authorization, ...")
     p.add_argument("--key", help="set/close: the pin's key (set: default kind:value)")
-    p.add_argument("--value", help="set: the value")
+    p.add_argument("--value", help="set: the value (default for amounts: 'AMOUNT CURRENCY')")
     p.add_argument("--amount", help="set: a decimal amount (with --currency)")
     p.add_argument("--currency", help="set: ISO-4217 code, e.g. EUR")
     p.add_argument("--history", action="store_true", help="list: every version")
@@ -134,11 +153,22 @@ def build_parser() -> argparse.ArgumentParser:
 def _require_pin_args(args: argparse.Namespace) -> None:
     from kenning.errors import InvalidInput
 
-    need = ("kind", "value") if args.action == "set" else ("key",)
-    missing = [f"--{name}" for name in need if getattr(args, name) is None]
-    if missing or args.user is None or args.session is None:
-        flags = ", ".join(f"--{n}" for n in need)
-        raise InvalidInput(f"pins {args.action} needs --user, --session and {flags}")
+    if args.user is None or args.session is None:
+        raise InvalidInput(f"pins {args.action} needs --user and --session")
+    if args.action == "close":
+        if args.key is None:
+            raise InvalidInput("pins close needs --key")
+        return
+    if args.kind is None:
+        raise InvalidInput("pins set needs --kind (entity_id, amount, approval, ...)")
+    if (args.amount is None) != (args.currency is None):
+        raise InvalidInput(
+            "--amount and --currency go together, e.g. --amount 42.50 --currency EUR"
+        )
+    if args.kind == "amount" and args.amount is None:
+        raise InvalidInput("pins set --kind amount needs --amount and --currency")
+    if args.value is None and args.amount is None:
+        raise InvalidInput("pins set needs --value (or --amount and --currency)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -146,6 +176,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     # onnxruntime would otherwise try to reach a telemetry host from native code.
     os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    # The edge configures logging: kenning's warnings (an approximate token count) on stderr.
+    logging.basicConfig(format="kenning: warning: %(message)s", level=logging.WARNING)
     from kenning.cli import commands
 
     try:
@@ -168,6 +200,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KenningError as exc:
         print(f"kenning: error [{exc.code}]: {exc.message}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader went away (`kenning search ... | head -1`): nothing more to say.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except KeyboardInterrupt:
         print("kenning: interrupted", file=sys.stderr)
         return 130

@@ -34,7 +34,7 @@ from kenning.context.window import (
     TierCaps,
 )
 from kenning.errors import InvalidInput
-from kenning.records import Role, Scope
+from kenning.records import PinStatus, Role, Scope
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
 from kenning.store.records import MessageRow
@@ -68,6 +68,8 @@ class ContextSettings:
         memory_chars: retrieved memories longer than this are shortened (the tail never is).
         retrieve: search for memories (with ``query``, else the latest user input).
         extract_pins: extract pins from events as they are added.
+        closed_pins: show closed pins in the window too (by default a closed pin leaves it;
+            its history stays).
         background: compact on a worker thread at the compact threshold (else only at hard).
     """
 
@@ -77,6 +79,7 @@ class ContextSettings:
     memory_chars: int = 500
     retrieve: bool = True
     extract_pins: bool = True
+    closed_pins: bool = False
     background: bool = True
 
     def __post_init__(self) -> None:
@@ -131,8 +134,12 @@ def gather(
     tools: Sequence[Mapping[str, Any]],
     query: str | None,
     tools_room: int,
+    closed_pins: bool = False,
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
+
+    Closed pins (a fulfilled obligation, a withdrawn approval) stay in the pin history but
+    enter the window only with *closed_pins*.
 
     *tools_room* is what the tools tier may take; when all tools fit in it they keep their
     order, else they are routed by relevance.
@@ -178,7 +185,8 @@ def gather(
             Piece(Tier.TOOLS, f"tool:{index}", sizes[index], texts[index], payload=tools[index])
         )
 
-    for pin in pin_order(snap.pins):
+    shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+    for pin in pin_order(shown):
         pieces[Tier.PINS].append(_line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache))
 
     # Newest summaries are worth the most; the block still shows them in event order.

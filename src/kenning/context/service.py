@@ -282,6 +282,7 @@ class WorkingContext:
                 self._store, scope, tokenizer, self._cache, budget=budget, system=system,
                 goal=goal or None, tools=checked_tools, query=query,
                 tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
+                closed_pins=settings.closed_pins,
             )  # fmt: skip
             use = got.dynamic_tokens / budget
             return got, use, settings.thresholds.level(use)
@@ -382,6 +383,8 @@ def _draft(
         status = PinStatus(status)
     except ValueError as exc:
         raise InvalidInput(f"status {status!r:.40} is invalid: use 'open' or 'closed'") from exc
+    if kind is PinKind.AMOUNT and amount is None:
+        raise InvalidInput("an amount pin needs its amount and currency (amount=, currency=)")
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_PIN_VALUE:
         raise InvalidInput(
             f"a pin value is a non-empty string of at most {_MAX_PIN_VALUE} characters"

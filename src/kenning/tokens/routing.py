@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import logging
 import re
 from functools import lru_cache
 from typing import Final
@@ -11,6 +13,15 @@ from kenning.tokens.base import Tokenizer
 from kenning.tokens.encodings import ENCODINGS, ApproxTokenizer, exact_tokenizer
 
 __all__ = ["encoding_for_model", "tokenizer_for"]
+
+log = logging.getLogger("kenning")
+
+# Names a mistyped model is compared with, to suggest the likely one.
+_KNOWN: Final = (
+    "gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.5", "gpt-5", "gpt-5-mini",
+    "o1", "o3", "o4-mini", "gpt-4", "gpt-4-turbo", "gpt-3.5-turbo", "gpt-oss", "llama-3",
+    "llama3", "qwen3", "qwen2.5",
+)  # fmt: skip
 
 # (pattern, encoding), first match wins, so more specific families come first. A family prefix
 # must end at a separator ("gpt-4" matches "gpt-4-turbo" and "gpt-4-0613", not "gpt-4o").
@@ -73,7 +84,9 @@ def tokenizer_for(model: str, *, allow_approx: bool = True) -> Tokenizer:
     gpt-3.5 -> ``cl100k_base``; gpt-oss -> ``o200k_harmony``; llama-3.x -> ``llama3``; qwen2,
     qwen2.5, qwen3 -> ``qwen3``; a raw encoding name -> itself. Any other family (claude,
     gemini, mistral, ...) has no public offline tokenizer: it gets an :class:`ApproxTokenizer`
-    (``exact`` is False) when *allow_approx*, else an error.
+    (``exact`` is False) when *allow_approx*, with one warning per model name logged to
+    ``kenning`` naming the approximation (and the likely model, for a typo like ``gpt4o``),
+    else an error.
 
     Args:
         model: a model name or an encoding name.
@@ -92,7 +105,16 @@ def tokenizer_for(model: str, *, allow_approx: bool = True) -> Tokenizer:
     if encoding is not None:
         return exact_tokenizer(encoding)
     if allow_approx:
-        return _approx()
+        approx = _approx()
+        # Once per model name: tokenizer_for is cached.
+        close = difflib.get_close_matches(_normalise(model), _KNOWN, n=1, cutoff=0.75)
+        log.warning(
+            "no exact tokenizer is known for model %r%s; counting with the approximation %r "
+            "(pass a known model name or an encoding: %s)",
+            model, f" (did you mean {close[0]!r}?)" if close else "", approx.name,
+            ", ".join(ENCODINGS),
+        )  # fmt: skip
+        return approx
     raise InvalidInput(
         f"no exact tokenizer is known for model {model!r}; pass an encoding name "
         f"({', '.join(ENCODINGS)}), a model of the gpt / o-series / gpt-oss / llama-3 / "

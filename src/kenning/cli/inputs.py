@@ -1,0 +1,134 @@
+"""What the command line reads: database paths, text and JSON files, event lines.
+
+Every failure becomes an :class:`~kenning.errors.InvalidInput` that names the file (and the
+line), so the CLI prints a typed error instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kenning.errors import InvalidInput
+from kenning.records import NewEvent, Scope
+
+__all__ = ["EVENT_FIELDS", "existing_db", "read_events", "read_json_file", "read_text_file"]
+
+_SCOPE_KEYS = ("tenant", "user", "session")
+
+EVENT_FIELDS = {
+    "tenant": "tenant id (required)",
+    "user": "user id (required; a session belongs to one user)",
+    "session": "session id (required)",
+    "role": "user, assistant, tool or system (required)",
+    "content": "the text (required; stored whole up to 2,000,000 characters)",
+    "at": "when it was said: ISO-8601 or epoch seconds (default: now)",
+    "id": "your id for the event: a repeated id is skipped within its session",
+    "idempotency_key": "the same as id (give one of the two)",
+    "tool_name": "the tool a tool event comes from",
+    "tool_args": "the tool call's arguments (any JSON)",
+    "tool_result": "the tool's result (any JSON); approvals and authorizations are pinned from it",
+    "metadata": 'an object of key -> string/number/boolean/null, e.g. {"speaker": "Dana"}',
+    "tags": "a list of short tags",
+    "version": "the agent's prompt/tool version that produced the event",
+}
+"""The fields of an event line, for ``kenning ingest --help`` and the README."""
+
+
+def existing_db(path: str) -> str:
+    """*path* if it is a database file; a clear error if it is missing or a directory."""
+    if path == ":memory:":
+        return path
+    found = Path(path)
+    if found.is_dir():
+        raise InvalidInput(f"{path} is a directory, not a kenning database file")
+    if not found.is_file():
+        raise InvalidInput(f"{path} does not exist: ingest events first (kenning ingest)")
+    return path
+
+
+def new_db(path: str) -> str:
+    """*path* if a database can be opened or created there."""
+    found = Path(path)
+    if found.is_dir():
+        raise InvalidInput(f"{path} is a directory: give a database file path, e.g. {path}/k.db")
+    if not found.parent.is_dir():
+        raise InvalidInput(f"{found.parent} does not exist: create the folder first")
+    return path
+
+
+def _readable(path: str, what: str) -> Path:
+    found = Path(path)
+    if found.is_dir():
+        raise InvalidInput(f"{what} {path} is a directory, not a file")
+    if not found.is_file():
+        raise InvalidInput(f"{what} {path} does not exist")
+    return found
+
+
+def read_text_file(path: str, what: str) -> str:
+    """The UTF-8 text of a file given on the command line."""
+    data = _readable(path, what).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InvalidInput(
+            f"{what} {path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x}); "
+            "save the file as UTF-8"
+        ) from exc
+
+
+def read_json_file(path: str, what: str) -> Any:
+    """The JSON value in a file given on the command line."""
+    text = read_text_file(path, what)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{what} {path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+
+
+def _derived_key(raw: bytes, seen: Counter[bytes]) -> str:
+    """A stable id for a line that has none: its bytes and how often they came before."""
+    seen[raw] += 1
+    digest = hashlib.blake2b(raw, digest_size=12, person=b"kenning-line").hexdigest()
+    return f"line-{digest}-{seen[raw]}"
+
+
+def read_events(
+    lines: Iterable[bytes], *, source: str, max_chars: int
+) -> Iterator[tuple[Scope, NewEvent]]:
+    """Parse and validate event lines (JSONL bytes); raise InvalidInput naming the first bad
+    line. A line without ``id`` gets one derived from its bytes, so re-reading the same file
+    yields the same ids (and identical lines in one file stay distinct)."""
+    seen: Counter[bytes] = Counter()
+    for number, raw in enumerate(lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidInput(
+                f"{source}:{number}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                f"{exc.start + 1}); save the file as UTF-8"
+            ) from exc
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            if not isinstance(data, dict):
+                raise InvalidInput("each line must be a JSON object")
+            missing = [k for k in _SCOPE_KEYS if k not in data]
+            if missing:
+                raise InvalidInput(f"missing {missing}")
+            scope = Scope(data.pop("tenant"), data.pop("user"), data.pop("session"))
+            if "id" not in data and "idempotency_key" not in data:
+                data["id"] = _derived_key(raw.strip(), seen)
+            event = NewEvent.from_mapping(data).validated(max_chars=max_chars)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
+        except InvalidInput as exc:
+            raise type(exc)(f"{source}:{number}: {exc.message}") from exc
+        yield scope, event
