@@ -18,16 +18,19 @@ import json
 import resource
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.bench.concurrent_bench import concurrent_markdown, run_concurrent_phase
 from kenning.bench.metrics import percentiles
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
+from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
@@ -60,15 +63,6 @@ def _raw_throughput(embedder: MiniLMEmbedder, texts: Sequence[str], batch: int =
     return len(texts) / (time.perf_counter() - started)
 
 
-def _timed(fn: Callable[[], object], repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - started) * 1000)
-    return out
-
-
 def _vector_paths(memory: Memory) -> tuple[int, int]:
     store = memory.store
     assert isinstance(store, SQLiteStore)
@@ -82,7 +76,7 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
     for query in queries[:10]:  # warm-up: loads the vector partition and caches
         memory.search(scopes[0], query)
     total, embed_ms, lexical_ms, vector_ms = [], [], [], []
-    model = memory._model()
+    model = memory.store.model()
     assert model is not None
     filters = parse_filters(None)
     ann_before, exact_before = _vector_paths(memory)
@@ -104,6 +98,7 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
     ann_after, exact_after = _vector_paths(memory)
     return {
         "search_ms": percentiles(total),
+        "lexical_worker": _overlap(memory, scopes, queries),
         "components_ms_p50": {
             "embed_query": percentiles(embed_ms)["p50"],
             "bm25": percentiles(lexical_ms)["p50"],
@@ -112,6 +107,36 @@ def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
         "queries": len(queries),
         # Two vector searches per query (inside search, and the timed component).
         "vector_searches": {"hnsw": ann_after - ann_before, "exact": exact_after - exact_before},
+    }
+
+
+def _overlap(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) -> dict[str, Any]:
+    """What running the lexical search on a worker while the query is embedded buys: the same
+    searches through an engine with the worker and one without, alternating, fresh query
+    vectors for both (each engine caches its own)."""
+    on, off = (
+        SearchEngine(memory.store, memory.store, memory.embedder, fusion=memory.settings.fusion,
+                     track_access=False, overlap=overlap)
+        for overlap in (True, False)
+    )  # fmt: skip
+    filters = parse_filters(None)
+    times: dict[bool, list[float]] = {True: [], False: []}
+    now = datetime.now(UTC)
+    try:
+        for i, query in enumerate(queries):
+            scope = scopes[i % len(scopes)]
+            for engine, key in ((on, True), (off, False)) if i % 2 else ((off, False), (on, True)):
+                started = time.perf_counter()
+                engine.search(scope, query, k=10, min_score=0.0, filters=filters, now=now)
+                times[key].append((time.perf_counter() - started) * 1000)
+    finally:
+        on.close()
+        off.close()
+    with_worker, inline = percentiles(times[True]), percentiles(times[False])
+    return {
+        "with_worker_ms": with_worker,
+        "inline_ms": inline,
+        "p50_ratio_worker_over_inline": round(with_worker["p50"] / inline["p50"], 3),
     }
 
 
@@ -142,7 +167,7 @@ def _recall(
     ann: Memory, exact: Memory, embedder: MiniLMEmbedder, queries: Sequence[str]
 ) -> dict[str, Any]:
     """Vector candidates (depth 10 and 100) and final top-10 of both paths, compared."""
-    model = ann._model()
+    model = ann.store.model()
     assert model is not None
     filters = parse_filters(None)
     scope = Scope("bench")
@@ -182,8 +207,13 @@ def run_store_bench(
     seed: int = 7,
     progress: bool = True,
     ann: AnnConfig | None = None,
+    concurrent_writer: bool = False,
 ) -> dict[str, Any]:
-    """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report."""
+    """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report.
+
+    With *concurrent_writer*, the largest size is also searched from a fresh store while
+    another process writes to the same file (:mod:`kenning.bench.concurrent_bench`).
+    """
     from tqdm import tqdm
 
     sizes = sorted(set(sizes))
@@ -271,6 +301,11 @@ def run_store_bench(
             )
         else:
             memory.close()
+        if concurrent_writer:
+            phases = [synthetic_queries(queries, seed=seed + 100 + i) for i in range(4)]
+            report["concurrent_writer"] = run_concurrent_phase(
+                db, embedder, phases, Settings(ann=ann)
+            )
     raw_after = _raw_throughput(embedder, probe)
     raw = (raw_before + raw_after) / 2
     assert first_rate is not None
@@ -412,6 +447,9 @@ def _markdown(report: dict[str, Any]) -> str:
             f"{cmp['restart']['state']}, open to ready {cmp['restart']['open_to_ready_s']} s, "
             f"rebuilt: {cmp['restart']['last_build_s'] is not None}",
         ]
+    lines += _worker_lines(report)
+    if "concurrent_writer" in report:
+        lines += concurrent_markdown(report["concurrent_writer"])
     lines += [
         "",
         f"Ratios largest/smallest size: p50 {report['ratios']['p50_large_over_small']}, "
@@ -426,3 +464,25 @@ def _markdown(report: dict[str, Any]) -> str:
         f"stores, {report['peak_rss_mb']} MiB overall."
     )
     return "\n".join(lines) + "\n"
+
+
+def _worker_lines(report: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        "## The lexical worker",
+        "",
+        "The same searches through an engine that runs BM25 on a worker while the query is "
+        "embedded, and one that runs every step on the caller's thread (alternating).",
+        "",
+        "| events | scope | with worker p50 / p95 ms | inline p50 / p95 ms | p50 ratio |",
+        "|---|---|---|---|---|",
+    ]
+    for size, entry in report["sizes"].items():
+        for scope in ("tenant_scope", "user_scope"):
+            w = entry[scope]["lexical_worker"]
+            on, off = w["with_worker_ms"], w["inline_ms"]
+            lines.append(
+                f"| {size} | {scope.replace('_scope', '')} | {on['p50']:.2f} / {on['p95']:.2f} "
+                f"| {off['p50']:.2f} / {off['p95']:.2f} | {w['p50_ratio_worker_over_inline']} |"
+            )
+    return lines

@@ -30,8 +30,9 @@ def run(args: argparse.Namespace) -> int:
         from kenning.bench.store_bench import run_store_bench
 
         report = run_store_bench(
-            out, sizes=_sizes(args.sizes), queries=args.queries, seed=args.seed
-        )
+            out, sizes=_sizes(args.sizes), queries=args.queries, seed=args.seed,
+            concurrent_writer=args.concurrent_writer,
+        )  # fmt: skip
         print((out / "report.md").read_text())
         print(json.dumps(report["targets"], indent=2))
         return 0

@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     b.add_argument("--queries", type=_positive, default=200, help="search queries per size")
     b.add_argument("--seed", type=int, default=7)
+    b.add_argument(
+        "--concurrent-writer",
+        action="store_true",
+        help="also time searches while another process writes to the same file",
+    )
     b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
     b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     b.add_argument("--out", required=True)

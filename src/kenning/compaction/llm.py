@@ -6,25 +6,26 @@ are not a valid body are retried with exponential backoff; when every attempt fa
 unexpected happens) the deterministic ``fallback`` summarizer runs instead and the result says
 why in ``fallback_reason``. :meth:`LLMSummarizer.summarize` never raises.
 
-Only the standard library is used (``urllib.request`` and ``json``). Nothing happens at import:
-settings are built explicitly, from arguments or with :meth:`LLMSettings.from_env` at the edge.
+Requests go through one pooled :class:`httpx.Client` per summarizer (thread-safe, kept alive
+between compactions). Nothing happens at import: settings are built explicitly, from arguments
+or with :meth:`LLMSettings.from_env` at the edge, and the client is created on first use.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import http.client
 import json
 import logging
 import math
 import re
+import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import httpx
 
 from kenning.compaction.body import SummaryBody, SummaryResult
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
@@ -250,6 +251,26 @@ class LLMSummarizer:
     def __init__(self, settings: LLMSettings, *, fallback: Summarizer) -> None:
         self._settings = settings
         self._fallback = fallback
+        self._client: httpx.Client | None = None
+        self._client_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the HTTP connections (a later summary opens new ones)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _http(self) -> httpx.Client:
+        with self._client_lock:
+            if self._client is None:
+                headers = {"Content-Type": "application/json", "Accept": "application/json"}
+                if self._settings.api_key is not None:
+                    headers["Authorization"] = f"Bearer {self._settings.api_key}"
+                self._client = httpx.Client(
+                    headers=headers, timeout=self._settings.timeout_s, trust_env=False
+                )
+            return self._client
 
     @property
     def name(self) -> str:
@@ -310,34 +331,21 @@ class LLMSummarizer:
             raise _Retryable(f"reply is not a summary body: {exc.message}") from exc
 
     def _post(self, payload: bytes) -> bytes:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self._settings.api_key is not None:
-            headers["Authorization"] = f"Bearer {self._settings.api_key}"
-        req = urllib.request.Request(
-            self._settings.endpoint, data=payload, headers=headers, method="POST"
-        )
         try:
-            with urllib.request.urlopen(req, timeout=self._settings.timeout_s) as response:
-                data: bytes = response.read()
-                return data
-        except urllib.error.HTTPError as exc:
-            with exc:
-                detail = _short(exc.read(_REPLY_EXCERPT_CHARS).decode("utf-8", "replace"))
-            message = f"HTTP {exc.code}" + (f": {detail}" if detail else "")
-            if exc.code == 429 or exc.code >= 500:
-                raise _Retryable(message) from exc
-            raise _Fatal(message) from exc
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, TimeoutError):
-                raise _Retryable("timed out") from exc
-            raise _Retryable(f"connection failed: {_short(str(reason))}") from exc
-        except TimeoutError as exc:
+            response = self._http().post(self._settings.endpoint, content=payload)
+        except httpx.TimeoutException as exc:
             raise _Retryable("timed out") from exc
-        except (OSError, http.client.HTTPException) as exc:
+        except httpx.HTTPError as exc:
             raise _Retryable(
                 f"connection failed: {type(exc).__name__}: {_short(str(exc))}"
             ) from exc
+        if response.status_code >= 400:
+            detail = _short(response.text[:_REPLY_EXCERPT_CHARS])
+            message = f"HTTP {response.status_code}" + (f": {detail}" if detail else "")
+            if response.status_code == 429 or response.status_code >= 500:
+                raise _Retryable(message)
+            raise _Fatal(message)
+        return response.content
 
 
 def _attempts(n: int) -> str:

@@ -1,0 +1,33 @@
+"""``kenning bench store`` on a tiny store, with the concurrent-writer phase."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kenning.cli.main import main
+
+
+def test_bench_store_with_a_concurrent_writer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "store"
+    args = ["bench", "store", "--sizes", "300", "--queries", "20", "--out", str(out)]
+    assert main([*args, "--concurrent-writer"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    entry = report["sizes"]["300"]
+    worker = entry["tenant_scope"]["lexical_worker"]
+    assert worker["with_worker_ms"]["p50"] > 0 and worker["inline_ms"]["p50"] > 0
+    phase = report["concurrent_writer"]
+    assert set(phase["latency_ms"]) == {
+        "alone", "writer_without_model", "writer_with_model", "alone_again",
+    }  # fmt: skip
+    assert phase["latency_ms"]["writer_with_model"]["events_written"] > 0
+    # The reader never reloads its partition: the writers' events arrive as deltas, all seen.
+    assert phase["reader_partition_loads"] == 0 and phase["reader_catch_ups"] > 0
+    assert phase["events_seen_by_reader"] == phase["events_written_by_writers"]
+    markdown = (out / "report.md").read_text()
+    assert "A second process writing to the same file" in markdown
+    assert "The lexical worker" in capsys.readouterr().out
