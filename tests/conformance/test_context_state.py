@@ -1,9 +1,11 @@
-"""Conformance of the working-context primitives (pins, summaries, queue, audit, task state,
-token ledger), over every backend."""
+"""The ContextState conformance suite: pins, summaries and their audit, task state, the
+token ledger, session ownership.
+
+Written once against the protocol, run over every backend (the ``store`` fixture)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -13,8 +15,6 @@ from kenning.errors import InvalidScope, ScopeConflict, StoreError
 from kenning.records import (
     AuditAction,
     AuditEntry,
-    JobStatus,
-    NewEvent,
     PinDraft,
     PinKind,
     PinStatus,
@@ -24,21 +24,7 @@ from kenning.records import (
     TaskUpdate,
 )
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite
-
-T0 = datetime(2025, 1, 1, tzinfo=UTC)
-A1 = Scope("acme", "ann", "a-s1")
-A2 = Scope("acme", "ann", "a-s2")
-G1 = Scope("globex", "ann", "g-s1")
-
-
-def add(store: Store, scope: Scope, *texts: str) -> list[str]:
-    writes = [EventWrite(scope, NewEvent("user", t, at=T0).validated()) for t in texts]
-    return [e.id for e in store.append_events(writes)]
-
-
-def amount(value: str) -> PinDraft:
-    return PinDraft(PinKind.AMOUNT, "refund", f"{value} EUR", amount=Decimal(value), currency="EUR")
+from tests.conformance.helpers import A1, A2, G1, T0, add, amount
 
 
 def test_pins_version_on_change_and_keep_history(store: Store) -> None:
@@ -99,22 +85,6 @@ def test_summaries_replace_and_audit_atomically(store: Store) -> None:
     with pytest.raises(StoreError):  # a duplicate id fails the whole transaction
         store.put_summary(summary("s3", 1, 1, 1), replaces=["s3"])
     assert [s.id for s in store.summaries(A1)] == ["s3"]
-
-
-def test_compaction_queue_is_persistent_and_leased(store: Store) -> None:
-    job = store.enqueue_compaction(A1, model="gpt-4o", budget=1000, reason="r", at=T0)
-    assert job is not None and job.status is JobStatus.PENDING
-    assert store.enqueue_compaction(A1, model="gpt-4o", budget=1000, reason="r", at=T0) is None
-    claimed = store.claim_compaction(at=T0, lease_s=60)
-    assert claimed is not None and claimed.id == job.id and claimed.attempts == 1
-    assert store.claim_compaction(at=T0 + timedelta(seconds=30), lease_s=60) is None
-    # A worker that died leaves an expired lease: the job is taken over.
-    again = store.claim_compaction(at=T0 + timedelta(seconds=61), lease_s=60)
-    assert again is not None and again.attempts == 2
-    store.finish_compaction(job.id, status=JobStatus.DONE, at=T0)
-    assert store.pending_compactions() == 0
-    assert [j.status for j in store.compaction_jobs(A1)] == [JobStatus.DONE]
-    assert store.compaction_jobs(G1) == []
 
 
 def test_task_state_is_compare_and_set_per_session(store: Store) -> None:
