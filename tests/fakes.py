@@ -4,6 +4,7 @@ never as the proof that a feature works (integration tests use the real model)."
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -73,3 +74,22 @@ class KillingSummarizer:
 
         os.kill(os.getpid(), signal.SIGKILL)
         raise AssertionError("unreachable")  # pragma: no cover
+
+
+class BlockingSummarizer:
+    """The real extractive summarizer behind a gate: it reads its range, then waits (an LLM
+    taking its time) until the test sets ``release``; ``started`` tells when it is waiting."""
+
+    name = "extractive"
+
+    def __init__(self) -> None:
+        from kenning.compaction.extractive import ExtractiveSummarizer
+
+        self.inner = ExtractiveSummarizer()
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        self.started.set()
+        assert self.release.wait(30)
+        return self.inner.summarize(request)

@@ -13,9 +13,6 @@ from pathlib import Path
 import pytest
 
 from kenning import Memory, Scope
-from kenning.compaction.body import SummaryResult
-from kenning.compaction.extractive import ExtractiveSummarizer
-from kenning.compaction.summarizer import SummaryRequest
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Pressure, Tier
 from kenning.errors import BudgetError, InvalidInput, InvalidScope, NotFound
@@ -24,6 +21,7 @@ from kenning.settings import Settings
 from kenning.tokens.chat import count_messages
 from kenning.tokens.routing import tokenizer_for
 from tests.conftest import MemoEmbedder
+from tests.fakes import BlockingSummarizer
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSTEM = "You are a careful support agent. Never invent ids or amounts."
@@ -383,23 +381,6 @@ def test_retrieval_brings_the_sessions_own_turns_beyond_the_tail(
         assert window.citations[0]["session"] == "long" and window.citations[0]["seq"] == 1
 
 
-class _BlockingSummarizer:
-    """The real extractive summarizer behind a gate: it reads its range, then waits (an LLM
-    taking its time) until the test lets it answer."""
-
-    name = "extractive"
-
-    def __init__(self) -> None:
-        self.inner = ExtractiveSummarizer()
-        self.started = threading.Event()
-        self.release = threading.Event()
-
-    def summarize(self, request: SummaryRequest) -> SummaryResult:
-        self.started.set()
-        assert self.release.wait(30)
-        return self.inner.summarize(request)
-
-
 @pytest.mark.parametrize("erase", ["events", "session"])
 def test_compaction_racing_forget_writes_nothing_from_erased_text(
     tmp_path: Path, erase: str
@@ -412,7 +393,7 @@ def test_compaction_racing_forget_writes_nothing_from_erased_text(
             [{"role": "user", "content": f"{secret} (note {i}) order A-{i}"} for i in range(40)]
             + [{"role": "user", "content": f"weather chat {i}"} for i in range(40)],
         )
-        blocking = _BlockingSummarizer()
+        blocking = BlockingSummarizer()
         result: list[object] = []
         worker = threading.Thread(
             target=lambda: result.append(
