@@ -7,14 +7,11 @@ Records do no I/O. Input is validated once, where it enters (``Scope``, ``NewEve
 from kenning.records.core import (
     DEFAULT_MAX_CONTENT_CHARS,
     Event,
-    Fact,
-    FactSource,
     JSONScalar,
     NewEvent,
     Pin,
     PinKind,
     PinStatus,
-    Procedure,
     Role,
     Scope,
     Summary,
@@ -24,6 +21,16 @@ from kenning.records.core import (
     to_utc,
     validate_id,
 )
+from kenning.records.facts import (
+    USER,
+    Fact,
+    FactCategory,
+    FactDraft,
+    FactSource,
+    FactStatus,
+    Procedure,
+    ProcedureStatus,
+)
 from kenning.records.filters import KINDS, Filters
 from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus
 from kenning.records.pin_draft import PinDraft
@@ -32,13 +39,17 @@ from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "KINDS",
+    "USER",
     "AuditAction",
     "AuditEntry",
     "CompactionJob",
     "Decision",
     "Event",
     "Fact",
+    "FactCategory",
+    "FactDraft",
     "FactSource",
+    "FactStatus",
     "Filters",
     "JSONScalar",
     "JobStatus",
@@ -48,6 +59,7 @@ __all__ = [
     "PinKind",
     "PinStatus",
     "Procedure",
+    "ProcedureStatus",
     "Role",
     "Scope",
     "Summary",

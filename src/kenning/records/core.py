@@ -21,14 +21,11 @@ from kenning.errors import InvalidInput, InvalidScope
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "Event",
-    "Fact",
-    "FactSource",
     "JSONScalar",
     "NewEvent",
     "Pin",
     "PinKind",
     "PinStatus",
-    "Procedure",
     "Role",
     "Scope",
     "Summary",
@@ -325,34 +322,6 @@ class Pin:
     metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
 
 
-class FactSource(enum.StrEnum):
-    EXPLICIT = "explicit"
-    INFERRED = "inferred"
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """A long-term fact about a subject with time validity; superseded facts are closed."""
-
-    id: str
-    scope: Scope
-    subject: str
-    attribute: str
-    value: str
-    text: str
-    source: FactSource = FactSource.EXPLICIT
-    confidence: float = 1.0
-    tags: tuple[str, ...] = ()
-    valid_from: datetime = field(default_factory=lambda: datetime.now(UTC))
-    valid_to: datetime | None = None
-    expires_at: datetime | None = None
-    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-    access_count: int = 0
-    last_accessed_at: datetime | None = None
-    source_event_id: str | None = None
-    version: str | None = None
-
-
 @dataclass(frozen=True, slots=True)
 class Summary:
     """A view of a covered event range at a compaction level (1 = segment, 2 = session...)."""
@@ -365,19 +334,6 @@ class Summary:
     text: str
     body: Mapping[str, Any] = field(default_factory=dict)
     summarizer: str = "extractive"
-    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
-
-
-@dataclass(frozen=True, slots=True)
-class Procedure:
-    """A versioned playbook tied to the hash of the tool schemas it was written for."""
-
-    id: str
-    scope: Scope
-    name: str
-    version: int
-    tool_schema_hash: str
-    body: str
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
