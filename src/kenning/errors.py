@@ -14,6 +14,7 @@ __all__ = [
     "InvalidInput",
     "InvalidScope",
     "KenningError",
+    "LegalHoldActive",
     "ModelMismatch",
     "ModelUnavailable",
     "NotFound",
@@ -73,6 +74,13 @@ class ScopeConflict(KenningError, ValueError):
 
     code = "scope_conflict"
     http_status = 409
+
+
+class LegalHoldActive(KenningError, PermissionError):
+    """A legal hold covers what would be erased or purged; nothing was removed."""
+
+    code = "legal_hold"
+    http_status = 423
 
 
 class StaleWrite(KenningError, RuntimeError):

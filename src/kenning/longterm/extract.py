@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 from kenning.records import USER, Event, FactCategory, FactDraft, FactSource, Role
 
-__all__ = ["extract_facts", "statement_facts"]
+__all__ = ["extract_facts", "statement", "statement_facts"]
 
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Clauses: at a conjunction, and at "and" when a new first-person clause follows.
@@ -406,7 +406,9 @@ def statement_facts(text: str, *, said: datetime) -> list[FactDraft]:
             draft = replace(draft, revoke=True)
         if hedged:
             draft = replace(draft, source=FactSource.INFERRED, confidence=0.6)
-        draft = replace(draft, qualifier=qualifier) if qualifier else draft
+        if qualifier:
+            text = statement(draft.subject, draft.attribute, draft.value, qualifier)
+            draft = replace(draft, qualifier=qualifier, text=text)
         out.setdefault((*draft.key, draft.revoke), draft)
     return list(out.values())
 
@@ -449,21 +451,53 @@ def _match(clause: str, said: datetime, subject: str) -> FactDraft | None:
         fixed = rule.value or value
         return FactDraft(
             subject=subject, attribute=attribute, value=fixed,
-            text=_statement(subject, attribute, fixed), category=category, revoke=rule.revoke,
+            text=statement(subject, attribute, fixed), category=category, revoke=rule.revoke,
             valid_from=_valid_from(clause, said),
         )  # fmt: skip
     return None
 
 
-def _statement(subject: str, attribute: str, value: str) -> str:
-    """A short statement of the fact, e.g. "user employer: Netflix", "user likes jazz"."""
-    who = "user" if subject == USER else subject
-    if ":" in attribute:
-        kind, _, thing = attribute.partition(":")
-        verb = {"preference": value, "allergy": "is allergic to", "is_a": "is a",
-                "condition": "has", "diet": "diet:"}.get(kind, kind)  # fmt: skip
-        return f"{who} {verb} {thing}".strip()
-    return f"{who} {attribute}: {value}"
+_TEMPLATES = {
+    "employer": "{who} works at {value}",
+    "occupation": "{who} works as {value}",
+    "location": "{who} lives in {value}",
+    "hometown": "{who} is from {value}",
+    "name": "{whose} name is {value}",
+    "preferred name": "{who} prefers to be called {value}",
+    "age": "{who} is {value} years old",
+    "relationship status": "{who} is {value}",
+    "income": "{who} earns {value}",
+    "debt": "{who} owes {value}",
+    "bank": "{who} banks with {value}",
+}
+_FAMILIES = {
+    "allergy": "{who} is allergic to {thing}",
+    "condition": "{who} has {thing}",
+    "is_a": "{who} is {article} {thing}",
+    "diet": "{who} does not eat or drink {thing}",
+    "uses": "{who} uses {thing}",
+}
+
+
+def statement(subject: str, attribute: str, value: str, qualifier: str = "") -> str:
+    """The fact as a short sentence, e.g. "The user works at Netflix", "The user's sister is a
+    vegan", "The user likes jazz (at work)": what a window shows and search matches."""
+    who = "The user" if subject == USER else f"The user's {subject}"
+    whose = f"{who}'s" if subject != USER else "The user's"
+    kind, sep, thing = attribute.partition(":")
+    if sep:
+        thing = thing.removeprefix("no ") if kind == "diet" else thing
+        if kind == "preference":
+            text = f"{who} {value} {thing}"
+        else:
+            article = "an" if thing[:1] in "aeiou" else "a"
+            text = _FAMILIES.get(kind, "{who} {kind}: {thing}").format(
+                who=who, thing=thing, article=article, kind=kind
+            )
+    else:
+        template = _TEMPLATES.get(attribute, "{whose} {attribute} is {value}")
+        text = template.format(who=who, whose=whose, attribute=attribute, value=value)
+    return f"{text} ({qualifier})" if qualifier else text
 
 
 def extract_facts(event: Event) -> list[FactDraft]:

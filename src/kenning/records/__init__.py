@@ -34,6 +34,7 @@ from kenning.records.facts import (
 from kenning.records.filters import KINDS, Filters
 from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus
 from kenning.records.pin_draft import PinDraft
+from kenning.records.policy import Consent, LegalHold, TenantPolicy, UserSettings
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "AuditAction",
     "AuditEntry",
     "CompactionJob",
+    "Consent",
     "Decision",
     "Event",
     "Fact",
@@ -53,6 +55,7 @@ __all__ = [
     "Filters",
     "JSONScalar",
     "JobStatus",
+    "LegalHold",
     "NewEvent",
     "Pin",
     "PinDraft",
@@ -66,6 +69,8 @@ __all__ = [
     "TaskState",
     "TaskStatus",
     "TaskUpdate",
+    "TenantPolicy",
+    "UserSettings",
     "content_hash",
     "event_label",
     "new_event_id",

@@ -13,8 +13,8 @@ from kenning.records.core import JSONScalar, Role
 
 __all__ = ["KINDS", "Filters"]
 
-KINDS = ("event",)
-"""The record kinds a search can return."""
+KINDS = ("event", "fact")
+"""The record kinds a search can return: turns and tool events, and long-term facts."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`SearchIndex`: candidates of each search signal, whole-session scores, access stats.
 - :class:`ContextState`: pins, summaries and their audit, task state, the token ledger.
 - :class:`JobQueue`: the persisted compaction queue.
+- :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
+- :class:`PolicyStore`: consent, tenant policy, legal holds, the retention purge.
 """
 
 from __future__ import annotations
@@ -24,25 +26,40 @@ from kenning.records import (
     AuditEntry,
     CompactionJob,
     Event,
+    Fact,
+    FactStatus,
     Filters,
     JobStatus,
+    LegalHold,
     Pin,
     PinDraft,
     Scope,
     Summary,
     TaskState,
+    TenantPolicy,
+    UserSettings,
 )
 from kenning.store.records import (
     Candidate,
     Capabilities,
     ContextSnapshot,
     EventWrite,
+    ExtractionJob,
+    FactChanges,
     Item,
     ModelInfo,
     SessionCandidate,
 )
 
-__all__ = ["ContextState", "EventLog", "JobQueue", "SearchIndex", "Store"]
+__all__ = [
+    "ContextState",
+    "EventLog",
+    "FactStore",
+    "JobQueue",
+    "PolicyStore",
+    "SearchIndex",
+    "Store",
+]
 
 
 @runtime_checkable
@@ -280,7 +297,91 @@ class JobQueue(Protocol):
 
 
 @runtime_checkable
-class Store(EventLog, SearchIndex, ContextState, JobQueue, Protocol):
+class FactStore(Protocol):
+    """Long-term facts of a tenant's users: consolidated writes, reads, extraction progress."""
+
+    def apply_facts(
+        self,
+        scope: Scope,
+        changes: FactChanges,
+        *,
+        at: datetime,
+        model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
+        generation: int | None = None,
+    ) -> list[Fact]:
+        """Apply one consolidation step atomically for the user of *scope* (the session is the
+        facts' source); StaleWrite if the expected active facts changed, or (with
+        *generation*) if records of the tenant were erased since. *vectors* maps the hash of
+        a new fact's statement to its vector. Returns the facts written or changed."""
+        ...
+
+    def facts(
+        self,
+        scope: Scope,
+        *,
+        ids: Sequence[str] | None = None,
+        subject: str | None = None,
+        keys: Sequence[tuple[str, str, str]] | None = None,
+        statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,),
+        as_of: datetime | None = None,
+        limit: int | None = None,
+    ) -> list[Fact]:
+        """Facts in *scope* (a tenant, a user, or facts sourced from one session), oldest
+        first: active ones by default, any *statuses*, or what was valid *as_of* a time."""
+        ...
+
+    def fact_history(self, scope: Scope, fact_id: str) -> list[Fact]:
+        """Every version of the fact's subject, attribute and qualifier, oldest first."""
+        ...
+
+    def pending_extractions(self, *, limit: int = 100) -> list[ExtractionJob]:
+        """Sessions with events not yet read for facts."""
+        ...
+
+    def claim_extraction(self, *, at: datetime, lease_s: float) -> ExtractionJob | None:
+        """Lease a session with unread events (or one whose reader's lease ran out)."""
+        ...
+
+    def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> None:
+        """Record the session's events through *done_seq* as read and drop the lease."""
+        ...
+
+
+@runtime_checkable
+class PolicyStore(Protocol):
+    """What a tenant allows, what each user agreed to, and what may not be erased."""
+
+    def tenant_policy(self, tenant: str) -> TenantPolicy: ...
+
+    def put_tenant_policy(self, tenant: str, policy: TenantPolicy) -> None: ...
+
+    def user_settings(self, scope: Scope) -> UserSettings:
+        """The choices of the user of *scope* (None fields: the tenant's default)."""
+        ...
+
+    def put_user_settings(self, scope: Scope, settings: UserSettings) -> None: ...
+
+    def holds(self, tenant: str) -> list[LegalHold]: ...
+
+    def put_hold(self, scope: Scope, reason: str) -> LegalHold:
+        """Hold a tenant, a user or a session: erase and purge of it are refused."""
+        ...
+
+    def release_hold(self, scope: Scope) -> bool: ...
+
+    def purge(self, tenant: str, *, now: datetime, episodes_before: datetime | None) -> int:
+        """Remove the tenant's expired records (and events before *episodes_before*) from
+        every index, except what a legal hold covers; return how many."""
+        ...
+
+    def purge_log(self, tenant: str) -> dict[str, int]:
+        """What the purge removed over the tenant's life, by kind."""
+        ...
+
+
+@runtime_checkable
+class Store(EventLog, SearchIndex, ContextState, JobQueue, FactStore, PolicyStore, Protocol):
     """A backend that offers every protocol over one database.
 
     Writes are atomic: a batch is committed whole or not at all. Reads take a scope and never

@@ -10,6 +10,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.records import (
+    FactDraft,
+    FactStatus,
     JSONScalar,
     NewEvent,
     Pin,
@@ -147,3 +149,43 @@ class ContextSnapshot:
     tail: tuple[MessageRow, ...]
     counted_seq: int = 0
     last_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class FactInsert:
+    """A new fact: its id, the draft, the hash of its embedded statement, and retention."""
+
+    id: str
+    draft: FactDraft
+    embed_hash: str | None = None
+    expires_at: datetime | None = None
+    pinned: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FactChanges:
+    """One consolidation step, applied in one transaction.
+
+    ``expected`` lists, per (subject, attribute, qualifier), the ids of the active facts the
+    step was decided on; the store refuses the step (StaleWrite) if they changed. Closures
+    are ``(fact id, new status, id of the fact that supersedes it or None)``; reinforcements
+    ``(fact id, source event id)``.
+    """
+
+    inserts: tuple[FactInsert, ...] = ()
+    reinforcements: tuple[tuple[str, str | None], ...] = ()
+    closures: tuple[tuple[str, FactStatus, str | None], ...] = ()
+    expected: tuple[tuple[tuple[str, str, str], tuple[str, ...]], ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.inserts or self.reinforcements or self.closures)
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionJob:
+    """A session whose events after ``done_seq`` (through ``last_seq``) are to be read for
+    facts."""
+
+    scope: Scope
+    done_seq: int
+    last_seq: int

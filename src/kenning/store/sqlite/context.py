@@ -463,7 +463,7 @@ class ContextTables(Database):
             marks = ",".join("?" * len(part))
             for table in (
                 "pins", "summaries", "compaction_log", "compaction_jobs", "task_state",
-                "token_ledger",
+                "token_ledger", "extraction_progress", "token_usage",
             ):  # fmt: skip
                 conn.execute(
                     f"DELETE FROM {table} WHERE tenant = ? AND session IN ({marks})",

@@ -58,7 +58,7 @@ def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = 
 def erase_generation(conn: sqlite3.Connection, tenant: str) -> int:
     """The tenant's newest entry in the log of erased rows (0 before any erase)."""
     row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ?", (tenant,)
+        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ? AND op = 'erase'", (tenant,)
     ).fetchone()
     return int(row[0])
 
@@ -119,6 +119,9 @@ class Database:
         self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
     ) -> None:
         """Inside the events' transaction: write what derives from them (their pins)."""
+
+    def _before_erase(self, conn: sqlite3.Connection, scope: Scope) -> None:
+        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
 
     def _forget_derived(
         self,

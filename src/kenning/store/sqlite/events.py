@@ -334,7 +334,46 @@ class EventTables(Database):
         if before is not None:
             where += " AND i.at < ?"
             params.append(before.timestamp())
+        return self._erase(scope, where, params, whole=ids is None and before is None)
+
+    def purge(self, tenant: str, *, now: datetime, episodes_before: datetime | None) -> int:
+        """Hard retention: remove the tenant's records past their ``expires_at``, and events
+        older than *episodes_before*, from every index; what a legal hold covers stays.
+
+        Returns the number of records removed.
+        """
+        scope = Scope(tenant)
+        where = "i.tenant = ? AND (i.expires_at < ?"
+        params: list[Any] = [tenant, now.timestamp()]
+        if episodes_before is not None:
+            where += " OR (i.kind = 'event' AND i.at < ?)"
+            params.append(episodes_before.timestamp())
+        where += ")"
+        for user, session in self._held(scope):
+            if not user and not session:
+                return 0  # the whole tenant is held
+            if session:
+                where += " AND NOT (i.session IS ? AND i.session = ?)"
+                params.extend([session, session])
+            else:
+                where += " AND NOT (i.user IS ? AND i.user = ?)"
+                params.extend([user, user])
+        return self._erase(scope, where, params, whole=False, holds=False)
+
+    def _erase(
+        self,
+        scope: Scope,
+        where: str,
+        params: Sequence[Any],
+        *,
+        whole: bool,
+        holds: bool = True,
+    ) -> int:
+        """Delete the items ``where`` selects (alias ``i``) and what derives from them, in one
+        transaction; *whole*: the whole scope goes, sessions without events included."""
         with self._write(scope) as conn:
+            if holds:
+                self._before_erase(conn, scope)
             doomed = conn.execute(
                 f"SELECT i.id, i.session, i.seq FROM items i WHERE {where}", params
             ).fetchall()
@@ -345,10 +384,12 @@ class EventTables(Database):
             erased = int(cur.rowcount)
             conn.execute(
                 "DELETE FROM vectors WHERE tenant = ? AND hash NOT IN"
-                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)",
-                (scope.tenant, scope.tenant),
+                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)"
+                " AND hash NOT IN (SELECT c.embed_hash FROM item_chunks c JOIN items i"
+                " ON i.rowid = c.item WHERE i.tenant = ? AND c.embed_hash IS NOT NULL)",
+                (scope.tenant, scope.tenant, scope.tenant),
             )
-            gone = _gone_sessions(conn, scope, doomed, whole=ids is None and before is None)
+            gone = _gone_sessions(conn, scope, doomed, whole=whole)
             for chunk in chunks(gone):
                 marks = ",".join("?" * len(chunk))
                 conn.execute(
@@ -364,6 +405,15 @@ class EventTables(Database):
         # linger in the write-ahead log either.
         self._checkpoint()
         return erased
+
+    def _held(self, scope: Scope) -> list[tuple[str, str]]:
+        with self._read(scope) as conn:
+            return [
+                (r[0], r[1])
+                for r in conn.execute(
+                    "SELECT user, session FROM legal_holds WHERE tenant = ?", (scope.tenant,)
+                )
+            ]
 
 
 def _vector_blob(vec: npt.NDArray[np.float32], model: ModelInfo, digest: str) -> bytes:

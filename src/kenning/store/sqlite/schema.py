@@ -289,6 +289,114 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        "0007_long_term_memory",
+        """
+        -- A fact is an item (kind 'fact': its statement is searchable like a turn) with its
+        -- validity here. Only active facts are in the search partitions; the others keep
+        -- their history for as_of reads.
+        -- Hard retention: a record past expires_at is removed by the purge job.
+        ALTER TABLE items ADD COLUMN expires_at REAL;
+        CREATE INDEX items_expiry ON items (tenant, expires_at) WHERE expires_at IS NOT NULL;
+
+        CREATE TABLE facts (
+            item INTEGER PRIMARY KEY REFERENCES items (rowid) ON DELETE CASCADE,
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            attribute TEXT NOT NULL,
+            qualifier TEXT NOT NULL DEFAULT '',
+            value TEXT NOT NULL,
+            source TEXT NOT NULL,
+            confidence REAL NOT NULL,
+            category TEXT NOT NULL,
+            status TEXT NOT NULL,
+            valid_from REAL NOT NULL,
+            valid_to REAL,
+            superseded_by TEXT,
+            expires_at REAL,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            reinforced INTEGER NOT NULL DEFAULT 1,
+            last_seen REAL NOT NULL,
+            sources TEXT NOT NULL DEFAULT '[]',
+            source_event_id TEXT
+        );
+        CREATE INDEX facts_key ON facts (tenant, user, subject, attribute, qualifier, status);
+        CREATE INDEX facts_status ON facts (tenant, status, expires_at);
+
+        -- Which events of a session were read for facts, and who is reading them now.
+        CREATE TABLE extraction_progress (
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            user TEXT NOT NULL,
+            done_seq INTEGER NOT NULL DEFAULT 0,
+            lease_until REAL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant, session)
+        ) WITHOUT ROWID;
+
+        -- Consent and policy: NULL means "as the tenant's policy says".
+        CREATE TABLE user_settings (
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL,
+            share_across_sessions INTEGER,
+            sensitive_facts INTEGER,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (tenant, user)
+        ) WITHOUT ROWID;
+        CREATE TABLE tenant_policy (
+            tenant TEXT PRIMARY KEY,
+            body TEXT NOT NULL,
+            updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        -- A legal hold on a tenant, a user ('' = all) or a session ('' = all) blocks purge
+        -- and erase of what it covers.
+        CREATE TABLE legal_holds (
+            tenant TEXT NOT NULL,
+            user TEXT NOT NULL DEFAULT '',
+            session TEXT NOT NULL DEFAULT '',
+            reason TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (tenant, user, session)
+        ) WITHOUT ROWID;
+        -- Hard retention: what the purge job removed, for stats and audit (no content).
+        CREATE TABLE purge_log (
+            rowid INTEGER PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            at REAL NOT NULL,
+            kind TEXT NOT NULL,
+            count INTEGER NOT NULL
+        );
+
+        -- Playbooks, versioned, bound to the hash of the tool schemas they were written for.
+        CREATE TABLE procedures (
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            tenant TEXT NOT NULL,
+            user TEXT,
+            name TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            tool_hash TEXT NOT NULL,
+            steps TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (tenant, name, version)
+        );
+
+        -- Token usage per session and encoding: what windows sent, and the replies reported.
+        CREATE TABLE token_usage (
+            tenant TEXT NOT NULL,
+            session TEXT NOT NULL,
+            model TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            calls INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant, session, model)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 

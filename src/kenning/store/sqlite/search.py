@@ -54,10 +54,13 @@ _PARTITION_COLUMNS = (
     " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
     " END, i.label, c.n"
 )
+# Facts that are no longer active keep their rows (history) but are not searched.
 _PARTITION_FROM = (
     "FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
     " LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = coalesce(c.embed_hash, i.embed_hash)"
+    " LEFT JOIN facts f ON f.item = i.rowid"
 )
+_LIVE = "(f.item IS NULL OR f.status = 'active')"
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
@@ -174,7 +177,8 @@ class SearchTables(Database):
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
         rows = conn.execute(
-            f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? {_PARTITION_ORDER}",
+            f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? AND {_LIVE}"
+            f" {_PARTITION_ORDER}",
             (tenant,),
         ).fetchall()
         partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
@@ -213,7 +217,8 @@ class SearchTables(Database):
             hwm = follower.hwm
             if head > follower.log_pos:
                 erased = conn.execute(
-                    "SELECT item FROM index_log WHERE tenant = ? AND id > ? AND op = 'erase'",
+                    "SELECT item FROM index_log WHERE tenant = ? AND id > ?"
+                    " AND op IN ('erase', 'hide')",
                     (tenant, follower.log_pos),
                 ).fetchall()
                 removed = 0
@@ -226,7 +231,7 @@ class SearchTables(Database):
                     follower.removed += removed
             rows = conn.execute(
                 f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
-                f" WHERE i.tenant = ? AND i.rowid > ? {_PARTITION_ORDER}",
+                f" WHERE i.tenant = ? AND i.rowid > ? AND {_LIVE} {_PARTITION_ORDER}",
                 (tenant, hwm),
             ).fetchall()
             if rows:

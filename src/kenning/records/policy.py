@@ -1,0 +1,103 @@
+"""Consent, retention and legal holds: what a tenant allows and what a user agreed to."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from kenning.errors import InvalidInput
+from kenning.records.core import Scope
+
+__all__ = ["Consent", "LegalHold", "TenantPolicy", "UserSettings"]
+
+
+def _days(value: float | None, what: str) -> None:
+    if value is not None and (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InvalidInput(f"{what} must be a positive number of days, or None for no limit")
+
+
+@dataclass(frozen=True, slots=True)
+class TenantPolicy:
+    """A tenant's defaults and retention.
+
+    ``share_across_sessions``: a user's facts and profile reach their other sessions unless the
+    user said otherwise (off: privacy by default). ``sensitive_facts``: health, finance and
+    relationship statements are kept as facts (off: they stay episodic text only).
+    ``episode_days`` / ``fact_days``: hard retention of events and facts (None: kept until
+    erased; facts until revoked). ``recent_sessions``: how many of a user's last sessions the
+    rolling cross-session summary covers.
+    """
+
+    share_across_sessions: bool = False
+    sensitive_facts: bool = False
+    episode_days: float | None = None
+    fact_days: float | None = None
+    recent_sessions: int = 5
+
+    def __post_init__(self) -> None:
+        _days(self.episode_days, "episode_days")
+        _days(self.fact_days, "fact_days")
+        if not isinstance(self.recent_sessions, int) or not 0 <= self.recent_sessions <= 50:
+            raise InvalidInput("recent_sessions must be an int from 0 to 50")
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TenantPolicy:
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(frozen=True, slots=True)
+class UserSettings:
+    """What a user chose; None leaves the tenant's default in force."""
+
+    share_across_sessions: bool | None = None
+    sensitive_facts: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Consent:
+    """The effective choices for one user: their settings over the tenant's policy."""
+
+    share_across_sessions: bool
+    sensitive_facts: bool
+
+    @classmethod
+    def resolve(cls, policy: TenantPolicy, settings: UserSettings) -> Consent:
+        def pick(mine: bool | None, default: bool) -> bool:
+            return default if mine is None else mine
+
+        return cls(
+            share_across_sessions=pick(
+                settings.share_across_sessions, policy.share_across_sessions
+            ),
+            sensitive_facts=pick(settings.sensitive_facts, policy.sensitive_facts),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LegalHold:
+    """A hold on a tenant, one user of it, or one session: blocks purge and erase of it."""
+
+    scope: Scope
+    reason: str
+    created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def covers(self, scope: Scope) -> bool:
+        """True if erasing *scope* would touch what this hold protects."""
+        mine = self.scope
+        return (
+            mine.tenant == scope.tenant
+            and (mine.user is None or scope.user is None or mine.user == scope.user)
+            and (mine.session is None or scope.session is None or mine.session == scope.session)
+        )
