@@ -25,6 +25,8 @@ from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, texts_to_embed
+from kenning.longterm.service import LongTermMemory
+from kenning.longterm.worker import FactWorker
 from kenning.records import (
     Event,
     NewEvent,
@@ -91,6 +93,8 @@ class Memory:
             fusion=self._settings.fusion,
             track_access=self._settings.track_access,
         )
+        self._facts = LongTermMemory(store, embedder, self._settings.longterm)
+        self._fact_worker = FactWorker(self._facts)
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k: self.search(scope, query, k=k),
@@ -131,6 +135,8 @@ class Memory:
             summarizer=summarizer,
         )
         memory._context.resume()
+        if settings.longterm.extract and memory._store.pending_extractions(limit=1):
+            memory._fact_worker.wake()  # events written before a restart are read too
         return memory
 
     @property
@@ -144,6 +150,17 @@ class Memory:
     @property
     def embedder(self) -> Embedder | None:
         return self._embedder
+
+    @property
+    def facts(self) -> LongTermMemory:
+        """Long-term facts of users: reads as of a time, history, remember, revoke, prune (see
+        :class:`~kenning.longterm.service.LongTermMemory`). Extraction from new events runs
+        in the background (``Settings.longterm.extract``)."""
+        return self._facts
+
+    def wait_for_facts(self, timeout: float | None = None) -> bool:
+        """Block until background fact extraction is idle; True if it is."""
+        return self._fact_worker.wait(timeout)
 
     @property
     def context(self) -> WorkingContext:
@@ -220,9 +237,12 @@ class Memory:
             return []
         model = self._model()
         vectors = self._vectors_for(texts, model) if model is not None else None
-        return self._store.append_events(
+        written = self._store.append_events(
             writes, model=model if vectors is not None else None, vectors=vectors
         )
+        if written and settings.longterm.extract:
+            self._fact_worker.wake()
+        return written
 
     def _vectors_for(
         self, texts: Mapping[tuple[str, str], str], model: ModelInfo
@@ -369,7 +389,9 @@ class Memory:
         )  # fmt: skip
 
     def close(self) -> None:
-        """Finish background work (compaction, access records) and close the store."""
+        """Finish background work (compaction, fact extraction, access records) and close
+        the store."""
+        self._fact_worker.close()
         self._context.close()
         self._engine.close()
         self._store.close()

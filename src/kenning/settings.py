@@ -8,6 +8,7 @@ from typing import Literal
 from kenning.compaction.plan import CompactionSettings
 from kenning.context.assembler import ContextSettings
 from kenning.errors import InvalidInput
+from kenning.longterm.service import LongTermSettings
 from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
@@ -32,6 +33,7 @@ class Settings:
     Content is stored whole up to ``max_content_chars``; content longer than twice
     ``chunk_chars`` is indexed as chunks of about ``chunk_chars`` (each with its own lexical row
     and vector) that a search returns as the one event.
+    ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
     """
@@ -49,6 +51,7 @@ class Settings:
     compaction: CompactionSettings = field(default_factory=CompactionSettings)
     pin_rules: ExtractionRules = DEFAULT_RULES
     ann: AnnConfig = field(default_factory=AnnConfig)
+    longterm: LongTermSettings = field(default_factory=LongTermSettings)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:

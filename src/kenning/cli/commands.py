@@ -93,7 +93,7 @@ def _print_hits(hits: tuple[Hit, ...], out: TextIO) -> None:
         )
         who = hit.metadata.get("speaker") or hit.metadata.get("name") or hit.role.value
         print(
-            f"{rank:>2}. {hit.score:.3f}  [{hit.scope.session} #{hit.seq} "
+            f"{rank:>2}. {hit.score:.3f}  [{hit.kind} {hit.scope.session} #{hit.seq or '-'} "
             f"{hit.at:%Y-%m-%d %H:%M} {who}] {hit.id}",
             file=out,
         )

@@ -246,7 +246,7 @@ def memory_pieces(
     """Retrieved hits as memory lines, leaving out what the tail already shows."""
     out = []
     for hit in results.hits:
-        if hit.scope.session == scope.session and hit.seq >= tail_start:
+        if hit.scope.session == scope.session and hit.seq is not None and hit.seq >= tail_start:
             continue
         out.append(
             _line(Tier.MEMORIES, hit.id, hit_line(hit, max_chars=max_chars), tokenizer, cache,

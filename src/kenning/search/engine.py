@@ -27,6 +27,7 @@ from kenning.embed.base import Embedder
 from kenning.errors import ModelUnavailable
 from kenning.records import Filters, Scope
 from kenning.search.access import AccessRecorder
+from kenning.search.filters import admits
 from kenning.search.fusion import (
     Fused,
     FusionConfig,
@@ -123,6 +124,12 @@ class SearchEngine:
         if plan.multi_target:
             config = replace(config, session_weight=config.multi_target_session_weight)
         limit = max(config.candidates, k)
+        # In a search for events, facts are keys to the turns they were read from.
+        as_keys = config.fact_key_weight > 0 and "event" in filters.kinds
+        as_keys = as_keys and "fact" not in filters.kinds
+        asked = filters
+        if as_keys:
+            filters = replace(filters, kinds=(*filters.kinds, "fact"))
         # Lexical searches start first: they run while the query is embedded.
         narrowed = (_within(filters, window) for window in windows)
         filter_sets = [filters, *(f for f in narrowed if f is not None)]
@@ -141,7 +148,10 @@ class SearchEngine:
             # scope; the best of the window itself are candidates too.
             vector = _union(vector, self._nearest(scope, qvec, f, limit))
             lexical = _union(lexical, part())
-        fused = self._fuse(scope, query, qvec, filters, lexical, vector, config)
+        fused = self._fuse(scope, query, qvec, asked, lexical, vector, config)
+        if as_keys:
+            facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
+            fused = self._facts_as_keys(scope, fused, facts, asked, config.fact_key_weight)
         hits = self._rank(
             scope, fused, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
@@ -188,6 +198,43 @@ class SearchEngine:
                 config,
             )
         return fuse(lexical, vector, config=config, sessions=sessions)
+
+    def _facts_as_keys(
+        self,
+        scope: Scope,
+        fused: Sequence[Fused],
+        facts: set[str],
+        filters: Filters,
+        weight: float,
+    ) -> list[Fused]:
+        """Replace each fact candidate by the turn it was read from: the turn scores at least
+        *weight* times the fact's score (if the caller's filters admit the turn)."""
+        found = [f for f in fused if f.id in facts]
+        if not found:
+            return list(fused)
+        sources = {
+            item.id: item.metadata.get("source_event_id")
+            for item in self._records.items(scope, [f.id for f in found])
+        }
+        lift: dict[str, float] = {}
+        for f in found:
+            source = sources.get(f.id)
+            if isinstance(source, str):
+                lift[source] = max(lift.get(source, 0.0), weight * f.score)
+        events = self._records.items(scope, list(lift))
+        out = {f.id: f for f in fused if f.id not in facts}
+        for item in events:
+            admitted = admits(
+                filters, kind=item.kind, role=item.role, at=item.at, tags=item.tags,
+                metadata=item.metadata,
+            )  # fmt: skip
+            score = lift[item.id]
+            held = out.get(item.id)
+            if not admitted or (held is not None and held.score >= score):
+                continue
+            scores = {**(held.scores if held else {}), "fact": score, "score": score}
+            out[item.id] = Fused(id=item.id, score=score, scores=scores)
+        return sorted(out.values(), key=lambda f: (-f.score, f.id))
 
     def _rank(
         self,

@@ -20,7 +20,7 @@ from datetime import datetime
 from kenning.errors import InvalidFilter
 from kenning.records import KINDS, Filters, JSONScalar, Role, to_utc
 
-__all__ = ["parse_filters"]
+__all__ = ["admits", "parse_filters"]
 
 _META_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _MAX_VALUES = 100
@@ -101,3 +101,18 @@ def parse_filters(
         since=since_at,
         until=until_at,
     )
+
+
+def admits(filters: Filters, *, kind: str, role: Role, at: datetime,
+           tags: Iterable[str], metadata: Mapping[str, JSONScalar]) -> bool:  # fmt: skip
+    """True if a record with these attributes passes *filters* (the same rules the stores
+    apply inside their queries)."""
+    if kind not in filters.kinds or (filters.roles and role not in filters.roles):
+        return False
+    if (filters.since is not None and at < filters.since) or (
+        filters.until is not None and at > filters.until
+    ):
+        return False
+    if filters.tags and not set(filters.tags) & set(tags):
+        return False
+    return all(metadata.get(key) in values for key, values in filters.metadata)

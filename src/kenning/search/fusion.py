@@ -42,7 +42,9 @@ class FusionConfig:
     ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). ``time_weight`` is added to
     records written inside a time the query names ("last Friday", "in March 2023"; see
     :mod:`kenning.search.timeref`). Bonuses are added after the fused score is scaled to
-    [0, 1], so with zero weights scores stay in [0, 1].
+    [0, 1], so with zero weights scores stay in [0, 1]. ``fact_key_weight``: in a search for
+    events only, a matching fact stands for the turn it was read from (that turn scores at
+    least ``w`` times the fact's score; 0 turns facts as keys off).
     """
 
     method: Literal["rrf", "weighted"] = "weighted"
@@ -56,6 +58,7 @@ class FusionConfig:
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
     time_weight: float = 0.2
+    fact_key_weight: float = 1.0
     candidates: int = 100
 
     def __post_init__(self) -> None:
@@ -71,6 +74,7 @@ class FusionConfig:
             "recency_weight": self.recency_weight,
             "access_weight": self.access_weight,
             "time_weight": self.time_weight,
+            "fact_key_weight": self.fact_key_weight,
         }
         for name, value in numbers.items():
             if not math.isfinite(value) or value < 0:

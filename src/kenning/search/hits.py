@@ -24,7 +24,7 @@ class Hit:
     content: str
     role: Role
     scope: Scope
-    seq: int
+    seq: int | None
     at: datetime
     metadata: Mapping[str, JSONScalar] = field(default_factory=dict)
     tags: tuple[str, ...] = ()

@@ -27,8 +27,8 @@ from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector"]
 
-# (record id, score, session id)
-Ranked = tuple[str, float, str | None]
+# (record id, score, session id, record kind)
+Ranked = tuple[str, float, str | None, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,13 +411,15 @@ class Partition(GraphRows):
             out: list[Ranked] = []
             seen: set[str] = set()
             sessions = self._session_codes.values
+            kinds = self._kind_codes.values
             for i in ranked:
                 row = int(positions[i])
                 record = self._ids[row]
                 if record in seen:
                     continue
                 seen.add(record)
-                out.append((record, float(scores[i]), sessions[int(self._sessions[row])]))
+                kind = kinds[int(self._kinds[row])] or ""
+                out.append((record, float(scores[i]), sessions[int(self._sessions[row])], kind))
             if len(out) >= k or ranked.size >= scores.shape[0] or not self._shared_ids:
                 return out[:k]
             want *= 4  # chunks of one record took places: look deeper

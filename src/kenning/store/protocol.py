@@ -49,6 +49,7 @@ from kenning.store.records import (
     Item,
     ModelInfo,
     SessionCandidate,
+    SessionInfo,
 )
 
 __all__ = [
@@ -107,6 +108,10 @@ class EventLog(Protocol):
         Optionally only *ids*, those after a sequence number, the first *limit*, or the last
         *tail* (still returned in order).
         """
+        ...
+
+    def user_sessions(self, scope: Scope) -> list[SessionInfo]:
+        """The sessions of the user of *scope*, oldest first."""
         ...
 
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:

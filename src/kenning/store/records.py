@@ -33,6 +33,7 @@ __all__ = [
     "MessageRow",
     "ModelInfo",
     "SessionCandidate",
+    "SessionInfo",
     "Vectors",
 ]
 
@@ -82,12 +83,14 @@ class EventWrite:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """A search candidate from one signal: the record's id, that signal's raw score, and the
-    session it belongs to (fusion can rank turns of the best-matching session together)."""
+    """A search candidate from one signal: the record's id, that signal's raw score, the
+    session it belongs to (fusion can rank turns of the best-matching session together), and
+    its kind."""
 
     id: str
     score: float
     session: str | None = None
+    kind: str = "event"
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +110,7 @@ class Item:
     id: str
     kind: str
     scope: Scope
-    seq: int
+    seq: int | None  # None for records outside a session's sequence (facts)
     role: Role
     text: str
     at: datetime
@@ -189,3 +192,12 @@ class ExtractionJob:
     scope: Scope
     done_seq: int
     last_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One of a user's sessions: its id, when it started, and how many events it holds."""
+
+    session: str
+    created_at: datetime
+    events: int

@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
-from kenning.store.records import EventWrite, Item, ModelInfo
+from kenning.store.records import EventWrite, Item, ModelInfo, SessionInfo
 from kenning.store.sqlite.database import Database, check_owner, erase_generation
 from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.sql import (
@@ -261,6 +261,17 @@ class EventTables(Database):
             rows = [_event(row) for row in conn.execute(sql, params)]
         return rows[::-1] if tail is not None else rows
 
+    def user_sessions(self, scope: Scope) -> list[SessionInfo]:
+        if scope.user is None:
+            raise InvalidInput("user_sessions needs a scope with a user")
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                "SELECT session, created_at, last_seq FROM sessions WHERE tenant = ? AND user = ?"
+                " ORDER BY created_at, session",
+                (scope.tenant, scope.user),
+            ).fetchall()
+        return [SessionInfo(r[0], ts(r[1]), int(r[2])) for r in rows]
+
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         out: list[Item] = []
         with self._read(scope) as conn:
@@ -276,7 +287,8 @@ class EventTables(Database):
                         Item(
                             id=row[0], kind=row[1],
                             scope=stored_scope(row[2], row[3], row[4], row[5]),
-                            seq=int(row[6]), role=Role(row[7]), text=row[8], at=ts(row[9]),
+                            seq=None if row[6] is None else int(row[6]), role=Role(row[7]),
+                            text=row[8], at=ts(row[9]),
                             metadata=json.loads(row[10]), tags=tuple(json.loads(row[11])),
                             access_count=int(row[12]),
                             last_access=None if row[13] is None else ts(row[13]),

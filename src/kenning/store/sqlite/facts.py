@@ -158,12 +158,16 @@ class FactTables(Database):
         cur = conn.execute(
             "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
             " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at)"
-            " VALUES (?, 'fact', ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, '{}', NULL, '', ?, ?)",
+            " VALUES (?, 'fact', ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?)",
             (
                 change.id, scope.tenant, scope.user, scope.session, role,
                 "" if draft.subject == "user" else draft.subject, draft.text,
                 scope_terms(scope.tenant, scope.user, scope.session, role, "fact"),
-                valid_from, json.dumps(list(draft.tags)), change.embed_hash, now,
+                valid_from, json.dumps(list(draft.tags)),
+                # The event the fact was read from: a search for turns finds it through here.
+                json.dumps({"source_event_id": draft.source_event_id}
+                           if draft.source_event_id else {}),
+                change.embed_hash, now,
             ),
         )  # fmt: skip
         sources = [draft.source_event_id] if draft.source_event_id else []

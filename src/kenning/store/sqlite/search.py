@@ -303,7 +303,7 @@ class SearchTables(Database):
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
             hits = partition.lexical(terms, limit, select)
-            return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+            return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
         return self._fts5_lexical(scope, query, filters=filters, limit=limit)
 
     def _fts5_lexical(
@@ -315,10 +315,16 @@ class SearchTables(Database):
         roles = [r.value for r in filters.roles]
         match = f"{scope_match(scope, roles=roles, kinds=filters.kinds)} AND {terms}"
         where, params = where_clause(scope, filters)
+        # Closed facts keep their rows (history) but are not searched.
+        where += (
+            " AND NOT EXISTS (SELECT 1 FROM facts fx WHERE fx.item = i.rowid"
+            " AND fx.status != 'active')"
+        )
         if filters.needs_sql or filters.since is not None or filters.until is not None:
             # Constraints FTS5 cannot express are joined in before ranking is cut.
             sql = (
-                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session FROM items_fts"
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session, i.kind"
+                " FROM items_fts"
                 " JOIN items i ON i.rowid = items_fts.rowid"
                 f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
             )
@@ -327,7 +333,7 @@ class SearchTables(Database):
             # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
             # the outer constraint re-checks tenancy against the row itself.
             sql = (
-                "SELECT i.id, f.s, i.session FROM"
+                "SELECT i.id, f.s, i.session, i.kind FROM"
                 f" (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
                 " WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
                 f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
@@ -336,7 +342,10 @@ class SearchTables(Database):
         with self._read(scope) as conn:
             rows = conn.execute(sql, args).fetchall()
             ideal = self._fts5_ideal(conn, query) if rows else 1.0
-        return [Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2]) for row in rows]
+        return [
+            Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2], kind=row[3])
+            for row in rows
+        ]
 
     @staticmethod
     def _fts5_ideal(conn: sqlite3.Connection, query: str) -> float:
@@ -370,7 +379,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

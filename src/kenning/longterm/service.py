@@ -1,0 +1,443 @@
+"""Long-term memory over one store: ``memory.facts``.
+
+Extraction reads each session's new events (the store keeps how far it got), finds fact drafts
+(:mod:`kenning.longterm.extract`, :mod:`kenning.longterm.tool_facts`, or an LLM extractor that
+falls back to them), drops sensitive ones the user has not consented to, and consolidates the
+rest (:mod:`kenning.longterm.consolidate`) in one transaction per session, retried if another
+writer changed the same facts meanwhile. Reads give current facts, facts as of a time, and a
+fact's history; ``remember`` and ``revoke`` are the explicit writes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import math
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+import numpy as np
+
+from kenning.embed.base import Embedder
+from kenning.errors import InvalidInput, ModelUnavailable, NotFound, StaleWrite
+from kenning.longterm.consolidate import Decision, decide
+from kenning.longterm.extract import extract_facts, statement
+from kenning.longterm.tool_facts import discovered_facts
+from kenning.records import (
+    USER,
+    Consent,
+    Event,
+    Fact,
+    FactCategory,
+    FactDraft,
+    FactSource,
+    FactStatus,
+    Scope,
+    content_hash,
+)
+from kenning.store.protocol import Store
+from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+
+__all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "importance"]
+
+log = logging.getLogger("kenning")
+
+_RETRIES = 4
+_BATCH_EVENTS = 500
+
+
+class FactExtractor(Protocol):
+    """Finds fact drafts in events (the deterministic rules, or an LLM)."""
+
+    name: str
+
+    def extract(self, events: Sequence[Event]) -> list[FactDraft]: ...
+
+
+class RuleExtractor:
+    """The deterministic extractor: user self-statements, tool results, assistant turns."""
+
+    name = "rules"
+
+    def __init__(self, *, tool_facts: bool = True) -> None:
+        self._tool_facts = tool_facts
+
+    def extract(self, events: Sequence[Event]) -> list[FactDraft]:
+        out: list[FactDraft] = []
+        for event in events:
+            out.extend(extract_facts(event))
+            if self._tool_facts:
+                out.extend(discovered_facts(event))
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class LongTermSettings:
+    """How facts are extracted, consolidated, ranked and pruned.
+
+    Attributes:
+        extract: read facts from new events in the background.
+        tool_facts: also keep facts discovered in tool results and assistant turns.
+        near_duplicate: cosine at or above which a draft reinforces an existing fact of the
+            same subject and attribute family instead of adding one.
+        half_life_days: importance halves over this long without a mention or an access.
+        prune_floor: pruning archives facts whose importance fell below this.
+        prune_idle_hours / prune_min_accesses: ... or that were not accessed for this long
+            and were accessed fewer times than this.
+        lease_s: how long a worker holds a session's extraction before another may take it.
+    """
+
+    extract: bool = True
+    tool_facts: bool = True
+    near_duplicate: float = 0.9
+    half_life_days: float = 30.0
+    prune_floor: float = 0.1
+    prune_idle_hours: float = 720.0
+    prune_min_accesses: int = 5
+    lease_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.near_duplicate <= 1:
+            raise InvalidInput("near_duplicate must be in (0, 1]")
+        for name in ("half_life_days", "prune_idle_hours", "lease_s"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value <= 0:
+                raise InvalidInput(f"{name} must be a positive number")
+        if not 0 <= self.prune_floor < 3:
+            raise InvalidInput("prune_floor must be in [0, 3)")
+
+
+def importance(fact: Fact, now: datetime, *, half_life_days: float = 30.0) -> float:
+    """How much a fact matters now: 0.5^(age / half-life) × min(2, 1 + 0.1 × accesses) × 1.5
+    if the user said it; the age counts from its last mention or access (an access resets
+    the decay), and pinned facts never decay."""
+    weight = min(2.0, 1 + 0.1 * fact.access_count) * (
+        1.5 if fact.source is FactSource.EXPLICIT else 1.0
+    )
+    if fact.pinned:
+        return weight
+    last = max(t for t in (fact.last_seen, fact.last_access, fact.valid_from) if t is not None)
+    age_days = max((now - last).total_seconds(), 0.0) / 86_400
+    return float(0.5 ** (age_days / half_life_days) * weight)
+
+
+def _core(fact: Fact | FactDraft) -> str:
+    """What two facts are compared on: the object of a multi-valued attribute, else the
+    value (templates would make every "lives in X" look alike)."""
+    _, sep, thing = fact.attribute.partition(":")
+    return thing if sep else fact.value
+
+
+class LongTermMemory:
+    """Facts of one store's users: extraction, consolidation, reads and explicit writes."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        settings: LongTermSettings,
+        *,
+        extractor: FactExtractor | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store = store
+        self._embedder = embedder
+        self._settings = settings
+        self._extractor = extractor or RuleExtractor(tool_facts=settings.tool_facts)
+        self._now = clock
+
+    @property
+    def settings(self) -> LongTermSettings:
+        return self._settings
+
+    # -- consent ---------------------------------------------------------------------------
+
+    def consent(self, scope: Scope) -> Consent:
+        """The user's effective choices: their settings over the tenant's policy."""
+        user = _user(scope)
+        return Consent.resolve(
+            self._store.tenant_policy(user.tenant), self._store.user_settings(user)
+        )
+
+    # -- extraction ------------------------------------------------------------------------
+
+    def extract_next(self) -> ExtractionJob | None:
+        """Lease one session with unread events, read them for facts, consolidate, and record
+        how far it got; None when nothing is waiting."""
+        job = self._store.claim_extraction(at=self._now(), lease_s=self._settings.lease_s)
+        if job is None:
+            return None
+        done = job.done_seq
+        try:
+            while done < job.last_seq:
+                events = self._store.events(job.scope, after_seq=done, limit=_BATCH_EVENTS)
+                if not events:
+                    break
+                self.consolidate(job.scope, self._extractor.extract(events))
+                done = events[-1].seq
+        finally:
+            self._store.finish_extraction(job, done_seq=done)
+        return job
+
+    def extract_all(self) -> int:
+        """Run extraction until nothing waits (``kenning consolidate``); returns sessions read."""
+        count = 0
+        while self.extract_next() is not None:
+            count += 1
+        return count
+
+    # -- consolidation ---------------------------------------------------------------------
+
+    def consolidate(self, scope: Scope, drafts: Sequence[FactDraft]) -> list[Fact]:
+        """Apply *drafts* (from one session of *scope*'s user) to the user's facts."""
+        scope = scope.require_session()
+        consent = self.consent(scope)
+        kept = [d for d in drafts if not d.category.sensitive or consent.sensitive_facts]
+        if not kept:
+            return []
+        for attempt in range(_RETRIES):
+            changes, vectors = self._changes(scope, kept)
+            if not changes:
+                return []
+            try:
+                return self._store.apply_facts(
+                    scope, changes, at=self._now(), model=self._model(), vectors=vectors
+                )
+            except StaleWrite:
+                if attempt == _RETRIES - 1:
+                    raise
+                log.info("facts of %s changed meanwhile; consolidating again", scope)
+        return []
+
+    def _model(self) -> ModelInfo | None:
+        if self._embedder is None:
+            return None
+        return ModelInfo(self._embedder.model_id, self._embedder.dimension)
+
+    def _changes(
+        self, scope: Scope, drafts: Sequence[FactDraft]
+    ) -> tuple[FactChanges, dict[str, np.ndarray]]:
+        user = _user(scope)
+        keys = list(dict.fromkeys(d.key for d in drafts))
+        current = self._store.facts(user, keys=keys)
+        subjects = {d.subject for d in drafts}
+        neighbours = [f for s in subjects for f in self._store.facts(user, subject=s)]
+        vectors = self._core_vectors([*drafts, *neighbours])
+        inserts: list[FactInsert] = []
+        reinforce: list[tuple[str, str | None]] = []
+        closures: list[tuple[str, FactStatus, str | None]] = []
+        closed: set[str] = set()
+        pending: list[Fact] = []  # inserted by this batch: later drafts see them
+        for draft in drafts:
+            held = [f for f in [*current, *pending] if f.id not in closed]
+            same_key = [f for f in held if f.key == draft.key]
+            kin = [f for f in [*neighbours, *pending] if f.id not in closed]
+
+            def similarity(fact: Fact, draft: FactDraft = draft) -> float:
+                a, b = vectors.get(_core(draft)), vectors.get(_core(fact))
+                return float(a @ b) if a is not None and b is not None else 0.0
+
+            decision = decide(
+                draft, same_key, kin, similarity=similarity if vectors else None,
+                near_duplicate=self._settings.near_duplicate,
+            )  # fmt: skip
+            self._record(draft, decision, scope, inserts, reinforce, closures, closed, pending)
+        expected = tuple((key, tuple(f.id for f in current if f.key == key)) for key in keys)
+        new_vectors = self._statement_vectors(inserts)
+        return (
+            FactChanges(
+                inserts=tuple(inserts), reinforcements=tuple(reinforce),
+                closures=tuple(closures), expected=expected,
+            ),
+            new_vectors,
+        )  # fmt: skip
+
+    def _record(
+        self,
+        draft: FactDraft,
+        decision: Decision,
+        scope: Scope,
+        inserts: list[FactInsert],
+        reinforce: list[tuple[str, str | None]],
+        closures: list[tuple[str, FactStatus, str | None]],
+        closed: set[str],
+        pending: list[Fact],
+    ) -> None:
+        if decision.action == "reinforce" and decision.fact_id is not None:
+            if not any(p.id == decision.fact_id for p in pending):
+                reinforce.append((decision.fact_id, draft.source_event_id))
+        elif decision.action == "revoke":
+            for fact_id in decision.revoke:
+                if any(p.id == fact_id for p in pending):
+                    # Said and withdrawn in one batch: never written.
+                    inserts[:] = [i for i in inserts if i.id != fact_id]
+                else:
+                    closures.append((fact_id, FactStatus.REVOKED, None))
+                closed.add(fact_id)
+        elif decision.action == "insert":
+            fact_id = f"fact_{uuid.uuid4().hex}"
+            for old in decision.supersede:
+                if any(p.id == old for p in pending):
+                    inserts[:] = [i for i in inserts if i.id != old]
+                else:
+                    closures.append((old, FactStatus.SUPERSEDED, fact_id))
+                closed.add(old)
+            policy = self._store.tenant_policy(scope.tenant)
+            start = draft.valid_from or self._now()
+            expires = None if policy.fact_days is None else start + timedelta(days=policy.fact_days)
+            inserts.append(
+                FactInsert(id=fact_id, draft=draft, expires_at=expires,
+                           embed_hash=content_hash(draft.text))
+            )  # fmt: skip
+            pending.append(
+                Fact(
+                    id=fact_id, scope=scope, subject=draft.subject, attribute=draft.attribute,
+                    value=draft.value, text=draft.text, qualifier=draft.qualifier,
+                    source=draft.source, category=draft.category, valid_from=start,
+                )
+            )  # fmt: skip
+
+    def _core_vectors(self, items: Sequence[Fact | FactDraft]) -> dict[str, np.ndarray]:
+        if self._embedder is None:
+            return {}
+        texts = list(dict.fromkeys(_core(i) for i in items if _core(i)))
+        if not texts:
+            return {}
+        try:
+            matrix = self._embedder.embed(texts)
+        except ModelUnavailable as exc:
+            log.warning("near-duplicate check without the model: %s", exc)
+            return {}
+        return dict(zip(texts, matrix, strict=True))
+
+    def _statement_vectors(self, inserts: Sequence[FactInsert]) -> dict[str, np.ndarray]:
+        if self._embedder is None or not inserts:
+            return {}
+        texts = list(dict.fromkeys(i.draft.text for i in inserts))
+        try:
+            matrix = self._embedder.embed(texts)
+        except ModelUnavailable as exc:
+            log.warning("facts stored without vectors: %s", exc)
+            return {}
+        return {content_hash(t): v for t, v in zip(texts, matrix, strict=True)}
+
+    # -- explicit writes and reads ---------------------------------------------------------
+
+    def remember(
+        self,
+        scope: Scope,
+        attribute: str,
+        value: str,
+        *,
+        subject: str = USER,
+        qualifier: str = "",
+        category: FactCategory | str = FactCategory.GENERAL,
+        source_event_id: str | None = None,
+    ) -> Fact:
+        """Store a fact the user stated or confirmed (an explicit write; consolidated like an
+        extracted one: the same value reinforces, a new one supersedes)."""
+        scope = scope.require_session()
+        for name, text in (("attribute", attribute), ("value", value), ("subject", subject)):
+            if not isinstance(text, str) or not text.strip() or len(text) > 200:
+                raise InvalidInput(f"{name} must be a non-empty string of at most 200 characters")
+        if not isinstance(qualifier, str) or len(qualifier) > 60:
+            raise InvalidInput("qualifier must be a string of at most 60 characters")
+        try:
+            kind = FactCategory(category)
+        except ValueError as exc:
+            raise InvalidInput(
+                f"category must be one of {[c.value for c in FactCategory]}"
+            ) from exc
+        attribute = " ".join(attribute.lower().split())
+        qualifier = " ".join(qualifier.lower().split())
+        draft = FactDraft(
+            subject=subject.strip(), attribute=attribute, value=value.strip(), qualifier=qualifier,
+            text=statement(subject.strip(), attribute, value.strip(), qualifier),
+            category=kind, source_event_id=source_event_id, valid_from=self._now(),
+        )  # fmt: skip
+        if kind.sensitive and not self.consent(scope).sensitive_facts:
+            raise InvalidInput(
+                f"{kind.value} facts need the user's consent (sensitive_facts) or the tenant's "
+                "policy; nothing was stored"
+            )
+        self.consolidate(scope, [draft])
+        found = self._store.facts(_user(scope), keys=[draft.key])
+        if not found:
+            raise NotFound("the fact was not stored")
+        return found[-1]
+
+    def revoke(self, scope: Scope, fact_id: str) -> Fact:
+        """Close a fact's validity now (a revoked preference stops surfacing at once)."""
+        user = _user(scope)
+        found = self._store.facts(user, ids=[fact_id])
+        if not found:
+            raise NotFound(f"no active fact {fact_id!r} for user {user.user!r}")
+        source = Scope(user.tenant, user.user, found[0].scope.session or scope.session)
+        [closed] = self._store.apply_facts(
+            source.require_session(),
+            FactChanges(
+                closures=((fact_id, FactStatus.REVOKED, None),),
+                expected=((found[0].key, (fact_id,)),),
+            ),
+            at=self._now(),
+        )
+        return closed
+
+    def list(
+        self,
+        scope: Scope,
+        *,
+        subject: str | None = None,
+        as_of: datetime | None = None,
+        include_closed: bool = False,
+    ) -> list[Fact]:
+        """The user's current facts (or what was valid *as_of* a time; or every fact ever
+        held with *include_closed*), oldest first."""
+        user = _user(scope)
+        statuses = None if include_closed else (FactStatus.ACTIVE,)
+        return self._store.facts(user, subject=subject, statuses=statuses, as_of=as_of)
+
+    def history(self, scope: Scope, fact_id: str) -> builtins.list[Fact]:
+        """Every version of a fact (same subject, attribute and qualifier), with sources."""
+        found = self._store.fact_history(_user(scope), fact_id)
+        if not found:
+            raise NotFound(f"no fact {fact_id!r} for this user")
+        return found
+
+    def importance(self, fact: Fact, now: datetime | None = None) -> float:
+        return importance(fact, now or self._now(), half_life_days=self._settings.half_life_days)
+
+    def prune(self, scope: Scope, *, now: datetime | None = None) -> builtins.list[Fact]:
+        """Archive the user's facts whose importance fell below the floor, or that were not
+        accessed within the idle window and seldom at all; pinned facts stay."""
+        when = now or self._now()
+        settings = self._settings
+        idle = timedelta(hours=settings.prune_idle_hours)
+        doomed = []
+        for fact in self.list(scope):
+            if fact.pinned:
+                continue
+            last = max(t for t in (fact.last_seen, fact.last_access, fact.valid_from) if t)
+            stale = when - last > idle and fact.access_count < settings.prune_min_accesses
+            if stale or self.importance(fact, when) < settings.prune_floor:
+                doomed.append(fact)
+        archived: list[Fact] = []
+        for fact in doomed:
+            source = Scope(fact.scope.tenant, fact.scope.user, fact.scope.session)
+            archived.extend(
+                self._store.apply_facts(
+                    source.require_session(),
+                    FactChanges(closures=((fact.id, FactStatus.ARCHIVED, None),)),
+                    at=when,
+                )
+            )
+        return archived
+
+
+def _user(scope: Scope) -> Scope:
+    if not isinstance(scope, Scope) or scope.user is None:
+        raise InvalidInput("this operation needs a scope with a tenant and a user")
+    return Scope(scope.tenant, scope.user)

@@ -1,0 +1,176 @@
+"""Long-term facts end to end: extraction in the background, consolidation, validity, consent;
+the real model and real SQLite."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from kenning import Memory, Scope, Settings
+from kenning.errors import InvalidInput
+from kenning.longterm.service import LongTermSettings
+from kenning.records import FactSource, FactStatus, TenantPolicy, UserSettings
+from tests.conftest import MemoEmbedder
+
+T0 = datetime(2026, 1, 5, 9, tzinfo=UTC)
+DANA = Scope("acme", "dana")
+
+
+def turn(text: str, minutes: int = 0) -> dict[str, object]:
+    return {"role": "user", "content": text, "at": T0 + timedelta(minutes=minutes)}
+
+
+@pytest.fixture
+def memory(tmp_path: Path, real_embedder: MemoEmbedder) -> Memory:
+    return Memory.open(tmp_path / "lt.db", embedder=real_embedder)
+
+
+def _said(memory: Memory, session: str, *texts: str, minutes: int = 0) -> None:
+    scope = Scope("acme", "dana", session)
+    memory.add_events(scope, [turn(t, minutes + i) for i, t in enumerate(texts)])
+    assert memory.wait_for_facts(60)
+
+
+def test_duplicates_reinforce_instead_of_piling_up(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I work at Netflix.")
+        _said(memory, "s2", "Just so you know, I work at Netflix.", minutes=60)
+        [fact] = memory.facts.list(DANA)
+        assert (fact.attribute, fact.value, fact.reinforced) == ("employer", "Netflix", 2)
+        assert len(fact.sources) == 2
+
+
+def test_supersession_keeps_history_and_as_of_reads_the_past(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I live in Berlin.")
+        _said(memory, "s2", "I moved to Lisbon.", minutes=600)
+        [now] = memory.facts.list(DANA)
+        assert now.value == "Lisbon"
+        history = memory.facts.history(DANA, now.id)
+        assert [(f.value, f.status) for f in history] == [
+            ("Berlin", FactStatus.SUPERSEDED),
+            ("Lisbon", FactStatus.ACTIVE),
+        ]
+        assert history[0].superseded_by == now.id and history[0].valid_to is not None
+        [then] = memory.facts.list(DANA, as_of=T0 + timedelta(minutes=5))
+        assert then.value == "Berlin"
+        assert [f.value for f in memory.facts.list(DANA, as_of=T0 - timedelta(days=1))] == []
+
+
+def test_a_qualifier_keeps_facts_apart(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "At work I use a Mac.", "At home I use Linux.")
+        facts = {(f.attribute, f.qualifier) for f in memory.facts.list(DANA)}
+        assert facts == {("uses:mac", "at work"), ("uses:linux", "at home")}
+
+
+def test_a_revocation_stops_a_fact_surfacing_at_once(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I love jazz.", "I also collect vinyl records.")
+        hits = memory.search(DANA, "what music does she love", k=5)
+        assert any(h.kind == "fact" and "jazz" in h.content for h in hits)
+        _said(memory, "s2", "Forget that I like jazz.", minutes=30)
+        assert memory.facts.list(DANA) == []
+        hits = memory.search(DANA, "what music does she love", k=5)
+        assert all(h.kind != "fact" for h in hits)
+        [old] = memory.facts.list(DANA, include_closed=True)
+        assert old.status is FactStatus.REVOKED
+        window = memory.assemble(
+            Scope("acme", "dana", "s3"), budget_tokens=2_000, model="gpt-4o",
+            system="Be brief.", query="does she love jazz?", retrieve_from=DANA,
+        )  # fmt: skip
+        assert "The user loves jazz" not in str(window.messages)
+
+
+def test_revoke_by_id_and_remember_explicitly(memory: Memory) -> None:
+    with memory:
+        chat = Scope("acme", "dana", "s1")
+        fact = memory.facts.remember(chat, "favorite color", "green")
+        assert (
+            fact.source is FactSource.EXPLICIT and fact.text == "The user's favorite color is green"
+        )
+        closed = memory.facts.revoke(DANA, fact.id)
+        assert closed.status is FactStatus.REVOKED and memory.facts.list(DANA) == []
+        with pytest.raises(InvalidInput):
+            memory.facts.remember(chat, "allergy:nuts", "allergic", category="health")
+
+
+def test_an_explicit_fact_outranks_an_inferred_one(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I work at Netflix.")
+        _said(memory, "s2", "I think I work at Google, maybe.", minutes=5)
+        [fact] = memory.facts.list(DANA)
+        assert fact.value == "Netflix"
+        _said(memory, "s3", "I work at Google.", minutes=10)
+        [fact] = memory.facts.list(DANA)
+        assert fact.value == "Google"
+
+
+def test_near_duplicates_reinforce(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I like hiking in the Alps.")
+        _said(memory, "s2", "I like hiking in the Swiss Alps.", minutes=5)
+        [fact] = memory.facts.list(DANA)
+        assert fact.reinforced == 2
+
+
+def test_sensitive_facts_need_consent(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I'm allergic to peanuts.", "My husband works at Siemens.")
+        assert memory.facts.list(DANA) == []  # health and relationships: no consent yet
+        memory.store.put_user_settings(DANA, UserSettings(sensitive_facts=True))
+        _said(memory, "s2", "I'm allergic to peanuts.", minutes=5)
+        assert [f.attribute for f in memory.facts.list(DANA)] == ["allergy:peanuts"]
+        memory.store.put_tenant_policy("globex", TenantPolicy(sensitive_facts=True))
+        other = Scope("globex", "ann", "g1")
+        memory.add_events(other, [turn("I'm allergic to shellfish.")])
+        assert memory.wait_for_facts(60)
+        assert [f.attribute for f in memory.facts.list(Scope("globex", "ann"))] == [
+            "allergy:shellfish"
+        ]
+
+
+def test_a_search_for_turns_finds_a_turn_through_its_fact(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "Honestly, I work at a tiny robotics startup called Kinemo.",
+              "The weather has been awful all week.")  # fmt: skip
+        facts_off = Memory(memory.store, embedder=memory.embedder, settings=Settings(
+            longterm=LongTermSettings(extract=False),
+            fusion=memory.settings.fusion.__class__(fact_key_weight=0.0),
+        ))  # fmt: skip
+        query = "which company employs the user"
+        on = memory.search(DANA, query, k=1, kinds=["event"])
+        off = facts_off.search(DANA, query, k=1, kinds=["event"])
+        assert on[0].content.startswith("Honestly, I work at")
+        assert on[0].kind == "event" and "fact" in on[0].scores
+        assert on[0].score > off[0].score
+        assert all(h.kind == "event" for h in memory.search(DANA, query, kinds=["event"]))
+
+
+def test_extraction_resumes_after_a_restart(tmp_path: Path, real_embedder: MemoEmbedder) -> None:
+    path = tmp_path / "restart.db"
+    off = Settings(longterm=LongTermSettings(extract=False))
+    with Memory.open(path, embedder=real_embedder, settings=off) as memory:
+        memory.add_events(Scope("acme", "dana", "s1"), [turn("I live in Porto.")])
+        assert memory.facts.list(DANA) == []
+    with Memory.open(path, embedder=real_embedder) as memory:
+        assert memory.wait_for_facts(60)
+        assert [f.value for f in memory.facts.list(DANA)] == ["Porto"]
+
+
+def test_facts_discovered_in_tool_results_are_tagged(memory: Memory) -> None:
+    with memory:
+        chat = Scope("acme", "dana", "s1")
+        memory.add_events(chat, [{
+            "role": "tool", "tool_name": "accounts", "content": "lookup done",
+            "tool_result": {"account_id": "ACC-99123", "api_url": "https://api.acme.io/v2",
+                            "ok": True, "id": 7},
+        }])  # fmt: skip
+        assert memory.wait_for_facts(60)
+        facts = {(f.subject, f.attribute, f.value, f.source) for f in memory.facts.list(DANA)}
+        assert facts == {
+            ("tool:accounts", "account_id", "ACC-99123", FactSource.TOOL),
+            ("tool:accounts", "api_url", "https://api.acme.io/v2", FactSource.TOOL),
+        }
