@@ -97,7 +97,8 @@ class Memory:
         self._fact_worker = FactWorker(self._facts)
         self._context = WorkingContext(
             store,
-            search=lambda scope, query, k: self.search(scope, query, k=k),
+            search=lambda scope, query, k, kinds: self.search(scope, query, k=k, kinds=kinds),
+            longterm=self._facts,
             settings=self._settings.context,
             compaction=self._settings.compaction,
             rules=self._settings.pin_rules,

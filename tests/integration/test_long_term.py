@@ -174,3 +174,55 @@ def test_facts_discovered_in_tool_results_are_tagged(memory: Memory) -> None:
             ("tool:accounts", "account_id", "ACC-99123", FactSource.TOOL),
             ("tool:accounts", "api_url", "https://api.acme.io/v2", FactSource.TOOL),
         }
+
+
+def _lab(memory: Memory, *, consent: bool) -> str:
+    """Session 1: "I work at Netflix" in turn 3, then 200 turns of chatter, compaction; then a
+    new session asks. Returns the new session's window as text."""
+    memory.store.put_user_settings(DANA, UserSettings(share_across_sessions=consent))
+    first = Scope("acme", "dana", "lab-1")
+    memory.add_events(first, [turn("Hi there."), {"role": "assistant", "content": "Hello!"},
+                              turn("I work at Netflix.", 2)])  # fmt: skip
+    chatter = [
+        {"role": "user" if i % 2 == 0 else "assistant",
+         "content": f"Chatter {i}: the weather, a recipe for soup, and football scores.",
+         "at": T0 + timedelta(minutes=3 + i)}
+        for i in range(200)
+    ]  # fmt: skip
+    memory.add_events(first, chatter)
+    assert memory.wait_for_facts(120)
+    assert memory.context.compact(first, budget_tokens=2_000, model="gpt-4o")
+    later = Scope("acme", "dana", "lab-2")
+    memory.add_events(later, [turn("What company do I work at?", 60 * 24)])
+    window = memory.assemble(later, budget_tokens=2_000, model="gpt-4o", system="Be brief.")
+    assert window.tokens <= 2_000
+    return str(window.messages)
+
+
+def test_the_lab_scenario_with_consent(memory: Memory) -> None:
+    with memory:
+        text = _lab(memory, consent=True)
+        assert "Netflix" in text and "returning user (session 2)" in text
+
+
+def test_the_lab_scenario_without_consent(memory: Memory) -> None:
+    with memory:
+        text = _lab(memory, consent=False)
+        assert "Netflix" not in text and "returning user" not in text
+
+
+def test_the_profile_is_typed_and_records_corrections(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "Call me Dee.", "I live in Berlin.", "I love jazz.",
+              "My brother is a pilot.")  # fmt: skip
+        _said(memory, "s2", "I moved to Lisbon.", minutes=60)
+        profile = memory.facts.profile(DANA)
+        assert profile.style == {"preferred name": "Dee"}
+        assert profile.biography == {"location": "Lisbon"}
+        assert profile.preferences == {"jazz": "loves"}
+        assert profile.people == {}  # a brother is family: relationship facts need consent
+        assert [(c.attribute, c.old, c.new) for c in profile.corrections] == [
+            ("location", "Berlin", "Lisbon")
+        ]
+        assert profile.session_count == 2 and profile.last_session == "s2"
+        assert profile.to_json()["biography"] == {"location": "Lisbon"}

@@ -54,7 +54,7 @@ __all__ = [
 log = logging.getLogger("kenning")
 
 _LATEST_USER_SCAN = 256
-_BLOCKS = (Tier.GOAL, Tier.PINS, Tier.SUMMARIES, Tier.MEMORIES)
+_BLOCKS = (Tier.GOAL, Tier.PROFILE, Tier.PINS, Tier.SUMMARIES, Tier.MEMORIES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +71,9 @@ class ContextSettings:
         closed_pins: show closed pins in the window too (by default a closed pin leaves it;
             its history stays).
         background: compact on a worker thread at the compact threshold (else only at hard).
+        memory_floor: a retrieved memory enters the window only with at least this score (no
+            memory just to fill space; when none clears it, the window says so).
+        profile: show the user's profile (long-term facts, consent permitting).
     """
 
     caps: TierCaps = field(default_factory=TierCaps)
@@ -80,6 +83,8 @@ class ContextSettings:
     retrieve: bool = True
     extract_pins: bool = True
     closed_pins: bool = False
+    memory_floor: float = 0.25
+    profile: bool = True
     background: bool = True
 
     def __post_init__(self) -> None:
@@ -135,6 +140,7 @@ def gather(
     query: str | None,
     tools_room: int,
     closed_pins: bool = False,
+    profile: Sequence[str] = (),
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -142,7 +148,8 @@ def gather(
     enter the window only with *closed_pins*.
 
     *tools_room* is what the tools tier may take; when all tools fit in it they keep their
-    order, else they are routed by relevance.
+    order, else they are routed by relevance. *profile* holds the user's profile lines, most
+    useful first.
     """
     overhead = DEFAULT_CHAT_OVERHEAD
     count = cache.count
@@ -186,6 +193,9 @@ def gather(
         )
 
     shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+    for n, line in enumerate(profile):
+        pieces[Tier.PROFILE].append(_line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache))
+
     for pin in pin_order(shown):
         pieces[Tier.PINS].append(_line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache))
 
@@ -198,7 +208,7 @@ def gather(
     raw = snap.total - snap.summarized
     dynamic = raw + sum(
         p.tokens
-        for tier in (Tier.GOAL, Tier.TOOLS, Tier.PINS, Tier.SUMMARIES)
+        for tier in (Tier.GOAL, Tier.TOOLS, Tier.PROFILE, Tier.PINS, Tier.SUMMARIES)
         for p in pieces[tier]
     )
     tail_start = min((p.payload for p in pieces[Tier.TAIL]), default=boundary + 1)

@@ -26,6 +26,7 @@ __all__ = [
 
 BLOCK_HEADERS: Mapping[str, str] = {
     "goal": "Goal and constraints of this conversation:",
+    "profile": "What is known about this user (long-term memory):",
     "pins": "Pinned facts (exact values recorded from the conversation; they override any "
     "summary):",
     "summaries": "Earlier in this conversation (summaries; event numbers in brackets):",

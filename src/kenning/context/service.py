@@ -7,9 +7,10 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, Protocol
 
 from kenning.compaction.compactor import Compactor
 from kenning.compaction.extractive import ExtractiveSummarizer
@@ -57,7 +58,20 @@ log = logging.getLogger("kenning")
 _MAX_PIN_VALUE = 2_000
 _ISO_4217 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
-Search = Callable[[Scope, str, int], SearchResults]
+# (scope, query, k, kinds or None for the default) -> results
+Search = Callable[[Scope, str, int, Sequence[str] | None], SearchResults]
+
+
+class LongTermView(Protocol):
+    """What a window needs of long-term memory (implemented by ``memory.facts``)."""
+
+    def profile_lines(self, scope: Scope) -> list[str]:
+        """The profile of the session's user as lines (consent permitting)."""
+        ...
+
+    def shares_across_sessions(self, scope: Scope) -> bool:
+        """True if the user's facts may reach their other sessions."""
+        ...
 
 
 def _now() -> datetime:
@@ -83,9 +97,11 @@ class WorkingContext:
         compaction: CompactionSettings,
         rules: ExtractionRules,
         summarizer: Summarizer | None = None,
+        longterm: LongTermView | None = None,
     ) -> None:
         self._store = store
         self._search = search
+        self._longterm = longterm
         self._settings = settings
         self._compaction = compaction
         self._rules = rules
@@ -242,6 +258,37 @@ class WorkingContext:
 
     # -- assembly --------------------------------------------------------------------------
 
+    def _retrieve(
+        self, scope: Scope, source: Scope, text: str, gathered: Any, tokenizer: Any
+    ) -> tuple[list[Any], str | None]:
+        """The memories tier: the best records of *source* (and, with the user's consent,
+        their facts from other sessions) above the relevance floor, not already in the tail.
+        Returns the pieces and a note for the window's reasons (None if nothing to say)."""
+        settings = self._settings
+        # The tail's own turns match best and are left out: ask for enough more.
+        k = settings.memories_k + len(gathered.pieces[Tier.TAIL])
+        try:
+            results = self._search(source, text, k, None)
+            user = Scope(scope.tenant, scope.user)
+            if (
+                source.user is not None and source.session is not None
+                and self._longterm is not None and self._longterm.shares_across_sessions(scope)
+            ):  # fmt: skip
+                results = _merged(results, self._search(user, text, settings.memories_k, ["fact"]))
+        except KenningError as exc:
+            return [], f"retrieval unavailable: {exc}"
+        note = (results.reason or "retrieval degraded") if results.degraded else None
+        above = replace(
+            results, hits=tuple(h for h in results.hits if h.score >= settings.memory_floor)
+        )
+        pieces = memory_pieces(
+            above, scope=scope, tail_start=gathered.tail_start, tokenizer=tokenizer,
+            cache=self._cache, max_chars=settings.memory_chars,
+        )[: settings.memories_k]  # fmt: skip
+        if not pieces and results.hits and note is None:
+            note = f"retrieved: none above floor {settings.memory_floor}"
+        return pieces, note
+
     def assemble(
         self,
         scope: Scope,
@@ -276,13 +323,16 @@ class WorkingContext:
         tokenizer = tokenizer_for(model)
         budget = budget_tokens - reserve_output_tokens
         settings = self._settings
+        profile: list[str] = []
+        if settings.profile and self._longterm is not None:
+            profile = self._longterm.profile_lines(scope)
 
         def collect() -> tuple[Any, float, Pressure]:
             got = gather(
                 self._store, scope, tokenizer, self._cache, budget=budget, system=system,
                 goal=goal or None, tools=checked_tools, query=query,
                 tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
-                closed_pins=settings.closed_pins,
+                closed_pins=settings.closed_pins, profile=profile,
             )  # fmt: skip
             use = got.dynamic_tokens / budget
             return got, use, settings.thresholds.level(use)
@@ -316,28 +366,14 @@ class WorkingContext:
         elif pressure is Pressure.WARN:
             log.info("context of %s at %.0f%% of the budget", scope, 100 * utilization)
 
-        memories = []
+        memories: list[Any] = []
         degraded = False
         text = query or gathered.latest_user
         if settings.retrieve and settings.memories_k and text:
-            try:
-                results = self._search(
-                    # The tail's own turns match best and are left out: ask for enough more.
-                    source,
-                    text[:4_000],
-                    settings.memories_k + len(gathered.pieces[Tier.TAIL]),
-                )
-            except KenningError as exc:
-                degraded = True
-                reasons.append(f"retrieval unavailable: {exc}")
-            else:
-                if results.degraded:
-                    degraded = True
-                    reasons.append(results.reason or "retrieval degraded")
-                memories = memory_pieces(
-                    results, scope=scope, tail_start=gathered.tail_start, tokenizer=tokenizer,
-                    cache=self._cache, max_chars=settings.memory_chars,
-                )[: settings.memories_k]  # fmt: skip
+            memories, note = self._retrieve(scope, source, text[:4_000], gathered, tokenizer)
+            if note:
+                degraded = degraded or note.startswith(("retrieval", "vector"))
+                reasons.append(note)
 
         def count(message: Mapping[str, str]) -> int:
             # Block messages repeat from one window to the next: count each text once.
@@ -350,6 +386,14 @@ class WorkingContext:
             memories=memories, pressure=pressure, utilization=utilization, degraded=degraded,
             reasons=reasons, count_message=count,
         )  # fmt: skip
+
+
+def _merged(first: SearchResults, second: SearchResults) -> SearchResults:
+    """Hits of both, each once, best first."""
+    seen = {h.id for h in first.hits}
+    hits = sorted([*first.hits, *(h for h in second.hits if h.id not in seen)],
+                  key=lambda h: -h.score)  # fmt: skip
+    return replace(first, hits=tuple(hits), degraded=first.degraded or second.degraded)
 
 
 def _session(scope: Scope) -> Scope:

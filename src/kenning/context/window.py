@@ -27,6 +27,7 @@ class Tier(enum.StrEnum):
     SYSTEM = "system"
     GOAL = "goal"
     TOOLS = "tools"
+    PROFILE = "profile"
     PINS = "pins"
     TAIL = "tail"
     SUMMARIES = "summaries"
@@ -75,6 +76,7 @@ class TierCaps:
 
     goal: float | None = 0.15
     tools: float | None = 0.25
+    profile: float | None = 0.1
     pins: float | None = None
     tail: float | None = None
     summaries: float | None = 0.25

@@ -25,6 +25,7 @@ from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.consolidate import Decision, decide
 from kenning.longterm.extract import extract_facts, statement
+from kenning.longterm.profile import Profile, build_profile
 from kenning.longterm.tool_facts import discovered_facts
 from kenning.records import (
     USER,
@@ -161,6 +162,41 @@ class LongTermMemory:
         return Consent.resolve(
             self._store.tenant_policy(user.tenant), self._store.user_settings(user)
         )
+
+    def shares_across_sessions(self, scope: Scope) -> bool:
+        """True if the user's facts and profile may reach their other sessions."""
+        return scope.user is not None and self.consent(scope).share_across_sessions
+
+    # -- profile ---------------------------------------------------------------------------
+
+    def profile(self, scope: Scope) -> Profile:
+        """The user's profile: biography, preferences, style, people, corrections, sessions."""
+        user = _user(scope)
+        current = self._store.facts(user)
+        closed = self._store.facts(user, statuses=(FactStatus.SUPERSEDED,))
+        return build_profile(user, current, closed, self._store.user_sessions(user))
+
+    def profile_lines(self, scope: Scope) -> list[str]:
+        """The profile a window of *scope*'s session shows: everything with the user's
+        consent to share across sessions, else only what this session itself established;
+        with consent, also the latest summary of each of the user's recent other sessions."""
+        if scope.user is None:
+            return []
+        user = _user(scope)
+        if not self.shares_across_sessions(scope):
+            own = self._store.facts(scope)  # facts sourced in this session
+            return build_profile(user, own, (), ()).lines()
+        profile = self.profile(scope)
+        lines = profile.lines(current_session=scope.session)
+        policy = self._store.tenant_policy(scope.tenant)
+        recent = [s for s in self._store.user_sessions(user) if s.session != scope.session]
+        for info in recent[-policy.recent_sessions :] if policy.recent_sessions else []:
+            summaries = self._store.summaries(Scope(user.tenant, user.user, info.session))
+            if summaries:
+                latest = max(summaries, key=lambda s: (s.last_seq, s.level))
+                first = " ".join(latest.text.split())[:300]
+                lines.append(f"session {info.session} ({info.created_at:%Y-%m-%d}): {first}")
+        return lines
 
     # -- extraction ------------------------------------------------------------------------
 
