@@ -134,13 +134,17 @@ def test_degraded_when_model_is_down(tmp_path: Path) -> None:
 
 
 def test_get_session_and_forget(memory: Memory) -> None:
+    assert memory.wait_for_facts(60)
     events = memory.get_session(S)
     assert [e.seq for e in events] == list(range(1, len(CONVERSATION) + 1))
     assert memory.forget(S, ids=[events[0].id]) == 1
     assert len(memory.get_session(S)) == len(CONVERSATION) - 1
     assert all("A-1042, please" not in h.content for h in memory.search(S, "charged twice"))
-    assert memory.forget(Scope("acme", "dana")) == len(CONVERSATION) - 1
+    facts = memory.facts.list(Scope("acme", "dana"), include_closed=True)
+    # Records: the events left and the facts read from them.
+    assert memory.forget(Scope("acme", "dana")) == len(CONVERSATION) - 1 + len(facts)
     assert memory.search(Scope("acme"), "refund").hits == ()
+    assert memory.facts.list(Scope("acme", "dana"), include_closed=True) == []
 
 
 def _stored(memory: Memory) -> int:

@@ -82,7 +82,7 @@ def test_recall_at_10_and_100_against_exact(data: npt.NDArray[np.float32]) -> No
     assert ann.ann_status().ann_searches == 100
     # Scores are exact cosines of the rows the graph found, ranked like the exact path.
     hits = ann.nearest(queries[0], 10, RowSelector())
-    assert [s for _, s, _ in hits] == sorted((s for _, s, _ in hits), reverse=True)
+    assert [s for _, s, *_ in hits] == sorted((s for _, s, *_ in hits), reverse=True)
     for rid, score, _ in hits:
         assert score == pytest.approx(float(data[int(rid[1:])] @ queries[0]), abs=1e-6)
 
@@ -107,7 +107,7 @@ def test_masks_apply_inside_the_graph_search(data: npt.NDArray[np.float32]) -> N
             want = exact.nearest(q, 20, select)
             assert len(got) == 20
             assert recall(got, want) >= 0.9
-            for rid, _, _ in got:
+            for rid, *_ in got:
                 i = int(rid[1:])
                 assert select.user is None or i % 4 == 1
                 assert select.since is None or 1_000 <= i <= 2_999
@@ -263,7 +263,7 @@ def test_duplicates_share_one_node_and_recall_matches_exact() -> None:
     q = dup[0]
     same = [f"r{i}" for i in np.flatnonzero((dup == q).all(axis=1))]
     assert len(same) > 30
-    assert [r for r, _, _ in exact.nearest(q, 30, RowSelector())] == same[:30]
+    assert [r for r, *_ in exact.nearest(q, 30, RowSelector())] == same[:30]
     assert ann.nearest(q, 30, RowSelector()) == exact.nearest(q, 30, RowSelector())
     assert ann.ann_status().exact_searches == 0
 
@@ -282,7 +282,7 @@ def test_duplicate_masks_select_nodes_by_any_row() -> None:
         for q in np.concatenate([dup[:5], unit_vectors(5, seed=9)]):
             got = ann.nearest(q, 100, select)
             assert got == exact.nearest(q, 100, select)
-            for rid, _, _ in got:
+            for rid, *_ in got:
                 i = int(rid[1:])
                 assert select.user is None or i % 4 == 1
                 assert select.since is None or 1_000 <= i <= 3_999
@@ -299,7 +299,7 @@ def test_incremental_adds_of_duplicates() -> None:
     status = ann.ann_status()
     assert (status.state, status.nodes, status.rows) == ("ready", 551, 5_720)
     hits = ann.nearest(fresh[0], 20, RowSelector())
-    assert [r for r, _, _ in hits] == [f"r{i}" for i in range(5_700, 5_720)]
+    assert [r for r, *_ in hits] == [f"r{i}" for i in range(5_700, 5_720)]
     exact = Partition(DIM)
     exact.add(rows(np.concatenate([dup, more])))
     for q in dup[:5]:

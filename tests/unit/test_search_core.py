@@ -62,7 +62,7 @@ def test_filters_parse_and_render() -> None:
 @pytest.mark.parametrize(
     "bad",
     [{"x": 1}, {"meta.": 1}, {"meta.a-b": 1}, {"role": 5}, {"tag": ""}, {"tag": [1]},
-     {"meta.k": [[1]]}, {"kind": "fact"}, {1: "x"}],
+     {"meta.k": [[1]]}, {"kind": "summary"}, {1: "x"}],
 )  # fmt: skip
 def test_bad_filters(bad: dict[object, object]) -> None:
     with pytest.raises(InvalidFilter):
