@@ -83,7 +83,7 @@ def test_recall_at_10_and_100_against_exact(data: npt.NDArray[np.float32]) -> No
     # Scores are exact cosines of the rows the graph found, ranked like the exact path.
     hits = ann.nearest(queries[0], 10, RowSelector())
     assert [s for _, s, *_ in hits] == sorted((s for _, s, *_ in hits), reverse=True)
-    for rid, score, _ in hits:
+    for rid, score, *_ in hits:
         assert score == pytest.approx(float(data[int(rid[1:])] @ queries[0]), abs=1e-6)
 
 
