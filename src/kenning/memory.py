@@ -25,6 +25,7 @@ from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, texts_to_embed
+from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
 from kenning.records import (
@@ -95,6 +96,7 @@ class Memory:
         )
         self._facts = LongTermMemory(store, embedder, self._settings.longterm)
         self._fact_worker = FactWorker(self._facts)
+        self._retention = Retention(store)
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k, kinds: self.search(scope, query, k=k, kinds=kinds),
@@ -158,6 +160,11 @@ class Memory:
         :class:`~kenning.longterm.service.LongTermMemory`). Extraction from new events runs
         in the background (``Settings.longterm.extract``)."""
         return self._facts
+
+    @property
+    def retention(self) -> Retention:
+        """Tenant policies (consent defaults, retention), legal holds, and the purge."""
+        return self._retention
 
     def wait_for_facts(self, timeout: float | None = None) -> bool:
         """Block until background fact extraction is idle; True if it is."""

@@ -37,6 +37,7 @@ from kenning.records import (
     FactSource,
     FactStatus,
     Scope,
+    UserSettings,
     content_hash,
 )
 from kenning.store.protocol import Store
@@ -162,6 +163,29 @@ class LongTermMemory:
         return Consent.resolve(
             self._store.tenant_policy(user.tenant), self._store.user_settings(user)
         )
+
+    def set_consent(
+        self,
+        scope: Scope,
+        *,
+        share_across_sessions: bool | None = None,
+        sensitive_facts: bool | None = None,
+    ) -> Consent:
+        """Record the user's choices (None: follow the tenant's policy); returns the result.
+
+        ``share_across_sessions``: their facts and profile reach their other sessions.
+        ``sensitive_facts``: health, finance and relationship statements are kept as facts.
+        """
+        for name, flag in (("share_across_sessions", share_across_sessions),
+                           ("sensitive_facts", sensitive_facts)):  # fmt: skip
+            if flag is not None and not isinstance(flag, bool):
+                raise InvalidInput(f"{name} must be True, False or None")
+        user = _user(scope)
+        self._store.put_user_settings(
+            user, UserSettings(share_across_sessions=share_across_sessions,
+                               sensitive_facts=sensitive_facts),
+        )  # fmt: skip
+        return self.consent(user)
 
     def shares_across_sessions(self, scope: Scope) -> bool:
         """True if the user's facts and profile may reach their other sessions."""

@@ -134,6 +134,7 @@ class EventTables(Database):
                 )
             last_seq: dict[tuple[str, str], int] = {}
             keys: set[tuple[str, str, str]] = set()
+            keep = {w.scope.tenant: self._episode_days(conn, w.scope.tenant) for w in writes}
             for write in writes:
                 scope = write.scope.require_session()
                 assert scope.user is not None and scope.session is not None
@@ -144,7 +145,7 @@ class EventTables(Database):
                     continue
                 seq = last_seq[key] + 1
                 last_seq[key] = seq
-                event = self._insert_event(conn, write, seq, now)
+                event = self._insert_event(conn, write, seq, now, keep[scope.tenant])
                 out.append(event)
                 written.append((write, event))
             self._derive_from_events(conn, written, ts(now))
@@ -176,22 +177,33 @@ class EventTables(Database):
         return row is not None
 
     @staticmethod
-    def _insert_event(conn: sqlite3.Connection, write: EventWrite, seq: int, now: float) -> Event:
+    def _episode_days(conn: sqlite3.Connection, tenant: str) -> float | None:
+        """How long the tenant keeps events (its policy's ``episode_days``)."""
+        row = conn.execute("SELECT body FROM tenant_policy WHERE tenant = ?", (tenant,)).fetchone()
+        days = None if row is None else json.loads(row[0]).get("episode_days")
+        return None if days is None else float(days)
+
+    @staticmethod
+    def _insert_event(
+        conn: sqlite3.Connection, write: EventWrite, seq: int, now: float, keep: float | None
+    ) -> Event:
         scope, event = write.scope, write.event
         at = event.at or ts(now)
+        expires = None if keep is None else at.timestamp() + keep * 86_400
         digest = content_hash(event.content)
         event_id = write.id
         role = Role(event.role)
         cur = conn.execute(
             "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
             " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at,"
-            " idem_key) VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " idem_key, expires_at)"
+            " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 event_id, scope.tenant, scope.user, scope.session, scope.agent, seq, role.value,
                 event_label(event), event.content,
                 scope_terms(scope.tenant, scope.user, scope.session, role.value, "event"),
                 at.timestamp(), json.dumps(list(event.tags)), dumps(dict(event.metadata)),
-                event.version, digest, write.embed_hash, now, event.idempotency_key,
+                event.version, digest, write.embed_hash, now, event.idempotency_key, expires,
             ),
         )  # fmt: skip
         if write.chunks:
@@ -409,6 +421,10 @@ class EventTables(Database):
                     [scope.tenant, *chunk],
                 )
             self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone)
+            if whole and scope.session is None:
+                # Erasing a user (or a tenant's users) takes their choices along.
+                owned, owned_params = scope_sql(Scope(scope.tenant, scope.user))
+                conn.execute(f"DELETE FROM user_settings WHERE {owned}", owned_params)
             if erased:
                 purge_fts(conn)
         if erased:

@@ -157,8 +157,9 @@ class FactTables(Database):
         role = "tool" if draft.source is FactSource.TOOL else "user"
         cur = conn.execute(
             "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
-            " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at)"
-            " VALUES (?, 'fact', ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?)",
+            " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at,"
+            " expires_at)"
+            " VALUES (?, 'fact', ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?)",
             (
                 change.id, scope.tenant, scope.user, scope.session, role,
                 "" if draft.subject == "user" else draft.subject, draft.text,
@@ -168,6 +169,7 @@ class FactTables(Database):
                 json.dumps({"source_event_id": draft.source_event_id}
                            if draft.source_event_id else {}),
                 change.embed_hash, now,
+                None if change.expires_at is None else change.expires_at.timestamp(),
             ),
         )  # fmt: skip
         sources = [draft.source_event_id] if draft.source_event_id else []

@@ -1,0 +1,66 @@
+"""Hard retention and legal holds: ``memory.retention``.
+
+Retention is separate from decay: decay changes ranking, retention removes. A tenant's policy
+sets how long events and facts are kept; the purge removes expired records from every index
+(rows, lexical and vector indexes, caches, and the pins and summaries derived from them). A
+legal hold on a tenant, a user or a session blocks both the purge and ``forget`` of what it
+covers, and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from kenning.errors import InvalidInput
+from kenning.records import LegalHold, Scope, TenantPolicy
+from kenning.store.protocol import Store
+
+__all__ = ["Retention"]
+
+
+class Retention:
+    """Policies, holds and the purge over one store."""
+
+    def __init__(self, store: Store, *, clock: Callable[[], datetime] | None = None) -> None:
+        self._store = store
+        self._now = clock or (lambda: datetime.now(UTC))
+
+    def policy(self, tenant: str) -> TenantPolicy:
+        """The tenant's policy (defaults when none was set)."""
+        return self._store.tenant_policy(Scope(tenant).tenant)
+
+    def set_policy(self, tenant: str, policy: TenantPolicy) -> None:
+        """Set the tenant's consent defaults and retention."""
+        if not isinstance(policy, TenantPolicy):
+            raise InvalidInput("policy must be a kenning.TenantPolicy")
+        self._store.put_tenant_policy(Scope(tenant).tenant, policy)
+
+    def hold(self, scope: Scope, *, reason: str) -> LegalHold:
+        """Place a legal hold: erase and purge of *scope* are refused until it is released."""
+        if not isinstance(reason, str) or not reason.strip() or len(reason) > 500:
+            raise InvalidInput("a legal hold needs a reason (1-500 characters)")
+        return self._store.put_hold(_scope(scope), reason.strip())
+
+    def release(self, scope: Scope) -> bool:
+        """Release the hold placed on exactly *scope*; False if there was none."""
+        return self._store.release_hold(_scope(scope))
+
+    def holds(self, tenant: str) -> list[LegalHold]:
+        return self._store.holds(Scope(tenant).tenant)
+
+    def purge(self, tenant: str, *, now: datetime | None = None) -> int:
+        """Remove the tenant's records past retention (expired facts and records, events
+        older than the policy's ``episode_days``) from every index; held scopes stay. Returns
+        how many records were removed."""
+        when = now or self._now()
+        policy = self.policy(tenant)
+        cutoff = None if policy.episode_days is None else when - timedelta(days=policy.episode_days)
+        removed = self._store.purge(Scope(tenant).tenant, now=when, episodes_before=cutoff)
+        return removed
+
+
+def _scope(scope: Scope) -> Scope:
+    if not isinstance(scope, Scope):
+        raise InvalidInput("scope must be a kenning.Scope")
+    return scope
