@@ -25,6 +25,7 @@ from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, texts_to_embed
+from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
@@ -97,10 +98,12 @@ class Memory:
         self._facts = LongTermMemory(store, embedder, self._settings.longterm)
         self._fact_worker = FactWorker(self._facts)
         self._retention = Retention(store)
+        self._procedures = Procedures(store)
         self._context = WorkingContext(
             store,
             search=lambda scope, query, k, kinds: self.search(scope, query, k=k, kinds=kinds),
             longterm=self._facts,
+            procedures=self._procedures,
             settings=self._settings.context,
             compaction=self._settings.compaction,
             rules=self._settings.pin_rules,
@@ -160,6 +163,11 @@ class Memory:
         :class:`~kenning.longterm.service.LongTermMemory`). Extraction from new events runs
         in the background (``Settings.longterm.extract``)."""
         return self._facts
+
+    @property
+    def procedures(self) -> Procedures:
+        """Versioned playbooks bound to their tool schemas (drift is reported)."""
+        return self._procedures
 
     @property
     def retention(self) -> Retention:

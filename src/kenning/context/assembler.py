@@ -22,6 +22,7 @@ from kenning.context.render import (
     message_for,
     pin_line,
     pin_order,
+    procedure_text,
     route_tools,
     tool_text,
 )
@@ -34,7 +35,7 @@ from kenning.context.window import (
     TierCaps,
 )
 from kenning.errors import InvalidInput
-from kenning.records import PinStatus, Role, Scope
+from kenning.records import PinStatus, Procedure, Role, Scope
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
 from kenning.store.records import MessageRow
@@ -141,6 +142,7 @@ def gather(
     tools_room: int,
     closed_pins: bool = False,
     profile: Sequence[str] = (),
+    procedures: Sequence[Procedure] = (),
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -149,7 +151,8 @@ def gather(
 
     *tools_room* is what the tools tier may take; when all tools fit in it they keep their
     order, else they are routed by relevance. *profile* holds the user's profile lines, most
-    useful first.
+    useful first; *procedures* the playbooks that match the tools and the goal or query (they
+    enter the tools tier after the tools themselves).
     """
     overhead = DEFAULT_CHAT_OVERHEAD
     count = cache.count
@@ -193,6 +196,14 @@ def gather(
         )
 
     shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+    for procedure in procedures:
+        text = procedure_text(procedure)
+        message = {"role": "system", "content": text}
+        tokens = overhead.tokens_per_message + count(tokenizer, "system") + count(tokenizer, text)
+        pieces[Tier.TOOLS].append(
+            Piece(Tier.TOOLS, procedure.id, tokens, text, message=message, payload=procedure)
+        )
+
     for n, line in enumerate(profile):
         pieces[Tier.PROFILE].append(_line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache))
 
@@ -346,7 +357,7 @@ def build_window(
     )
     return ContextWindow(
         messages=tuple(messages),
-        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS)),
+        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if p.message is None),
         tiers={tier: accounts.get(tier, TierAccount(tier)) for tier in Tier},
         tokens=exact,
         budget=budget,
@@ -377,7 +388,10 @@ def _render(
             message = _block(tier, chosen)
             messages.append(message)
             total += count_message(message)
-    total += sum(p.tokens for p in plan.pieces(Tier.TOOLS))
+    for piece in plan.pieces(Tier.TOOLS):
+        if piece.message is not None:  # a playbook: a message; a tool schema: a tool
+            messages.append(dict(piece.message))
+        total += piece.tokens
     tail = sorted(plan.pieces(Tier.TAIL), key=lambda p: p.payload)
     for piece in tail:
         assert piece.message is not None

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kenning.errors import InvalidInput
-from kenning.records import Event, Pin, PinKind, PinStatus, Role
+from kenning.records import Event, Pin, PinKind, PinStatus, Procedure, Role
 from kenning.search.hits import Hit
 from kenning.text import query_terms
 
@@ -19,6 +19,7 @@ __all__ = [
     "message_for",
     "pin_line",
     "pin_order",
+    "procedure_text",
     "route_tools",
     "tool_text",
     "validate_tools",
@@ -144,6 +145,13 @@ def _tool_name(tool: Mapping[str, Any]) -> str:
         return str(function["name"])
     name = tool.get("name")
     return name if isinstance(name, str) else ""
+
+
+def procedure_text(procedure: Procedure) -> str:
+    """A playbook as the window shows it: its name, version and numbered steps."""
+    steps = "".join(f"\n{n}. {step}" for n, step in enumerate(procedure.steps, start=1))
+    about = f" — {procedure.description}" if procedure.description else ""
+    return f"Playbook {procedure.name} (v{procedure.version}){about}:{steps}"
 
 
 def tool_text(tool: Mapping[str, Any]) -> str:

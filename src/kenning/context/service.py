@@ -40,6 +40,7 @@ from kenning.records import (
     PinDraft,
     PinKind,
     PinStatus,
+    Procedure,
     Role,
     Scope,
     Summary,
@@ -60,6 +61,14 @@ _ISO_4217 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 
 # (scope, query, k, kinds or None for the default) -> results
 Search = Callable[[Scope, str, int, Sequence[str] | None], SearchResults]
+
+
+class PlaybookView(Protocol):
+    """What a window needs of procedures (implemented by ``memory.procedures``)."""
+
+    def for_window(
+        self, tenant: str, text: str | None, tools: Sequence[Mapping[str, Any]]
+    ) -> list[Procedure]: ...
 
 
 class LongTermView(Protocol):
@@ -98,10 +107,12 @@ class WorkingContext:
         rules: ExtractionRules,
         summarizer: Summarizer | None = None,
         longterm: LongTermView | None = None,
+        procedures: PlaybookView | None = None,
     ) -> None:
         self._store = store
         self._search = search
         self._longterm = longterm
+        self._procedures = procedures
         self._settings = settings
         self._compaction = compaction
         self._rules = rules
@@ -326,13 +337,16 @@ class WorkingContext:
         profile: list[str] = []
         if settings.profile and self._longterm is not None:
             profile = self._longterm.profile_lines(scope)
+        playbooks: list[Procedure] = []
+        if self._procedures is not None and checked_tools:
+            playbooks = self._procedures.for_window(scope.tenant, goal or query, checked_tools)
 
         def collect() -> tuple[Any, float, Pressure]:
             got = gather(
                 self._store, scope, tokenizer, self._cache, budget=budget, system=system,
                 goal=goal or None, tools=checked_tools, query=query,
                 tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
-                closed_pins=settings.closed_pins, profile=profile,
+                closed_pins=settings.closed_pins, profile=profile, procedures=playbooks,
             )  # fmt: skip
             use = got.dynamic_tokens / budget
             return got, use, settings.thresholds.level(use)

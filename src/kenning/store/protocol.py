@@ -11,6 +11,7 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`JobQueue`: the persisted compaction queue.
 - :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
 - :class:`PolicyStore`: consent, tenant policy, legal holds, the retention purge.
+- :class:`ProcedureStore`: versioned playbooks bound to their tool schemas.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from kenning.records import (
     LegalHold,
     Pin,
     PinDraft,
+    Procedure,
+    ProcedureStatus,
     Scope,
     Summary,
     TaskState,
@@ -58,6 +61,7 @@ __all__ = [
     "FactStore",
     "JobQueue",
     "PolicyStore",
+    "ProcedureStore",
     "SearchIndex",
     "Store",
 ]
@@ -386,7 +390,35 @@ class PolicyStore(Protocol):
 
 
 @runtime_checkable
-class Store(EventLog, SearchIndex, ContextState, JobQueue, FactStore, PolicyStore, Protocol):
+class ProcedureStore(Protocol):
+    """Versioned playbooks of a tenant, each bound to the hash of its tool schemas."""
+
+    def put_procedure(self, procedure: Procedure) -> Procedure:
+        """Store *procedure* as the next version of its name (the version is assigned)."""
+        ...
+
+    def procedures(
+        self,
+        tenant: str,
+        *,
+        name: str | None = None,
+        statuses: Sequence[ProcedureStatus] | None = None,
+    ) -> list[Procedure]:
+        """The tenant's procedures, by name and version."""
+        ...
+
+    def set_procedure_status(
+        self, tenant: str, procedure_id: str, status: ProcedureStatus
+    ) -> Procedure:
+        """Change a version's status; activating one retires its name's other active ones."""
+        ...
+
+
+@runtime_checkable
+class Store(
+    EventLog, SearchIndex, ContextState, JobQueue, FactStore, PolicyStore, ProcedureStore,
+    Protocol,
+):  # fmt: skip
     """A backend that offers every protocol over one database.
 
     Writes are atomic: a batch is committed whole or not at all. Reads take a scope and never

@@ -21,12 +21,15 @@ from kenning.store.sqlite.events import EventTables
 from kenning.store.sqlite.facts import FactTables
 from kenning.store.sqlite.jobs import JobTables
 from kenning.store.sqlite.policy import PolicyTables
+from kenning.store.sqlite.procedures import ProcedureTables
 from kenning.store.sqlite.search import SearchTables
 
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SearchTables, ContextTables, JobTables, FactTables, PolicyTables, EventTables):
+class SQLiteStore(
+    SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables, EventTables
+):
     """The embedded :class:`~kenning.store.protocol.Store`.
 
     Safe to share between threads, and between processes on one file: each process follows
