@@ -1,0 +1,158 @@
+"""The FactStore, PolicyStore and ProcedureStore conformance suites.
+
+Written once against the protocols, run over every backend (the ``store`` fixture)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kenning.errors import LegalHoldActive, StaleWrite
+from kenning.records import (
+    USER,
+    FactDraft,
+    FactStatus,
+    Procedure,
+    ProcedureStatus,
+    Scope,
+    TenantPolicy,
+    UserSettings,
+)
+from kenning.store.protocol import Store
+from kenning.store.records import FactChanges, FactInsert
+from tests.conformance.helpers import A1, A2, G1, add
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+ANN = Scope("acme", "ann")
+
+
+def draft(attribute: str, value: str, *, qualifier: str = "", minutes: int = 0) -> FactDraft:
+    return FactDraft(
+        subject=USER, attribute=attribute, value=value, qualifier=qualifier,
+        text=f"The user's {attribute} is {value}", valid_from=T0 + timedelta(minutes=minutes),
+    )  # fmt: skip
+
+
+def insert(store: Store, scope: Scope, fact_id: str, d: FactDraft) -> None:
+    expected = tuple((d.key, tuple(f.id for f in store.facts(ANN, keys=[d.key]))) for _ in [0])
+    store.apply_facts(
+        scope,
+        FactChanges(inserts=(FactInsert(fact_id, d),), expected=expected, **kw),  # type: ignore[arg-type]
+        at=d.valid_from or T0,
+    )
+
+
+def test_facts_supersede_keep_history_and_read_as_of(store: Store) -> None:
+    insert(store, A1, "fact_1", draft("location", "Berlin"))
+    later = draft("location", "Lisbon", minutes=60)
+    store.apply_facts(
+        A2,
+        FactChanges(
+            inserts=(FactInsert("fact_2", later),),
+            closures=(("fact_1", FactStatus.SUPERSEDED, "fact_2"),),
+            expected=((later.key, ("fact_1",)),),
+        ),
+        at=T0 + timedelta(minutes=60),
+    )
+    [now] = store.facts(ANN)
+    assert (now.id, now.value, now.scope.session) == ("fact_2", "Lisbon", "a-s2")
+    [old] = store.facts(ANN, statuses=(FactStatus.SUPERSEDED,))
+    assert old.superseded_by == "fact_2" and old.valid_to == T0 + timedelta(minutes=60)
+    assert [f.value for f in store.facts(ANN, as_of=T0 + timedelta(minutes=30))] == ["Berlin"]
+    assert [f.value for f in store.fact_history(ANN, "fact_2")] == ["Berlin", "Lisbon"]
+    assert [f.id for f in store.facts(A1)] == []  # facts sourced in a-s1 are no longer active
+    assert store.facts(Scope("acme", "bob")) == [] and store.facts(Scope("globex")) == []
+
+
+def test_a_step_decided_on_stale_facts_is_refused(store: Store) -> None:
+    insert(store, A1, "fact_1", draft("employer", "Netflix"))
+    stale = FactChanges(
+        inserts=(FactInsert("fact_2", draft("employer", "Google")),),
+        expected=((draft("employer", "").key, ()),),  # decided before fact_1 existed
+    )
+    with pytest.raises(StaleWrite):
+        store.apply_facts(A1, stale, at=T0)
+    assert [f.id for f in store.facts(ANN)] == ["fact_1"]
+
+
+def test_reinforce_and_revoke(store: Store) -> None:
+    insert(store, A1, "fact_1", draft("preference:jazz", "likes"))
+    store.apply_facts(A2, FactChanges(reinforcements=(("fact_1", "ev_x"),)), at=T0)
+    [fact] = store.facts(ANN)
+    assert fact.reinforced == 2 and "ev_x" in fact.sources
+    store.apply_facts(A2, FactChanges(closures=(("fact_1", FactStatus.REVOKED, None),)), at=T0)
+    assert store.facts(ANN) == []
+    with pytest.raises(StaleWrite):  # no longer active
+        store.apply_facts(A2, FactChanges(reinforcements=(("fact_1", None),)), at=T0)
+
+
+def test_inactive_facts_are_not_searched(store: Store) -> None:
+    from kenning.search.filters import parse_filters
+
+    insert(store, A1, "fact_1", draft("favorite band", "Radiohead"))
+    found = store.lexical(ANN, "radiohead", filters=parse_filters(None), limit=5)
+    assert [c.id for c in found] == ["fact_1"] and found[0].kind == "fact"
+    store.apply_facts(A1, FactChanges(closures=(("fact_1", FactStatus.ARCHIVED, None),)), at=T0)
+    assert store.lexical(ANN, "radiohead", filters=parse_filters(None), limit=5) == []
+    assert store.facts(ANN, as_of=T0 + timedelta(days=1)) == []  # archived: out of every read
+
+
+def test_extraction_progress_is_a_leased_queue(store: Store) -> None:
+    add(store, A1, "one", "two")
+    job = store.claim_extraction(at=T0, lease_s=60)
+    assert job is not None and (job.scope.session, job.done_seq, job.last_seq) == ("a-s1", 0, 2)
+    assert store.claim_extraction(at=T0 + timedelta(seconds=10), lease_s=60) is None
+    again = store.claim_extraction(at=T0 + timedelta(seconds=61), lease_s=60)
+    assert again is not None and again.scope == job.scope  # the first reader died
+    store.finish_extraction(again, done_seq=2)
+    assert store.pending_extractions() == []
+    add(store, A1, "three")
+    [pending] = store.pending_extractions()
+    assert (pending.done_seq, pending.last_seq) == (2, 3)
+
+
+def test_consent_policy_and_holds(store: Store) -> None:
+    assert store.tenant_policy("acme") == TenantPolicy()
+    store.put_tenant_policy("acme", TenantPolicy(share_across_sessions=True, episode_days=30))
+    assert store.tenant_policy("acme").episode_days == 30
+    assert store.tenant_policy("globex") == TenantPolicy()
+    store.put_user_settings(ANN, UserSettings(sensitive_facts=True))
+    assert store.user_settings(ANN) == UserSettings(sensitive_facts=True)
+    assert store.user_settings(Scope("acme", "bob")) == UserSettings()
+    add(store, A1, "kept")
+    store.put_hold(ANN, "litigation")
+    assert [h.scope for h in store.holds("acme")] == [ANN]
+    with pytest.raises(LegalHoldActive):
+        store.forget(A1)
+    with pytest.raises(LegalHoldActive):
+        store.forget(Scope("acme"))
+    assert store.release_hold(ANN) and not store.release_hold(ANN)
+    assert store.forget(A1) == 1
+
+
+def test_the_purge_removes_expired_records_but_not_held_ones(store: Store) -> None:
+    add(store, A1, "old one")
+    add(store, G1, "other tenant")
+    store.put_hold(Scope("acme", "ann", "a-s2"), "keep")
+    add(store, A2, "held one")
+    assert store.purge("acme", now=T0, episodes_before=T0 + timedelta(days=1)) == 1
+    assert [e.content for e in store.events(Scope("acme"))] == ["held one"]
+    assert [e.content for e in store.events(Scope("globex"))] == ["other tenant"]
+
+
+def test_procedures_are_versioned_and_one_is_active(store: Store) -> None:
+    def proc(n: int) -> Procedure:
+        return Procedure(
+            id=f"proc_{n}", scope=Scope("acme"), name="refund", version=0, tool_schema_hash="h",
+            steps=("look up", f"refund {n}"), status=ProcedureStatus.CANDIDATE, created_at=T0,
+        )  # fmt: skip
+
+    first, second = store.put_procedure(proc(1)), store.put_procedure(proc(2))
+    assert (first.version, second.version) == (1, 2)
+    store.set_procedure_status("acme", "proc_1", ProcedureStatus.ACTIVE)
+    store.set_procedure_status("acme", "proc_2", ProcedureStatus.ACTIVE)
+    statuses = [(p.version, p.status) for p in store.procedures("acme", name="refund")]
+    assert statuses == [(1, ProcedureStatus.RETIRED), (2, ProcedureStatus.ACTIVE)]
+    assert store.procedures("globex") == []
+    assert store.procedures("acme")[1].steps == ("look up", "refund 2")
