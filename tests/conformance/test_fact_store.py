@@ -35,12 +35,9 @@ def draft(attribute: str, value: str, *, qualifier: str = "", minutes: int = 0) 
 
 
 def insert(store: Store, scope: Scope, fact_id: str, d: FactDraft) -> None:
-    expected = tuple((d.key, tuple(f.id for f in store.facts(ANN, keys=[d.key]))) for _ in [0])
-    store.apply_facts(
-        scope,
-        FactChanges(inserts=(FactInsert(fact_id, d),), expected=expected, **kw),  # type: ignore[arg-type]
-        at=d.valid_from or T0,
-    )
+    held = tuple(f.id for f in store.facts(ANN, keys=[d.key]))
+    changes = FactChanges(inserts=(FactInsert(fact_id, d),), expected=((d.key, held),))
+    store.apply_facts(scope, changes, at=d.valid_from or T0)
 
 
 def test_facts_supersede_keep_history_and_read_as_of(store: Store) -> None:
