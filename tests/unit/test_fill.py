@@ -84,6 +84,7 @@ def test_pins_are_kept_whenever_they_fit_with_the_policy_and_goal(case) -> None:
     pieces, budget, _, surcharge = case
     caps = TierCaps()  # pins are uncapped by default
     pieces[Tier.TOOLS] = []
+    pieces[Tier.PROFILE] = []  # the tiers between the goal and the pins are empty here
     try:
         plan = fill(pieces, budget=budget, caps=caps, surcharge=surcharge)
     except BudgetError:

@@ -17,9 +17,11 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
+from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.context.ledger import sync_ledger
@@ -96,11 +98,13 @@ class Compactor:
         summarizer: Summarizer,
         settings: CompactionSettings,
         rules: ExtractionRules,
+        fallback: Summarizer | None = None,
     ) -> None:
         self._store = store
         self._summarizer = summarizer
         self._settings = settings
         self._rules = rules
+        self._fallback = fallback or ExtractiveSummarizer()
 
     def compact(
         self,
@@ -127,12 +131,14 @@ class Compactor:
         settings = self._settings
         boundary = max((s.last_seq for s in self._store.summaries(scope)), default=0)
         raw = self._store.ledger_tail(scope, encoding, room=_ALL, after_seq=boundary)
-        if not raw:
-            return []
+        if not raw or raw[-1][0] < settings.min_turns:
+            return []  # nothing new, or too short a session to summarize
         kept = self._store.ledger_tail(
             scope, encoding, room=int(settings.keep_recent * budget), after_seq=boundary
         )
         keep_from = kept[0][0] if kept else raw[-1][0] + 1
+        if settings.keep_turns:
+            keep_from = min(keep_from, raw[-1][0] - settings.keep_turns + 1)
         recent = self._store.events(scope, tail=_LATEST_USER_SCAN)
         users = [e.seq for e in recent if e.role is Role.USER and e.seq > boundary]
         if users:
@@ -246,6 +252,18 @@ class Compactor:
             level=level,
         )  # fmt: skip
         text = body.render(first_seq=first, last_seq=last, level=level)
+        after = tokenizer.count(text)
+        ratio = tokens_before / after if after else float("inf")
+        if ratio < self._settings.min_ratio and summarizer.name != self._fallback.name:
+            # Not worth its place: the deterministic summarizer runs instead.
+            fallback = self._fallback.summarize(request)
+            note = f"{result.summarizer} compressed only {ratio:.1f}x"
+            result = replace(fallback, fallback_reason=note)
+            body = fit_body(
+                result.body, tokenizer, max_tokens=max_tokens, first_seq=first, last_seq=last,
+                level=level,
+            )  # fmt: skip
+            text = body.render(first_seq=first, last_seq=last, level=level)
         keys = {p.key for p in pins}
         missing: dict[str, PinDraft] = {}
         for draft in drafts:

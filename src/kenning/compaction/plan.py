@@ -29,6 +29,10 @@ class CompactionSettings:
         max_segments: active level-1 summaries before they are merged into a session summary.
         min_summary_tokens: a floor for both summary sizes on small budgets.
         lease_s: how long a worker holds a job before another may take it over.
+        keep_turns: the last this many events always stay raw.
+        min_turns: a session with fewer events is never summarized.
+        min_ratio: a summary must be this many times smaller than what it covers; one that
+            is not is rejected and the fallback summarizer runs.
     """
 
     keep_recent: float = 0.35
@@ -38,6 +42,9 @@ class CompactionSettings:
     max_segments: int = 3
     min_summary_tokens: int = 96
     lease_s: float = 300.0
+    keep_turns: int = 4
+    min_turns: int = 6
+    min_ratio: float = 2.0
 
     def __post_init__(self) -> None:
         for name in ("keep_recent", "segment", "segment_summary", "session_summary"):
@@ -48,6 +55,12 @@ class CompactionSettings:
             raise InvalidInput("CompactionSettings.max_segments must be an int >= 1")
         if not isinstance(self.min_summary_tokens, int) or self.min_summary_tokens < 16:
             raise InvalidInput("CompactionSettings.min_summary_tokens must be an int >= 16")
+        for name in ("keep_turns", "min_turns"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InvalidInput(f"CompactionSettings.{name} must be an int >= 0")
+        if not isinstance(self.min_ratio, int | float) or not 1 <= self.min_ratio <= 100:
+            raise InvalidInput("CompactionSettings.min_ratio must be between 1 and 100")
 
     def tokens(self, share: float, budget: int) -> int:
         return max(self.min_summary_tokens, int(share * budget))
