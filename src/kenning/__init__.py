@@ -19,6 +19,7 @@ from kenning.context.window import (
     ContextWindow,
     Pressure,
     PressureThresholds,
+    Price,
     Tier,
     TierAccount,
     TierCaps,
@@ -31,6 +32,7 @@ from kenning.errors import (
     InvalidInput,
     InvalidScope,
     KenningError,
+    LegalHoldActive,
     ModelMismatch,
     ModelUnavailable,
     NotFound,
@@ -39,32 +41,52 @@ from kenning.errors import (
     StoreError,
     Unsupported,
 )
+from kenning.longterm.procedures import Procedures
+from kenning.longterm.profile import Profile
+from kenning.longterm.retention import Retention
+from kenning.longterm.service import LongTermMemory, LongTermSettings
 from kenning.memory import Memory
 from kenning.pins.extract import ExtractionRules, IdPattern
 from kenning.records import (
     AuditEntry,
+    Consent,
     Decision,
     Event,
     Fact,
+    FactCategory,
     FactSource,
+    FactStatus,
+    LegalHold,
     NewEvent,
     Pin,
     PinDraft,
     PinKind,
     PinStatus,
     Procedure,
+    ProcedureStatus,
     Role,
     Scope,
     Summary,
     TaskState,
     TaskStatus,
     TaskUpdate,
+    TenantPolicy,
+    UserSettings,
 )
 from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit, SearchResults
 from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
-from kenning.store.protocol import ContextState, EventLog, JobQueue, SearchIndex, Store
+from kenning.store.protocol import (
+    ContextState,
+    EventLog,
+    FactStore,
+    JobQueue,
+    PolicyStore,
+    ProcedureStore,
+    SearchIndex,
+    Store,
+)
 from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
@@ -77,6 +99,7 @@ __all__ = [
     "BudgetError",
     "Capabilities",
     "CompactionSettings",
+    "Consent",
     "ContentTooLarge",
     "ContextSettings",
     "ContextState",
@@ -88,7 +111,10 @@ __all__ = [
     "ExtractionRules",
     "ExtractiveSummarizer",
     "Fact",
+    "FactCategory",
     "FactSource",
+    "FactStatus",
+    "FactStore",
     "FusionConfig",
     "Hit",
     "IdPattern",
@@ -99,6 +125,10 @@ __all__ = [
     "KenningError",
     "LLMSettings",
     "LLMSummarizer",
+    "LegalHold",
+    "LegalHoldActive",
+    "LongTermMemory",
+    "LongTermSettings",
     "Memory",
     "ModelMismatch",
     "ModelUnavailable",
@@ -108,9 +138,16 @@ __all__ = [
     "PinDraft",
     "PinKind",
     "PinStatus",
+    "PolicyStore",
     "Pressure",
     "PressureThresholds",
+    "Price",
     "Procedure",
+    "ProcedureStatus",
+    "ProcedureStore",
+    "Procedures",
+    "Profile",
+    "Retention",
     "Role",
     "SQLiteStore",
     "Scope",
@@ -130,11 +167,13 @@ __all__ = [
     "TaskState",
     "TaskStatus",
     "TaskUpdate",
+    "TenantPolicy",
     "Tier",
     "TierAccount",
     "TierCaps",
     "Tokenizer",
     "Unsupported",
+    "UserSettings",
     "WorkingContext",
     "__version__",
 ]

@@ -14,7 +14,7 @@ import pytest
 
 from kenning import Memory, Scope
 from kenning.context.assembler import ContextSettings
-from kenning.context.window import Pressure, Tier
+from kenning.context.window import Pressure, Price, Tier
 from kenning.errors import BudgetError, InvalidInput, InvalidScope, NotFound
 from kenning.records import PinKind, PinStatus, TaskUpdate
 from kenning.settings import Settings
@@ -421,3 +421,43 @@ def test_compaction_racing_forget_writes_nothing_from_erased_text(
             # What is left compacts normally afterwards.
             assert memory.context.compact(scope, budget_tokens=600, model="gpt-4o")
             assert all("4711" not in s.text for s in memory.store.summaries(Scope("acme")))
+
+
+def test_window_extras_message_cap_past_reference_policy_usage_and_cost(tmp_path: Path) -> None:
+    prices = {"gpt-4o": Price(input_per_mtok=2.5, output_per_mtok=10.0)}
+    settings = Settings(context=ContextSettings(
+        max_messages=10, retrieval="past_reference", prices=prices, background=False,
+    ))  # fmt: skip
+    scope = Scope("acme", "u", "extras")
+    with Memory.open(tmp_path / "x.db", embedder=None, settings=settings) as memory:
+        memory.add_events(scope, [
+            {"role": "user", "content": "My order number is A-1042 and it is late."},
+            *({"role": "user", "content": f"small talk {i}"} for i in range(60)),
+            {"role": "user", "content": "hello again"},
+        ])  # fmt: skip
+        window = memory.assemble(scope, budget_tokens=8_000, model="gpt-4o", system=SYSTEM,
+                                 reserve_output_tokens=500)  # fmt: skip
+        assert len(window.messages) <= 10
+        assert any(s.reason == "message cap" for s in window.tiers[Tier.TAIL].skipped)
+        assert "retrieval: the input does not refer to the past" in window.reasons
+        assert window.cost == pytest.approx((window.tokens * 2.5 + 500 * 10.0) / 1e6)
+        memory.add_events(scope, [{"role": "user", "content": "Like I said, my order is late."}])
+        again = memory.assemble(scope, budget_tokens=8_000, model="gpt-4o", system=SYSTEM)
+        assert "retrieval: the input does not refer to the past" not in again.reasons
+        memory.context.record_usage(scope, model="gpt-4o", output_tokens=120)
+        [usage] = memory.context.usage(scope)
+        assert (usage.model, usage.calls) == ("gpt-4o", 2)
+        assert usage.input_tokens == window.tokens + again.tokens and usage.output_tokens == 120
+        assert usage.cost == pytest.approx(
+            ((window.tokens + again.tokens) * 2.5 + 120 * 10.0) / 1e6
+        )
+
+
+def test_compaction_keeps_the_last_turns_raw_and_waits_for_six(tmp_path: Path) -> None:
+    scope = Scope("acme", "u", "keep")
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.add_events(scope, [{"role": "user", "content": f"turn {i} " * 40} for i in range(5)])
+        assert memory.context.compact(scope, budget_tokens=200, model="gpt-4o") == []
+        memory.add_events(scope, [{"role": "user", "content": f"more {i} " * 40} for i in range(5)])
+        written = memory.context.compact(scope, budget_tokens=200, model="gpt-4o")
+        assert written and max(s.last_seq for s in written) <= 10 - 4

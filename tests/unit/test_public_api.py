@@ -21,9 +21,14 @@ EXPECTED = {
     # working context
     "AuditEntry", "CompactionSettings", "ContextSettings", "ContextWindow", "Decision",
     "ExtractionRules", "ExtractiveSummarizer", "IdPattern", "LLMSettings", "LLMSummarizer",
-    "PinDraft", "Pressure", "PressureThresholds", "Summarizer", "SummaryBody", "SummaryItem",
+    "PinDraft", "Pressure", "Price", "PressureThresholds", "Summarizer", "SummaryBody",
+    "SummaryItem",
     "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
     "TierAccount", "TierCaps", "WorkingContext",
+    # long-term memory
+    "Consent", "FactCategory", "FactStatus", "FactStore", "LegalHold", "LegalHoldActive",
+    "LongTermMemory", "LongTermSettings", "PolicyStore", "ProcedureStatus", "ProcedureStore",
+    "Procedures", "Profile", "Retention", "TenantPolicy", "UserSettings",
 }  # fmt: skip
 
 

@@ -30,6 +30,7 @@ from kenning.context.window import (
     ContextWindow,
     Pressure,
     PressureThresholds,
+    Price,
     Tier,
     TierAccount,
     TierCaps,
@@ -75,6 +76,11 @@ class ContextSettings:
         memory_floor: a retrieved memory enters the window only with at least this score (no
             memory just to fill space; when none clears it, the window says so).
         profile: show the user's profile (long-term facts, consent permitting).
+        max_messages: the most messages a window holds (next to the token budget).
+        retrieval: ``always``, or ``past_reference``: retrieve only when the latest input
+            refers to the past ("like I said", "last time", "remember when").
+        prices: per model name, its price per million tokens: windows carry a cost estimate
+            and sessions a running total.
     """
 
     caps: TierCaps = field(default_factory=TierCaps)
@@ -86,6 +92,9 @@ class ContextSettings:
     closed_pins: bool = False
     memory_floor: float = 0.25
     profile: bool = True
+    max_messages: int = 50
+    retrieval: str = "always"
+    prices: Mapping[str, Price] = field(default_factory=dict)
     background: bool = True
 
     def __post_init__(self) -> None:
@@ -93,6 +102,12 @@ class ContextSettings:
             raise InvalidInput("ContextSettings.memories_k must be an int in [0, 100]")
         if not isinstance(self.memory_chars, int) or self.memory_chars < 40:
             raise InvalidInput("ContextSettings.memory_chars must be an int >= 40")
+        if not isinstance(self.max_messages, int) or self.max_messages < 2:
+            raise InvalidInput("ContextSettings.max_messages must be an int >= 2")
+        if self.retrieval not in ("always", "past_reference"):
+            raise InvalidInput("ContextSettings.retrieval must be 'always' or 'past_reference'")
+        if not all(isinstance(p, Price) for p in self.prices.values()):
+            raise InvalidInput("ContextSettings.prices maps model names to kenning Price")
 
 
 class TokenCache:
@@ -329,9 +344,11 @@ def build_window(
     pieces[Tier.MEMORIES] = list(memories)
     surcharge = _surcharge(tokenizer, cache)
     while True:
+        # The message cap: what the other tiers can add at most, the tail gets the rest.
+        others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
         plan = fill(
             pieces, budget=budget, caps=settings.caps, surcharge=surcharge,
-            base=overhead.reply_priming,
+            base=overhead.reply_priming, max_tail=max(1, settings.max_messages - others),
         )  # fmt: skip
         messages, exact = _render(plan, count_message)
         if exact <= budget:

@@ -66,6 +66,7 @@ def fill(
     caps: TierCaps,
     surcharge: Mapping[Tier, int] | None = None,
     base: int = 0,
+    max_tail: int | None = None,
 ) -> Plan:
     """Choose the pieces of a window of at most *budget* tokens.
 
@@ -76,6 +77,7 @@ def fill(
         surcharge: tokens a tier's block message costs besides its lines (framing, header),
             charged once when its first piece enters.
         base: tokens every request costs (the reply priming).
+        max_tail: the most tail messages (the window's message cap less its other messages).
 
     Raises:
         BudgetError: the system policy and the latest user input alone exceed *budget*.
@@ -111,6 +113,8 @@ def fill(
             reason = None
             if stopped:
                 reason = "older than the tail that fits"
+            elif tier is Tier.TAIL and max_tail is not None and len(tally.pieces) >= max_tail:
+                reason = "message cap"
             elif used + reserved + cost > budget:
                 reason = "budget"
             elif cap is not None and tally.tokens + cost > cap:

@@ -25,9 +25,10 @@ from kenning.context.assembler import (
     gather,
     memory_pieces,
 )
+from kenning.context.past import refers_to_past
 from kenning.context.render import validate_tools
 from kenning.context.task import merge_task
-from kenning.context.window import ContextWindow, Pressure, Tier
+from kenning.context.window import ContextWindow, Pressure, Price, Tier
 from kenning.errors import InvalidInput, InvalidScope, KenningError, NotFound
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import (
@@ -49,6 +50,7 @@ from kenning.records import (
 )
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
+from kenning.store.records import Usage
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 from kenning.tokens.routing import tokenizer_for
 
@@ -383,10 +385,15 @@ class WorkingContext:
         memories: list[Any] = []
         degraded = False
         text = query or gathered.latest_user
-        if settings.retrieve and settings.memories_k and text:
+        if (
+            settings.retrieval == "past_reference" and query is None and text
+            and not refers_to_past(text)
+        ):  # fmt: skip
+            reasons.append("retrieval: the input does not refer to the past")
+        elif settings.retrieve and settings.memories_k and text:
             memories, note = self._retrieve(scope, source, text[:4_000], gathered, tokenizer)
             if note:
-                degraded = degraded or note.startswith(("retrieval", "vector"))
+                degraded = degraded or note.startswith(("retrieval unavailable", "vector"))
                 reasons.append(note)
 
         def count(message: Mapping[str, str]) -> int:
@@ -395,11 +402,43 @@ class WorkingContext:
                 self._cache.count(tokenizer, v) for v in message.values()
             )
 
-        return build_window(
+        window = build_window(
             gathered, tokenizer=tokenizer, cache=self._cache, budget=budget, settings=settings,
             memories=memories, pressure=pressure, utilization=utilization, degraded=degraded,
             reasons=reasons, count_message=count,
         )  # fmt: skip
+        price = self._price(model)
+        if price is not None:
+            window = replace(window, cost=price.cost(window.tokens, reserve_output_tokens))
+        self._store.add_usage(
+            scope, model, input_tokens=window.tokens, output_tokens=0,
+            cost=0.0 if price is None else price.cost(window.tokens, 0),
+        )  # fmt: skip
+        return window
+
+    def _price(self, model: str) -> Price | None:
+        prices = self._settings.prices
+        return prices.get(model) or prices.get(model.strip().lower())
+
+    def record_usage(self, scope: Scope, *, model: str, output_tokens: int) -> None:
+        """Add a reply's output tokens (and their cost) to the session's running usage; the
+        windows' input tokens are recorded by ``assemble``."""
+        scope = _session(scope)
+        if (
+            isinstance(output_tokens, bool)
+            or not isinstance(output_tokens, int)
+            or not (0 <= output_tokens <= 10_000_000)
+        ):
+            raise InvalidInput("output_tokens must be an int between 0 and 10,000,000")
+        price = self._price(model)
+        cost = 0.0 if price is None else price.cost(0, output_tokens)
+        self._store.add_usage(
+            scope, model, input_tokens=0, output_tokens=output_tokens, cost=cost, calls=0
+        )
+
+    def usage(self, scope: Scope) -> list[Usage]:
+        """The session's running token usage and cost, per model."""
+        return self._store.usage(_session(scope))
 
 
 def _merged(first: SearchResults, second: SearchResults) -> SearchResults:

@@ -14,6 +14,7 @@ __all__ = [
     "ContextWindow",
     "Pressure",
     "PressureThresholds",
+    "Price",
     "Skip",
     "Tier",
     "TierAccount",
@@ -98,6 +99,22 @@ class TierCaps:
 
 
 @dataclass(frozen=True, slots=True)
+class Price:
+    """What a model charges per million tokens of input and of output (any currency)."""
+
+    input_per_mtok: float
+    output_per_mtok: float
+
+    def __post_init__(self) -> None:
+        for value in (self.input_per_mtok, self.output_per_mtok):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise InvalidInput("prices must be numbers >= 0 per million tokens")
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok) / 1e6
+
+
+@dataclass(frozen=True, slots=True)
 class Skip:
     """A piece left out of the window, and why."""
 
@@ -144,6 +161,9 @@ class ContextWindow:
         reasons: why the window is degraded, and what pressure did.
         encoding: the tokenizer counts were made with; ``exact`` is False for the labelled
             approximation used for model families without a public tokenizer.
+        citations: id, session, sequence, time and score of each retrieved memory.
+        cost: the estimated price of the call: this window as input plus the reserved output
+            at the model's rates (``ContextSettings.prices``); None when no rate is known.
     """
 
     messages: tuple[Mapping[str, str], ...]
@@ -158,6 +178,7 @@ class ContextWindow:
     encoding: str = ""
     exact: bool = True
     citations: tuple[Mapping[str, Any], ...] = field(default_factory=tuple)
+    cost: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The shape ``kenning assemble --json`` prints."""
@@ -174,4 +195,5 @@ class ContextWindow:
             "encoding": self.encoding,
             "exact": self.exact,
             "citations": [dict(c) for c in self.citations],
+            "cost": self.cost,
         }

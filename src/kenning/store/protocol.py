@@ -53,6 +53,7 @@ from kenning.store.records import (
     ModelInfo,
     SessionCandidate,
     SessionInfo,
+    Usage,
 )
 
 __all__ = [
@@ -270,6 +271,17 @@ class ContextState(Protocol):
         self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0
     ) -> list[tuple[int, int]]:
         """``(seq, tokens)`` of the newest events after *after_seq* that fit in *room*."""
+        ...
+
+    def add_usage(
+        self, scope: Scope, model: str, *, input_tokens: int, output_tokens: int, cost: float,
+        calls: int = 1,
+    ) -> None:  # fmt: skip
+        """Add to the session's running token usage (and cost) with *model*."""
+        ...
+
+    def usage(self, scope: Scope) -> list[Usage]:
+        """The session's running token usage, per model."""
         ...
 
 

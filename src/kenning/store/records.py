@@ -34,6 +34,7 @@ __all__ = [
     "ModelInfo",
     "SessionCandidate",
     "SessionInfo",
+    "Usage",
     "Vectors",
 ]
 
@@ -201,3 +202,14 @@ class SessionInfo:
     session: str
     created_at: datetime
     events: int
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """A session's running token usage with one model: windows sent, replies reported."""
+
+    model: str
+    input_tokens: int
+    output_tokens: int
+    calls: int
+    cost: float

@@ -29,7 +29,7 @@ from kenning.records import (
     Summary,
     TaskState,
 )
-from kenning.store.records import ContextSnapshot, EventWrite, MessageRow
+from kenning.store.records import ContextSnapshot, EventWrite, MessageRow, Usage
 from kenning.store.sqlite.database import Database, check_generation, check_owner
 from kenning.store.sqlite.sql import chunks, scope_sql
 from kenning.store.sqlite.sql import ts as _ts
@@ -318,6 +318,33 @@ class ContextTables(Database):
                 ),
             )  # fmt: skip
         return True
+
+    # -- token usage -----------------------------------------------------------------------
+
+    def add_usage(
+        self, scope: Scope, model: str, *, input_tokens: int, output_tokens: int, cost: float,
+        calls: int = 1,
+    ) -> None:  # fmt: skip
+        scope = scope.require_session()
+        with self._write(scope, claim=True) as conn:
+            conn.execute(
+                "INSERT INTO token_usage (tenant, session, model, input_tokens, output_tokens,"
+                " calls, cost) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session, model)"
+                " DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,"
+                " output_tokens = output_tokens + excluded.output_tokens,"
+                " calls = calls + excluded.calls, cost = cost + excluded.cost",
+                (scope.tenant, scope.session, model, input_tokens, output_tokens, calls, cost),
+            )
+
+    def usage(self, scope: Scope) -> list[Usage]:
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
+                " WHERE tenant = ? AND session = ? ORDER BY model",
+                (scope.tenant, scope.session),
+            ).fetchall()
+        return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
 
     # -- the token ledger ------------------------------------------------------------------
 
