@@ -231,8 +231,10 @@ class SearchTables(Database):
                     follower.removed += removed
             rows = conn.execute(
                 f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
-                f" WHERE i.tenant = ? AND i.rowid > ? AND {_LIVE} {_PARTITION_ORDER}",
-                (tenant, hwm),
+                # Unary + keeps the planner on the rowid range (new rows only) instead of
+                # scanning the tenant's whole index on every catch-up.
+                f" WHERE i.rowid > ? AND +i.tenant = ? AND {_LIVE} {_PARTITION_ORDER}",
+                (hwm, tenant),
             ).fetchall()
             if rows:
                 partition.add(_index_rows(rows, partition.dimension))
