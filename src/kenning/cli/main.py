@@ -11,10 +11,15 @@ import os
 import sys
 from collections.abc import Sequence
 
+from kenning.cli import longterm_commands
 from kenning.cli.inputs import EVENT_FIELDS
 from kenning.errors import KenningError
 
 __all__ = ["build_parser", "main"]
+
+LONGTERM = frozenset(
+    {"facts", "profile", "consent", "procedures", "hold", "purge", "consolidate", "stats"}
+)
 
 
 def _positive(text: str) -> int:
@@ -109,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--history", action="store_true", help="list: every version")
     p.add_argument("--json", action="store_true")
 
+    longterm_commands.add_parsers(sub)
+
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
     p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
 
@@ -198,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return getattr(context_commands, args.command)(args)  # type: ignore[no-any-return]
         if args.command == "demo":
             return commands.demo(args)
+        if args.command in LONGTERM:
+            return longterm_commands.run(args)
         if args.command == "bench":
             from kenning.cli import bench_commands
 

@@ -53,6 +53,7 @@ from kenning.store.records import (
     ModelInfo,
     SessionCandidate,
     SessionInfo,
+    StoreStats,
     Usage,
 )
 
@@ -398,6 +399,10 @@ class PolicyStore(Protocol):
 
     def purge_log(self, tenant: str) -> dict[str, int]:
         """What the purge removed over the tenant's life, by kind."""
+        ...
+
+    def stats(self, scope: Scope, *, now: datetime) -> StoreStats:
+        """Counts of what *scope* (a tenant or a user) holds."""
         ...
 
 

@@ -34,6 +34,7 @@ __all__ = [
     "ModelInfo",
     "SessionCandidate",
     "SessionInfo",
+    "StoreStats",
     "Usage",
     "Vectors",
 ]
@@ -213,3 +214,15 @@ class Usage:
     output_tokens: int
     calls: int
     cost: float
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """What a tenant (or one user of it) holds: records by kind, their mean age in days, the
+    most used tags, facts by status, and what the retention purge removed (tenant-wide)."""
+
+    records: Mapping[str, int]
+    mean_age_days: Mapping[str, float]
+    top_tags: tuple[tuple[str, int], ...]
+    facts: Mapping[str, int]
+    purged: Mapping[str, int]

@@ -382,7 +382,7 @@ class EventTables(Database):
             else:
                 where += " AND NOT (i.user IS ? AND i.user = ?)"
                 params.extend([user, user])
-        return self._erase(scope, where, params, whole=False, holds=False)
+        return self._erase(scope, where, params, whole=False, holds=False, log_at=now)
 
     def _erase(
         self,
@@ -392,15 +392,23 @@ class EventTables(Database):
         *,
         whole: bool,
         holds: bool = True,
+        log_at: datetime | None = None,
     ) -> int:
         """Delete the items ``where`` selects (alias ``i``) and what derives from them, in one
-        transaction; *whole*: the whole scope goes, sessions without events included."""
+        transaction; *whole*: the whole scope goes, sessions without events included; with
+        *log_at* (the purge) the removed records are counted in the purge log."""
         with self._write(scope) as conn:
             if holds:
                 self._before_erase(conn, scope)
             doomed = conn.execute(
                 f"SELECT i.id, i.session, i.seq FROM items i WHERE {where}", params
             ).fetchall()
+            if log_at is not None:  # the purge counts what it removes, by kind
+                conn.execute(
+                    "INSERT INTO purge_log (tenant, at, kind, count) SELECT ?, ?, i.kind,"
+                    f" count(*) FROM items i WHERE {where} GROUP BY i.kind",
+                    [scope.tenant, log_at.timestamp(), *params],
+                )
             cur = conn.execute(
                 f"DELETE FROM items WHERE rowid IN (SELECT i.rowid FROM items i WHERE {where})",
                 params,

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from kenning.errors import LegalHoldActive
 from kenning.records import LegalHold, Scope, TenantPolicy, UserSettings
+from kenning.store.records import StoreStats
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.sql import ts
 
@@ -114,9 +115,28 @@ class PolicyTables(Database):
             ).fetchall()
         return {r[0]: int(r[1]) for r in rows}
 
-    def _log_purge(self, tenant: str, counts: dict[str, int], at: datetime) -> None:
-        with self._write(Scope(tenant)) as conn:
-            conn.executemany(
-                "INSERT INTO purge_log (tenant, at, kind, count) VALUES (?, ?, ?, ?)",
-                [(tenant, at.timestamp(), kind, n) for kind, n in counts.items() if n],
-            )
+    def stats(self, scope: Scope, *, now: datetime) -> StoreStats:
+        where = "tenant = ?" + (" AND user = ?" if scope.user is not None else "")
+        params: list[object] = [scope.tenant]
+        if scope.user is not None:
+            params.append(scope.user)
+        with self._read(scope) as conn:
+            kinds = conn.execute(
+                f"SELECT kind, count(*), avg(? - at) FROM items WHERE {where} GROUP BY kind",
+                [now.timestamp(), *params],
+            ).fetchall()
+            tags = conn.execute(
+                f"SELECT t.value, count(*) FROM items, json_each(items.tags) t WHERE {where}"
+                " GROUP BY t.value ORDER BY 2 DESC, 1 LIMIT 10",
+                params,
+            ).fetchall()
+            facts = conn.execute(
+                f"SELECT status, count(*) FROM facts WHERE {where} GROUP BY status", params
+            ).fetchall()
+        return StoreStats(
+            records={r[0]: int(r[1]) for r in kinds},
+            mean_age_days={r[0]: round(float(r[2]) / 86_400, 2) for r in kinds},
+            top_tags=tuple((r[0], int(r[1])) for r in tags),
+            facts={r[0]: int(r[1]) for r in facts},
+            purged=self.purge_log(scope.tenant),
+        )

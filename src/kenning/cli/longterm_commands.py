@@ -1,0 +1,226 @@
+"""The long-term memory commands: facts, profile, consent, procedures, holds, purge, consolidate,
+stats."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+from kenning.cli.inputs import existing_db
+from kenning.errors import InvalidInput
+from kenning.longterm.service import LongTermSettings
+from kenning.memory import Memory
+from kenning.records import Fact, Procedure, Scope, to_utc
+from kenning.settings import Settings
+
+__all__ = ["add_parsers", "run"]
+
+
+def add_parsers(sub: Any) -> None:
+    """Add the long-term commands to the ``kenning`` parser."""
+    p = sub.add_parser("facts", help="a user's long-term facts: list, history, revoke")
+    p.add_argument("action", choices=("list", "history", "revoke"))
+    _common(p, user=True)
+    p.add_argument("--session", help="list: only facts read from this session")
+    p.add_argument("--as-of", help="list: what was valid at this ISO time")
+    p.add_argument("--all", action="store_true", help="list: closed facts too (any status)")
+    p.add_argument("--id", help="history/revoke: the fact's id")
+
+    p = sub.add_parser("profile", help="a user's profile: show, export as JSON, erase the user")
+    p.add_argument("action", choices=("show", "export", "erase"))
+    _common(p, user=True)
+    p.add_argument("--yes", action="store_true", help="erase: confirm erasing every record")
+
+    p = sub.add_parser("consent", help="a user's consent: show or set")
+    p.add_argument("action", choices=("show", "set"))
+    _common(p, user=True)
+    choices = ("on", "off", "default")
+    p.add_argument("--share", choices=choices, help="set: share facts across the user's sessions")
+    p.add_argument("--sensitive", choices=choices, help="set: keep health/finance/family facts")
+
+    p = sub.add_parser("procedures", help="playbooks: list, show, approve")
+    p.add_argument("action", choices=("list", "show", "approve"))
+    _common(p, user=False)
+    p.add_argument("--name", help="list: only this playbook")
+    p.add_argument("--id", help="show/approve: the version's id")
+
+    p = sub.add_parser("hold", help="legal holds: add, release, list")
+    p.add_argument("action", choices=("add", "release", "list"))
+    _common(p, user=False)
+    p.add_argument("--user")
+    p.add_argument("--session")
+    p.add_argument("--reason", help="add: why (shown when an erase is refused)")
+
+    p = sub.add_parser("purge", help="remove a tenant's records past retention, every index")
+    _common(p, user=False)
+    p.add_argument("--now", help="ISO time to purge as of (default: now)")
+
+    p = sub.add_parser("consolidate", help="read every pending event for facts now")
+    p.add_argument("--db", required=True)
+    p.add_argument("--json", action="store_true")
+
+    p = sub.add_parser("stats", help="what a tenant or user holds")
+    _common(p, user=False)
+    p.add_argument("--user")
+
+
+def _common(p: argparse.ArgumentParser, *, user: bool) -> None:
+    p.add_argument("--db", required=True)
+    p.add_argument("--tenant", required=True)
+    if user:
+        p.add_argument("--user", required=True)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _fact_json(fact: Fact) -> dict[str, Any]:
+    return {
+        "id": fact.id, "subject": fact.subject, "attribute": fact.attribute,
+        "qualifier": fact.qualifier, "value": fact.value, "text": fact.text,
+        "status": fact.status.value, "source": fact.source.value, "category": fact.category.value,
+        "valid_from": fact.valid_from.isoformat(),
+        "valid_to": None if fact.valid_to is None else fact.valid_to.isoformat(),
+        "superseded_by": fact.superseded_by, "reinforced": fact.reinforced,
+        "session": fact.scope.session, "sources": list(fact.sources),
+    }  # fmt: skip
+
+
+def _procedure_json(p: Procedure) -> dict[str, Any]:
+    return {
+        "id": p.id, "name": p.name, "version": p.version, "status": p.status.value,
+        "tool_schema_hash": p.tool_schema_hash, "steps": list(p.steps),
+        "description": p.description, "created_at": p.created_at.isoformat(),
+    }  # fmt: skip
+
+
+def _print(value: Any, *, as_json: bool, lines: list[str]) -> None:
+    if as_json:
+        json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
+        print()
+    else:
+        print("\n".join(lines) if lines else "nothing")
+
+
+def _flag(value: str | None) -> bool | None:
+    return None if value in (None, "default") else value == "on"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one long-term command."""
+    path = existing_db(args.db)
+    if args.command == "consolidate":
+        with Memory.open(path, settings=_QUIET) as memory:  # the model, for near duplicates
+            sessions = memory.facts.extract_all()
+        _print({"sessions": sessions}, as_json=args.json,
+               lines=[f"read {sessions} sessions for facts"])  # fmt: skip
+        return 0
+    # These commands read and edit facts; none needs the model, and none starts extraction.
+    with Memory.open(path, embedder=None, settings=_QUIET) as memory:
+        getattr(sys.modules[__name__], f"_{args.command}")(memory, args)
+    return 0
+
+
+_QUIET = Settings(longterm=LongTermSettings(extract=False))
+
+
+def _facts(memory: Memory, args: argparse.Namespace) -> None:
+    user = Scope(args.tenant, args.user)
+    if args.action == "list":
+        scope = Scope(args.tenant, args.user, args.session)
+        as_of = None if args.as_of is None else to_utc(args.as_of, what="--as-of")
+        facts = (
+            memory.store.facts(scope, statuses=None) if args.all and as_of is None
+            else memory.facts.list(user, as_of=as_of) if args.session is None
+            else memory.store.facts(scope)
+        )  # fmt: skip
+    elif args.id is None:
+        raise InvalidInput(f"facts {args.action} needs --id")
+    elif args.action == "history":
+        facts = memory.facts.history(user, args.id)
+    else:
+        facts = [memory.facts.revoke(user, args.id)]
+    lines = [f"{f.id}  {f.status.value:<10} {f.text}  (since {f.valid_from:%Y-%m-%d})"
+             for f in facts]  # fmt: skip
+    _print([_fact_json(f) for f in facts], as_json=args.json, lines=lines)
+
+
+def _profile(memory: Memory, args: argparse.Namespace) -> None:
+    user = Scope(args.tenant, args.user)
+    if args.action == "erase":
+        if not args.yes:
+            raise InvalidInput("profile erase removes every record of the user: add --yes")
+        erased = memory.forget(user)
+        _print({"erased": erased}, as_json=args.json, lines=[f"erased {erased} records"])
+        return
+    profile = memory.facts.profile(user)
+    if args.action == "export":
+        data = profile.to_json()
+        data["facts"] = [_fact_json(f) for f in memory.store.facts(user, statuses=None)]
+        data["consent"] = {
+            "share_across_sessions": memory.facts.consent(user).share_across_sessions,
+            "sensitive_facts": memory.facts.consent(user).sensitive_facts,
+        }
+        _print(data, as_json=True, lines=[])
+        return
+    _print(profile.to_json(), as_json=args.json, lines=profile.lines())
+
+
+def _consent(memory: Memory, args: argparse.Namespace) -> None:
+    user = Scope(args.tenant, args.user)
+    if args.action == "set":
+        if args.share is None and args.sensitive is None:
+            raise InvalidInput("consent set needs --share and/or --sensitive (on, off, default)")
+        settings = memory.store.user_settings(user)
+        share = settings.share_across_sessions if args.share is None else _flag(args.share)
+        sensitive = settings.sensitive_facts if args.sensitive is None else _flag(args.sensitive)
+        memory.facts.set_consent(user, share_across_sessions=share, sensitive_facts=sensitive)
+    consent = memory.facts.consent(user)
+    data = {"share_across_sessions": consent.share_across_sessions,
+            "sensitive_facts": consent.sensitive_facts}  # fmt: skip
+    _print(data, as_json=args.json, lines=[f"{k}: {'on' if v else 'off'}" for k, v in data.items()])
+
+
+def _procedures(memory: Memory, args: argparse.Namespace) -> None:
+    if args.action == "list":
+        found = memory.procedures.list(args.tenant, name=args.name)
+    elif args.id is None:
+        raise InvalidInput(f"procedures {args.action} needs --id")
+    elif args.action == "show":
+        found = [memory.procedures.show(args.tenant, args.id)]
+    else:
+        found = [memory.procedures.approve(args.tenant, args.id)]
+    lines = [f"{p.id}  {p.name} v{p.version} ({p.status.value}): " + " / ".join(p.steps)
+             for p in found]  # fmt: skip
+    _print([_procedure_json(p) for p in found], as_json=args.json, lines=lines)
+
+
+def _hold(memory: Memory, args: argparse.Namespace) -> None:
+    scope = Scope(args.tenant, args.user, args.session)
+    if args.action == "add":
+        if not args.reason:
+            raise InvalidInput("hold add needs --reason")
+        memory.retention.hold(scope, reason=args.reason)
+    elif args.action == "release" and not memory.retention.release(scope):
+        raise InvalidInput("there is no hold on exactly this scope")
+    holds = memory.retention.holds(args.tenant)
+    data = [{"user": h.scope.user, "session": h.scope.session, "reason": h.reason,
+             "since": h.created_at.isoformat()} for h in holds]  # fmt: skip
+    lines = [f"{h['user'] or '*'} / {h['session'] or '*'}: {h['reason']}" for h in data]
+    _print(data, as_json=args.json, lines=lines)
+
+
+def _purge(memory: Memory, args: argparse.Namespace) -> None:
+    now = datetime.now(UTC) if args.now is None else to_utc(args.now, what="--now")
+    removed = memory.retention.purge(args.tenant, now=now)
+    _print({"removed": removed}, as_json=args.json, lines=[f"removed {removed} records"])
+
+
+def _stats(memory: Memory, args: argparse.Namespace) -> None:
+    stats = memory.store.stats(Scope(args.tenant, args.user), now=datetime.now(UTC))
+    data = {"records": dict(stats.records), "mean_age_days": dict(stats.mean_age_days),
+            "top_tags": [list(t) for t in stats.top_tags], "facts": dict(stats.facts),
+            "purged": dict(stats.purged)}  # fmt: skip
+    lines = [f"{k}: {v}" for k, v in data.items()]
+    _print(data, as_json=args.json, lines=lines)
