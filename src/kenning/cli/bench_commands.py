@@ -62,6 +62,15 @@ def run(args: argparse.Namespace) -> int:
         )
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "staleness":
+        from kenning.bench.staleness_bench import run_staleness_bench
+
+        report = run_staleness_bench(
+            out, embedder=MiniLMEmbedder(), users=args.users, seed=args.seed
+        )
+        print((out / "report.md").read_text())
+        print(json.dumps(report["stale_rate"], indent=2))
+        return 0
     if args.bench == "pins":
         from kenning.bench.context_bench import run_pins_bench
 

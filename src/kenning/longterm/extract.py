@@ -70,7 +70,7 @@ _QUALIFIER = re.compile(
 )
 _NOW_WORDS = re.compile(
     r"\b(?:now|currently|these days|nowadays|at the moment|right now|anymore|any more|"
-    r"actually|really|just|still|also|too|as well|totally)\b",
+    r"actually|really|just|still|also|too|as well|totally|a lot|very much|so much|a bit)\b",
     re.IGNORECASE,
 )
 _TRAILER = re.compile(
