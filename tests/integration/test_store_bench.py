@@ -14,7 +14,8 @@ def test_bench_store_with_a_concurrent_writer(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "store"
-    args = ["bench", "store", "--sizes", "300", "--queries", "20", "--out", str(out)]
+    args = ["bench", "store", "--sizes", "300", "--queries", "20", "--out", str(out),
+            "--write-path-events", "200"]  # fmt: skip
     assert main([*args, "--concurrent-writer"]) == 0
     report = json.loads((out / "report.json").read_text())
     entry = report["sizes"]["300"]
@@ -28,6 +29,8 @@ def test_bench_store_with_a_concurrent_writer(
     # The reader never reloads its partition: the writers' events arrive as deltas, all seen.
     assert phase["reader_partition_loads"] == 0 and phase["reader_catch_ups"] > 0
     assert phase["events_seen_by_reader"] == phase["events_written_by_writers"]
+    write = report["write_path"]
+    assert write["events"] == 200 and write["facts_written"] > 0 and write["ratio"] > 0
     markdown = (out / "report.md").read_text()
     assert "A second process writing to the same file" in markdown
     assert "The lexical worker" in capsys.readouterr().out

@@ -24,10 +24,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from kenning.bench.concurrent_bench import concurrent_markdown, run_concurrent_phase
 from kenning.bench.metrics import percentiles
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.embed.minilm import MiniLMEmbedder
+from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.search.engine import SearchEngine
@@ -140,6 +143,43 @@ def _overlap(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
     }
 
 
+def _write_path(embedder: MiniLMEmbedder, *, seed: int, events: int = 3_000) -> dict[str, Any]:
+    """Ingest the same events into fresh stores with fact extraction and consolidation off
+    and on (alternating, twice each), timing on-runs until extraction is done."""
+    stream = list(synthetic_events(events, seed=seed + 500))
+    rows = [
+        (Scope(ev.tenant, ev.user, ev.session),
+         NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}))
+        for ev in stream
+    ]  # fmt: skip
+    rates: dict[bool, list[float]] = {False: [], True: []}
+    facts = 0
+    for extract in (False, True, False, True):
+        settings = Settings(track_access=False, longterm=LongTermSettings(extract=extract))
+        with tempfile.TemporaryDirectory(prefix="kenning-write-") as tmp:
+            memory = Memory.open(Path(tmp) / "w.db", embedder=embedder, settings=settings)
+            started = time.perf_counter()
+            for at in range(0, len(rows), 256):
+                memory.ingest(rows[at : at + 256])
+            if extract:
+                memory.wait_for_facts()
+                facts = len(memory.store.facts(Scope("bench"), statuses=None))
+            rates[extract].append(len(rows) / (time.perf_counter() - started))
+            memory.close()
+    off, on = float(np.median(rates[False])), float(np.median(rates[True]))
+    return {
+        "events": len(rows),
+        "facts_written": facts,
+        "events_per_s_without_extraction": round(off, 1),
+        "events_per_s_with_extraction": round(on, 1),
+        "ratio": round(on / off, 3),
+        "runs": {
+            "off": [round(r, 1) for r in rates[False]],
+            "on": [round(r, 1) for r in rates[True]],
+        },
+    }
+
+
 def _wait_for_index(memory: Memory) -> dict[str, Any]:
     store = memory.store
     assert isinstance(store, SQLiteStore)
@@ -208,11 +248,14 @@ def run_store_bench(
     progress: bool = True,
     ann: AnnConfig | None = None,
     concurrent_writer: bool = False,
+    write_path_events: int = 3_000,
 ) -> dict[str, Any]:
     """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report.
 
     With *concurrent_writer*, the largest size is also searched from a fresh store while
     another process writes to the same file (:mod:`kenning.bench.concurrent_bench`).
+    *write_path_events* events are ingested with fact extraction off and on to time the
+    write path.
     """
     from tqdm import tqdm
 
@@ -306,6 +349,7 @@ def run_store_bench(
             report["concurrent_writer"] = run_concurrent_phase(
                 db, embedder, phases, Settings(ann=ann)
             )
+    report["write_path"] = _write_path(embedder, seed=seed, events=write_path_events)
     raw_after = _raw_throughput(embedder, probe)
     raw = (raw_before + raw_after) / 2
     assert first_rate is not None
@@ -327,6 +371,7 @@ def run_store_bench(
     }
     report["targets"] = {
         "ingest_ratio_ge_0.8": first_rate / raw >= TARGET_INGEST_RATIO,
+        "write_path_with_facts_ratio_ge_0.8": report["write_path"]["ratio"] >= TARGET_INGEST_RATIO,
         f"search_p95_at_{large}_le_25ms": p95_large <= TARGET_P95_MS,
         f"search_p50_ratio_{large}_vs_{small}_le_4": p50_ratio <= TARGET_SCALING,
         f"search_p95_ratio_{large}_vs_{small}_le_4": p95_ratio <= TARGET_SCALING,
@@ -448,6 +493,17 @@ def _markdown(report: dict[str, Any]) -> str:
             f"rebuilt: {cmp['restart']['last_build_s'] is not None}",
         ]
     lines += _worker_lines(report)
+    wp = report["write_path"]
+    lines += [
+        "",
+        "## Write path with fact extraction and consolidation",
+        "",
+        f"{wp['events']} events into fresh stores (alternating, two runs each; with extraction "
+        "timed until every fact is read and consolidated, no LLM): "
+        f"{wp['events_per_s_without_extraction']} events/s without, "
+        f"{wp['events_per_s_with_extraction']} with ({wp['facts_written']} facts), ratio "
+        f"{wp['ratio']} (target >= 0.8).",
+    ]
     if "concurrent_writer" in report:
         lines += concurrent_markdown(report["concurrent_writer"])
     lines += [

@@ -131,6 +131,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="also time searches while another process writes to the same file",
     )
+    b.add_argument(
+        "--write-path-events", type=_positive, default=3_000,
+        help="events ingested with fact extraction off and on (write-path timing)",
+    )  # fmt: skip
     b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
     b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     b.add_argument("--out", required=True)
