@@ -572,3 +572,68 @@ def test_memory_compacts_through_the_llm_and_audits_the_fallback(
         assert later and later[0].summarizer == "extractive"
         entries = [e for e in memory.context.compaction_log(scope) if e.summary_id == later[0].id]
         assert "fallback: llm:smollm2 failed" in entries[0].detail
+
+
+# -- the LLM fact extractor, against the same recorded endpoint ---------------------------
+
+
+def _facts_reply(facts: list[dict[str, Any]]) -> Reply:
+    return Reply(body=recorded_completion(json.dumps({"facts": facts})))
+
+
+def test_llm_fact_extractor_reads_user_turns_and_falls_back_to_rules(
+    chat: RecordedChatServer, tmp_path: Path
+) -> None:
+    from kenning import Memory, Scope, Settings
+    from kenning.longterm.service import LongTermSettings
+
+    fact = {"turn": 2, "subject": "user", "attribute": "employer", "value": "Netflix",
+            "qualifier": "", "revoke": False, "category": "general", "hedged": False}  # fmt: skip
+    chat.script = [_facts_reply([fact])]
+    llm = LLMSettings(base_url=chat.base_url, model="smollm2", api_key=None, timeout_s=5.0,
+                      backoff_s=0.01, retries=1)  # fmt: skip
+    settings = Settings(longterm=LongTermSettings(llm=llm))
+    dana = Scope("acme", "dana")
+    with Memory.open(tmp_path / "f.db", embedder=None, settings=settings) as memory:
+        memory.add_events(Scope("acme", "dana", "s1"), [
+            {"role": "user", "content": "Hello there"},
+            {"role": "user", "content": "These days I'm employed by Netflix, in Los Gatos."},
+            {"role": "tool", "tool_name": "crm", "content": "ok",
+             "tool_result": {"account_id": "ACC-99123"}},
+        ])  # fmt: skip
+        assert memory.wait_for_facts(30)
+        facts = {(f.attribute, f.value, f.tags) for f in memory.facts.list(dana)}
+        assert ("employer", "Netflix", ("llm",)) in facts  # a phrasing the rules miss
+        assert any(a == "account_id" for a, _, _ in facts)  # tool results: still the rules
+        sent = chat.received[0].body
+        assert sent["response_format"]["json_schema"]["name"] == "kenning_facts"
+        assert "#2 These days I'm employed by Netflix" in sent["messages"][1]["content"]
+        # The endpoint breaks: the rules read the next batch.
+        chat.script = [Reply(status=500, body=b"{}")]
+        chat.received.clear()
+        memory.add_events(Scope("acme", "dana", "s2"), [
+            {"role": "user", "content": "I moved to Lisbon."},
+        ])  # fmt: skip
+        assert memory.wait_for_facts(30)
+        assert "Lisbon" in {f.value for f in memory.facts.list(dana)}
+        assert len(chat.received) == 2  # the attempt and its retry
+
+
+def test_llm_fact_extractor_rejects_a_reply_outside_the_schema(chat: RecordedChatServer) -> None:
+    from datetime import UTC, datetime
+
+    from kenning.longterm.llm import LLMFactExtractor
+    from kenning.longterm.service import RuleExtractor
+    from kenning.records import Event, Role, Scope
+
+    bad = {"turn": 9, "subject": "user", "attribute": "employer", "value": "X",
+           "qualifier": "", "revoke": False, "category": "general", "hedged": False}  # fmt: skip
+    chat.script = [_facts_reply([bad])]
+    extractor = LLMFactExtractor(
+        LLMSettings(base_url=chat.base_url, model="m", api_key=None, backoff_s=0.01, retries=1),
+        fallback=RuleExtractor(),
+    )
+    said = Event("ev_1", Scope("t", "u", "s"), 1, Role.USER, "I live in Oslo.", datetime.now(UTC))
+    drafts = extractor.extract([said])
+    assert [(d.attribute, d.value) for d in drafts] == [("location", "Oslo")]  # the rules
+    assert extractor.fallbacks == 1 and len(chat.received) == 2

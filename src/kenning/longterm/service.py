@@ -21,6 +21,7 @@ from typing import Protocol
 
 import numpy as np
 
+from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.consolidate import Decision, decide
@@ -54,7 +55,8 @@ _BATCH_EVENTS = 500
 class FactExtractor(Protocol):
     """Finds fact drafts in events (the deterministic rules, or an LLM)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def extract(self, events: Sequence[Event]) -> list[FactDraft]: ...
 
@@ -90,6 +92,8 @@ class LongTermSettings:
         prune_idle_hours / prune_min_accesses: ... or that were not accessed for this long
             and were accessed fewer times than this.
         lease_s: how long a worker holds a session's extraction before another may take it.
+        llm: extract with this OpenAI-compatible model instead of the rules (which stay its
+            fallback on any failure).
     """
 
     extract: bool = True
@@ -100,6 +104,7 @@ class LongTermSettings:
     prune_idle_hours: float = 720.0
     prune_min_accesses: int = 5
     lease_s: float = 120.0
+    llm: LLMSettings | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.near_duplicate <= 1:
@@ -148,7 +153,12 @@ class LongTermMemory:
         self._store = store
         self._embedder = embedder
         self._settings = settings
-        self._extractor = extractor or RuleExtractor(tool_facts=settings.tool_facts)
+        rules = RuleExtractor(tool_facts=settings.tool_facts)
+        if extractor is None and settings.llm is not None:
+            from kenning.longterm.llm import LLMFactExtractor
+
+            extractor = LLMFactExtractor(settings.llm, fallback=rules)
+        self._extractor = extractor or rules
         self._now = clock
 
     @property
