@@ -2,17 +2,23 @@
 
 Official retrieval protocol (LongMemEval's ``run_retrieval.py`` / ``eval_utils.py``): only user
 turns are indexed; a turn's id is ``f"{session_id}_{i + 1}"`` with ``i`` counting every turn of
-its session. One kenning scope per question (tenant ``lme``, user = the question), one kenning
-session per haystack session, timestamps from ``haystack_dates``; searches pass
-``now=question_date``. Sessions repeat across questions with identical content; kenning embeds
-each distinct text of a tenant once, and the report counts how many texts were embedded.
+its session. Each question is retrieved over its own haystack alone, as in the official code:
+one kenning tenant per question, so BM25 statistics (document frequencies, lengths) and session
+scores come from that haystack only and never depend on which other questions the file holds.
+One kenning session per haystack session, timestamps from ``haystack_dates``; searches pass
+``now=question_date``. Sessions repeat across questions with identical content; the bench
+memoises vectors by text, so a text shared by several haystacks is computed once (the store
+asks for it once per tenant), and the report counts both.
 
 Every system ranks the question's user turns; turn metrics compare that ranking with the gold
 user turns, session metrics map it to sessions the official way
-(:func:`~kenning.bench.metrics.session_scores_from_turns`). Averages skip abstention questions and
-questions with no user-side evidence, as the official scripts do; the looser "session
-recall_any@5 over all questions" is reported too, labelled. Nothing here reads ids, names or
-answers of a particular split.
+(:func:`official_turn_sessions`, :func:`~kenning.bench.metrics.session_scores_from_turns`): a
+user turn of an answer session that holds no evidence counts for a different, non-gold session
+("noans" in the official ids), so ranking the answer session's other turns first earns nothing.
+Averages skip abstention questions and questions with no user-side evidence (as the data notes
+define the official averages); the looser "session recall_any@5 over all questions", which
+maps every turn to its real session, is reported too, labelled. Nothing here reads ids, names
+or answers of a particular split.
 """
 
 from __future__ import annotations
@@ -23,6 +29,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from kenning.bench.datasets import LMEQuestion, Turn, load_longmemeval
 from kenning.bench.harness import (
@@ -54,26 +63,52 @@ from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["LME_KS", "run_longmemeval_bench", "score_longmemeval"]
+__all__ = [
+    "LME_KS",
+    "NOANS",
+    "complete_ranking",
+    "official_turn_sessions",
+    "run_longmemeval_bench",
+    "score_longmemeval",
+    "tenant_of",
+]
 
 LME_KS = (1, 3, 5, 10, 30, 50)
 """The cut-offs of the official retrieval metrics."""
 
-TENANT = "lme"
+TENANT_PREFIX = "lme-"
+USER = "user"
 TOKEN_MODEL = "gpt-4o"
 LOOSE_KEY = "session_recall_any@5_all_questions"
 
 
-class _CountingEmbedder(DelegatingEmbedder):
-    """Delegates to an embedder and counts the texts it is asked to embed."""
+class _MemoEmbedder(DelegatingEmbedder):
+    """Delegates to an embedder, computing each distinct text once; counts texts asked for and
+    texts computed. Vectors are the model's own, so results equal an uncached run."""
 
     def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
-        self.texts = 0
+        self.requested = 0
+        self._vectors: dict[str, npt.NDArray[np.float32]] = {}
+
+    @property
+    def computed(self) -> int:
+        return len(self._vectors)
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        self.texts += len(texts)
-        return self.inner.embed(texts)
+        self.requested += len(texts)
+        new = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        if new:
+            for text, vector in zip(new, self.inner.embed(new), strict=True):
+                self._vectors[text] = vector
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._vectors[t] for t in texts])
+
+
+def tenant_of(question: LMEQuestion) -> str:
+    """The kenning tenant holding *question*'s haystack (one per question)."""
+    return f"{TENANT_PREFIX}{safe_id(question.id)}"
 
 
 def _indexable(turn: Turn) -> bool:
@@ -83,10 +118,10 @@ def _indexable(turn: Turn) -> bool:
 
 
 def _rows(question: LMEQuestion) -> list[tuple[Scope, NewEvent]]:
-    user = safe_id(question.id)
+    tenant = tenant_of(question)
     rows = []
     for session in question.sessions:
-        scope = Scope(TENANT, user, safe_id(f"{question.id}-{session.id}"))
+        scope = Scope(tenant, USER, safe_id(session.id))
         for turn in session.turns:
             if not _indexable(turn):
                 continue
@@ -119,6 +154,46 @@ def _scored(question: LMEQuestion) -> bool:
     return not question.abstention and not question.no_user_evidence
 
 
+NOANS = "noans:"
+"""Prefix of the session a non-evidence turn of an answer session counts for when scored."""
+
+
+def official_turn_sessions(
+    question: LMEQuestion, turn_to_session: Mapping[str, str]
+) -> dict[str, str]:
+    """Each indexed user turn → the session it counts for under the official scorer.
+
+    LongMemEval's ``run_retrieval.py`` gives a user turn of an answer session that lacks
+    ``has_answer`` the id ``f"{session_id}_{i + 1}"`` with ``answer`` replaced by ``noans``, so
+    when ranked turns are mapped to sessions it lands in a session that is not gold. Here such
+    a turn maps to ``NOANS + session_id``. An answer session is one listed in
+    ``answer_session_ids`` (the official code tests for ``answer`` in the session id; the two
+    agree in the published files). Every other turn maps to its own session.
+
+    Example:
+        A turn ``"answer_a_3"`` of answer session ``"answer_a"`` without ``has_answer`` maps
+        to ``"noans:answer_a"``; the evidence turn ``"answer_a_1"`` to ``"answer_a"``.
+    """
+    return {
+        turn: session
+        if session not in question.answer_session_ids or turn in question.evidence_turns
+        else f"{NOANS}{session}"
+        for turn, session in turn_to_session.items()
+    }
+
+
+def complete_ranking(ranking: Sequence[str], turn_to_session: Mapping[str, str]) -> list[str]:
+    """*ranking* followed by the indexed turns it left out, in haystack order.
+
+    The official scorer ranks every turn of the corpus (BM25 ranks non-matching turns last),
+    so the effective k of session scoring can grow past the turns a system returned; a system
+    that returns fewer turns (BM25 returns only turns sharing a word with the question) is
+    completed the same way.
+    """
+    seen = set(ranking)
+    return [*ranking, *(turn for turn in turn_to_session if turn not in seen)]
+
+
 def score_longmemeval(
     questions: Sequence[LMEQuestion],
     rankings: Sequence[Sequence[str]],
@@ -128,8 +203,11 @@ def score_longmemeval(
 
     Args:
         questions: The questions, in run order.
-        rankings: Per question, the ranked user-turn ids (best first).
-        turn_to_session: Per question, every indexed user turn id → its session id.
+        rankings: Per question, the ranked user-turn ids (best first); turns left out are
+            appended in haystack order (:func:`complete_ranking`).
+        turn_to_session: Per question, every indexed user turn id → its (real) session id.
+            Session metrics use :func:`official_turn_sessions` of it; the loose metric the real
+            sessions.
 
     Returns:
         ``{"questions", "turn": {recall_any@k, recall_all@k, ndcg_any@k}, "session": {…},
@@ -138,7 +216,8 @@ def score_longmemeval(
     """
     per_question: list[tuple[str, dict[str, float]]] = []
     loose: list[float] = []
-    for question, ranking, mapping in zip(questions, rankings, turn_to_session, strict=True):
+    for question, given, mapping in zip(questions, rankings, turn_to_session, strict=True):
+        ranking = complete_ranking(given, mapping)
         gold_loose = frozenset(question.answer_session_ids & set(mapping.values()))
         if gold_loose:
             top = sessions_from_turns(ranking, mapping, 5)
@@ -147,11 +226,12 @@ def score_longmemeval(
             continue
         scores: dict[str, float] = {}
         gold_turns = question.evidence_turns
+        official = official_turn_sessions(question, mapping)
         for k in LME_KS:
             scores[f"t_recall_any@{k}"] = recall_any_at_k(ranking, gold_turns, k)
             scores[f"t_recall_all@{k}"] = recall_all_at_k(ranking, gold_turns, k)
             scores[f"t_ndcg_any@{k}"] = ndcg_any_at_k(ranking, gold_turns, k)
-            s = session_scores_from_turns(ranking, mapping, question.evidence_sessions, k)
+            s = session_scores_from_turns(ranking, official, question.evidence_sessions, k)
             scores[f"s_recall_any@{k}"] = s.recall_any
             scores[f"s_recall_all@{k}"] = s.recall_all
             scores[f"s_ndcg_any@{k}"] = s.ndcg_any
@@ -244,7 +324,7 @@ def run_longmemeval_bench(
         if turn.role == "user" and not turn.text.strip()
     )
     tokenizer = tokenizer_for(TOKEN_MODEL)
-    counting = _CountingEmbedder(embedder)
+    counting = _MemoEmbedder(embedder)
     store = SQLiteStore(":memory:")
     memories = {name: Memory(store, embedder=counting, settings=settings_for(name, base))
                 for name in SEARCH_SYSTEMS}  # fmt: skip
@@ -252,13 +332,12 @@ def run_longmemeval_bench(
         events, ingest_rate = ingest_rows(
             memories["kenning"], rows, batch=2048, progress=bar.update
         )
-    embedded_at_ingest = counting.texts
+    requested_at_ingest, computed_at_ingest = counting.requested, counting.computed
     distinct_texts = len(_embedded_texts(rows, base))
     turn_of = {e.id: str(e.metadata["turn_id"]) for e in events}
     newest_first: dict[str, list[Event]] = {}
     for event in events:
-        assert event.scope.user is not None
-        newest_first.setdefault(event.scope.user, []).append(event)
+        newest_first.setdefault(event.scope.tenant, []).append(event)
     for user_events in newest_first.values():
         user_events.sort(key=lambda e: (e.at, e.scope.session or "", e.seq), reverse=True)
     mappings = [_user_turn_sessions(question) for question in questions]
@@ -270,7 +349,7 @@ def run_longmemeval_bench(
         for name in SEARCH_SYSTEMS:
             _, first_ms[name], _ = timed_search(
                 memories[name],
-                Scope(TENANT, safe_id(questions[0].id)),
+                Scope(tenant_of(questions[0])),
                 questions[0].text,
                 k=DEFAULT_K,
                 tokenizer=tokenizer,
@@ -282,9 +361,8 @@ def run_longmemeval_bench(
     window_recall: list[float] = []
     overlap: dict[str, list[float]] = {}
     for question in tqdm(questions, unit="q", desc="questions", disable=not progress):
-        user = safe_id(question.id)
-        scope = Scope(TENANT, user)
-        history = newest_first.get(user, [])
+        scope = Scope(tenant_of(question))
+        history = newest_first.get(scope.tenant, [])
         depth = max(1, min(base.max_k, len(history)))
         depths.append(depth)
         kenning_block = 0
@@ -348,7 +426,8 @@ def run_longmemeval_bench(
         "embedding": {
             "indexed_turns": len(rows),
             "distinct_texts": distinct_texts,
-            "texts_embedded_at_ingest": embedded_at_ingest,
+            "texts_requested_at_ingest": requested_at_ingest,
+            "texts_computed_at_ingest": computed_at_ingest,
         },
         "systems": {},
     }

@@ -94,7 +94,8 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
         f"{report['abstention_questions']} abstention, {report['no_user_evidence_questions']} "
         "with no user-side evidence).",
         "",
-        "Setup (official retrieval protocol): user turns only, one scope per question, one "
+        "Setup (official retrieval protocol): user turns only, one tenant per question (its own "
+        "BM25 statistics), one "
         "kenning session per haystack session, dataset timestamps, `now` = question date. "
         "Systems: `kenning` = the default `Memory.search` path "
         f"(fusion `{report['settings']['fusion']}`, "
@@ -105,8 +106,9 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
         "session scores map ranked turns to sessions, growing k until k distinct sessions. "
         f"Token counts: {report['token_model']} (o200k), memory block at k={report['default_k']}.",
         "",
-        f"Embeddings: {emb['texts_embedded_at_ingest']} texts embedded at ingest for "
-        f"{emb['indexed_turns']} indexed turns ({emb['distinct_texts']} distinct texts).",
+        f"Embeddings: {emb['indexed_turns']} indexed turns, {emb['distinct_texts']} distinct "
+        f"texts; the store asked for {emb['texts_requested_at_ingest']} (each tenant's own "
+        f"distinct texts) and {emb['texts_computed_at_ingest']} were computed.",
         "",
         "## Overall",
         "",
