@@ -17,8 +17,10 @@ user turn of an answer session that holds no evidence counts for a different, no
 ("noans" in the official ids), so ranking the answer session's other turns first earns nothing.
 Averages skip abstention questions and questions with no user-side evidence (as the data notes
 define the official averages); the looser "session recall_any@5 over all questions", which
-maps every turn to its real session, is reported too, labelled. Nothing here reads ids, names
-or answers of a particular split.
+maps every turn to its real session, is reported too, labelled. Questions are split into a
+tuning and a validation part, halves stratified by question type (:mod:`kenning.bench.split`);
+a run over both reports each part too. Nothing here reads ids, names or answers of a particular
+split.
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ from kenning.bench.metrics import (
     session_scores_from_turns,
     sessions_from_turns,
 )
-from kenning.bench.report import longmemeval_markdown, write_report
+from kenning.bench.report import longmemeval_markdown, write_rankings, write_report
+from kenning.bench.split import PARTS, Part, in_part, split_by_stride
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
 from kenning.indexing import embedding_text, with_context
 from kenning.memory import Memory
@@ -67,6 +70,7 @@ __all__ = [
     "LME_KS",
     "NOANS",
     "complete_ranking",
+    "longmemeval_parts",
     "official_turn_sessions",
     "run_longmemeval_bench",
     "score_longmemeval",
@@ -104,6 +108,12 @@ class _MemoEmbedder(DelegatingEmbedder):
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])
+
+
+def longmemeval_parts(questions: Sequence[LMEQuestion]) -> dict[str, str]:
+    """Question id → ``"tuning"`` or ``"validation"`` (alternating within each question type)."""
+    parts = split_by_stride([q.question_type for q in questions])
+    return {q.id: part for q, part in zip(questions, parts, strict=True)}
 
 
 def tenant_of(question: LMEQuestion) -> str:
@@ -283,6 +293,7 @@ def run_longmemeval_bench(
     embedder: Embedder,
     settings: Settings | None = None,
     limit: int | None = None,
+    part: Part = "all",
     progress: bool = True,
     plots: bool = True,
 ) -> dict[str, Any]:
@@ -295,12 +306,15 @@ def run_longmemeval_bench(
         settings: Base settings of kenning (default: ``Settings()``); ``bm25`` and ``vector``
             switch one signal off. ``max_content_chars`` is raised to the longest user turn if
             a turn exceeds it (reported).
-        limit: Only the first *limit* questions of the file.
+        limit: Only the first *limit* questions of the file (before the part is taken).
+        part: Only the tuning or validation questions; ``"all"`` runs both and reports each
+            part beside the whole (``report["parts"]``).
         progress: Show progress bars.
         plots: Write PNG plots next to the reports.
 
     Returns:
-        The report as written to ``report.json``.
+        The report as written to ``report.json``; per-question rankings of every system go to
+        ``rankings.json``.
     """
     from tqdm import tqdm
 
@@ -308,6 +322,8 @@ def run_longmemeval_bench(
     questions = load_longmemeval(data)
     if limit is not None:
         questions = questions[:limit]
+    part_of = longmemeval_parts(questions)
+    questions = [q for q in questions if in_part(part_of[q.id], part)]
     base = settings or Settings()
     rows = [row for question in questions for row in _rows(question)]
     longest = max((len(event.content) for _, event in rows), default=0)
@@ -398,6 +414,7 @@ def run_longmemeval_bench(
     report: dict[str, Any] = {
         "dataset": "longmemeval",
         "data": str(data),
+        "part": part,
         "questions": len(questions),
         "scored_questions": len(scored),
         "abstention_questions": sum(1 for q in questions if q.abstention),
@@ -447,6 +464,18 @@ def run_longmemeval_bench(
                 "evidence_recall_in_budget": mean(window_recall) if window_recall else 0.0,
             }
         report["systems"][name] = entry
+    if part == "all":
+        report["parts"] = {}
+        for p in PARTS:
+            chosen = [i for i, q in enumerate(questions) if part_of[q.id] == p]
+            report["parts"][p] = {
+                name: score_longmemeval(
+                    [questions[i] for i in chosen],
+                    [run.rankings[name][i] for i in chosen],
+                    [mappings[i] for i in chosen],
+                )
+                for name in (*SEARCH_SYSTEMS, "recent_window")
+            }
     report["full_context_tokens"] = {"mean": mean(full_tokens), "user_turns_mean": mean(
         user_tokens)}  # fmt: skip
     report["bench_seconds"] = round(time.perf_counter() - started, 1)
@@ -457,6 +486,7 @@ def run_longmemeval_bench(
     )  # fmt: skip
     write_report(out, report, longmemeval_markdown(report), plots=plots, run=run,
                  curves=curves, curve_label="session recall_all@k")  # fmt: skip
+    write_rankings(out, [q.id for q in questions], run)
     for memory in memories.values():
         memory.close()
     return report

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kenning.bench.harness import Run
 
-__all__ = ["locomo_markdown", "longmemeval_markdown", "recall_markdown", "table", "write_report"]
+__all__ = [
+    "locomo_markdown",
+    "longmemeval_markdown",
+    "recall_markdown",
+    "table",
+    "write_rankings",
+    "write_report",
+]
 
 
 def _fmt(value: object) -> str:
@@ -24,6 +31,27 @@ def table(header: list[str], rows: list[list[object]]) -> list[str]:
     return out
 
 
+def _parts_lines(report: Mapping[str, Any], columns: Sequence[tuple[str, str, str]]) -> list[str]:
+    """A table of headline metrics per part (tuning / validation) and system, if reported."""
+    parts = report.get("parts")
+    if not parts:
+        return []
+    rows = [
+        [part, name, s["questions"], *[s[level].get(key, "-") for _, level, key in columns]]
+        for part, systems in parts.items()
+        for name, s in systems.items()
+    ]
+    return [
+        "",
+        "## Tuning and validation parts",
+        "",
+        "Decisions are taken on the tuning part; the validation part shows whether they hold "
+        "(see `kenning.bench.split`).",
+        "",
+        *table(["part", "system", "questions", *[title for title, _, _ in columns]], rows),
+    ]
+
+
 def locomo_markdown(report: Mapping[str, Any]) -> str:
     systems = report["systems"]
     lines = [
@@ -34,7 +62,8 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
         f"({report['scored_questions']} with valid evidence are scored).",
         "",
         "Setup: one scope per conversation, dataset timestamps and speakers, image captions in "
-        "the turn text. Systems: `kenning` = the default `Memory.search` path "
+        "the turn text, `now` = the conversation's last turn, no access tracking. "
+        f"Part: {report['part']}. Systems: `kenning` = the default `Memory.search` path "
         f"(fusion `{report['settings']['fusion']}`, "
         f"embedded text `{report['settings']['embed_text']}`); "
         "`bm25` and `vector` = the same path with one signal; `recent_window` = newest turns "
@@ -68,6 +97,12 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
             f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, evidence "
             f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
         )
+    lines += _parts_lines(
+        report,
+        [("turn R@5", "turn", "recall@5"), ("turn R@10", "turn", "recall@10"),
+         ("turn R@25", "turn", "recall@25"), ("sess any@1", "session", "recall_any@1"),
+         ("sess any@5", "session", "recall_any@5"), ("sess nDCG@5", "session", "ndcg@5")],
+    )  # fmt: skip
     lines += ["", "## Turn recall@10 by category", ""]
     cats = list(next(iter(systems.values()))["by_category"])
     rows = [[name, *[s["by_category"][c]["turn"]["recall@10"] for c in cats]]
@@ -94,6 +129,7 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
         f"{report['abstention_questions']} abstention, {report['no_user_evidence_questions']} "
         "with no user-side evidence).",
         "",
+        f"Part: {report['part']}. "
         "Setup (official retrieval protocol): user turns only, one tenant per question (its own "
         "BM25 statistics), one "
         "kenning session per haystack session, dataset timestamps, `now` = question date. "
@@ -178,6 +214,12 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
             f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, gold-turn "
             f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
         )
+    lines += _parts_lines(
+        report,
+        [("sess R_all@5", "session", "recall_all@5"), ("sess R_any@5", "session", "recall_any@5"),
+         ("sess nDCG@5", "session", "ndcg_any@5"), ("turn R_all@5", "turn", "recall_all@5"),
+         ("turn R_all@10", "turn", "recall_all@10"), ("turn nDCG@10", "turn", "ndcg_any@10")],
+    )  # fmt: skip
     types = list(report["question_types"])
     if types:
         for title, level, key in (
@@ -240,6 +282,16 @@ def write_report(
     (out / "report.md").write_text(markdown)
     if plots:
         _plots(out, report, run, curves or {}, curve_label)
+
+
+def write_rankings(out: Path, question_ids: Sequence[str], run: Run) -> None:
+    """``rankings.json``: per system, each question's ranked ids (for rescoring and analysis)."""
+    out.mkdir(parents=True, exist_ok=True)
+    body = {
+        name: dict(zip(question_ids, rankings, strict=True))
+        for name, rankings in run.rankings.items()
+    }
+    (out / "rankings.json").write_text(json.dumps(body) + "\n")
 
 
 def _plots(
