@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning import FusionConfig, Memory, NewEvent, Scope, Settings
+from kenning.search.plan import QueryPlan
 from tests.conftest import MemoEmbedder
 
 # Wednesday 11 March 2026, evening.
@@ -175,3 +176,25 @@ def test_a_named_time_never_widens_the_callers_filters(
         assert "time" not in hits[0].scores
         narrowed = memory.search(scope, "What did I buy last Friday?", since=_at(30), now=NOW)
         assert [h.content for h in narrowed] == ["I bought a blender."]
+
+
+def test_search_reads_the_query_with_the_settings_reader(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    class EverythingHasSeveralTargets:
+        def read(self, text: str, now: datetime) -> QueryPlan:
+            return QueryPlan(text=text, multi_target=True)
+
+    scope = Scope("acme", "dana")
+    events = [NewEvent("user", "My order A-1042 is late.", at=_at(3)),
+              NewEvent("user", "The courier says A-1042 left the depot.", at=_at(2))]  # fmt: skip
+    for reader, lifted in ((None, True), (EverythingHasSeveralTargets(), False)):
+        settings = Settings() if reader is None else Settings(reader=reader)
+        path = tmp_path / f"{lifted}.db"
+        with Memory.open(path, embedder=real_embedder, settings=settings) as memory:
+            memory.add_events(Scope("acme", "dana", "s1"), events)
+            results = memory.search(scope, "What is the status of my order A-1042?", k=2, now=NOW)
+            assert results.plan is not None
+            assert results.plan.multi_target is not lifted
+            # several targets switch the session lift off (multi_target_session_weight 0)
+            assert any("session" in hit.scores for hit in results) is lifted

@@ -54,6 +54,12 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "reader":
+        from kenning.bench.reader_bench import run_reader_bench
+
+        run_reader_bench(out, data=_data(args.data) if args.data else None)
+        print((out / "report.md").read_text())
+        return 0
     if args.bench == "recall":
         from kenning.bench.recall_bench import run_recall_bench
 

@@ -119,6 +119,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
     b.add_argument("--no-plots", action="store_true")
+    b = bench.add_parser("reader", help="query reader precision/recall on labelled product queries")
+    b.add_argument("--out", required=True)
+    b.add_argument("--data", help="a labelled JSONL file (default: the set shipped with kenning)")
     b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")
     b.add_argument("--out", required=True)
     b.add_argument("--seed", type=int, default=0, help="first conversation seed")

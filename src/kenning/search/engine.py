@@ -1,10 +1,10 @@
 """The search pipeline: read the query, gather candidates, fuse, add bonuses, load the winners.
 
-:class:`SearchEngine` is the I/O shell around the pure core (:mod:`kenning.search.plan`,
-:mod:`kenning.search.fusion`): it asks the store for candidates of both signals, for any time
-the query names as well, and for whole-session scores, then loads only the records that can
-still reach the top k. Input is validated by :class:`~kenning.memory.Memory` before it gets
-here.
+:class:`SearchEngine` is the I/O shell around the pure core (the settings' query reader,
+:mod:`kenning.search.reader`, and :mod:`kenning.search.fusion`): it asks the store for
+candidates of both signals, for any time the query names as well, and for whole-session
+scores, then loads only the records that can still reach the top k. Input is validated by
+:class:`~kenning.memory.Memory` before it gets here.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from kenning.search.fusion import (
     session_scores,
 )
 from kenning.search.hits import Hit, SearchResults
-from kenning.search.plan import plan_query
 from kenning.search.timeref import TimeWindow
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, ModelInfo, Store
@@ -79,7 +78,7 @@ class SearchEngine:
     ) -> SearchResults:
         """The top *k* records of *scope* for *query*, best first (see ``Memory.search``)."""
         config = self._settings.fusion
-        plan = plan_query(query, now)
+        plan = self._settings.reader.read(query, now)
         windows = plan.windows if config.time_weight > 0 else ()
         if plan.multi_target:
             config = replace(config, session_weight=config.multi_target_session_weight)
