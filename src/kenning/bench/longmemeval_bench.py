@@ -84,6 +84,7 @@ TENANT_PREFIX = "lme-"
 USER = "user"
 TOKEN_MODEL = "gpt-4o"
 LOOSE_KEY = "session_recall_any@5_all_questions"
+WARM_UP = "warm up"
 
 
 class _MemoEmbedder(DelegatingEmbedder):
@@ -382,6 +383,10 @@ def run_longmemeval_bench(
         depth = max(1, min(base.max_k, len(history)))
         depths.append(depth)
         kenning_block = 0
+        # Each question is its own tenant: its first search loads the tenant's in-memory
+        # indexes. An agent's tenant is loaded once and then searched many times, so the load
+        # is paid here, untimed, with a query none of the systems is then asked.
+        memories["bm25"].search(scope, WARM_UP, k=1)
         for name in SEARCH_SYSTEMS:
             # The timed call is the one an agent makes (k = DEFAULT_K); the deep call ranks
             # enough turns to score k = 50 at session level.

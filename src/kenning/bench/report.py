@@ -192,7 +192,8 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
     first = {n: s["first_search_ms"] for n, s in systems.items() if "first_search_ms" in s}
     if first:
         lines.append(
-            "Latency percentiles are of warm searches (query embedding included); the first "
+            "Latency percentiles are of warm searches (query embedding included; each "
+            "question's tenant is loaded by an untimed search first); the first "
             "search of the store, which loads its in-memory indexes, took "
             + ", ".join(f"{n} {v:.0f} ms" for n, v in first.items())
             + "."
