@@ -38,7 +38,9 @@ class FusionConfig:
     ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off). A question with
     several targets (counting, totals, comparisons; see :mod:`kenning.search.plan`) uses
     ``multi_target_session_weight`` instead.
-    ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)``; ``access_weight`` adds
+    ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)`` (off by default: with
+    a realistic ``now`` it cost LoCoMo recall on the tuning part and moved no LongMemEval
+    metric; see docs/benchmarks.md); ``access_weight`` adds
     ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). ``time_weight`` is added to
     records written inside a time the query names ("last Friday", "in March 2023"; see
     :mod:`kenning.search.timeref`). Bonuses are added after the fused score is scaled to
@@ -52,7 +54,7 @@ class FusionConfig:
     session_weight: float = 1.0
     multi_target_session_weight: float = 0.0
     sole_best_floor: float = 0.8
-    recency_weight: float = 0.05
+    recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
     time_weight: float = 0.2
