@@ -20,6 +20,7 @@ FRIDAY = datetime(2026, 3, 6, 18, 0, tzinfo=UTC)
 
 
 def _open(tmp_path: Path, embedder: MemoEmbedder, **fusion: object) -> Memory:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     settings = Settings(fusion=replace(FusionConfig(), **fusion))  # type: ignore[arg-type]
     return Memory.open(tmp_path / "m.db", embedder=embedder, settings=settings)
 
@@ -198,3 +199,29 @@ def test_search_reads_the_query_with_the_settings_reader(
             assert results.plan.multi_target is not lifted
             # several targets switch the session lift off (multi_target_session_weight 0)
             assert any("session" in hit.scores for hit in results) is lifted
+
+
+def test_a_short_reply_rises_next_to_the_turn_it_answers(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    chat = [
+        NewEvent("assistant", "Did you get to visit the Louvre on your Paris trip?", at=_at(9)),
+        NewEvent("user", "Yes, last Tuesday! It was packed.", at=_at(9)),
+        NewEvent("assistant", "Anything else planned for the trip?", at=_at(9)),
+    ]
+    other = [NewEvent("user", f"Note {i}: museum tickets for the family are on my list.",
+                      at=_at(20 + i)) for i in range(6)]  # fmt: skip
+    scope = Scope("acme", "dana")
+    query = "When did I go to the Louvre museum in Paris?"
+    ranks = {}
+    for weight in (1.0, 0.0):
+        with _open(tmp_path / str(weight), real_embedder, partner_weight=weight) as memory:
+            memory.add_events(Scope("acme", "dana", "paris"), chat)
+            memory.add_events(Scope("acme", "dana", "notes"), other)
+            hits = memory.search(scope, query, k=5, now=NOW)
+            contents = [h.content for h in hits]
+            ranks[weight] = next(i for i, c in enumerate(contents) if c.startswith("Yes"))
+            if weight:
+                reply = hits[ranks[weight]]
+                assert reply.scores["partner"] > 0
+    assert ranks[1.0] <= 1 < ranks[0.0]

@@ -60,6 +60,7 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
     plain = FusionConfig(
         session_weight=0.0,
         multi_target_session_weight=0.0,
+        partner_weight=0.0,
         sole_best_floor=0.0,
         recency_weight=0.0,
         access_weight=0.0,

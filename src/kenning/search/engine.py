@@ -27,19 +27,23 @@ from kenning.search.fusion import (
     Fused,
     FusionConfig,
     ItemStats,
+    Position,
     add_bonuses,
     fuse,
     max_bonus,
+    partner_lift,
     session_scores,
 )
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.timeref import TimeWindow
 from kenning.settings import Settings
-from kenning.store.protocol import Candidate, ModelInfo, Store
+from kenning.store.protocol import Candidate, Item, ModelInfo, Store
 
 __all__ = ["SearchEngine"]
 
 _QUERY_CACHE = 256
+_PARTNER_DEPTH = 30
+"""The partner lift applies among the best max(3 * k, this) candidates."""
 
 
 class SearchEngine:
@@ -155,19 +159,32 @@ class SearchEngine:
         config: FusionConfig,
         windows: Sequence[TimeWindow] = (),
     ) -> list[Hit]:
-        """Add bonuses to fused candidates, cut at *min_score* and *k*, load the winners.
+        """Add bonuses to fused candidates, lift partners, cut at *min_score* and *k*, load the
+        winners.
 
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits.
+        serve both the bonuses and the hits. With the partner lift on, the best
+        ``max(3 * k, 30)`` candidates are loaded too: a weak reply can rise next to the turn
+        it answers, and the lift needs each one's place in its conversation.
         """
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
+        if config.partner_weight > 0:
+            head = (f.id for f in base[: max(3 * k, _PARTNER_DEPTH)])
+            contenders = list(dict.fromkeys([*contenders, *head]))
         items = {item.id: item for item in self._store.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows, limit=k)
+        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
+        if config.partner_weight > 0:
+            positions = {
+                key: Position(session=i.scope.session, seq=i.seq, author=_author(i))
+                for key, i in items.items()
+            }
+            fused = partner_lift(fused, positions, config.partner_weight)
+        fused = fused[:k]
         out = []
         for f in fused:
             item = items.get(f.id)
@@ -205,6 +222,15 @@ class SearchEngine:
             )
         lexical = list(lexical_future.result()) if lexical_future is not None else []
         return lexical, vector
+
+
+def _author(item: Item) -> str:
+    """Who wrote *item*: its speaker or name (metadata), else its role."""
+    for key in ("speaker", "name"):
+        value = item.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return item.role.value
 
 
 def _within(filters: Filters, window: TimeWindow) -> Filters | None:
