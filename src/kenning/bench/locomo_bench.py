@@ -27,6 +27,7 @@ from kenning.bench.harness import (
     SEARCH_SYSTEMS,
     Run,
     ingest_rows,
+    own_search_ms,
     recent_window,
     safe_id,
     settings_for,
@@ -190,6 +191,10 @@ def run_locomo_bench(
                 now=now_of[question.conversation_id],
             )  # fmt: skip
             run.record(name, [dia_of[h.id] for h in hits], ms, block)
+            run.own_ms.setdefault(name, []).append(
+                own_search_ms(memories[name], scope, question.text,
+                              now=now_of[question.conversation_id])
+            )  # fmt: skip
             if name == "kenning":
                 kenning_block = block
         # The recency baseline ranks newest first; its window gets kenning's token budget.
@@ -228,6 +233,7 @@ def run_locomo_bench(
         entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
         if name in run.search_ms:
             entry["search_ms"] = percentiles(run.search_ms[name])
+            entry["own_search_ms_k10"] = percentiles(run.own_ms[name])
             entry["ingest_events_per_s"] = ingest_rate
         else:
             entry["window"] = {"turns_mean": mean(window_turns),

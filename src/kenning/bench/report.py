@@ -91,6 +91,13 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
         "",
         f"Full context: {report['full_context_tokens']['mean']:.0f} tokens per question (mean).",
     ]
+    own = {n: s["own_search_ms_k10"] for n, s in systems.items() if "own_search_ms_k10" in s}
+    if own:
+        parts = [f"{n} {v['p50']:.2f} / {v['p95']:.2f} / {v['p99']:.2f}" for n, v in own.items()]
+        lines.append(
+            "Own search time (k=10, the query's vector already cached: search minus query "
+            "embedding), p50 / p95 / p99 ms: " + ", ".join(parts) + "."
+        )
     window = systems.get("recent_window", {}).get("window")
     if window:
         lines.append(
