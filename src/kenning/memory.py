@@ -93,6 +93,7 @@ class Memory:
             store,
             embedder,
             fusion=self._settings.fusion,
+            reader=self._settings.reader,
             track_access=self._settings.track_access,
         )
         self._facts = LongTermMemory(store, embedder, self._settings.longterm)

@@ -12,6 +12,7 @@ from kenning.longterm.service import LongTermSettings
 from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
+from kenning.search.reader import QueryReader, RuleReader
 from kenning.store.ann import AnnConfig
 
 __all__ = ["EmbedText", "Settings"]
@@ -35,7 +36,9 @@ class Settings:
     and vector) that a search returns as the one event.
     ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
-    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold).
+    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold). ``reader``
+    reads each query before search (the times it names, whether it has several targets; see
+    :mod:`kenning.search.reader`).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
@@ -52,6 +55,7 @@ class Settings:
     pin_rules: ExtractionRules = DEFAULT_RULES
     ann: AnnConfig = field(default_factory=AnnConfig)
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
+    reader: QueryReader = field(default_factory=RuleReader)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:
@@ -66,3 +70,5 @@ class Settings:
             raise InvalidInput("embed_text must be 'content', 'speaker' or 'speaker_date'")
         if not 1 <= self.embed_batch <= 4096:
             raise InvalidInput("embed_batch must be between 1 and 4096")
+        if not isinstance(self.reader, QueryReader):
+            raise InvalidInput("reader must have a read(text, now) method (a QueryReader)")

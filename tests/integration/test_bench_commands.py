@@ -59,6 +59,8 @@ def test_bench_locomo_without_plots(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert report["questions"] == 3
     assert report["scored_questions"] == 2
     assert report["systems"]["kenning"]["turn"]["recall@5"] == 1.0
+    own = report["systems"]["kenning"]["own_search_ms_k10"]
+    assert 0 < own["p50"] <= own["p95"] <= own["p99"]
     assert not list(out.glob("*.png"))
     assert "# kenning bench locomo" in capsys.readouterr().out
 

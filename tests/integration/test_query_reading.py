@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from kenning import FusionConfig, Memory, NewEvent, Scope, Settings
+from kenning.search.plan import QueryPlan
 from tests.conftest import MemoEmbedder
 
 # Wednesday 11 March 2026, evening.
@@ -19,6 +20,7 @@ FRIDAY = datetime(2026, 3, 6, 18, 0, tzinfo=UTC)
 
 
 def _open(tmp_path: Path, embedder: MemoEmbedder, **fusion: object) -> Memory:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     settings = Settings(fusion=replace(FusionConfig(), **fusion))  # type: ignore[arg-type]
     return Memory.open(tmp_path / "m.db", embedder=embedder, settings=settings)
 
@@ -175,3 +177,51 @@ def test_a_named_time_never_widens_the_callers_filters(
         assert "time" not in hits[0].scores
         narrowed = memory.search(scope, "What did I buy last Friday?", since=_at(30), now=NOW)
         assert [h.content for h in narrowed] == ["I bought a blender."]
+
+
+def test_search_reads_the_query_with_the_settings_reader(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    class EverythingHasSeveralTargets:
+        def read(self, text: str, now: datetime) -> QueryPlan:
+            return QueryPlan(text=text, multi_target=True)
+
+    scope = Scope("acme", "dana")
+    events = [NewEvent("user", "My order A-1042 is late.", at=_at(3)),
+              NewEvent("user", "The courier says A-1042 left the depot.", at=_at(2))]  # fmt: skip
+    for reader, lifted in ((None, True), (EverythingHasSeveralTargets(), False)):
+        settings = Settings() if reader is None else Settings(reader=reader)
+        path = tmp_path / f"{lifted}.db"
+        with Memory.open(path, embedder=real_embedder, settings=settings) as memory:
+            memory.add_events(Scope("acme", "dana", "s1"), events)
+            results = memory.search(scope, "What is the status of my order A-1042?", k=2, now=NOW)
+            assert results.plan is not None
+            assert results.plan.multi_target is not lifted
+            # several targets switch the session lift off (multi_target_session_weight 0)
+            assert any("session" in hit.scores for hit in results) is lifted
+
+
+def test_a_short_reply_rises_next_to_the_turn_it_answers(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    chat = [
+        NewEvent("assistant", "Did you get to visit the Louvre on your Paris trip?", at=_at(9)),
+        NewEvent("user", "Yes, last Tuesday! It was packed.", at=_at(9)),
+        NewEvent("assistant", "Anything else planned for the trip?", at=_at(9)),
+    ]
+    other = [NewEvent("user", f"Note {i}: museum tickets for the family are on my list.",
+                      at=_at(20 + i)) for i in range(6)]  # fmt: skip
+    scope = Scope("acme", "dana")
+    query = "When did I go to the Louvre museum in Paris?"
+    ranks = {}
+    for weight in (1.0, 0.0):
+        with _open(tmp_path / str(weight), real_embedder, partner_weight=weight) as memory:
+            memory.add_events(Scope("acme", "dana", "paris"), chat)
+            memory.add_events(Scope("acme", "dana", "notes"), other)
+            hits = memory.search(scope, query, k=5, now=NOW)
+            contents = [h.content for h in hits]
+            ranks[weight] = next(i for i, c in enumerate(contents) if c.startswith("Yes"))
+            if weight:
+                reply = hits[ranks[weight]]
+                assert reply.scores["partner"] > 0
+    assert ranks[1.0] <= 1 < ranks[0.0]

@@ -355,6 +355,12 @@ def test_retrieval_reads_the_session_unless_asked_for_more(
         # Even though every turn of the tail matches better, the other session's turn is cited.
         assert [c["session"] for c in window.citations] == ["old"]
         assert "billing@dana.example" in window.messages[-9]["content"]
+        # An unrelated question brings no memory just to fill space, and the window says so.
+        window = memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
+                                 query="write a haiku about autumn leaves",
+                                 retrieve_from=Scope("acme", "dana"))  # fmt: skip
+        assert window.citations == ()
+        assert any(r.startswith("retrieved: none above floor") for r in window.reasons)
         with pytest.raises(InvalidScope):
             memory.assemble(now, budget_tokens=2_000, model="gpt-4o", system=SYSTEM,
                             retrieve_from=Scope("globex", "dana"))  # fmt: skip

@@ -93,7 +93,9 @@ def test_sessions_from_turns_dedupes_in_rank_order() -> None:
         sessions_from_turns(ranked, TURN_TO_SESSION, 0)
 
 
-def test_session_scores_from_turns_matches_official_turn2session() -> None:
+def test_session_scores_from_turns_grows_k_until_k_distinct_sessions() -> None:
+    # Scores against the mapping it is given; the official LongMemEval mapping ("noans"
+    # turns) is built and pinned in tests/unit/test_longmemeval_bench.py.
     ranked = ["a_1", "a_3", "c_2", "b_1", "c_4", "d_1"]
     # k=2: effective k grows to 3 (a, a, c); relevances [0, 0, 1] over 2 gold-session turns
     scores = session_scores_from_turns(ranked, TURN_TO_SESSION, {"c"}, 2)

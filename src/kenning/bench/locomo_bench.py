@@ -2,8 +2,14 @@
 
 One scope per conversation (tenant ``locomo``, user = conversation, one kenning session per
 LoCoMo session), timestamps and speakers from the dataset, image captions kept in the turn
-text. Every system ranks turns for each question; session metrics map ranked turns to their
-sessions. Nothing here reads ids, names or answers of a particular split.
+text. LoCoMo questions are undated and asked after the conversation, so each search passes
+``now`` = the time of the conversation's last turn (:func:`conversation_now`): "in June" or
+"four years ago" then mean what they meant to the speakers, not the wall clock. Searches
+record no access (see :func:`~kenning.bench.harness.settings_for`), so one question's results
+never lift the next one's. Every system ranks turns for each question; session metrics map
+ranked turns to their sessions. Conversations are split into a tuning and a validation part
+(:mod:`kenning.bench.split`); a run over both reports each part too. Nothing here reads ids,
+names or answers of a particular split.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import asdict
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,7 @@ from kenning.bench.harness import (
     SEARCH_SYSTEMS,
     Run,
     ingest_rows,
+    own_search_ms,
     recent_window,
     safe_id,
     settings_for,
@@ -33,7 +41,8 @@ from kenning.bench.metrics import (
     recall_fraction_at_k,
     sessions_from_turns,
 )
-from kenning.bench.report import locomo_markdown, write_report
+from kenning.bench.report import locomo_markdown, write_rankings, write_report
+from kenning.bench.split import PARTS, Part, in_part, split_by_stride
 from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
@@ -41,13 +50,24 @@ from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["TURN_KS", "run_locomo_bench", "score_locomo"]
+__all__ = ["TURN_KS", "conversation_now", "locomo_parts", "run_locomo_bench", "score_locomo"]
 
 TURN_KS = (5, 10, 25)
 SESSION_KS = (1, 5, 10)
 SEARCH_DEPTH = 100
 TENANT = "locomo"
 TOKEN_MODEL = "gpt-4o"
+
+
+def conversation_now(conv: Conversation) -> datetime:
+    """When questions about *conv* are asked: the time of its last turn (its last session)."""
+    return max(turn.at for turn in conv.turns)
+
+
+def locomo_parts(conversations: Sequence[Conversation]) -> dict[str, str]:
+    """Conversation id → ``"tuning"`` or ``"validation"`` (alternating in file order)."""
+    parts = split_by_stride([0] * len(conversations))
+    return {conv.id: part for conv, part in zip(conversations, parts, strict=True)}
 
 
 def _rows(conv: Conversation) -> list[tuple[Scope, NewEvent]]:
@@ -93,6 +113,8 @@ def score_locomo(
         per_question.append((question.category, scores))
 
     def summary(rows: list[dict[str, float]]) -> dict[str, Any]:
+        if not rows:  # e.g. a part with no conversation
+            return {"questions": 0, "turn": {}, "session": {}}
         return {
             "questions": len(rows),
             "turn": {f"recall@{k}": mean(r[f"recall@{k}"] for r in rows) for k in TURN_KS},
@@ -117,14 +139,24 @@ def run_locomo_bench(
     *,
     embedder: Embedder,
     settings: Settings | None = None,
+    part: Part = "all",
     progress: bool = True,
     plots: bool = True,
 ) -> dict[str, Any]:
-    """Run every system over the LoCoMo file *data*; write report.json, report.md and plots."""
+    """Run every system over the LoCoMo file *data*; write report.json, report.md and plots.
+
+    *part* restricts the run to the tuning or validation conversations; ``"all"`` runs both
+    and reports each part beside the whole (``report["parts"]``). Per-question rankings of
+    every system go to ``rankings.json`` beside the reports.
+    """
     from tqdm import tqdm
 
     started = time.perf_counter()
     conversations, questions = load_locomo(data)
+    part_of = locomo_parts(conversations)
+    conversations = [c for c in conversations if in_part(part_of[c.id], part)]
+    questions = [q for q in questions if in_part(part_of[q.conversation_id], part)]
+    now_of = {conv.id: conversation_now(conv) for conv in conversations}
     tokenizer = tokenizer_for(TOKEN_MODEL)
     store = SQLiteStore(":memory:")
     memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
@@ -155,9 +187,14 @@ def run_locomo_bench(
         kenning_block = 0
         for name in SEARCH_SYSTEMS:
             hits, ms, block = timed_search(
-                memories[name], scope, question.text, k=SEARCH_DEPTH, tokenizer=tokenizer
-            )
+                memories[name], scope, question.text, k=SEARCH_DEPTH, tokenizer=tokenizer,
+                now=now_of[question.conversation_id],
+            )  # fmt: skip
             run.record(name, [dia_of[h.id] for h in hits], ms, block)
+            run.own_ms.setdefault(name, []).append(
+                own_search_ms(memories[name], scope, question.text,
+                              now=now_of[question.conversation_id])
+            )  # fmt: skip
             if name == "kenning":
                 kenning_block = block
         # The recency baseline ranks newest first; its window gets kenning's token budget.
@@ -173,6 +210,10 @@ def run_locomo_bench(
     report: dict[str, Any] = {
         "dataset": "locomo",
         "data": str(data),
+        "part": part,
+        "conversations_by_part": {
+            p: sorted(c for c, q in part_of.items() if q == p) for p in PARTS
+        },
         "questions": len(questions),
         "scored_questions": sum(1 for q in questions if q.evidence_turns),
         "conversations": len(conversations),
@@ -192,11 +233,25 @@ def run_locomo_bench(
         entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
         if name in run.search_ms:
             entry["search_ms"] = percentiles(run.search_ms[name])
+            entry["own_search_ms_k10"] = percentiles(run.own_ms[name])
             entry["ingest_events_per_s"] = ingest_rate
         else:
             entry["window"] = {"turns_mean": mean(window_turns),
                                "evidence_recall_in_budget": mean(window_recall)}  # fmt: skip
         report["systems"][name] = entry
+    if part == "all":
+        report["parts"] = {
+            p: {
+                name: score_locomo(
+                    [q for q in questions if part_of[q.conversation_id] == p],
+                    [r for q, r in zip(questions, run.rankings[name], strict=True)
+                     if part_of[q.conversation_id] == p],
+                    turn_to_session,
+                )
+                for name in (*SEARCH_SYSTEMS, "recent_window")
+            }
+            for p in PARTS
+        }  # fmt: skip
     report["full_context_tokens"] = {"mean": mean(full_tokens[safe_id(q.conversation_id)]
                                                   for q in questions)}  # fmt: skip
     report["bench_seconds"] = round(time.perf_counter() - started, 1)
@@ -209,5 +264,6 @@ def run_locomo_bench(
     }  # fmt: skip
     write_report(out, report, locomo_markdown(report), plots=plots, run=run, curves=curves,
                  curve_label="turn recall@k")  # fmt: skip
+    write_rankings(out, [q.id for q in questions], run)
     store.close()
     return report

@@ -190,6 +190,9 @@ def session_scores_from_turns(
     each relevant when its session is gold, against an ideal of
     ``min(effective_k, number of turns in turn_to_session whose session is gold)``, so
     *turn_to_session* must cover the whole ranked corpus (e.g. all indexed user turns).
+    It gives the session each turn *counts for*: for LongMemEval's official scores that is
+    :func:`kenning.bench.longmemeval_bench.official_turn_sessions`, where an answer session's
+    turns without evidence count for a non-gold session.
 
     Raises:
         InvalidInput: ``k < 1``, ``gold_sessions`` is empty, a ranked turn id is unknown, or

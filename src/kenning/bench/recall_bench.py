@@ -24,6 +24,7 @@ from typing import Any
 
 from kenning.bench.harness import (
     SEARCH_SYSTEMS,
+    TURNS,
     format_memory_block,
     ingest_rows,
     settings_for,
@@ -139,7 +140,7 @@ def run_recall_bench(
             wanted = ids[fact.turn]
             budget = 0
             for name in SEARCH_SYSTEMS:
-                hits = memories[name].search(scope, fact.question, k=RECALL_K, now=now)
+                hits = memories[name].search(scope, fact.question, k=RECALL_K, now=now, kinds=TURNS)
                 found[name].append(wanted in {h.id for h in hits})
                 if name == "kenning":
                     # The other systems get the tokens of kenning's top-k block.

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from kenning.bench.harness import Run
 
-__all__ = ["locomo_markdown", "longmemeval_markdown", "recall_markdown", "table", "write_report"]
+__all__ = [
+    "locomo_markdown",
+    "longmemeval_markdown",
+    "recall_markdown",
+    "table",
+    "write_rankings",
+    "write_report",
+]
 
 
 def _fmt(value: object) -> str:
@@ -24,6 +31,27 @@ def table(header: list[str], rows: list[list[object]]) -> list[str]:
     return out
 
 
+def _parts_lines(report: Mapping[str, Any], columns: Sequence[tuple[str, str, str]]) -> list[str]:
+    """A table of headline metrics per part (tuning / validation) and system, if reported."""
+    parts = report.get("parts")
+    if not parts:
+        return []
+    rows = [
+        [part, name, s["questions"], *[s[level].get(key, "-") for _, level, key in columns]]
+        for part, systems in parts.items()
+        for name, s in systems.items()
+    ]
+    return [
+        "",
+        "## Tuning and validation parts",
+        "",
+        "Decisions are taken on the tuning part; the validation part shows whether they hold "
+        "(see `kenning.bench.split`).",
+        "",
+        *table(["part", "system", "questions", *[title for title, _, _ in columns]], rows),
+    ]
+
+
 def locomo_markdown(report: Mapping[str, Any]) -> str:
     systems = report["systems"]
     lines = [
@@ -34,9 +62,12 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
         f"({report['scored_questions']} with valid evidence are scored).",
         "",
         "Setup: one scope per conversation, dataset timestamps and speakers, image captions in "
-        "the turn text. Systems: `kenning` = the default `Memory.search` path "
+        "the turn text, `now` = the conversation's last turn, no access tracking. "
+        f"Part: {report['part']}. Systems: `kenning` = the default `Memory.search` path "
         f"(fusion `{report['settings']['fusion']}`, "
-        f"embedded text `{report['settings']['embed_text']}`); "
+        f"embedded text `{report['settings']['embed_text']}`), with the facts it read from "
+        "the turns (rules, no LLM) as keys to those turns; `kenning_nofacts` = the same "
+        "search without them; "
         "`bm25` and `vector` = the same path with one signal; `recent_window` = newest turns "
         "first, its window given kenning's token budget. Token counts: "
         f"{report['token_model']} (o200k), memory block at k={report['default_k']}.",
@@ -62,12 +93,25 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
         "",
         f"Full context: {report['full_context_tokens']['mean']:.0f} tokens per question (mean).",
     ]
+    own = {n: s["own_search_ms_k10"] for n, s in systems.items() if "own_search_ms_k10" in s}
+    if own:
+        parts = [f"{n} {v['p50']:.2f} / {v['p95']:.2f} / {v['p99']:.2f}" for n, v in own.items()]
+        lines.append(
+            "Own search time (k=10, the query's vector already cached: search minus query "
+            "embedding), p50 / p95 / p99 ms: " + ", ".join(parts) + "."
+        )
     window = systems.get("recent_window", {}).get("window")
     if window:
         lines.append(
             f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, evidence "
             f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
         )
+    lines += _parts_lines(
+        report,
+        [("turn R@5", "turn", "recall@5"), ("turn R@10", "turn", "recall@10"),
+         ("turn R@25", "turn", "recall@25"), ("sess any@1", "session", "recall_any@1"),
+         ("sess any@5", "session", "recall_any@5"), ("sess nDCG@5", "session", "ndcg@5")],
+    )  # fmt: skip
     lines += ["", "## Turn recall@10 by category", ""]
     cats = list(next(iter(systems.values()))["by_category"])
     rows = [[name, *[s["by_category"][c]["turn"]["recall@10"] for c in cats]]
@@ -94,7 +138,9 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
         f"{report['abstention_questions']} abstention, {report['no_user_evidence_questions']} "
         "with no user-side evidence).",
         "",
-        "Setup (official retrieval protocol): user turns only, one scope per question, one "
+        f"Part: {report['part']}. "
+        "Setup (official retrieval protocol): user turns only, one tenant per question (its own "
+        "BM25 statistics), one "
         "kenning session per haystack session, dataset timestamps, `now` = question date. "
         "Systems: `kenning` = the default `Memory.search` path "
         f"(fusion `{report['settings']['fusion']}`, "
@@ -105,8 +151,9 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
         "session scores map ranked turns to sessions, growing k until k distinct sessions. "
         f"Token counts: {report['token_model']} (o200k), memory block at k={report['default_k']}.",
         "",
-        f"Embeddings: {emb['texts_embedded_at_ingest']} texts embedded at ingest for "
-        f"{emb['indexed_turns']} indexed turns ({emb['distinct_texts']} distinct texts).",
+        f"Embeddings: {emb['indexed_turns']} indexed turns, {emb['distinct_texts']} distinct "
+        f"texts; the store asked for {emb['texts_requested_at_ingest']} (each tenant's own "
+        f"distinct texts) and {emb['texts_computed_at_ingest']} were computed.",
         "",
         "## Overall",
         "",
@@ -154,7 +201,8 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
     first = {n: s["first_search_ms"] for n, s in systems.items() if "first_search_ms" in s}
     if first:
         lines.append(
-            "Latency percentiles are of warm searches (query embedding included); the first "
+            "Latency percentiles are of warm searches (query embedding included; each "
+            "question's tenant is loaded by an untimed search first); the first "
             "search of the store, which loads its in-memory indexes, took "
             + ", ".join(f"{n} {v:.0f} ms" for n, v in first.items())
             + "."
@@ -176,6 +224,12 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
             f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, gold-turn "
             f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
         )
+    lines += _parts_lines(
+        report,
+        [("sess R_all@5", "session", "recall_all@5"), ("sess R_any@5", "session", "recall_any@5"),
+         ("sess nDCG@5", "session", "ndcg_any@5"), ("turn R_all@5", "turn", "recall_all@5"),
+         ("turn R_all@10", "turn", "recall_all@10"), ("turn nDCG@10", "turn", "ndcg_any@10")],
+    )  # fmt: skip
     types = list(report["question_types"])
     if types:
         for title, level, key in (
@@ -187,8 +241,40 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
             rows = [[name, *[s["by_type"][t][level][key] for t in types]]
                     for name, s in systems.items()]  # fmt: skip
             lines += table(header, rows)
+    lines += _facts_lines(report)
     lines += ["", f"Bench wall time: {report['bench_seconds']} s.", ""]
     return "\n".join(lines)
+
+
+FACT_TYPES = ("knowledge-update", "single-session-preference")
+
+
+def _facts_lines(report: Mapping[str, Any]) -> list[str]:
+    """Facts on and off for the question types facts are for: changed values, preferences."""
+    systems = report["systems"]
+    if "kenning_nofacts" not in systems:
+        return []
+    types = [t for t in FACT_TYPES if t in report["question_types"]]
+    lines = [
+        "",
+        "## Facts on and off",
+        "",
+        f"{report.get('facts_extracted', 0)} facts were read from the indexed turns.",
+    ]
+    if not types:
+        return lines
+    lines.append("")
+    rows = [
+        [f"{t} (n={report['question_types'][t]})", name,
+         systems[name]["by_type"][t]["session"]["recall_all@5"],
+         systems[name]["by_type"][t]["turn"]["recall_all@10"],
+         systems[name]["by_type"][t]["turn"]["ndcg_any@10"]]
+        for t in types
+        for name in ("kenning", "kenning_nofacts")
+    ]  # fmt: skip
+    lines += table(["question type", "system", "sess R_all@5", "turn R_all@10",
+                    "turn nDCG@10"], rows)  # fmt: skip
+    return lines
 
 
 def recall_markdown(report: Mapping[str, Any]) -> str:
@@ -238,6 +324,16 @@ def write_report(
     (out / "report.md").write_text(markdown)
     if plots:
         _plots(out, report, run, curves or {}, curve_label)
+
+
+def write_rankings(out: Path, question_ids: Sequence[str], run: Run) -> None:
+    """``rankings.json``: per system, each question's ranked ids (for rescoring and analysis)."""
+    out.mkdir(parents=True, exist_ok=True)
+    body = {
+        name: dict(zip(question_ids, rankings, strict=True))
+        for name, rankings in run.rankings.items()
+    }
+    (out / "rankings.json").write_text(json.dumps(body) + "\n")
 
 
 def _plots(

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from kenning.bench.split import check_part
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import InvalidInput
 from kenning.settings import Settings
@@ -41,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_locomo_bench(
             _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
-            plots=not args.no_plots,
+            part=check_part(args.part), plots=not args.no_plots,
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
@@ -50,8 +51,14 @@ def run(args: argparse.Namespace) -> int:
 
         run_longmemeval_bench(
             _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
-            limit=args.limit, plots=not args.no_plots,
+            limit=args.limit, part=check_part(args.part), plots=not args.no_plots,
         )  # fmt: skip
+        print((out / "report.md").read_text())
+        return 0
+    if args.bench == "reader":
+        from kenning.bench.reader_bench import run_reader_bench
+
+        run_reader_bench(out, data=_data(args.data) if args.data else None)
         print((out / "report.md").read_text())
         return 0
     if args.bench == "recall":

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,6 +33,27 @@ def _progress(total: int, *, enabled: bool, desc: str) -> Any:
     return tqdm(total=total, unit="ev", desc=desc, disable=not enabled, file=sys.stderr)
 
 
+@contextmanager
+def _interruptible() -> Iterator[threading.Event]:
+    """Ctrl-C sets the event (the batch being written finishes and is counted); a second
+    Ctrl-C interrupts at once."""
+    stop = threading.Event()
+
+    def on_interrupt(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signal handlers belong to the main thread
+        return
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def ingest(args: argparse.Namespace) -> int:
     settings = Settings()
     db = new_db(args.db)
@@ -44,16 +68,17 @@ def ingest(args: argparse.Namespace) -> int:
     added = 0
     done = 0
     started = time.perf_counter()
-    with Memory.open(db, settings=settings) as memory:
+    with Memory.open(db, settings=settings) as memory, _interruptible() as stop:
         show = not args.no_progress and len(rows) >= 1000
-        try:
-            with _progress(len(rows), enabled=show, desc="ingest") as bar:
-                for start in range(0, len(rows), args.batch):
-                    chunk = rows[start : start + args.batch]
-                    added += len(memory.ingest(chunk))
-                    done += len(chunk)
-                    bar.update(len(chunk))
-        except KeyboardInterrupt:
+        with _progress(len(rows), enabled=show, desc="ingest") as bar:
+            for start in range(0, len(rows), args.batch):
+                if stop.is_set():
+                    break
+                chunk = rows[start : start + args.batch]
+                added += len(memory.ingest(chunk))
+                done += len(chunk)
+                bar.update(len(chunk))
+        if stop.is_set():
             print(
                 f"kenning: interrupted: {added} events committed ({done - added} already "
                 f"present) of {len(rows)}; run the same command again to add the rest",

@@ -138,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
     b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     b.add_argument("--out", required=True)
+    b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
+                   help="dev-split part to run (all: both, each reported)")  # fmt: skip
     b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
@@ -146,10 +148,15 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--data", required=True, help="LongMemEval JSON file (.json or .json.gz)")
     b.add_argument("--out", required=True)
     b.add_argument("--limit", type=_positive, help="only the first N questions")
+    b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
+                   help="dev-split part to run (all: both, each reported)")  # fmt: skip
     b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
     b.add_argument("--no-plots", action="store_true")
+    b = bench.add_parser("reader", help="query reader precision/recall on labelled product queries")
+    b.add_argument("--out", required=True)
+    b.add_argument("--data", help="a labelled JSONL file (default: the set shipped with kenning)")
     b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")
     b.add_argument("--out", required=True)
     b.add_argument("--seed", type=int, default=0, help="first conversation seed")

@@ -74,7 +74,9 @@ class ContextSettings:
             its history stays).
         background: compact on a worker thread at the compact threshold (else only at hard).
         memory_floor: a retrieved memory enters the window only with at least this score (no
-            memory just to fill space; when none clears it, the window says so).
+            memory just to fill space; when none clears it, the window says so). With the
+            default fusion, off-topic records score under 0.06 and a record that shares the
+            question's subject 0.2 or more.
         profile: show the user's profile (long-term facts, consent permitting).
         max_messages: the most messages a window holds (next to the token budget).
         retrieval: ``always``, or ``past_reference``: retrieve only when the latest input
@@ -90,7 +92,7 @@ class ContextSettings:
     retrieve: bool = True
     extract_pins: bool = True
     closed_pins: bool = False
-    memory_floor: float = 0.25
+    memory_floor: float = 0.15
     profile: bool = True
     max_messages: int = 50
     retrieval: str = "always"
@@ -135,12 +137,14 @@ class TokenCache:
 
 @dataclass(frozen=True, slots=True)
 class Gathered:
-    """What a window is built from, read once per assembly."""
+    """What a window is built from, read once per assembly; *written* says the session holds
+    anything of its own (events, pins, summaries or task state)."""
 
     pieces: Mapping[Tier, Sequence[Piece]]
     dynamic_tokens: int
     tail_start: int
     latest_user: str | None
+    written: bool = True
 
 
 def gather(
@@ -242,6 +246,7 @@ def gather(
         pieces=pieces,
         dynamic_tokens=dynamic,
         tail_start=int(tail_start),
+        written=bool(snap.last_seq or snap.pins or snap.summaries or not snap.task.empty),
         latest_user=None if latest is None else latest.text,
     )
 

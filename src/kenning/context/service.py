@@ -410,10 +410,14 @@ class WorkingContext:
         price = self._price(model)
         if price is not None:
             window = replace(window, cost=price.cost(window.tokens, reserve_output_tokens))
-        self._store.add_usage(
-            scope, model, input_tokens=window.tokens, output_tokens=0,
-            cost=0.0 if price is None else price.cost(window.tokens, 0),
-        )  # fmt: skip
+        if gathered.written:
+            # Usage claims the session: a window over a session nobody has written to yet
+            # (e.g. a user naming another user's id before that user's first turn) records
+            # nothing, so it cannot take the id.
+            self._store.add_usage(
+                scope, model, input_tokens=window.tokens, output_tokens=0,
+                cost=0.0 if price is None else price.cost(window.tokens, 0),
+            )  # fmt: skip
         return window
 
     def _price(self, model: str) -> Price | None:

@@ -1,10 +1,10 @@
 """The search pipeline: read the query, gather candidates, fuse, add bonuses, load the winners.
 
-:class:`SearchEngine` is the I/O shell around the pure core (:mod:`kenning.search.plan`,
-:mod:`kenning.search.fusion`): it asks the store for candidates of both signals, for any time
-the query names as well, and for whole-session scores, then loads only the records that can
-still reach the top k. Input is validated by :class:`~kenning.memory.Memory` before it gets
-here.
+:class:`SearchEngine` is the I/O shell around the pure core (a query reader,
+:mod:`kenning.search.reader`, and :mod:`kenning.search.fusion`): it asks the store for
+candidates of both signals, for any time the query names as well, and for whole-session
+scores, then loads only the records that can still reach the top k. Input is validated by
+:class:`~kenning.memory.Memory` before it gets here.
 
 The lexical candidates are searched on a worker thread while the query is embedded and its
 vector candidates are searched (both release the GIL for most of their work); which results
@@ -32,20 +32,24 @@ from kenning.search.fusion import (
     Fused,
     FusionConfig,
     ItemStats,
+    Position,
     add_bonuses,
     fuse,
     max_bonus,
+    partner_lift,
     session_scores,
 )
 from kenning.search.hits import Hit, SearchResults
-from kenning.search.plan import plan_query
+from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.timeref import TimeWindow
 from kenning.store.protocol import EventLog, SearchIndex
-from kenning.store.records import Candidate, ModelInfo
+from kenning.store.records import Candidate, Item, ModelInfo
 
 __all__ = ["SearchEngine"]
 
 _QUERY_CACHE = 256
+_PARTNER_DEPTH = 30
+"""The partner lift applies among the best max(3 * k, this) candidates."""
 
 
 class SearchEngine:
@@ -63,6 +67,7 @@ class SearchEngine:
         embedder: Embedder | None,
         *,
         fusion: FusionConfig,
+        reader: QueryReader | None = None,
         track_access: bool = True,
         overlap: bool = True,
     ) -> None:
@@ -70,6 +75,7 @@ class SearchEngine:
         self._records = records
         self._embedder = embedder
         self._fusion = fusion
+        self._reader = reader or RuleReader()
         self._overlap = overlap
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -119,7 +125,7 @@ class SearchEngine:
     ) -> SearchResults:
         """The top *k* records of *scope* for *query*, best first (see ``Memory.search``)."""
         config = self._fusion
-        plan = plan_query(query, now)
+        plan = self._reader.read(query, now)
         windows = plan.windows if config.time_weight > 0 else ()
         if plan.multi_target:
             config = replace(config, session_weight=config.multi_target_session_weight)
@@ -247,19 +253,34 @@ class SearchEngine:
         config: FusionConfig,
         windows: Sequence[TimeWindow] = (),
     ) -> list[Hit]:
-        """Add bonuses to fused candidates, cut at *min_score* and *k*, load the winners.
+        """Add bonuses to fused candidates, lift partners, cut at *min_score* and *k*, load the
+        winners.
 
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits.
+        serve both the bonuses and the hits. With the partner lift on, the best
+        ``max(3 * k, 30)`` candidates are loaded too: a weak reply can rise next to the turn
+        it answers, and the lift needs each one's place in its conversation.
         """
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
+        if config.partner_weight > 0:
+            head = (f.id for f in base[: max(3 * k, _PARTNER_DEPTH)])
+            contenders = list(dict.fromkeys([*contenders, *head]))
         items = {item.id: item for item in self._records.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
-        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows, limit=k)
+        fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
+        if config.partner_weight > 0:
+            # Facts have no place in a conversation: only turns have partners.
+            positions = {
+                key: Position(session=i.scope.session, seq=i.seq, author=_author(i))
+                for key, i in items.items()
+                if i.seq is not None
+            }
+            fused = partner_lift(fused, positions, config.partner_weight)
+        fused = fused[:k]
         out = []
         for f in fused:
             item = items.get(f.id)
@@ -299,6 +320,15 @@ class SearchEngine:
         if qvec is None or model is None or self._fusion.vector_weight <= 0:
             return []
         return self._index.nearest(scope, qvec, model=model, filters=filters, limit=limit)
+
+
+def _author(item: Item) -> str:
+    """Who wrote *item*: its speaker or name (metadata), else its role."""
+    for key in ("speaker", "name"):
+        value = item.metadata.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return item.role.value
 
 
 def _within(filters: Filters, window: TimeWindow) -> Filters | None:

@@ -23,9 +23,11 @@ __all__ = [
     "Fused",
     "FusionConfig",
     "ItemStats",
+    "Position",
     "add_bonuses",
     "fuse",
     "max_bonus",
+    "partner_lift",
     "session_scores",
 ]
 
@@ -38,7 +40,13 @@ class FusionConfig:
     ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off). A question with
     several targets (counting, totals, comparisons; see :mod:`kenning.search.plan`) uses
     ``multi_target_session_weight`` instead.
-    ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)``; ``access_weight`` adds
+    ``partner_weight`` w lifts a record toward its conversational partner, the turn right
+    before or after it in its session written by someone else:
+    ``max(s, (s + w * p) / (1 + w))`` (see :func:`partner_lift`; 0 turns it off); it applies
+    among the best ``max(3 * k, 30)`` candidates.
+    ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)`` (off by default: with
+    a realistic ``now`` it cost LoCoMo recall on the tuning part and moved no LongMemEval
+    metric; see docs/benchmarks.md); ``access_weight`` adds
     ``w * log1p(access_count) / log1p(100)`` (capped at ``w``). ``time_weight`` is added to
     records written inside a time the query names ("last Friday", "in March 2023"; see
     :mod:`kenning.search.timeref`). Bonuses are added after the fused score is scaled to
@@ -53,8 +61,9 @@ class FusionConfig:
     vector_weight: float = 0.4
     session_weight: float = 1.0
     multi_target_session_weight: float = 0.0
+    partner_weight: float = 1.0
     sole_best_floor: float = 0.8
-    recency_weight: float = 0.05
+    recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
     time_weight: float = 0.2
@@ -70,6 +79,7 @@ class FusionConfig:
             "vector_weight": self.vector_weight,
             "session_weight": self.session_weight,
             "multi_target_session_weight": self.multi_target_session_weight,
+            "partner_weight": self.partner_weight,
             "sole_best_floor": self.sole_best_floor,
             "recency_weight": self.recency_weight,
             "access_weight": self.access_weight,
@@ -95,6 +105,15 @@ class ItemStats:
 
     at: datetime
     access_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where a record sits in its conversation: session, sequence number, who wrote it."""
+
+    session: str | None
+    seq: int
+    author: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,3 +288,39 @@ def add_bonuses(
         out.append(Fused(id=f.id, score=total, scores={**f.scores, **bonus, "score": total}))
     out.sort(key=lambda f: (-f.score, f.id))
     return out if limit is None else out[:limit]
+
+
+def partner_lift(
+    fused: Sequence[Fused], positions: Mapping[str, Position], weight: float
+) -> list[Fused]:
+    """Lift each record toward its conversational partner; return all of *fused*, best first.
+
+    A record's partners are the turns right before and after it in the same session written by
+    someone else: a reply and the turn it answers. A reply like "Yes, last Tuesday!" shares no
+    words with a question about the trip it confirms, while the turn it answers does; lifted
+    toward it, the reply ranks next to it. The lift is ``max(s, (s + w * p) / (1 + w))`` with
+    ``p`` the better partner's score; like the session lift it never lowers a score. Only
+    records in *positions* that are among *fused* take part (partners are not fetched); the
+    lift is recorded as ``scores["partner"]``.
+    """
+    if weight <= 0 or not positions:
+        return list(fused)
+    score = {f.id: f.score for f in fused}
+    at = {(p.session, p.seq): key for key, p in positions.items() if key in score}
+    out = []
+    for f in fused:
+        place = positions.get(f.id)
+        best = 0.0
+        if place is not None:
+            for step in (-1, 1):
+                other = at.get((place.session, place.seq + step))
+                if other is not None and positions[other].author != place.author:
+                    best = max(best, score[other])
+        lifted = max(f.score, (f.score + weight * best) / (1 + weight))
+        if lifted > f.score:
+            scores = {**f.scores, "partner": lifted - f.score, "score": lifted}
+            out.append(Fused(id=f.id, score=lifted, scores=scores))
+        else:
+            out.append(f)
+    out.sort(key=lambda f: (-f.score, f.id))
+    return out

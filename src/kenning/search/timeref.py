@@ -7,6 +7,12 @@ fires on an explicit anchor (``ago``, ``last``, ``past``, ``this``, ``yesterday`
 or month name used as a date); "a 5-day trip" or "how many weeks did it take" name a
 duration, not a time, and give nothing.
 
+A bare weekday or month ("on Friday", "in April") can point either way: "what did I buy on
+Friday" means the last one, "what time is my flight on Friday" the next one, and a memory cannot
+come from the future. So when the named day or month could still be ahead (a weekday; a month
+later in the year than ``now``'s), it becomes a window only if the query speaks of the past
+(a past-tense verb: "did", "was", "bought", "moved" …).
+
 Windows are generous on purpose: people say "last week" about ten days ago, and the record
 of an event is often written a day later. A window is widened by a quarter of its length on
 both sides (at least a day), and callers use it as a soft preference, never as a filter.
@@ -50,7 +56,7 @@ _UNIT = r"(?P<unit>day|week|month|year)s?"
 _WEEKDAY = r"(?P<wd>" + "|".join(_WEEKDAYS) + r")"
 _MONTH = r"(?P<month>" + "|".join(_MONTHS) + r"|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)"
 
-_AGO = re.compile(rf"\b(?:{_WEEKDAY}\s+)?{_COUNT}\s+{_UNIT}\s+(?:ago|back|earlier)\b")
+_AGO = re.compile(rf"\b{_COUNT}\s+{_UNIT}\s+(?:ago|back|earlier)\b")
 _PAST_N = re.compile(rf"\b(?:last|past|previous|recent)\s+{_COUNT}\s+{_UNIT}\b")
 _LAST_UNIT = re.compile(
     r"\b(?P<rel>last|past|previous|this past|this)\s+(?P<unit>day|week|weekend|month|year)\b"
@@ -67,6 +73,13 @@ _MONTH_REF = re.compile(
     rf"(?:\s+(?P<day>\d{{1,2}}){_ORDINAL}\b)?(?:,?\s+{_YEAR}\b)?"
 )
 _MAY_AS_MONTH = frozenset({"in", "during", "last", "since", "early", "late", "mid"})
+# The past tense (auxiliaries, regular and common irregular forms): the query looks back.
+_PAST = re.compile(
+    r"\b(?:did|was|were|had|\w{3,}ed|said|told|went|got|bought|made|saw|met|paid|sent|spent|"
+    r"took|gave|came|left|ate|wrote|ran|found|thought|felt|brought|heard|kept|lost|sold|won|"
+    r"wore|drove|flew|forgot|spoke|began|sang|swam|taught|caught|built|chose|drank|fell|held|"
+    r"knew|led|meant|rode|sat|slept|stood|threw|read)\b"
+)
 _DAY_WORDS = re.compile(
     r"\b(?P<w>the day before yesterday|yesterday|today|tonight|last night|this morning|"
     r"this afternoon|this evening)\b"
@@ -101,7 +114,7 @@ def _window(start: datetime, end: datetime, phrase: str) -> TimeWindow:
     return TimeWindow(start - pad, end + pad, phrase)
 
 
-def _ago(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow | None:
+def _ago(match: re.Match[str], today: datetime, now: datetime, past: bool) -> TimeWindow | None:
     n = _count(match["n"])
     unit = _UNITS[match["unit"]]
     if n <= 0 or n * unit > 36_500:
@@ -115,24 +128,19 @@ def _ago(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow | N
     else:
         anchor = today - n * unit * _DAY
         spread = timedelta(days=0 if unit == 1 else 3)
-    if match["wd"]:
-        # "the Wednesday two weeks ago": that weekday in the anchor's week.
-        wanted = _WEEKDAYS.index(match["wd"])
-        anchor = anchor + (wanted - anchor.weekday()) * _DAY
-        spread = timedelta(0)
     if match["n"] in ("a few", "few", "several"):
         # A vague count: anything from two units back to a few more.
         return _window(today - 5 * unit * _DAY, today - unit * _DAY, match[0])
     return _window(anchor - spread, anchor + spread + _DAY, match[0])
 
 
-def _past_n(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow:
+def _past_n(match: re.Match[str], today: datetime, now: datetime, past: bool) -> TimeWindow:
     n = max(_count(match["n"]), 1)
     days = min(n * _UNITS[match["unit"]], 36_500)
     return _window(today - days * _DAY, now, match[0])
 
 
-def _last_unit(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow:
+def _last_unit(match: re.Match[str], today: datetime, now: datetime, past: bool) -> TimeWindow:
     rel, unit = match["rel"], match["unit"]
     this = rel == "this"
     if unit == "day":
@@ -160,7 +168,11 @@ def _last_unit(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
     return _window(first_of_year.replace(year=today.year - 1), first_of_year, match[0])
 
 
-def _weekday_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow:
+def _weekday_ref(
+    match: re.Match[str], today: datetime, now: datetime, past: bool
+) -> TimeWindow | None:
+    if match["rel"] in ("on", "this") and not past:
+        return None  # "my flight on Friday" is the next one
     wanted = _WEEKDAYS.index(match["wd"])
     back = (today.weekday() - wanted) % 7 or 7
     if match["rel"] in ("on", "this") and today.weekday() == wanted:
@@ -169,7 +181,9 @@ def _weekday_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWi
     return _window(day, day + _DAY, match[0])
 
 
-def _month_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow | None:
+def _month_ref(
+    match: re.Match[str], today: datetime, now: datetime, past: bool
+) -> TimeWindow | None:
     name, rel = match["month"], match["rel"]
     day_text = match["day"] or match["day0"]
     if rel is None and day_text is None and match["year"] is None:
@@ -180,6 +194,8 @@ def _month_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
     if match["year"]:
         year = int(match["year"])
     else:
+        if month > today.month and rel not in ("last", "since") and not past:
+            return None  # "out of office in April", asked in March: the coming April
         year = today.year if month <= today.month else today.year - 1
         if rel == "last" and month == today.month:
             year -= 1
@@ -196,7 +212,7 @@ def _month_ref(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
     return _window(start, end, match[0])
 
 
-def _day_words(match: re.Match[str], today: datetime, now: datetime) -> TimeWindow:
+def _day_words(match: re.Match[str], today: datetime, now: datetime, past: bool) -> TimeWindow:
     word = match["w"]
     if word == "the day before yesterday":
         return _window(today - 2 * _DAY, today - _DAY, word)
@@ -207,7 +223,7 @@ def _day_words(match: re.Match[str], today: datetime, now: datetime) -> TimeWind
     return _window(today, today + _DAY, word)
 
 
-_Rule = Callable[[re.Match[str], datetime, datetime], TimeWindow | None]
+_Rule = Callable[[re.Match[str], datetime, datetime, bool], TimeWindow | None]
 _RULES: tuple[tuple[re.Pattern[str], _Rule], ...] = (
     (_AGO, _ago),
     (_PAST_N, _past_n),
@@ -228,6 +244,7 @@ def time_windows(text: str, now: datetime) -> tuple[TimeWindow, ...]:
     if now.tzinfo is None:
         now = now.replace(tzinfo=UTC)
     today = datetime.combine(now.date(), time(), tzinfo=now.tzinfo)
+    past = _PAST.search(lowered) is not None
     taken: list[tuple[int, int]] = []
     found: list[tuple[int, TimeWindow]] = []
     for pattern, build in _RULES:
@@ -235,7 +252,7 @@ def time_windows(text: str, now: datetime) -> tuple[TimeWindow, ...]:
             span = match.span()
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue
-            window = build(match, today, now)
+            window = build(match, today, now, past)
             if window is None:
                 continue
             taken.append(span)
