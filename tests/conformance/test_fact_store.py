@@ -4,6 +4,7 @@ Written once against the protocols, run over every backend (the ``store`` fixtur
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -153,3 +154,21 @@ def test_procedures_are_versioned_and_one_is_active(store: Store) -> None:
     assert statuses == [(1, ProcedureStatus.RETIRED), (2, ProcedureStatus.ACTIVE)]
     assert store.procedures("globex") == []
     assert store.procedures("acme")[1].steps == ("look up", "refund 2")
+
+
+def test_erasing_its_only_source_erases_a_fact_but_the_purge_does_not(store: Store) -> None:
+    first, second = add(store, A1, "I work at Netflix", "I live in Porto")
+    [again] = add(store, A2, "I work at Netflix, as I said")
+    insert(store, A1, "fact_job", replace(draft("employer", "Netflix"), source_event_id=first))
+    insert(store, A1, "fact_home", replace(draft("location", "Porto"), source_event_id=second))
+    store.apply_facts(A2, FactChanges(reinforcements=(("fact_job", again),)), at=T0)
+    store.forget(A1, ids=[first, second])
+    [job] = store.facts(ANN, statuses=None)
+    assert job.id == "fact_job" and job.sources == (again,)
+    assert store.items(ANN, ["fact_home", "fact_job"])[0].id == "fact_job"
+    assert len(store.items(ANN, ["fact_home", "fact_job"])) == 1
+    # Retention's purge removes expired turns; facts keep their own retention.
+    later = T0 + timedelta(days=2)
+    assert store.purge("acme", now=later, episodes_before=later) == 1
+    assert store.events(ANN) == []
+    assert [f.id for f in store.facts(ANN)] == ["fact_job"]

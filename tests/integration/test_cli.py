@@ -397,3 +397,42 @@ def test_long_term_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["purge", "--db", db, "--tenant", "acme", "--json"]) == 0
     assert main(["procedures", "list", "--db", db, "--tenant", "acme"]) == 0
     assert main(["facts", "history", *common]) == 2
+
+
+def test_tenant_policy_sets_retention_that_purge_applies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [
+        {"tenant": "acme", "user": "dana", "session": "s1", "role": "user",
+         "content": f"old note {i}", "at": "2020-01-01T00:00Z"} for i in range(3)
+    ] + [{"tenant": "acme", "user": "dana", "session": "s2", "role": "user",
+          "content": "a note from today"}]  # fmt: skip
+    db = str(tmp_path / "k.db")
+    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", db]) == 0
+    tenant = ["--db", db, "--tenant", "acme"]
+    assert main(["policy", "set", *tenant, "--fact-days", "abc"]) == 2
+    assert "--fact-days must be a number of days" in capsys.readouterr().err
+    assert main(["policy", "set", *tenant]) == 2  # nothing to set
+    assert main(["policy", "show", *tenant, "--json"]) == 0
+    assert (
+        json.loads(capsys.readouterr().out)["episode_days"] is None
+    )  # refused sets changed nothing
+    assert main(["policy", "set", *tenant, "--episode-days", "30", "--share", "on", "--json"]) == 0
+    policy = json.loads(capsys.readouterr().out)
+    assert policy["episode_days"] == 30.0 and policy["share_across_sessions"] is True
+    assert main(["purge", *tenant, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["removed"] >= 3
+    assert _count(Path(db)) == 1
+
+
+def test_ingest_reads_stdin(tmp_path: Path) -> None:
+    line = json.dumps({"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "hi"})
+    exe = Path(sys.executable).with_name("kenning")
+    db = str(tmp_path / "k.db")
+    done = subprocess.run([str(exe), "ingest", "-", "--db", db], input=line + "\n",
+                          capture_output=True, text=True, env=ENV, timeout=300)  # fmt: skip
+    assert done.returncode == 0 and "ingested 1 events" in done.stdout, done.stderr
+    bad = subprocess.run([str(exe), "ingest", "-", "--db", db], input="{not json\n",
+                         capture_output=True, text=True, env=ENV, timeout=300)  # fmt: skip
+    assert bad.returncode == 2 and "<stdin>:1" in bad.stderr and "Traceback" not in bad.stderr
+    assert _count(Path(db)) == 1

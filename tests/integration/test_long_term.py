@@ -42,6 +42,31 @@ def test_duplicates_reinforce_instead_of_piling_up(memory: Memory) -> None:
         assert len(fact.sources) == 2
 
 
+def test_erasing_a_turn_erases_a_fact_read_only_from_it(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I work at Netflix.", "I'm allergic to penicillin.")
+        _said(memory, "s2", "Just so you know, I work at Netflix.", minutes=60)
+        first, second = memory.store.events(Scope("acme", "dana", "s1"))
+        memory.facts.set_consent(DANA, sensitive_facts=True)
+        assert {f.value for f in memory.facts.list(DANA)} == {"Netflix"}
+        _said(memory, "s3", "I'm allergic to penicillin.", minutes=90)
+        assert {f.attribute for f in memory.facts.list(DANA)} == {
+            "employer", "allergy:penicillin"
+        }  # fmt: skip
+        [allergy] = [f for f in memory.facts.list(DANA) if f.attribute == "allergy:penicillin"]
+        memory.forget(Scope("acme", "dana", "s1"), ids=[first.id, second.id])
+        # The employer was stated again in s2: it stays, backed by that turn alone.
+        [netflix] = [f for f in memory.facts.list(DANA) if f.value == "Netflix"]
+        assert len(netflix.sources) == 1 and netflix.sources[0] not in {first.id, second.id}
+        # The allergy fact came from s3, not from the erased (then unconsented) turn.
+        assert allergy.id in {f.id for f in memory.facts.list(DANA)}
+        [s3] = memory.store.events(Scope("acme", "dana", "s3"))
+        memory.forget(Scope("acme", "dana", "s3"), ids=[s3.id])
+        assert {f.value for f in memory.facts.list(DANA, include_closed=True)} == {"Netflix"}
+        hits = memory.search(DANA, "what am I allergic to?", k=10)
+        assert all("penicillin" not in h.content for h in hits)
+
+
 def test_supersession_keeps_history_and_as_of_reads_the_past(memory: Memory) -> None:
     with memory:
         _said(memory, "s1", "I live in Berlin.")

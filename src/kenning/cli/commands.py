@@ -58,13 +58,19 @@ def ingest(args: argparse.Namespace) -> int:
     settings = Settings()
     db = new_db(args.db)
     source = str(args.file)
-    if Path(source).is_dir():
-        raise InvalidInput(f"{source} is a directory, not a JSON Lines file")
-    if not Path(source).is_file():
-        raise InvalidInput(f"{source} does not exist")
-    # Validate the whole file before opening the database: a bad last line changes nothing.
-    with open(source, "rb") as stream:
-        rows = list(read_events(stream, source=source, max_chars=settings.max_content_chars))
+    # Validate the whole input before opening the database: a bad last line changes nothing.
+    if source == "-":
+        rows = list(
+            read_events(sys.stdin.buffer, source="<stdin>", max_chars=settings.max_content_chars)
+        )
+    else:
+        if Path(source).is_dir():
+            raise InvalidInput(f"{source} is a directory, not a JSON Lines file")
+        if not Path(source).exists():
+            raise InvalidInput(f"{source} does not exist")
+        # A pipe or process substitution (<(...)) is read like a file.
+        with open(source, "rb") as stream:
+            rows = list(read_events(stream, source=source, max_chars=settings.max_content_chars))
     added = 0
     done = 0
     started = time.perf_counter()

@@ -1,5 +1,5 @@
-"""The long-term memory commands: facts, profile, consent, procedures, holds, purge, consolidate,
-stats."""
+"""The long-term memory commands: facts, profile, consent, tenant policy, procedures, holds,
+purge, consolidate, stats."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from kenning.cli.inputs import existing_db
 from kenning.errors import InvalidInput
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import Fact, Procedure, Scope, to_utc
+from kenning.records import Fact, Procedure, Scope, TenantPolicy, to_utc
 from kenning.settings import Settings
 
 __all__ = ["add_parsers", "run"]
@@ -40,6 +40,17 @@ def add_parsers(sub: Any) -> None:
     choices = ("on", "off", "default")
     p.add_argument("--share", choices=choices, help="set: share facts across the user's sessions")
     p.add_argument("--sensitive", choices=choices, help="set: keep health/finance/family facts")
+
+    p = sub.add_parser("policy", help="a tenant's defaults and retention: show or set")
+    p.add_argument("action", choices=("show", "set"))
+    _common(p, user=False)
+    p.add_argument("--share", choices=("on", "off"), help="set: users' facts reach their "
+                   "other sessions unless a user said otherwise")  # fmt: skip
+    p.add_argument("--sensitive", choices=("on", "off"), help="set: keep health/finance/family "
+                   "statements as facts")  # fmt: skip
+    p.add_argument("--episode-days", help="set: delete events older than this (none: keep)")
+    p.add_argument("--fact-days", help="set: delete facts older than this (none: until revoked)")
+    p.add_argument("--recent-sessions", type=int, help="set: sessions the rolling summary covers")
 
     p = sub.add_parser("procedures", help="playbooks: list, show, approve")
     p.add_argument("action", choices=("list", "show", "approve"))
@@ -180,6 +191,45 @@ def _consent(memory: Memory, args: argparse.Namespace) -> None:
     data = {"share_across_sessions": consent.share_across_sessions,
             "sensitive_facts": consent.sensitive_facts}  # fmt: skip
     _print(data, as_json=args.json, lines=[f"{k}: {'on' if v else 'off'}" for k, v in data.items()])
+
+
+def _days(value: str | None, name: str, current: float | None) -> float | None:
+    if value is None:
+        return current
+    if value.lower() == "none":
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInput(f"{name} must be a number of days or 'none', not {value!r}") from None
+
+
+def _policy(memory: Memory, args: argparse.Namespace) -> None:
+    policy = memory.retention.policy(args.tenant)
+    if args.action == "set":
+        changes = (args.share, args.sensitive, args.episode_days, args.fact_days,
+                   args.recent_sessions)  # fmt: skip
+        if all(c is None for c in changes):
+            raise InvalidInput(
+                "policy set needs one of --share, --sensitive, --episode-days, --fact-days, "
+                "--recent-sessions"
+            )
+        policy = TenantPolicy(
+            share_across_sessions=(
+                policy.share_across_sessions if args.share is None else args.share == "on"
+            ),
+            sensitive_facts=(
+                policy.sensitive_facts if args.sensitive is None else args.sensitive == "on"
+            ),
+            episode_days=_days(args.episode_days, "--episode-days", policy.episode_days),
+            fact_days=_days(args.fact_days, "--fact-days", policy.fact_days),
+            recent_sessions=(
+                policy.recent_sessions if args.recent_sessions is None else args.recent_sessions
+            ),
+        )
+        memory.retention.set_policy(args.tenant, policy)
+    data = policy.to_json()
+    _print(data, as_json=args.json, lines=[f"{k}: {v}" for k, v in data.items()])
 
 
 def _procedures(memory: Memory, args: argparse.Namespace) -> None:

@@ -18,7 +18,7 @@ from kenning.errors import KenningError
 __all__ = ["build_parser", "main"]
 
 LONGTERM = frozenset(
-    {"facts", "profile", "consent", "procedures", "hold", "purge", "consolidate", "stats"}
+    {"facts", "profile", "consent", "policy", "procedures", "hold", "purge", "consolidate", "stats"}
 )
 
 
@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
         "again (after a crash or Ctrl-C) adds nothing twice.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("file", help="JSONL file: one event object a line (fields above)")
+    p.add_argument(
+        "file", help="JSONL file (or - for stdin): one event object a line (fields above)"
+    )
     p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
     p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")

@@ -359,7 +359,8 @@ def _opening(clause: str) -> str:
     """The clause from its first-person subject on ("Honestly, I love tea" -> "I love tea")."""
     clause = re.sub(
         r"^(?:oh|well|so|also|and|but|honestly|actually|btw|by the way|fyi|ok|okay|yes|yeah|"
-        r"no|hi|hey|hello|as you know|just so you know|for the record|for what it's worth)"
+        r"no|hi|hey|hello|as you know|just so you know|for the record|for what it's worth|"
+        r"(?:as|like) I (?:said|mentioned|told you)(?: before| earlier)?)"
         r"\b[,!]?\s*",
         "",
         clause,

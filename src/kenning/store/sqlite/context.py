@@ -463,9 +463,12 @@ class ContextTables(Database):
         scope: Scope,
         erased: Sequence[tuple[str, str | None, int]],
         gone: Sequence[str],
+        *,
+        purge: bool = False,
     ) -> None:
         """Drop what derives from erased events — pins sourced from them, summaries covering
         them, the token ledger of their sessions — and everything of the *gone* sessions."""
+        super()._forget_derived(conn, scope, erased, gone, purge=purge)
         touched: dict[str, int] = {}
         for _, session, seq in erased:
             if session is not None:

@@ -129,9 +129,12 @@ class Database:
         scope: Scope,
         erased: Sequence[tuple[str, str | None, int]],
         gone: Sequence[str],
+        *,
+        purge: bool = False,
     ) -> None:
         """Inside forget's transaction: erase what derives from the erased events (id,
-        session, seq), and all state of the *gone* sessions."""
+        session, seq), and all state of the *gone* sessions; *purge*: the events expired
+        under retention rather than being erased on request."""
 
     @property
     def in_memory(self) -> bool:

@@ -414,13 +414,6 @@ class EventTables(Database):
                 params,
             )
             erased = int(cur.rowcount)
-            conn.execute(
-                "DELETE FROM vectors WHERE tenant = ? AND hash NOT IN"
-                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)"
-                " AND hash NOT IN (SELECT c.embed_hash FROM item_chunks c JOIN items i"
-                " ON i.rowid = c.item WHERE i.tenant = ? AND c.embed_hash IS NOT NULL)",
-                (scope.tenant, scope.tenant, scope.tenant),
-            )
             gone = _gone_sessions(conn, scope, doomed, whole=whole)
             for chunk in chunks(gone):
                 marks = ",".join("?" * len(chunk))
@@ -428,7 +421,18 @@ class EventTables(Database):
                     f"DELETE FROM sessions WHERE tenant = ? AND session IN ({marks})",
                     [scope.tenant, *chunk],
                 )
-            self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone)
+            self._forget_derived(
+                conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone,
+                purge=log_at is not None,
+            )  # fmt: skip
+            # After the derived records: a fact read only from erased turns goes too.
+            conn.execute(
+                "DELETE FROM vectors WHERE tenant = ? AND hash NOT IN"
+                " (SELECT embed_hash FROM items WHERE tenant = ? AND embed_hash IS NOT NULL)"
+                " AND hash NOT IN (SELECT c.embed_hash FROM item_chunks c JOIN items i"
+                " ON i.rowid = c.item WHERE i.tenant = ? AND c.embed_hash IS NOT NULL)",
+                (scope.tenant, scope.tenant, scope.tenant),
+            )
             if whole and scope.session is None:
                 # Erasing a user (or a tenant's users) takes their choices along.
                 owned, owned_params = scope_sql(Scope(scope.tenant, scope.user))

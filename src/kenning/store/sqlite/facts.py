@@ -77,6 +77,44 @@ class FactTables(Database):
 
     # -- writes ----------------------------------------------------------------------------
 
+    def _forget_derived(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int]],
+        gone: Sequence[str],
+        *,
+        purge: bool = False,
+    ) -> None:
+        """A fact read only from erased events is erased with them; one that other events
+        stated too keeps those as its sources. The purge leaves facts alone: they have their
+        own retention (``TenantPolicy.fact_days``) and outlive the turns they came from."""
+        super()._forget_derived(conn, scope, erased, gone, purge=purge)
+        if purge:
+            return
+        ids = {e[0] for e in erased}
+        found: dict[int, str] = {}
+        for chunk in chunks(sorted(ids)):
+            found.update(
+                conn.execute(
+                    "SELECT DISTINCT f.item, f.sources FROM facts f, json_each(f.sources) j"
+                    f" WHERE f.tenant = ? AND j.value IN ({','.join('?' * len(chunk))})",
+                    [scope.tenant, *chunk],
+                ).fetchall()
+            )
+        doomed: list[int] = []
+        for item, sources in found.items():
+            left = [s for s in json.loads(sources) if s not in ids]
+            if left:
+                conn.execute(
+                    "UPDATE facts SET sources = ?, source_event_id = ? WHERE item = ?",
+                    (json.dumps(left), left[0], item),
+                )
+            else:
+                doomed.append(item)
+        for rows in chunks(doomed):
+            conn.execute(f"DELETE FROM items WHERE rowid IN ({','.join('?' * len(rows))})", rows)
+
     def apply_facts(
         self,
         scope: Scope,

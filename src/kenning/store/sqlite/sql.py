@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from kenning.errors import InvalidInput
 from kenning.records import Filters, Scope
@@ -73,7 +73,10 @@ def stored_model(conn: sqlite3.Connection) -> ModelInfo | None:
     return ModelInfo(model_id=row[0], dimension=int(row[1]), normalized=bool(row[2]))
 
 
-def chunks(values: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
+_T = TypeVar("_T")
+
+
+def chunks(values: Sequence[_T], size: int = _CHUNK) -> Iterator[Sequence[_T]]:
     """*values* in slices small enough for one statement's parameters."""
     for start in range(0, len(values), size):
         yield values[start : start + size]
