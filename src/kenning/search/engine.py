@@ -165,8 +165,8 @@ class SearchEngine:
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
         serve both the bonuses and the hits. With the partner lift on, the best
-        ``max(3 * k, 30)`` candidates are loaded too: a weak reply can rise next to the turn
-        it answers, and the lift needs each one's place in its conversation.
+        ``max(3 * k, 30)`` candidates are loaded too: a weak answer can rise next to the
+        question it answers, and the lift needs each one's place in its conversation.
         """
         if not base:
             return []
@@ -180,7 +180,9 @@ class SearchEngine:
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         if config.partner_weight > 0:
             positions = {
-                key: Position(session=i.scope.session, seq=i.seq, author=_author(i))
+                key: Position(
+                    session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text
+                )
                 for key, i in items.items()
             }
             fused = partner_lift(fused, positions, config.partner_weight)
