@@ -13,8 +13,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +36,7 @@ from kenning.search.fusion import (
     session_scores,
 )
 from kenning.search.hits import Hit, SearchResults
+from kenning.search.rerank import RerankModel, RerankRecord, features, rerank
 from kenning.search.timeref import TimeWindow
 from kenning.settings import Settings
 from kenning.store.protocol import Candidate, Item, ModelInfo, Store
@@ -93,9 +95,11 @@ class SearchEngine:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
-        fused = self._fused(scope, query, qvec, filters, windows, config, max(config.candidates, k))
+        signals = self._fused(
+            scope, query, qvec, filters, windows, config, max(config.candidates, k)
+        )
         hits = self._rank(
-            scope, fused, k=k, min_score=min_score, now=now, config=config,
+            scope, signals, query=query, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
         )  # fmt: skip
         if hits and self._settings.track_access:
@@ -128,8 +132,8 @@ class SearchEngine:
         windows: Sequence[TimeWindow],
         config: FusionConfig,
         limit: int,
-    ) -> list[Fused]:
-        """The query's candidates, fused (best first), before bonuses."""
+    ) -> _Signals:
+        """The query's candidates, fused (best first), before bonuses; and what was fused."""
         lexical, vector = self._candidates(scope, query, qvec, filters, limit)
         for window in windows:
             # Records of the named time may match too weakly to be among the best of the
@@ -146,13 +150,15 @@ class SearchEngine:
             sessions = session_scores(
                 self._store.sessions(scope, query, qvec, model=model, sessions=wanted), config
             )
-        return fuse(lexical, vector, config=config, sessions=sessions)
+        fused = fuse(lexical, vector, config=config, sessions=sessions)
+        return _Signals(fused=fused, lexical=lexical, vector=vector, sessions=sessions)
 
     def _rank(
         self,
         scope: Scope,
-        base: Sequence[Fused],
+        signals: _Signals,
         *,
+        query: str,
         k: int,
         min_score: float,
         now: datetime,
@@ -164,28 +170,40 @@ class SearchEngine:
 
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits. With the partner lift on, the best
-        ``max(3 * k, 30)`` candidates are loaded too: a weak answer can rise next to the
-        question it answers, and the lift needs each one's place in its conversation.
+        serve both the bonuses and the hits. With the partner lift or the re-ranker on, the
+        best ``max(3 * k, 30)`` candidates are loaded too: a weak answer can rise next to the
+        question it answers, the re-ranker can lift a record from below the top k, and both
+        need each record's place in its conversation.
         """
+        base = signals.fused
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
-        if config.partner_weight > 0:
-            head = (f.id for f in base[: max(3 * k, _PARTNER_DEPTH)])
+        model = _rerank_model(self._settings) if config.rerank else None
+        if config.partner_weight > 0 or model is not None:
+            depth = max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
+            head = (f.id for f in base[:depth])
             contenders = list(dict.fromkeys([*contenders, *head]))
         items = {item.id: item for item in self._store.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
+        positions = {
+            key: Position(session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text)
+            for key, i in items.items()
+        }
         if config.partner_weight > 0:
-            positions = {
-                key: Position(
-                    session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text
-                )
-                for key, i in items.items()
-            }
             fused = partner_lift(fused, positions, config.partner_weight)
+        if model is not None:
+            head_fused = fused[: model.depth]
+            x = features(
+                head_fused, query=query, method=config.method, lexical=signals.lexical,
+                vector=signals.vector, sessions=signals.sessions, windows=windows,
+                records={key: RerankRecord(at=items[key].at, position=place,
+                                           text=items[key].text)
+                         for key, place in positions.items()},
+            )  # fmt: skip
+            fused = rerank(fused, x, model)
         fused = fused[:k]
         out = []
         for f in fused:
@@ -224,6 +242,26 @@ class SearchEngine:
             )
         lexical = list(lexical_future.result()) if lexical_future is not None else []
         return lexical, vector
+
+
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """Fused candidates and what they were fused from (the re-ranker's features need both)."""
+
+    fused: list[Fused]
+    lexical: list[Candidate]
+    vector: list[Candidate]
+    sessions: dict[str | None, float]
+
+
+@lru_cache(maxsize=1)
+def _shipped_model() -> RerankModel:
+    """The re-ranker shipped with kenning, read once on first use (never at import)."""
+    return RerankModel.load()
+
+
+def _rerank_model(settings: Settings) -> RerankModel:
+    return settings.rerank_model if settings.rerank_model is not None else _shipped_model()
 
 
 def _author(item: Item) -> str:

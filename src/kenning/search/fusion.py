@@ -43,7 +43,11 @@ class FusionConfig:
     ``partner_weight`` w lifts a question and its answer toward each other (a turn that asks
     something and the next turn of its session, written by someone else):
     ``max(s, (s + w * p) / (1 + w))`` (see :func:`partner_lift`; 0 turns it off); it applies
-    among the best ``max(3 * k, 30)`` candidates.
+    among the best ``max(3 * k, 30)`` candidates. ``rerank`` (off by default) re-orders the
+    best candidates by the learned model of :mod:`kenning.search.rerank`
+    (``Settings.rerank_model``, default the one shipped with kenning); measured in
+    docs/benchmarks.md: more turn recall on both dev sets, a point less on the synthetic
+    recall suite.
     ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)`` (off by default: with
     a realistic ``now`` it cost LoCoMo recall on the tuning part and moved no LongMemEval
     metric; see docs/benchmarks.md); ``access_weight`` adds
@@ -60,6 +64,7 @@ class FusionConfig:
     session_weight: float = 1.0
     multi_target_session_weight: float = 0.0
     partner_weight: float = 1.0
+    rerank: bool = False
     sole_best_floor: float = 0.8
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
