@@ -94,6 +94,7 @@ class Memory:
             embedder,
             fusion=self._settings.fusion,
             reader=self._settings.reader,
+            rerank_model=self._settings.rerank_model,
             track_access=self._settings.track_access,
         )
         self._facts = LongTermMemory(store, embedder, self._settings.longterm)

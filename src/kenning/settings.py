@@ -13,6 +13,7 @@ from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
 from kenning.search.reader import QueryReader, RuleReader
+from kenning.search.rerank import RerankModel
 from kenning.store.ann import AnnConfig
 
 __all__ = ["EmbedText", "Settings"]
@@ -38,7 +39,9 @@ class Settings:
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold). ``reader``
     reads each query before search (the times it names, whether it has several targets; see
-    :mod:`kenning.search.reader`).
+    :mod:`kenning.search.reader`). ``rerank_model`` replaces the re-ranker shipped with
+    kenning (None: the shipped one, read on first search; ``FusionConfig(rerank=False)``
+    turns re-ranking off).
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
@@ -56,6 +59,7 @@ class Settings:
     ann: AnnConfig = field(default_factory=AnnConfig)
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
     reader: QueryReader = field(default_factory=RuleReader)
+    rerank_model: RerankModel | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:

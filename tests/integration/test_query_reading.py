@@ -12,6 +12,7 @@ from pathlib import Path
 
 from kenning import FusionConfig, Memory, NewEvent, Scope, Settings
 from kenning.search.plan import QueryPlan
+from kenning.search.rerank import FEATURES, RerankModel
 from tests.conftest import MemoEmbedder
 
 # Wednesday 11 March 2026, evening.
@@ -225,3 +226,28 @@ def test_a_short_reply_rises_next_to_the_turn_it_answers(
                 reply = hits[ranks[weight]]
                 assert reply.scores["partner"] > 0
     assert ranks[1.0] <= 1 < ranks[0.0]
+
+
+def test_an_opt_in_rerank_model_reorders_the_best_candidates(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    weights = [0.0] * len(FEATURES)
+    weights[FEATURES.index("speaker_named")] = 1.0  # a model that only cares who wrote it
+    chat = [NewEvent("user", "The blender refund: what did they say about it?", at=_at(3),
+                     metadata={"speaker": "Dana"}),
+            NewEvent("user", "Money for the kitchen mixer is back on my card.", at=_at(2),
+                     metadata={"speaker": "Priya"})]  # fmt: skip
+    query = "What did Priya say about the blender refund?"
+    tops = {}
+    for on in (False, True):
+        settings = Settings(
+            fusion=replace(FusionConfig(), rerank=on, partner_weight=0.0),
+            rerank_model=RerankModel(weights=tuple(weights)),
+        )
+        with Memory.open(tmp_path / f"{on}.db", embedder=real_embedder, settings=settings) as m:
+            m.add_events(Scope("acme", "team", "s1"), chat)
+            hits = m.search(Scope("acme"), query, k=2, now=NOW)
+            tops[on] = hits[0].metadata["speaker"]
+            assert ("rerank" in hits[0].scores) is on
+            assert hits[0].score >= hits[1].score
+    assert tops == {False: "Dana", True: "Priya"}

@@ -1,4 +1,4 @@
-"""The partner lift: a reply rises next to the turn it answers (pure)."""
+"""The partner lift: a question and its answer rise together (pure)."""
 
 from __future__ import annotations
 
@@ -16,26 +16,36 @@ def _fused(scores: dict[str, float]) -> list[Fused]:
 
 
 POSITIONS = {
-    "q": Position(session="s1", seq=4, author="assistant"),  # "Did you visit the Louvre?"
+    "q": Position(session="s1", seq=4, author="assistant", asks=True),  # "Did you visit …?"
     "a": Position(session="s1", seq=5, author="user"),  # "Yes, last Tuesday!"
     "more": Position(session="s1", seq=6, author="user"),  # the same author goes on
+    "ack": Position(session="s1", seq=7, author="assistant"),  # "Sounds great!"
     "other": Position(session="s2", seq=5, author="assistant"),
 }
 
 
-def test_a_reply_is_lifted_toward_the_turn_it_answers() -> None:
-    fused = _fused({"q": 0.8, "a": 0.1, "more": 0.05, "other": 0.3})
+def test_an_answer_is_lifted_toward_its_question_and_back() -> None:
+    fused = _fused({"q": 0.8, "a": 0.1, "more": 0.05, "ack": 0.02, "other": 0.3})
     out = {f.id: f for f in partner_lift(fused, POSITIONS, 1.0)}
     assert out["a"].score == pytest.approx((0.1 + 0.8) / 2)
     assert out["a"].scores["partner"] == pytest.approx(0.35)
     assert out["a"].scores["score"] == out["a"].score
-    # the answered turn is lifted toward its best partner only if that helps: never lowered
+    # the question is lifted toward its answer only if that helps: never lowered
     assert out["q"].score == 0.8 and "partner" not in out["q"].scores
-    # the same author's next turn is not a partner; "more" is a partner of nobody scoring high
+    # the same author's next turn is not a partner
     assert out["more"].score == 0.05
+    # a reply to a statement is not lifted: "more" asks nothing
+    assert out["ack"].score == 0.02
     # another session's turn with the same seq is not a partner
     assert out["other"].score == 0.3
-    assert [f.id for f in partner_lift(fused, POSITIONS, 1.0)] == ["q", "a", "other", "more"]
+    ranked = [f.id for f in partner_lift(fused, POSITIONS, 1.0)]
+    assert ranked == ["q", "a", "other", "more", "ack"]
+
+
+def test_a_question_rises_with_a_matching_answer() -> None:
+    fused = _fused({"q": 0.1, "a": 0.9})
+    out = {f.id: f.score for f in partner_lift(fused, POSITIONS, 1.0)}
+    assert out["q"] == pytest.approx(0.5) and out["a"] == 0.9
 
 
 def test_no_weight_no_positions_no_lift() -> None:
@@ -62,7 +72,7 @@ def test_the_lift_never_lowers_and_never_passes_the_partner(
 ) -> None:
     ids = [f"r{i}" for i in range(len(values))]
     fused = _fused(dict(zip(ids, values, strict=True)))
-    positions = {key: Position("s", i, "ab"[i % 2]) for i, key in enumerate(ids)}
+    positions = {key: Position("s", i, "ab"[i % 2], asks=i % 3 == 0) for i, key in enumerate(ids)}
     out = {f.id: f.score for f in partner_lift(fused, positions, weight)}
     for i, key in enumerate(ids):
         neighbours = [values[j] for j in (i - 1, i + 1) if 0 <= j < len(values)]

@@ -70,6 +70,7 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
         session_weight=0.0,
         multi_target_session_weight=0.0,
         partner_weight=0.0,
+        rerank=False,
         sole_best_floor=0.0,
         recency_weight=0.0,
         access_weight=0.0,

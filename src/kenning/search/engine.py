@@ -17,8 +17,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 import numpy.typing as npt
@@ -41,6 +42,7 @@ from kenning.search.fusion import (
 )
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.reader import QueryReader, RuleReader
+from kenning.search.rerank import RerankModel, RerankRecord, features, rerank
 from kenning.search.timeref import TimeWindow
 from kenning.store.protocol import EventLog, SearchIndex
 from kenning.store.records import Candidate, Item, ModelInfo
@@ -57,7 +59,8 @@ class SearchEngine:
 
     *overlap* runs the lexical search on a worker thread while the query is embedded (off:
     every step on the caller's thread, for measuring what the worker buys). *track_access*
-    records which results were returned.
+    records which results were returned. *rerank_model* is the re-ranker used when
+    ``FusionConfig.rerank`` is on (None: the one shipped with kenning, read on first use).
     """
 
     def __init__(
@@ -68,6 +71,7 @@ class SearchEngine:
         *,
         fusion: FusionConfig,
         reader: QueryReader | None = None,
+        rerank_model: RerankModel | None = None,
         track_access: bool = True,
         overlap: bool = True,
     ) -> None:
@@ -76,6 +80,7 @@ class SearchEngine:
         self._embedder = embedder
         self._fusion = fusion
         self._reader = reader or RuleReader()
+        self._rerank_model = rerank_model
         self._overlap = overlap
         self._pool: ThreadPoolExecutor | None = None
         self._pool_lock = threading.Lock()
@@ -154,12 +159,13 @@ class SearchEngine:
             # scope; the best of the window itself are candidates too.
             vector = _union(vector, self._nearest(scope, qvec, f, limit))
             lexical = _union(lexical, part())
-        fused = self._fuse(scope, query, qvec, asked, lexical, vector, config)
+        signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
         if as_keys:
             facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
-            fused = self._facts_as_keys(scope, fused, facts, asked, config.fact_key_weight)
+            fused = self._facts_as_keys(scope, signals.fused, facts, asked, config.fact_key_weight)
+            signals = replace(signals, fused=fused)
         hits = self._rank(
-            scope, fused, k=k, min_score=min_score, now=now, config=config,
+            scope, signals, query=query, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
         )  # fmt: skip
         if hits and self._access is not None:
@@ -191,8 +197,9 @@ class SearchEngine:
         lexical: Sequence[Candidate],
         vector: Sequence[Candidate],
         config: FusionConfig,
-    ) -> list[Fused]:
-        """The candidates fused (best first), with their sessions' scores, before bonuses."""
+    ) -> _Signals:
+        """The candidates fused (best first), with their sessions' scores, before bonuses; and
+        what was fused."""
         sessions = {}
         if config.session_weight > 0 and scope.session is None:
             wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
@@ -203,7 +210,8 @@ class SearchEngine:
                 ),
                 config,
             )
-        return fuse(lexical, vector, config=config, sessions=sessions)
+        fused = fuse(lexical, vector, config=config, sessions=sessions)
+        return _Signals(fused=fused, lexical=list(lexical), vector=list(vector), sessions=sessions)
 
     def _facts_as_keys(
         self,
@@ -245,8 +253,9 @@ class SearchEngine:
     def _rank(
         self,
         scope: Scope,
-        base: Sequence[Fused],
+        signals: _Signals,
         *,
+        query: str,
         k: int,
         min_score: float,
         now: datetime,
@@ -258,28 +267,42 @@ class SearchEngine:
 
         A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
         score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits. With the partner lift on, the best
-        ``max(3 * k, 30)`` candidates are loaded too: a weak reply can rise next to the turn
-        it answers, and the lift needs each one's place in its conversation.
+        serve both the bonuses and the hits. With the partner lift or the re-ranker on, the
+        best ``max(3 * k, 30)`` candidates are loaded too: a weak answer can rise next to the
+        question it answers, the re-ranker can lift a record from below the top k, and both
+        need each record's place in its conversation.
         """
+        base = signals.fused
         if not base:
             return []
         floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
         contenders = [f.id for f in base if f.score >= floor]
-        if config.partner_weight > 0:
-            head = (f.id for f in base[: max(3 * k, _PARTNER_DEPTH)])
+        model = self._reranker() if config.rerank else None
+        if config.partner_weight > 0 or model is not None:
+            depth = max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
+            head = (f.id for f in base[:depth])
             contenders = list(dict.fromkeys([*contenders, *head]))
         items = {item.id: item for item in self._records.items(scope, contenders)}
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
+        # Facts have no place in a conversation: only turns have partners.
+        positions = {
+            key: Position(session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text)
+            for key, i in items.items()
+            if i.seq is not None
+        }
         if config.partner_weight > 0:
-            # Facts have no place in a conversation: only turns have partners.
-            positions = {
-                key: Position(session=i.scope.session, seq=i.seq, author=_author(i))
-                for key, i in items.items()
-                if i.seq is not None
-            }
             fused = partner_lift(fused, positions, config.partner_weight)
+        if model is not None:
+            x = features(
+                fused[: model.depth], query=query, method=config.method,
+                lexical=signals.lexical, vector=signals.vector, sessions=signals.sessions,
+                windows=windows,
+                records={key: RerankRecord(at=items[key].at, position=place,
+                                           text=items[key].text)
+                         for key, place in positions.items()},
+            )  # fmt: skip
+            fused = rerank(fused, x, model)
         fused = fused[:k]
         out = []
         for f in fused:
@@ -294,6 +317,9 @@ class SearchEngine:
                 )
             )  # fmt: skip
         return out
+
+    def _reranker(self) -> RerankModel:
+        return self._rerank_model if self._rerank_model is not None else _shipped_model()
 
     def _lexical(
         self, scope: Scope, query: str, filters: Filters, limit: int
@@ -344,3 +370,19 @@ def _union(first: Sequence[Candidate], second: Sequence[Candidate]) -> list[Cand
     """Candidates of both lists, each once (a record's score is the same in both)."""
     seen = {c.id for c in first}
     return [*first, *(c for c in second if c.id not in seen)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Signals:
+    """Fused candidates and what they were fused from (the re-ranker's features need both)."""
+
+    fused: list[Fused]
+    lexical: list[Candidate]
+    vector: list[Candidate]
+    sessions: dict[str | None, float]
+
+
+@lru_cache(maxsize=1)
+def _shipped_model() -> RerankModel:
+    """The re-ranker shipped with kenning, read once on first use (never at import)."""
+    return RerankModel.load()

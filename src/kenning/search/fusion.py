@@ -40,10 +40,14 @@ class FusionConfig:
     ``max(s, (s + w * S) / (1 + w))`` (0 turns the session signal off). A question with
     several targets (counting, totals, comparisons; see :mod:`kenning.search.plan`) uses
     ``multi_target_session_weight`` instead.
-    ``partner_weight`` w lifts a record toward its conversational partner, the turn right
-    before or after it in its session written by someone else:
+    ``partner_weight`` w lifts a question and its answer toward each other (a turn that asks
+    something and the next turn of its session, written by someone else):
     ``max(s, (s + w * p) / (1 + w))`` (see :func:`partner_lift`; 0 turns it off); it applies
-    among the best ``max(3 * k, 30)`` candidates.
+    among the best ``max(3 * k, 30)`` candidates. ``rerank`` (off by default) re-orders the
+    best candidates by the learned model of :mod:`kenning.search.rerank`
+    (``Settings.rerank_model``, default the one shipped with kenning); measured in
+    docs/benchmarks.md: more turn recall on both dev sets, a point less on the synthetic
+    recall suite.
     ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)`` (off by default: with
     a realistic ``now`` it cost LoCoMo recall on the tuning part and moved no LongMemEval
     metric; see docs/benchmarks.md); ``access_weight`` adds
@@ -62,6 +66,7 @@ class FusionConfig:
     session_weight: float = 1.0
     multi_target_session_weight: float = 0.0
     partner_weight: float = 1.0
+    rerank: bool = False
     sole_best_floor: float = 0.8
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
@@ -109,11 +114,13 @@ class ItemStats:
 
 @dataclass(frozen=True, slots=True)
 class Position:
-    """Where a record sits in its conversation: session, sequence number, who wrote it."""
+    """Where a record sits in its conversation: session, sequence number, who wrote it, and
+    whether it asks something (holds a question mark)."""
 
     session: str | None
     seq: int
     author: str
+    asks: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,15 +300,18 @@ def add_bonuses(
 def partner_lift(
     fused: Sequence[Fused], positions: Mapping[str, Position], weight: float
 ) -> list[Fused]:
-    """Lift each record toward its conversational partner; return all of *fused*, best first.
+    """Lift a question and its answer toward each other; return all of *fused*, best first.
 
-    A record's partners are the turns right before and after it in the same session written by
-    someone else: a reply and the turn it answers. A reply like "Yes, last Tuesday!" shares no
-    words with a question about the trip it confirms, while the turn it answers does; lifted
-    toward it, the reply ranks next to it. The lift is ``max(s, (s + w * p) / (1 + w))`` with
-    ``p`` the better partner's score; like the session lift it never lowers a score. Only
-    records in *positions* that are among *fused* take part (partners are not fetched); the
-    lift is recorded as ``scores["partner"]``.
+    Two records are partners when one asks something (holds a question mark) and the other is
+    the next turn of the same session, written by someone else: a question and its answer. An
+    answer like "Yes, last Tuesday!" shares no words with a later search about the trip it
+    confirms, while the question it answers does; lifted toward it, the answer ranks next to
+    it (and a question rises with a matching answer). Other neighbours are not partners: a
+    generic reply to a statement ("Sounds great!") would only take a place in the top k.
+    The lift is ``max(s, (s + w * p) / (1 + w))`` with ``p`` the better partner's score; like
+    the session lift it never lowers a score. Only records in *positions* that are among
+    *fused* take part (partners are not fetched); the lift is recorded as
+    ``scores["partner"]``.
     """
     if weight <= 0 or not positions:
         return list(fused)
@@ -314,7 +324,10 @@ def partner_lift(
         if place is not None:
             for step in (-1, 1):
                 other = at.get((place.session, place.seq + step))
-                if other is not None and positions[other].author != place.author:
+                if other is None or positions[other].author == place.author:
+                    continue
+                earlier = positions[other] if step < 0 else place
+                if earlier.asks:
                     best = max(best, score[other])
         lifted = max(f.score, (f.score + weight * best) / (1 + weight))
         if lifted > f.score:
