@@ -26,6 +26,7 @@ from kenning.settings import Settings
 from kenning.tokens.base import Tokenizer
 
 __all__ = [
+    "DATASET_SYSTEMS",
     "DEFAULT_K",
     "SEARCH_SYSTEMS",
     "TURNS",
@@ -41,6 +42,8 @@ __all__ = [
 
 DEFAULT_K = 10
 SEARCH_SYSTEMS = ("kenning", "bm25", "vector")
+# The dataset benches also run kenning without facts as keys to their turns.
+DATASET_SYSTEMS = ("kenning", "kenning_nofacts", "bm25", "vector")
 # The datasets' gold labels are turns: every system ranks events, never facts.
 TURNS = ("event",)
 _SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")

@@ -23,8 +23,8 @@ from typing import Any
 
 from kenning.bench.datasets import LOCOMO_CATEGORIES, Conversation, Question, load_locomo
 from kenning.bench.harness import (
+    DATASET_SYSTEMS,
     DEFAULT_K,
-    SEARCH_SYSTEMS,
     Run,
     ingest_rows,
     own_search_ms,
@@ -160,11 +160,15 @@ def run_locomo_bench(
     tokenizer = tokenizer_for(TOKEN_MODEL)
     store = SQLiteStore(":memory:")
     memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
-                for name in SEARCH_SYSTEMS}  # fmt: skip
+                for name in DATASET_SYSTEMS}  # fmt: skip
     rows = [row for conv in conversations for row in _rows(conv)]
     with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:
         events, ingest_rate = ingest_rows(memories["kenning"], rows, progress=bar.update)
     dia_of = {e.id: str(e.metadata["dia_id"]) for e in events}
+    facts = sum(
+        len(memories["kenning"].facts.list(Scope(TENANT, user)))
+        for user in {e.scope.user for e in events if e.scope.user is not None}
+    )
     newest_first: dict[str, list[Any]] = {}
     for event in events:
         assert event.scope.user is not None
@@ -185,7 +189,7 @@ def run_locomo_bench(
         user = safe_id(question.conversation_id)
         scope = Scope(TENANT, user)
         kenning_block = 0
-        for name in SEARCH_SYSTEMS:
+        for name in DATASET_SYSTEMS:
             hits, ms, block = timed_search(
                 memories[name], scope, question.text, k=SEARCH_DEPTH, tokenizer=tokenizer,
                 now=now_of[question.conversation_id],
@@ -225,9 +229,10 @@ def run_locomo_bench(
             "fusion": (settings or Settings()).fusion.method,
             "fusion_config": asdict((settings or Settings()).fusion),
         },
+        "facts_extracted": facts,
         "systems": {},
     }
-    for name in (*SEARCH_SYSTEMS, "recent_window"):
+    for name in (*DATASET_SYSTEMS, "recent_window"):
         entry = score_locomo(questions, run.rankings[name], turn_to_session)
         blocks = run.block_tokens[name]
         entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
@@ -248,7 +253,7 @@ def run_locomo_bench(
                      if part_of[q.conversation_id] == p],
                     turn_to_session,
                 )
-                for name in (*SEARCH_SYSTEMS, "recent_window")
+                for name in (*DATASET_SYSTEMS, "recent_window")
             }
             for p in PARTS
         }  # fmt: skip
