@@ -180,7 +180,7 @@ class Compactor:
                     scope, events, level=1, first=first, last=last, replaces=(),
                     max_tokens=settings.tokens(settings.segment_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation,
+                    reason=reason, generation=generation, stop=stop,
                 )
             )  # fmt: skip
         active = self._store.summaries(scope)
@@ -194,7 +194,7 @@ class Compactor:
                     replaces=[s.id for s in active],
                     max_tokens=settings.tokens(settings.session_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation,
+                    reason=reason, generation=generation, stop=stop,
                 )
             )  # fmt: skip
 
@@ -217,6 +217,7 @@ class Compactor:
         summarizer: Summarizer,
         reason: str,
         generation: int,
+        stop: Callable[[], bool],
     ) -> Summary:
         now = datetime.now(UTC)
         drafts: list[PinDraft] = []
@@ -280,6 +281,10 @@ class Compactor:
                 "amnesia guard pinned %d values the summary of %s #%d-%d lost",
                 len(missing), scope.session, first, last,
             )  # fmt: skip
+        if stop():
+            # The summarizer may have taken long (an LLM): a worker whose lease was taken over
+            # meanwhile must not write what the new holder is writing too.
+            raise Stopped(f"compaction of {scope.session} stopped before writing #{first}-{last}")
         return self._store.put_summary(
             summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit,
             generation=generation,

@@ -28,7 +28,10 @@ class CompactionSettings:
         session_summary: the size the level-2 session summary is trimmed to.
         max_segments: active level-1 summaries before they are merged into a session summary.
         min_summary_tokens: a floor for both summary sizes on small budgets.
-        lease_s: how long a worker holds a job before another may take it over.
+        lease_s: how long a worker holds a job before another may take it over; a working
+            worker renews its lease every third of it.
+        workers: background compaction threads per process (a bounded pool: further jobs wait
+            in the persisted queue, never in memory).
     """
 
     keep_recent: float = 0.35
@@ -38,6 +41,7 @@ class CompactionSettings:
     max_segments: int = 3
     min_summary_tokens: int = 96
     lease_s: float = 300.0
+    workers: int = 1
 
     def __post_init__(self) -> None:
         for name in ("keep_recent", "segment", "segment_summary", "session_summary"):
@@ -48,6 +52,10 @@ class CompactionSettings:
             raise InvalidInput("CompactionSettings.max_segments must be an int >= 1")
         if not isinstance(self.min_summary_tokens, int) or self.min_summary_tokens < 16:
             raise InvalidInput("CompactionSettings.min_summary_tokens must be an int >= 16")
+        if not isinstance(self.lease_s, int | float) or not 1 <= self.lease_s <= 86_400:
+            raise InvalidInput("CompactionSettings.lease_s must be between 1 and 86,400 seconds")
+        if not isinstance(self.workers, int) or not 1 <= self.workers <= 64:
+            raise InvalidInput("CompactionSettings.workers must be an int between 1 and 64")
 
     def tokens(self, share: float, budget: int) -> int:
         return max(self.min_summary_tokens, int(share * budget))

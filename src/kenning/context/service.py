@@ -94,7 +94,9 @@ class WorkingContext:
         self._compactor = Compactor(
             store, summarizer=summarizer or self._extractive, settings=compaction, rules=rules
         )
-        self._worker = CompactionWorker(store, self._compactor, lease_s=compaction.lease_s)
+        self._worker = CompactionWorker(
+            store, self._compactor, lease_s=compaction.lease_s, threads=compaction.workers
+        )
         #: Pressure events since open: ``{"warn": n, "compact": n, "hard": n}``.
         self.metrics: Counter[str] = Counter()
 
@@ -232,6 +234,11 @@ class WorkingContext:
     def pressure_events(self) -> Mapping[str, int]:
         """How often each pressure level was met since open (warn, compact, hard)."""
         return dict(self.metrics)
+
+    @property
+    def worker(self) -> CompactionWorker:
+        """The background compaction pool (its counters: completed, failed, lost, busy)."""
+        return self._worker
 
     def wait_for_compaction(self, timeout: float | None = None) -> bool:
         """Block until background compaction is idle; True if it is."""

@@ -25,13 +25,15 @@ from kenning.records.core import (
     validate_id,
 )
 from kenning.records.filters import KINDS, Filters
-from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus
+from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus, QueueStats
+from kenning.records.keys import ApiKey, KeyScope, TenantUsage
 from kenning.records.pin_draft import PinDraft
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "KINDS",
+    "ApiKey",
     "AuditAction",
     "AuditEntry",
     "CompactionJob",
@@ -42,18 +44,21 @@ __all__ = [
     "Filters",
     "JSONScalar",
     "JobStatus",
+    "KeyScope",
     "NewEvent",
     "Pin",
     "PinDraft",
     "PinKind",
     "PinStatus",
     "Procedure",
+    "QueueStats",
     "Role",
     "Scope",
     "Summary",
     "TaskState",
     "TaskStatus",
     "TaskUpdate",
+    "TenantUsage",
     "content_hash",
     "event_label",
     "new_event_id",

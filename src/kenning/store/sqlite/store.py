@@ -4,7 +4,8 @@
 database; each concern lives in its own module: connections and transactions
 (:mod:`~kenning.store.sqlite.database`), the event log (:mod:`~kenning.store.sqlite.events`),
 the search index (:mod:`~kenning.store.sqlite.search`), the working-context state
-(:mod:`~kenning.store.sqlite.context`) and the job queue (:mod:`~kenning.store.sqlite.jobs`).
+(:mod:`~kenning.store.sqlite.context`), the job queue (:mod:`~kenning.store.sqlite.jobs`) and
+the server's credentials (:mod:`~kenning.store.sqlite.keys`).
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from kenning.store.records import Capabilities
 from kenning.store.sqlite.context import ContextTables
 from kenning.store.sqlite.events import EventTables
 from kenning.store.sqlite.jobs import JobTables
+from kenning.store.sqlite.keys import KeyTables
 from kenning.store.sqlite.search import SearchTables
 
 __all__ = ["SQLiteStore"]
 
 
-class SQLiteStore(SearchTables, ContextTables, JobTables, EventTables):
+class SQLiteStore(SearchTables, ContextTables, JobTables, KeyTables, EventTables):
     """The embedded :class:`~kenning.store.protocol.Store`.
 
     Safe to share between threads, and between processes on one file: each process follows
