@@ -8,6 +8,7 @@ Importing kenning does nothing but define names: no model load, no environment r
 network, no logging setup.
 """
 
+from kenning.client import AsyncClient, Client
 from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.llm import LLMSettings, LLMSummarizer
@@ -26,7 +27,10 @@ from kenning.context.window import (
 from kenning.embed.base import Embedder
 from kenning.errors import (
     BudgetError,
+    ConnectionFailed,
     ContentTooLarge,
+    Forbidden,
+    InternalError,
     InvalidFilter,
     InvalidInput,
     InvalidScope,
@@ -34,9 +38,15 @@ from kenning.errors import (
     ModelMismatch,
     ModelUnavailable,
     NotFound,
+    Overloaded,
+    QuotaExceeded,
+    RateLimited,
+    RequestTooLarge,
     ScopeConflict,
     StaleWrite,
     StoreError,
+    ToolRefused,
+    Unauthorized,
     Unsupported,
 )
 from kenning.memory import Memory
@@ -68,15 +78,17 @@ from kenning.store.protocol import ContextState, EventLog, JobQueue, SearchIndex
 from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
-
-__version__ = "0.1.0"
+from kenning.version import __version__
 
 __all__ = [
     "AnnConfig",
+    "AsyncClient",
     "AuditEntry",
     "BudgetError",
     "Capabilities",
+    "Client",
     "CompactionSettings",
+    "ConnectionFailed",
     "ContentTooLarge",
     "ContextSettings",
     "ContextState",
@@ -89,9 +101,11 @@ __all__ = [
     "ExtractiveSummarizer",
     "Fact",
     "FactSource",
+    "Forbidden",
     "FusionConfig",
     "Hit",
     "IdPattern",
+    "InternalError",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
@@ -104,6 +118,7 @@ __all__ = [
     "ModelUnavailable",
     "NewEvent",
     "NotFound",
+    "Overloaded",
     "Pin",
     "PinDraft",
     "PinKind",
@@ -111,6 +126,9 @@ __all__ = [
     "Pressure",
     "PressureThresholds",
     "Procedure",
+    "QuotaExceeded",
+    "RateLimited",
+    "RequestTooLarge",
     "Role",
     "SQLiteStore",
     "Scope",
@@ -134,6 +152,8 @@ __all__ = [
     "TierAccount",
     "TierCaps",
     "Tokenizer",
+    "ToolRefused",
+    "Unauthorized",
     "Unsupported",
     "WorkingContext",
     "__version__",

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 __all__ = [
     "BudgetError",
+    "ConnectionFailed",
     "ContentTooLarge",
     "Forbidden",
+    "InternalError",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
@@ -175,6 +177,21 @@ class Overloaded(KenningError, RuntimeError):
     """The server is at its limit of work in flight; retry after ``retry_after`` s."""
 
     code = "overloaded"
+    http_status = 503
+
+
+class InternalError(KenningError, RuntimeError):
+    """The server failed in a way it did not expect; its log has the details under the
+    request id the message names."""
+
+    code = "internal_error"
+    http_status = 500
+
+
+class ConnectionFailed(KenningError, ConnectionError):
+    """The client could not reach the server, or the connection broke before an answer."""
+
+    code = "connection_failed"
     http_status = 503
 
 

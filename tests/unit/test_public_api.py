@@ -24,6 +24,9 @@ EXPECTED = {
     "PinDraft", "Pressure", "PressureThresholds", "Summarizer", "SummaryBody", "SummaryItem",
     "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
     "TierAccount", "TierCaps", "WorkingContext",
+    # the service: client and the errors that travel over HTTP
+    "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
+    "QuotaExceeded", "RateLimited", "RequestTooLarge", "ToolRefused", "Unauthorized",
 }  # fmt: skip
 
 
