@@ -57,7 +57,11 @@ def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
     if settings.embedder == "minilm":
         embedder = TimedEmbedder(MiniLMEmbedder(), metrics.embed)
     memory_settings = Settings(compaction=CompactionSettings(workers=settings.compaction_workers))
-    return Memory.open(settings.db, embedder=embedder, settings=memory_settings)
+    memory = Memory.open(settings.db, embedder=embedder, settings=memory_settings)
+    if embedder is not None:
+        # Load the model now: /readyz then means ready, and no request pays the load.
+        embedder.embed(["warm up"])
+    return memory
 
 
 class _Error(KenningError):

@@ -139,6 +139,7 @@ class ServiceMiddleware:
                 extra={
                     "method": method, "route": template, "status": status,
                     "ms": round(elapsed * 1000, 2), "tenant": state.get("tenant"),
+                    "request_id": request_id,
                 },
             )  # fmt: skip
             REQUEST_ID.reset(token)
