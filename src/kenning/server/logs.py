@@ -21,7 +21,8 @@ _STANDARD = set(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {"mess
 
 
 class JsonFormatter(logging.Formatter):
-    """Formats a record as JSON: time, level, logger, message, request id, the ``extra``
+    """Formats a record as JSON: time, level, logger, message, process id (which worker of
+    ``--workers N``), request id, the ``extra``
     fields, and the exception's type and text (its trace stays in the log, never a client)."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -30,6 +31,7 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
+            "pid": record.process,
         }
         request_id = getattr(record, "request_id", None) or REQUEST_ID.get()
         if request_id:
