@@ -134,7 +134,7 @@ class CompactionWorker:
         try:
             self._compactor.compact(
                 job.scope, model=job.model, budget=job.budget, reason=job.reason,
-                stop=lambda: self._closed or lease.lost,
+                stop=lambda: self._closed or lease.lost, fence=lambda: lease.lost,
             )  # fmt: skip
         except Stopped:
             lease.release()
