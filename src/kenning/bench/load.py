@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import secrets
 import signal
 import subprocess
@@ -48,15 +49,34 @@ def _pct(values: list[float]) -> dict[str, float]:
     }
 
 
-def _rss_mb(pid: int) -> float:
+def _server_usage(pid: int) -> tuple[float, float]:
+    """(RSS in MB, CPU seconds used so far) of the server and its worker processes."""
     import psutil
 
     try:
         proc = psutil.Process(pid)
         procs = [proc, *proc.children(recursive=True)]
-        return round(float(sum(p.memory_info().rss for p in procs)) / 2**20, 1)
+        rss = float(sum(p.memory_info().rss for p in procs)) / 2**20
+        cpu = sum(p.cpu_times().user + p.cpu_times().system for p in procs)
+        return round(rss, 1), float(cpu)
     except psutil.Error:
-        return 0.0
+        return 0.0, 0.0
+
+
+def _server_side_ms(log: Path) -> dict[str, dict[str, float]]:
+    """Percentiles of the time each request spent inside the server, by route (from its JSON
+    request log): the client's latency minus this is queueing and the generator's own lag."""
+    by_route: dict[str, list[float]] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        if not line.startswith("{"):
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if entry.get("message") == "request" and "/sessions/" in str(entry.get("route")):
+            by_route.setdefault(str(entry["route"]).rsplit("/", 1)[-1], []).append(entry["ms"])
+    return {route: _pct(values) for route, values in by_route.items()}
 
 
 def _wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
@@ -130,13 +150,18 @@ def _one_run(
             "duration": duration, "budget": 2000, "result": str(work / "driver.json"),
         }  # fmt: skip
         (work / "driver-config.json").write_text(json.dumps(cfg))
+        load_before = os.getloadavg()[0]
+        _, cpu_before = _server_usage(server.pid)
+        driver_before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run(
             [sys.executable, "-m", "kenning.bench.load_driver", str(work / "driver-config.json")],
             check=True, env=env,
         )  # fmt: skip
+        driver_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        rss, cpu_after = _server_usage(server.pid)
+        load_after = os.getloadavg()[0]
         result = json.loads((work / "driver.json").read_text())
         ready = httpx.get(f"{url}/readyz", timeout=10).json()
-        rss = _rss_mb(server.pid)
     finally:
         server.send_signal(signal.SIGINT)
         try:
@@ -145,6 +170,11 @@ def _one_run(
             server.kill()
             server.wait()
     lost, duplicated = _verify(db, result["acked"])
+    server_side = _server_side_ms(work / "server.log")
+    driver_cpu = (driver_after.ru_utime + driver_after.ru_stime) - (
+        driver_before.ru_utime + driver_before.ru_stime
+    )
+    turns = max(1, result["turns"])
     errors = sum(result["errors"].values())
     requests = len(result["append_ms"]) + len(result["assemble_ms"])
     assemble = _pct(result["assemble_ms"])
@@ -168,6 +198,10 @@ def _one_run(
         "duplicated": duplicated,
         "queue_at_end": ready["checks"].get("queue", {}),
         "rss_mb": rss,
+        "server_side_ms": server_side,
+        "server_cpu_ms_per_turn": round(1000 * (cpu_after - cpu_before) / turns, 1),
+        "driver_cpu_ms_per_turn": round(1000 * driver_cpu / turns, 1),
+        "loadavg_1m": [round(load_before, 2), round(load_after, 2)],
         "model": "MiniLM-L6 int8" if model else "none (lexical only)",
         "meets_target": errors == 0
         and lost == 0
@@ -186,19 +220,30 @@ def _markdown(report: dict[str, Any]) -> str:
         f"assemble p99 <= {TARGET_P99_MS:g} ms.",
         "",
         "| workers | offered turns/s | req/s done | append p50/p95/p99 ms | assemble p50/p95/p99 ms"
-        " | errors | lost | dup | queue lag s | RSS MB | meets |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        " | assemble in server p50/p99 | errors | lost | dup | queue lag s | RSS MB"
+        " | server CPU ms/turn | load avg | meets |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in report["runs"]:
         a, s = run["append_ms"], run["assemble_ms"]
+        inside = run["server_side_ms"].get("assemble", {})
         lines.append(
             f"| {run['workers']} | {run['offered_rps']:g} | {run['throughput_rps']:g} | "
             f"{a['p50']:g} / {a['p95']:g} / {a['p99']:g} | {s['p50']:g} / {s['p95']:g} / "
-            f"{s['p99']:g} | {run['errors']} | {run['lost']} | {run['duplicated']} | "
+            f"{s['p99']:g} | {inside.get('p50', 0):g} / {inside.get('p99', 0):g} | "
+            f"{run['errors']} | {run['lost']} | {run['duplicated']} | "
             f"{run['queue_at_end'].get('lag_s', 0):g} | {run['rss_mb']:g} | "
-            f"{'yes' if run['meets_target'] else 'no'} |"
+            f"{run['server_cpu_ms_per_turn']:g} | {run['loadavg_1m'][0]:g}-"
+            f"{run['loadavg_1m'][1]:g} | {'yes' if run['meets_target'] else 'no'} |"
         )
-    lines += ["", "Highest offered load meeting the target, by workers:"]
+    lines += [
+        "",
+        "The load average is the machine's (2 cores), before and after the run: other work "
+        "on the machine counts in it. 'in server' is the time inside the server (its request "
+        "log); the rest of the client's latency is waiting for a CPU or a thread.",
+        "",
+        "Highest offered load meeting the target, by workers:",
+    ]
     for workers, rps in report["best_offered_rps"].items():
         lines.append(f"- {workers} worker(s): {rps if rps is not None else 'none'} turns/s")
     return "\n".join(lines) + "\n"

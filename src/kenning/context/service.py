@@ -326,7 +326,10 @@ class WorkingContext:
         memories = []
         degraded = False
         text = query or gathered.latest_user
-        if settings.retrieve and settings.memories_k and text:
+        # A session the tail shows whole has nothing older to recall: every hit would be left
+        # out as already shown, so the search (and its query embedding) is skipped.
+        whole = source == scope and gathered.tail_start <= 1
+        if settings.retrieve and settings.memories_k and text and not whole:
             try:
                 results = self._search(
                     # The tail's own turns match best and are left out: ask for enough more.

@@ -135,7 +135,7 @@ class McpHttp:
         if service.settings.host in ("127.0.0.1", "localhost", "::1"):
             security = TransportSecuritySettings(
                 enable_dns_rebinding_protection=True,
-                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver"],
+                allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
                 allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
             )
         self.manager = StreamableHTTPSessionManager(
