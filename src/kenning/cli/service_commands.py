@@ -101,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.server.app import ENV_SETTINGS, create_app
     from kenning.server.config import ServerSettings
     from kenning.server.logs import configure_logging
+    from kenning.server.protocol import NoDelayH11Protocol
     from kenning.store.sqlite.store import SQLiteStore
 
     settings = ServerSettings(
@@ -117,7 +118,7 @@ def serve(args: argparse.Namespace) -> int:
     SQLiteStore(settings.db).close()
     common: dict[str, Any] = {
         "host": settings.host, "port": settings.port, "log_config": None, "access_log": False,
-        "timeout_graceful_shutdown": 10,
+        "timeout_graceful_shutdown": 10, "http": NoDelayH11Protocol,
     }  # fmt: skip
     if settings.workers == 1:
         uvicorn.run(create_app(settings), **common)
