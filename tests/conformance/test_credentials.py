@@ -29,9 +29,9 @@ def test_keys_round_trip_list_by_tenant_and_revoke(store: Store) -> None:
 
 def test_usage_counts_a_tenants_events_only(store: Store) -> None:
     assert isinstance(store, Credentials)
-    assert store.usage("acme") == TenantUsage(events=0, content_chars=0)
+    assert store.tenant_usage("acme") == TenantUsage(events=0, content_chars=0)
     add(store, A1, "abc", "de")
     add(store, B1, "f")
     add(store, G1, "ghij")
-    assert store.usage("acme") == TenantUsage(events=3, content_chars=6)
-    assert store.usage("globex") == TenantUsage(events=1, content_chars=4)
+    assert store.tenant_usage("acme") == TenantUsage(events=3, content_chars=6)
+    assert store.tenant_usage("globex") == TenantUsage(events=1, content_chars=4)

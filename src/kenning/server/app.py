@@ -118,7 +118,7 @@ def create_app(
         svc = Service(
             memory=mem, settings=settings, credentials=store,
             limiter=RateLimiter(settings.rate_per_s, settings.burst),
-            quota=QuotaGuard(store.usage, max_events=settings.max_events,
+            quota=QuotaGuard(store.tenant_usage, max_events=settings.max_events,
                              max_chars=settings.max_chars),
             tools=tools or default_registry(), metrics=metrics,
         )  # fmt: skip

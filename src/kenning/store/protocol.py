@@ -326,7 +326,7 @@ class Credentials(Protocol):
         """Revoke the key (revoking twice keeps the first time); None if unknown."""
         ...
 
-    def usage(self, tenant: str) -> TenantUsage:
+    def tenant_usage(self, tenant: str) -> TenantUsage:
         """The tenant's stored events and content characters."""
         ...
 

@@ -68,7 +68,7 @@ class KeyTables(Database):
             ).fetchone()
         return None if row is None else _key(row)
 
-    def usage(self, tenant: str) -> TenantUsage:
+    def tenant_usage(self, tenant: str) -> TenantUsage:
         with self._read(None) as conn:
             row = conn.execute(
                 "SELECT count(*), coalesce(sum(length(text)), 0) FROM items"

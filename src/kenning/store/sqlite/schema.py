@@ -290,7 +290,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "0007_job_leases_and_api_keys",
+        "0008_job_leases_and_api_keys",
         """
         -- The token of the claim that holds a running job: a worker whose lease was taken
         -- over can neither renew nor finish the job, so it never runs twice to completion.
