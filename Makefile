@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint install install-dev bench-store test-llm
+.PHONY: demo test lint install install-dev bench-store bench-load test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test: lint
 
 bench-store: install
 	$(BIN)/kenning bench store --out bench-out/store
+
+# The server under 2,000 concurrent sessions, one worker process and two (a command, not a test).
+bench-load: install-dev
+	$(BIN)/kenning bench load --sessions 2000 --duration 60 --rps 10,20,30,40 --workers 1,2 \
+		--out bench-out/load
 
 # The LLM summarizer against a real local LLM (llama.cpp's llama-server + SmolLM2-135M).
 # Not part of `make test`: compiling llama.cpp takes 15-40 minutes on 2 cores (pip caches it).

@@ -8,6 +8,7 @@ Importing kenning does nothing but define names: no model load, no environment r
 network, no logging setup.
 """
 
+from kenning.client import AsyncClient, Client
 from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.llm import LLMSettings, LLMSummarizer
@@ -27,7 +28,10 @@ from kenning.context.window import (
 from kenning.embed.base import Embedder
 from kenning.errors import (
     BudgetError,
+    ConnectionFailed,
     ContentTooLarge,
+    Forbidden,
+    InternalError,
     InvalidFilter,
     InvalidInput,
     InvalidScope,
@@ -36,9 +40,15 @@ from kenning.errors import (
     ModelMismatch,
     ModelUnavailable,
     NotFound,
+    Overloaded,
+    QuotaExceeded,
+    RateLimited,
+    RequestTooLarge,
     ScopeConflict,
     StaleWrite,
     StoreError,
+    ToolRefused,
+    Unauthorized,
     Unsupported,
 )
 from kenning.longterm.procedures import Procedures
@@ -90,16 +100,18 @@ from kenning.store.protocol import (
 from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
-
-__version__ = "0.1.0"
+from kenning.version import __version__
 
 __all__ = [
     "AnnConfig",
+    "AsyncClient",
     "AuditEntry",
     "BudgetError",
     "Capabilities",
+    "Client",
     "CompactionSettings",
     "Consent",
+    "ConnectionFailed",
     "ContentTooLarge",
     "ContextSettings",
     "ContextState",
@@ -115,9 +127,11 @@ __all__ = [
     "FactSource",
     "FactStatus",
     "FactStore",
+    "Forbidden",
     "FusionConfig",
     "Hit",
     "IdPattern",
+    "InternalError",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
@@ -134,6 +148,7 @@ __all__ = [
     "ModelUnavailable",
     "NewEvent",
     "NotFound",
+    "Overloaded",
     "Pin",
     "PinDraft",
     "PinKind",
@@ -148,6 +163,9 @@ __all__ = [
     "Procedures",
     "Profile",
     "Retention",
+    "QuotaExceeded",
+    "RateLimited",
+    "RequestTooLarge",
     "Role",
     "SQLiteStore",
     "Scope",
@@ -172,6 +190,8 @@ __all__ = [
     "TierAccount",
     "TierCaps",
     "Tokenizer",
+    "ToolRefused",
+    "Unauthorized",
     "Unsupported",
     "UserSettings",
     "WorkingContext",

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 __all__ = [
     "BudgetError",
+    "ConnectionFailed",
     "ContentTooLarge",
+    "Forbidden",
+    "InternalError",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
@@ -18,9 +21,15 @@ __all__ = [
     "ModelMismatch",
     "ModelUnavailable",
     "NotFound",
+    "Overloaded",
+    "QuotaExceeded",
+    "RateLimited",
+    "RequestTooLarge",
     "ScopeConflict",
     "StaleWrite",
     "StoreError",
+    "ToolRefused",
+    "Unauthorized",
     "Unsupported",
     "error_for_code",
 ]
@@ -32,9 +41,14 @@ class KenningError(Exception):
     code: str = "kenning_error"
     http_status: int = 500
 
-    def __init__(self, message: str) -> None:
+    #: Seconds after which a retry may succeed (rate limits, overload); sent as ``Retry-After``.
+    retry_after: float | None = None
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
+        if retry_after is not None:
+            self.retry_after = retry_after
 
 
 class InvalidInput(KenningError, ValueError):
@@ -67,6 +81,13 @@ class BudgetError(InvalidInput):
     """A token budget cannot be met (for example the system policy alone exceeds it)."""
 
     code = "budget_error"
+
+
+class RequestTooLarge(InvalidInput):
+    """A request body exceeds the server's size limit."""
+
+    code = "request_too_large"
+    http_status = 413
 
 
 class ScopeConflict(KenningError, ValueError):
@@ -123,6 +144,63 @@ class Unsupported(KenningError, NotImplementedError):
 
     code = "unsupported"
     http_status = 501
+
+
+class Unauthorized(KenningError, PermissionError):
+    """No credential, or one that is unknown or revoked."""
+
+    code = "unauthorized"
+    http_status = 401
+
+
+class Forbidden(KenningError, PermissionError):
+    """The credential is valid but does not allow this operation."""
+
+    code = "forbidden"
+    http_status = 403
+
+
+class ToolRefused(Forbidden):
+    """An agent tool call asked for something only the host application may do (for example
+    creating an approval, authorization or human-gate pin)."""
+
+    code = "tool_refused"
+
+
+class RateLimited(KenningError, RuntimeError):
+    """The tenant sent more requests than its rate allows; retry after ``retry_after`` s."""
+
+    code = "rate_limited"
+    http_status = 429
+
+
+class QuotaExceeded(KenningError, RuntimeError):
+    """The tenant's storage quota is used up; nothing was written."""
+
+    code = "quota_exceeded"
+    http_status = 507
+
+
+class Overloaded(KenningError, RuntimeError):
+    """The server is at its limit of work in flight; retry after ``retry_after`` s."""
+
+    code = "overloaded"
+    http_status = 503
+
+
+class InternalError(KenningError, RuntimeError):
+    """The server failed in a way it did not expect; its log has the details under the
+    request id the message names."""
+
+    code = "internal_error"
+    http_status = 500
+
+
+class ConnectionFailed(KenningError, ConnectionError):
+    """The client could not reach the server, or the connection broke before an answer."""
+
+    code = "connection_failed"
+    http_status = 503
 
 
 def _all_subclasses(cls: type[KenningError]) -> list[type[KenningError]]:

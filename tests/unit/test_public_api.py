@@ -29,6 +29,9 @@ EXPECTED = {
     "Consent", "FactCategory", "FactStatus", "FactStore", "LegalHold", "LegalHoldActive",
     "LongTermMemory", "LongTermSettings", "PolicyStore", "ProcedureStatus", "ProcedureStore",
     "Procedures", "Profile", "Retention", "TenantPolicy", "UserSettings",
+    # the service: client and the errors that travel over HTTP
+    "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
+    "QuotaExceeded", "RateLimited", "RequestTooLarge", "ToolRefused", "Unauthorized",
 }  # fmt: skip
 
 

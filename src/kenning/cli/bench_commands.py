@@ -37,6 +37,17 @@ def run(args: argparse.Namespace) -> int:
         print((out / "report.md").read_text())
         print(json.dumps(report["targets"], indent=2))
         return 0
+    if args.bench == "load":
+        from kenning.bench.load import run_load_bench
+
+        run_load_bench(
+            out, sessions=args.sessions, tenants=args.tenants, duration=args.duration,
+            rps=[float(r) for r in args.rps.split(",")],
+            workers=[int(w) for w in args.workers.split(",")], model=not args.no_model,
+            port=args.port,
+        )  # fmt: skip
+        print((out / "report.md").read_text())
+        return 0
     if args.bench == "locomo":
         from kenning.bench.locomo_bench import run_locomo_bench
 

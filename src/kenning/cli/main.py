@@ -121,6 +121,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
     p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
 
+    from kenning.cli.service_commands import add_parsers
+
+    add_parsers(sub)
+
     p = sub.add_parser("bench", help="benchmarks (see `kenning bench --help`)")
     bench = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
     b = bench.add_parser("store", help="ingest throughput and search latency at 10k/100k events")
@@ -176,6 +180,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="100,1000,10000,100000", help="comma-separated sizes")
     b.add_argument("--calls", type=_positive, default=200, help="timed calls per row")
     b.add_argument("--budget", type=_positive, default=8_000, help="window budget in tokens")
+    b = bench.add_parser(
+        "load", help="the server under 2,000 concurrent sessions (1 and N workers)"
+    )
+    b.add_argument("--out", required=True, help="directory for report.json and report.md")
+    b.add_argument("--sessions", type=_positive, default=2_000, help="concurrent sessions")
+    b.add_argument("--tenants", type=_positive, default=10, help="tenants the users spread over")
+    b.add_argument("--duration", type=float, default=60.0, help="seconds of load per run")
+    b.add_argument("--rps", default="20", help="offered turns/s, comma-separated to sweep")
+    b.add_argument("--workers", default="1,2", help="server processes, comma-separated runs")
+    b.add_argument("--no-model", action="store_true", help="serve without the MiniLM model")
+    b.add_argument("--port", type=int, default=8765, help="loopback port of the server")
     return parser
 
 
@@ -224,6 +239,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.demo(args)
         if args.command in LONGTERM:
             return longterm_commands.run(args)
+        if args.command in ("serve", "keys", "mcp"):
+            from kenning.cli import service_commands
+
+            return getattr(service_commands, args.command)(args)  # type: ignore[no-any-return]
         if args.command == "bench":
             from kenning.cli import bench_commands
 

@@ -41,7 +41,8 @@ _LATEST_USER_SCAN = 256
 
 
 class Stopped(Exception):
-    """Compaction was asked to stop (the store is closing); the job can simply run again."""
+    """Compaction was asked to stop (the store is closing, or the worker lost its lease to
+    another); the job can simply run again."""
 
 
 def fit_body(
@@ -115,11 +116,15 @@ class Compactor:
         reason: str,
         summarizer: Summarizer | None = None,
         stop: Callable[[], bool] = lambda: False,
+        fence: Callable[[], bool] = lambda: False,
     ) -> list[Summary]:
         """Summarize what the policy says is due; return the summaries written.
 
         *stop* is asked between ranges; when it says so, the work done so far stays (each
-        range is committed whole) and :class:`Stopped` is raised.
+        range is committed whole) and :class:`Stopped` is raised. *fence* is asked right
+        before each write: when it says the caller no longer holds the job (its lease was
+        taken over while the summarizer ran), nothing more is written and :class:`Stopped`
+        is raised.
         """
         scope = scope.require_session()
         summarizer = summarizer or self._summarizer
@@ -151,6 +156,7 @@ class Compactor:
             self._ranges(
                 scope, segments, written, budget=budget, encoding=encoding, tokenizer=tokenizer,
                 summarizer=summarizer, reason=reason, generation=generation, stop=stop,
+                fence=fence,
             )  # fmt: skip
         except StaleWrite as exc:
             log.info("compaction of %s stopped: %s", scope, exc)
@@ -169,6 +175,7 @@ class Compactor:
         reason: str,
         generation: int,
         stop: Callable[[], bool],
+        fence: Callable[[], bool],
     ) -> None:
         """Summarize each segment, then merge segments into a session summary when due."""
         settings = self._settings
@@ -186,7 +193,7 @@ class Compactor:
                     scope, events, level=1, first=first, last=last, replaces=(),
                     max_tokens=settings.tokens(settings.segment_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation,
+                    reason=reason, generation=generation, fence=fence,
                 )
             )  # fmt: skip
         active = self._store.summaries(scope)
@@ -200,7 +207,7 @@ class Compactor:
                     replaces=[s.id for s in active],
                     max_tokens=settings.tokens(settings.session_summary, budget),
                     tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation,
+                    reason=reason, generation=generation, fence=fence,
                 )
             )  # fmt: skip
 
@@ -223,6 +230,7 @@ class Compactor:
         summarizer: Summarizer,
         reason: str,
         generation: int,
+        fence: Callable[[], bool],
     ) -> Summary:
         now = datetime.now(UTC)
         drafts: list[PinDraft] = []
@@ -298,6 +306,10 @@ class Compactor:
                 "amnesia guard pinned %d values the summary of %s #%d-%d lost",
                 len(missing), scope.session, first, last,
             )  # fmt: skip
+        if fence():
+            # The summarizer may have taken long (an LLM): a worker whose lease was taken over
+            # meanwhile must not write what the new holder is writing too.
+            raise Stopped(f"compaction of {scope.session} stopped before writing #{first}-{last}")
         return self._store.put_summary(
             summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit,
             generation=generation,

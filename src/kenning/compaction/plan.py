@@ -28,7 +28,10 @@ class CompactionSettings:
         session_summary: the size the level-2 session summary is trimmed to.
         max_segments: active level-1 summaries before they are merged into a session summary.
         min_summary_tokens: a floor for both summary sizes on small budgets.
-        lease_s: how long a worker holds a job before another may take it over.
+        lease_s: how long a worker holds a job before another may take it over; a working
+            worker renews its lease every third of it.
+        workers: background compaction threads per process (a bounded pool: further jobs wait
+            in the persisted queue, never in memory).
         keep_turns: the last this many events always stay raw.
         min_turns: a session with fewer events is never summarized.
         min_ratio: a summary must be this many times smaller than what it covers; one that
@@ -45,6 +48,7 @@ class CompactionSettings:
     keep_turns: int = 4
     min_turns: int = 6
     min_ratio: float = 2.0
+    workers: int = 1
 
     def __post_init__(self) -> None:
         for name in ("keep_recent", "segment", "segment_summary", "session_summary"):
@@ -61,6 +65,10 @@ class CompactionSettings:
                 raise InvalidInput(f"CompactionSettings.{name} must be an int >= 0")
         if not isinstance(self.min_ratio, int | float) or not 1 <= self.min_ratio <= 100:
             raise InvalidInput("CompactionSettings.min_ratio must be between 1 and 100")
+        if not isinstance(self.lease_s, int | float) or not 1 <= self.lease_s <= 86_400:
+            raise InvalidInput("CompactionSettings.lease_s must be between 1 and 86,400 seconds")
+        if not isinstance(self.workers, int) or not 1 <= self.workers <= 64:
+            raise InvalidInput("CompactionSettings.workers must be an int between 1 and 64")
 
     def tokens(self, share: float, budget: int) -> int:
         return max(self.min_summary_tokens, int(share * budget))

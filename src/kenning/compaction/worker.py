@@ -1,8 +1,13 @@
-"""The in-process background compactor: drains the store's persisted job queue on a thread.
+"""The in-process background compactor: a bounded pool of threads draining the store's
+persisted job queue.
 
 Jobs live in the store, so work queued before a crash or restart is picked up by the next
-worker (a job whose worker died is taken over when its lease runs out). The thread runs only
-while there is work.
+worker, in this process or another on the same store. Each claim holds a lease that the
+working thread renews every third of its length; a job whose worker died is taken over when
+its lease runs out, and a worker that lost its lease (it stalled past the lease) stops
+before its next write and cannot record an outcome. The pool never holds more than
+``threads`` jobs in memory: the rest wait in the queue (backpressure without loss). Threads
+run only while there is work.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ import threading
 from datetime import UTC, datetime
 
 from kenning.compaction.compactor import Compactor, Stopped
-from kenning.records import JobStatus
+from kenning.records import CompactionJob, JobStatus
 from kenning.store.protocol import Store
 
 __all__ = ["CompactionWorker"]
@@ -22,75 +27,143 @@ log = logging.getLogger("kenning")
 _MAX_ATTEMPTS = 3
 
 
-class CompactionWorker:
-    """Runs queued compactions one at a time."""
+def _now() -> datetime:
+    return datetime.now(UTC)
 
-    def __init__(self, store: Store, compactor: Compactor, *, lease_s: float) -> None:
+
+class _Lease:
+    """Renews one job's lease on a timer until released; remembers whether it was lost."""
+
+    def __init__(self, store: Store, job: CompactionJob, lease_s: float) -> None:
+        self._store = store
+        self._job = job
+        self._lease_s = lease_s
+        self._done = threading.Event()
+        self.lost = False
+        self._thread = threading.Thread(target=self._run, name="kenning-lease", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        assert self._job.lease is not None
+        while not self._done.wait(self._lease_s / 3):
+            try:
+                held = self._store.renew_compaction(
+                    self._job.id, lease=self._job.lease, at=_now(), lease_s=self._lease_s
+                )
+            except Exception:  # the store is closing: the job stops at its next check
+                log.exception("could not renew the lease of compaction job %d", self._job.id)
+                held = False
+            if not held:
+                self.lost = True
+                return
+
+    def release(self) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+class CompactionWorker:
+    """Runs queued compactions on at most *threads* threads at once."""
+
+    def __init__(
+        self, store: Store, compactor: Compactor, *, lease_s: float, threads: int = 1
+    ) -> None:
         self._store = store
         self._compactor = compactor
         self._lease_s = lease_s
+        self._size = max(1, threads)
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._threads: list[threading.Thread] = []
         self._closed = False
         self.completed = 0
         self.failed = 0
+        self.lost = 0
+
+    @property
+    def threads(self) -> int:
+        """The pool's size."""
+        return self._size
+
+    @property
+    def busy(self) -> int:
+        """Threads draining the queue now."""
+        with self._lock:
+            return sum(t.is_alive() for t in self._threads)
 
     def wake(self) -> None:
-        """Start draining the queue if no thread is doing it already."""
+        """Start draining threads, up to the pool's size."""
         with self._lock:
-            if self._closed or (self._thread is not None and self._thread.is_alive()):
+            if self._closed:
                 return
-            self._thread = threading.Thread(
-                target=self._drain, name="kenning-compactor", daemon=True
-            )
-            self._thread.start()
+            self._threads = [t for t in self._threads if t.is_alive()]
+            while len(self._threads) < self._size:
+                thread = threading.Thread(target=self._drain, name="kenning-compactor", daemon=True)
+                self._threads.append(thread)
+                thread.start()
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block until the queue is drained (or *timeout*); True if idle."""
         with self._lock:
-            thread = self._thread
-        if thread is not None:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join(timeout)
-            return not thread.is_alive()
-        return True
+        return not any(t.is_alive() for t in threads)
 
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            thread = self._thread
-        if thread is not None:
+            threads = list(self._threads)
+        for thread in threads:
             thread.join()
 
     def _drain(self) -> None:
         while not self._closed:
             try:
-                job = self._store.claim_compaction(at=datetime.now(UTC), lease_s=self._lease_s)
+                job = self._store.claim_compaction(at=_now(), lease_s=self._lease_s)
             except Exception:  # the store is closing or broken: stop, the queue persists
                 log.exception("compaction worker could not read its queue")
                 return
             if job is None:
                 return
-            try:
-                self._compactor.compact(
-                    job.scope, model=job.model, budget=job.budget, reason=job.reason,
-                    stop=lambda: self._closed,
-                )  # fmt: skip
-            except Stopped:
-                # Closing: hand the job back to the queue for the next open.
-                self._store.finish_compaction(
-                    job.id, status=JobStatus.PENDING, at=datetime.now(UTC)
-                )
+            if not self._run(job):
                 return
-            except Exception as exc:
-                status = JobStatus.FAILED if job.attempts >= _MAX_ATTEMPTS else JobStatus.PENDING
-                log.exception("compaction of %s failed (attempt %d)", job.scope, job.attempts)
-                self.failed += 1
-                try:
-                    self._store.finish_compaction(
-                        job.id, status=status, at=datetime.now(UTC), error=repr(exc)[:500]
-                    )
-                except Exception:
-                    return
-                continue
+
+    def _run(self, job: CompactionJob) -> bool:
+        """Run one claimed job; False when the worker should stop."""
+        lease = _Lease(self._store, job, self._lease_s)
+        try:
+            self._compactor.compact(
+                job.scope, model=job.model, budget=job.budget, reason=job.reason,
+                stop=lambda: self._closed or lease.lost, fence=lambda: lease.lost,
+            )  # fmt: skip
+        except Stopped:
+            lease.release()
+            if lease.lost:
+                # Another worker holds the job now; whatever was written stays valid.
+                self.lost += 1
+                log.warning("compaction job %d lost its lease and was taken over", job.id)
+                return True
+            # Closing: hand the job back to the queue for the next open.
+            self._finish(job, JobStatus.PENDING)
+            return False
+        except Exception as exc:
+            lease.release()
+            status = JobStatus.FAILED if job.attempts >= _MAX_ATTEMPTS else JobStatus.PENDING
+            log.exception("compaction of %s failed (attempt %d)", job.scope, job.attempts)
+            self.failed += 1
+            return self._finish(job, status, error=repr(exc)[:500])
+        lease.release()
+        if self._finish(job, JobStatus.DONE):
             self.completed += 1
-            self._store.finish_compaction(job.id, status=JobStatus.DONE, at=datetime.now(UTC))
+        else:
+            self.lost += 1
+        return True
+
+    def _finish(self, job: CompactionJob, status: JobStatus, *, error: str | None = None) -> bool:
+        try:
+            return self._store.finish_compaction(
+                job.id, status=status, at=_now(), error=error, lease=job.lease
+            )
+        except Exception:
+            log.exception("could not record the end of compaction job %d", job.id)
+            return False

@@ -123,7 +123,9 @@ class WorkingContext:
         self._compactor = Compactor(
             store, summarizer=summarizer or self._extractive, settings=compaction, rules=rules
         )
-        self._worker = CompactionWorker(store, self._compactor, lease_s=compaction.lease_s)
+        self._worker = CompactionWorker(
+            store, self._compactor, lease_s=compaction.lease_s, threads=compaction.workers
+        )
         #: Pressure events since open: ``{"warn": n, "compact": n, "hard": n}``.
         self.metrics: Counter[str] = Counter()
 
@@ -262,6 +264,11 @@ class WorkingContext:
         """How often each pressure level was met since open (warn, compact, hard)."""
         return dict(self.metrics)
 
+    @property
+    def worker(self) -> CompactionWorker:
+        """The background compaction pool (its counters: completed, failed, lost, busy)."""
+        return self._worker
+
     def wait_for_compaction(self, timeout: float | None = None) -> bool:
         """Block until background compaction is idle; True if it is."""
         return self._worker.wait(timeout)
@@ -272,22 +279,38 @@ class WorkingContext:
     # -- assembly --------------------------------------------------------------------------
 
     def _retrieve(
-        self, scope: Scope, source: Scope, text: str, gathered: Any, tokenizer: Any
+        self,
+        scope: Scope,
+        source: Scope,
+        text: str,
+        gathered: Any,
+        tokenizer: Any,
+        *,
+        whole: bool = False,
     ) -> tuple[list[Any], str | None]:
         """The memories tier: the best records of *source* (and, with the user's consent,
         their facts from other sessions) above the relevance floor, not already in the tail.
-        Returns the pieces and a note for the window's reasons (None if nothing to say)."""
+        With *whole* (the tail shows all of *source*) only the facts are searched. Returns the
+        pieces and a note for the window's reasons (None if nothing to say)."""
         settings = self._settings
         # The tail's own turns match best and are left out: ask for enough more.
         k = settings.memories_k + len(gathered.pieces[Tier.TAIL])
+        shares = (
+            source.user is not None and source.session is not None
+            and self._longterm is not None and self._longterm.shares_across_sessions(scope)
+        )  # fmt: skip
+        if whole and not shares:
+            return [], None
         try:
-            results = self._search(source, text, k, None)
             user = Scope(scope.tenant, scope.user)
-            if (
-                source.user is not None and source.session is not None
-                and self._longterm is not None and self._longterm.shares_across_sessions(scope)
-            ):  # fmt: skip
-                results = _merged(results, self._search(user, text, settings.memories_k, ["fact"]))
+            facts = self._search(user, text, settings.memories_k, ["fact"]) if shares else None
+            if whole:
+                assert facts is not None
+                results = facts
+            else:
+                results = self._search(source, text, k, None)
+                if facts is not None:
+                    results = _merged(results, facts)
         except KenningError as exc:
             return [], f"retrieval unavailable: {exc}"
         note = (results.reason or "retrieval degraded") if results.degraded else None
@@ -391,7 +414,12 @@ class WorkingContext:
         ):  # fmt: skip
             reasons.append("retrieval: the input does not refer to the past")
         elif settings.retrieve and settings.memories_k and text:
-            memories, note = self._retrieve(scope, source, text[:4_000], gathered, tokenizer)
+            # A session the tail shows whole has nothing older to recall: every hit would be
+            # left out as already shown, so its search (and query embedding) is skipped.
+            whole = source == scope and gathered.tail_start <= 1
+            memories, note = self._retrieve(
+                scope, source, text[:4_000], gathered, tokenizer, whole=whole
+            )
             if note:
                 degraded = degraded or note.startswith(("retrieval unavailable", "vector"))
                 reasons.append(note)

@@ -32,7 +32,8 @@ from kenning.records.facts import (
     ProcedureStatus,
 )
 from kenning.records.filters import KINDS, Filters
-from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus
+from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus, QueueStats
+from kenning.records.keys import ApiKey, KeyScope, TenantUsage
 from kenning.records.pin_draft import PinDraft
 from kenning.records.policy import Consent, LegalHold, TenantPolicy, UserSettings
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "KINDS",
     "USER",
+    "ApiKey",
     "AuditAction",
     "AuditEntry",
     "CompactionJob",
@@ -56,6 +58,7 @@ __all__ = [
     "JSONScalar",
     "JobStatus",
     "LegalHold",
+    "KeyScope",
     "NewEvent",
     "Pin",
     "PinDraft",
@@ -63,6 +66,7 @@ __all__ = [
     "PinStatus",
     "Procedure",
     "ProcedureStatus",
+    "QueueStats",
     "Role",
     "Scope",
     "Summary",
@@ -71,6 +75,7 @@ __all__ = [
     "TaskUpdate",
     "TenantPolicy",
     "UserSettings",
+    "TenantUsage",
     "content_hash",
     "event_label",
     "new_event_id",

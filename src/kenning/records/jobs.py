@@ -8,7 +8,7 @@ from datetime import datetime
 
 from kenning.records.core import Scope
 
-__all__ = ["AuditAction", "AuditEntry", "CompactionJob", "JobStatus"]
+__all__ = ["AuditAction", "AuditEntry", "CompactionJob", "JobStatus", "QueueStats"]
 
 
 class JobStatus(enum.StrEnum):
@@ -31,6 +31,25 @@ class CompactionJob:
     attempts: int
     created_at: datetime
     error: str | None = None
+    #: The claim's lease token: only its holder may renew or finish the job (a worker whose
+    #: lease ran out and was taken over can no longer write the job's outcome).
+    lease: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """The compaction queue at a glance: jobs waiting, jobs running, and when the oldest
+    waiting one was queued (None when none waits)."""
+
+    pending: int
+    running: int
+    oldest_pending: datetime | None = None
+
+    def lag_s(self, now: datetime) -> float:
+        """Seconds the oldest waiting job has waited (0 when none waits)."""
+        if self.oldest_pending is None:
+            return 0.0
+        return max(0.0, (now - self.oldest_pending).total_seconds())
 
 
 class AuditAction(enum.StrEnum):

@@ -12,6 +12,8 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
 - :class:`PolicyStore`: consent, tenant policy, legal holds, the retention purge.
 - :class:`ProcedureStore`: versioned playbooks bound to their tool schemas.
+- :class:`Credentials`: the server's API keys (hashed) and tenants' stored volume; not part
+  of :class:`Store` (a backend offers it to be served).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.records import (
+    ApiKey,
     AuditEntry,
     CompactionJob,
     Event,
@@ -41,6 +44,8 @@ from kenning.records import (
     TaskState,
     TenantPolicy,
     UserSettings,
+    QueueStats,
+    TenantUsage,
 )
 from kenning.store.records import (
     Candidate,
@@ -59,6 +64,7 @@ from kenning.store.records import (
 
 __all__ = [
     "ContextState",
+    "Credentials",
     "EventLog",
     "FactStore",
     "JobQueue",
@@ -297,16 +303,33 @@ class JobQueue(Protocol):
         ...
 
     def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
-        """Take the oldest pending job, or a running one whose lease expired (its worker died).
+        """Take the oldest pending job, or a running one whose lease expired (its worker died),
+        under a fresh lease token (``job.lease``) valid for *lease_s* seconds.
 
-        The queue is the store's own machinery, not a read of tenant data, so it has no scope.
+        Two workers, in one process or several, never hold the same job. The queue is the
+        store's own machinery, not a read of tenant data, so it has no scope.
         """
         ...
 
+    def renew_compaction(self, job_id: int, *, lease: str, at: datetime, lease_s: float) -> bool:
+        """Extend a held lease to *at* + *lease_s*; False if *lease* no longer holds the job
+        (it expired and another worker took it over): the caller must stop."""
+        ...
+
     def finish_compaction(
-        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None
-    ) -> None:
-        """Record how a claimed job ended (``pending`` hands it back to the queue)."""
+        self,
+        job_id: int,
+        *,
+        status: JobStatus,
+        at: datetime,
+        error: str | None = None,
+        lease: str | None = None,
+    ) -> bool:
+        """Record how a claimed job ended (``pending`` hands it back to the queue).
+
+        With *lease*, only while that lease still holds the job; returns whether it was
+        recorded.
+        """
         ...
 
     def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
@@ -315,6 +338,36 @@ class JobQueue(Protocol):
 
     def pending_compactions(self) -> int:
         """Jobs pending or running, over the whole store."""
+        ...
+
+    def queue_stats(self) -> QueueStats:
+        """Jobs pending and running over the whole store, and the oldest pending job's age."""
+        ...
+
+
+@runtime_checkable
+class Credentials(Protocol):
+    """The server's API keys and tenants' usage. Keys are looked up by id (the server's auth
+    machinery, not a read of tenant data); only a hash of a key's secret is stored."""
+
+    def put_api_key(self, key: ApiKey, *, secret_hash: str) -> None:
+        """Store a new key (its id must be new)."""
+        ...
+
+    def api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
+        """The key *key_id* and its secret's hash, revoked or not; None if unknown."""
+        ...
+
+    def api_keys(self, tenant: str | None = None) -> list[ApiKey]:
+        """Every key (of *tenant*), oldest first."""
+        ...
+
+    def revoke_api_key(self, key_id: str, *, at: datetime) -> ApiKey | None:
+        """Revoke the key (revoking twice keeps the first time); None if unknown."""
+        ...
+
+    def tenant_usage(self, tenant: str) -> TenantUsage:
+        """The tenant's stored events and content characters."""
         ...
 
 

@@ -397,6 +397,26 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        "0008_job_leases_and_api_keys",
+        """
+        -- The token of the claim that holds a running job: a worker whose lease was taken
+        -- over can neither renew nor finish the job, so it never runs twice to completion.
+        ALTER TABLE compaction_jobs ADD COLUMN lease TEXT;
+
+        -- Tenants' API keys for the server: the secret itself is never stored, only its hash.
+        CREATE TABLE api_keys (
+            id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            scopes TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            revoked_at REAL
+        ) WITHOUT ROWID;
+        CREATE INDEX api_keys_tenant ON api_keys (tenant, created_at);
+        """,
+    ),
 )
 
 

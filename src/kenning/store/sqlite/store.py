@@ -5,8 +5,9 @@ database; each concern lives in its own module: connections and transactions
 (:mod:`~kenning.store.sqlite.database`), the event log (:mod:`~kenning.store.sqlite.events`),
 the search index (:mod:`~kenning.store.sqlite.search`), the working-context state
 (:mod:`~kenning.store.sqlite.context`), the job queue (:mod:`~kenning.store.sqlite.jobs`),
-long-term facts (:mod:`~kenning.store.sqlite.facts`) and consent, holds and retention
-(:mod:`~kenning.store.sqlite.policy`).
+long-term facts (:mod:`~kenning.store.sqlite.facts`), consent, holds and retention
+(:mod:`~kenning.store.sqlite.policy`), procedures (:mod:`~kenning.store.sqlite.procedures`)
+and the server's credentials (:mod:`~kenning.store.sqlite.keys`).
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from kenning.store.sqlite.facts import FactTables
 from kenning.store.sqlite.jobs import JobTables
 from kenning.store.sqlite.policy import PolicyTables
 from kenning.store.sqlite.procedures import ProcedureTables
+from kenning.store.sqlite.keys import KeyTables
 from kenning.store.sqlite.search import SearchTables
 
 __all__ = ["SQLiteStore"]
 
 
 class SQLiteStore(
-    SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables, EventTables
-):
+    SearchTables, ContextTables, JobTables, KeyTables, FactTables, PolicyTables, ProcedureTables,
+    EventTables,
+):  # fmt: skip
     """The embedded :class:`~kenning.store.protocol.Store`.
 
     Safe to share between threads, and between processes on one file: each process follows

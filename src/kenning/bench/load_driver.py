@@ -1,0 +1,173 @@
+"""The load generator of ``kenning bench load``: a separate process that plays many concurrent
+sessions against a running server over HTTP and records what the server acknowledged.
+
+Each session is a coroutine: at its own steady pace (all sessions together offer ``rps``
+turns a second; start times are spread and jittered) a turn appends the user's message,
+assembles the window, and appends the assistant's reply. Every appended event carries a
+client id, and a request that failed in transit is retried once with the same id (so a
+retry can never store an event twice). Latency is timed from sending to the answer.
+
+Run as ``python -m kenning.bench.load_driver CONFIG.json``; writes the JSON result file the
+configuration names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+__all__ = ["main"]
+
+_TOPICS = (
+    "I was charged twice for order {oid}; the second charge of {amt} EUR should be refunded.",
+    "My parcel {oid} has been stuck in transit since {day}, can you check with the courier?",
+    "Please change the delivery address of {oid} to 14 Harbour Street before it ships.",
+    "The invoice for {oid} shows {amt} EUR but the quote said less; which one is right?",
+    "I want to cancel subscription {oid} at the end of this month, not today.",
+    "Can you confirm that the replacement for {oid} will arrive before {day}?",
+)
+_REPLIES = (
+    "I have opened ticket T-{n} for {oid} and asked billing to review the {amt} EUR charge.",
+    "Thanks, I checked {oid}: the courier scan from {day} is the latest, I escalated it.",
+    "Done: {oid} now ships to the new address; you will get a confirmation email.",
+)
+_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "March 3", "April 12")
+
+
+@dataclass
+class Stats:
+    append_ms: list[float] = field(default_factory=list)
+    assemble_ms: list[float] = field(default_factory=list)
+    errors: dict[str, int] = field(default_factory=dict)
+    retries: int = 0
+    late_turns: int = 0
+    turns: int = 0
+    acked: dict[str, list[str]] = field(default_factory=dict)
+
+    def error(self, kind: str) -> None:
+        self.errors[kind] = self.errors.get(kind, 0) + 1
+
+
+async def _post(
+    client: httpx.AsyncClient, url: str, body: dict[str, Any], key: str, stats: Stats, kind: str
+) -> tuple[float, dict[str, Any] | None]:
+    """POST once, and once more if it failed in transit or was refused for now (429/503)."""
+    for attempt in range(2):
+        start = time.perf_counter()
+        try:
+            r = await client.post(url, json=body, headers={"Authorization": f"Bearer {key}"})
+        except httpx.HTTPError as exc:
+            stats.error(f"{kind}:{type(exc).__name__}")
+        else:
+            elapsed = (time.perf_counter() - start) * 1000
+            if r.status_code == 200:
+                return elapsed, r.json()
+            stats.error(f"{kind}:{r.status_code}")
+            if r.status_code not in (429, 503):
+                return elapsed, None
+        if attempt == 0:
+            stats.retries += 1
+    return 0.0, None
+
+
+async def _session(
+    client: httpx.AsyncClient,
+    cfg: dict[str, Any],
+    index: int,
+    stats: Stats,
+    deadline: float,
+    t0: float,
+) -> None:
+    rng = random.Random(index)
+    tenant = index % cfg["tenants"]
+    key = cfg["keys"][tenant]
+    user = f"u{index // 2}"
+    session = f"s{index}"
+    label = f"t{tenant}/{user}/{session}"
+    interval = cfg["sessions"] / cfg["rps"]
+    acked = stats.acked.setdefault(label, [])
+    base = cfg["url"]
+    turn = 0
+    next_at = t0 + rng.uniform(0, interval)
+    while True:
+        now = time.perf_counter()
+        if next_at >= deadline:
+            return
+        if next_at > now:
+            await asyncio.sleep(next_at - now)
+        elif now - next_at > interval:
+            stats.late_turns += 1
+        fill = {
+            "oid": f"A-{index}{turn:03d}", "amt": f"{rng.randint(5, 900)}.{rng.randint(10, 99)}",
+            "day": rng.choice(_DAYS), "n": rng.randint(1000, 9999),
+        }  # fmt: skip
+        user_id = f"{session}-{turn}-u"
+        ms, body = await _post(
+            client, f"{base}/v1/sessions/{session}/events",
+            {"user": user, "events": [{"role": "user", "id": user_id,
+                                       "content": rng.choice(_TOPICS).format(**fill)}]},
+            key, stats, "append",
+        )  # fmt: skip
+        if body is not None:
+            stats.append_ms.append(ms)
+            acked.append(user_id)
+            ms, window = await _post(
+                client, f"{base}/v1/sessions/{session}/assemble",
+                {"user": user, "budget_tokens": cfg["budget"], "model": "gpt-4o",
+                 "system": "You are a careful support agent. Never invent amounts or ids."},
+                key, stats, "assemble",
+            )  # fmt: skip
+            if window is not None:
+                stats.assemble_ms.append(ms)
+            reply_id = f"{session}-{turn}-a"
+            ms, body = await _post(
+                client, f"{base}/v1/sessions/{session}/events",
+                {"user": user, "events": [{"role": "assistant", "id": reply_id,
+                                           "content": rng.choice(_REPLIES).format(**fill)}]},
+                key, stats, "append",
+            )  # fmt: skip
+            if body is not None:
+                stats.append_ms.append(ms)
+                acked.append(reply_id)
+        stats.turns += 1
+        turn += 1
+        next_at += interval * rng.uniform(0.8, 1.2)
+
+
+async def _run(cfg: dict[str, Any]) -> dict[str, Any]:
+    stats = Stats()
+    limits = httpx.Limits(
+        max_connections=cfg.get("connections", 400), max_keepalive_connections=400
+    )
+    async with httpx.AsyncClient(limits=limits, timeout=60.0) as client:
+        t0 = time.perf_counter()
+        deadline = t0 + cfg["duration"]
+        await asyncio.gather(
+            *(_session(client, cfg, i, stats, deadline, t0) for i in range(cfg["sessions"]))
+        )
+        elapsed = time.perf_counter() - t0
+    return {
+        "elapsed_s": elapsed, "turns": stats.turns, "late_turns": stats.late_turns,
+        "append_ms": stats.append_ms, "assemble_ms": stats.assemble_ms,
+        "errors": stats.errors, "retries": stats.retries, "acked": stats.acked,
+    }  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    cfg = json.loads(Path(args[0]).read_text())
+    result = asyncio.run(_run(cfg))
+    Path(cfg["result"]).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,178 @@
+"""``kenning serve``, ``kenning keys`` and ``kenning mcp``: the service's commands.
+
+Their options become explicit settings here; the server, the key functions and the MCP server
+receive those and read nothing else. The admin credential is read from a file or from
+``KENNING_ADMIN_TOKEN`` (so it is not on the command line, visible to every local user).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kenning.errors import InvalidInput, Unsupported
+
+__all__ = ["add_parsers", "keys", "mcp", "serve"]
+
+
+def _store_path(args: argparse.Namespace) -> str:
+    """The SQLite file of ``--db`` or ``--store sqlite:///PATH``."""
+    if getattr(args, "store", None):
+        url: str = args.store
+        if url.startswith("sqlite:///"):
+            return url[len("sqlite:///") :]
+        raise Unsupported(
+            f"--store {url.split(':', 1)[0]}:… is not served yet: this kenning serves SQLite "
+            "(--db PATH or --store sqlite:///PATH)"
+        )
+    path: str = args.db
+    return path
+
+
+def _add_store(p: argparse.ArgumentParser) -> None:
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--db", default="kenning.db", help="SQLite file (default: kenning.db)")
+    group.add_argument("--store", help="store URL: sqlite:///PATH")
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``serve``, ``keys`` and ``mcp`` to the command parser."""
+    p = sub.add_parser("serve", help="run the REST API and MCP server")
+    _add_store(p)
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8080)
+    p.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    p.add_argument("--admin-token-file", help="file holding the admin credential "
+                   "(default: $KENNING_ADMIN_TOKEN; none disables /v1/admin)")  # fmt: skip
+    p.add_argument("--rate", type=float, default=100.0, help="requests/s per tenant")
+    p.add_argument("--burst", type=int, default=200, help="requests a tenant may save up")
+    p.add_argument("--max-events", type=int, help="events a tenant may store")
+    p.add_argument("--max-chars", type=int, help="content characters a tenant may store")
+    p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024)
+    p.add_argument("--max-in-flight", type=int, default=256, help="requests at once per worker")
+    p.add_argument("--compaction-workers", type=int, default=2, help="threads per worker")
+    p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+    p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
+    p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
+
+    p = sub.add_parser("keys", help="create, list or revoke tenants' API keys")
+    keys_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    k = keys_sub.add_parser("create", help="create a key (printed once)")
+    _add_store(k)
+    k.add_argument("--tenant", required=True)
+    k.add_argument("--scopes", default="read,write", help="comma-separated: read, write")
+    k.add_argument("--name", default="", help="a label for the key")
+    k = keys_sub.add_parser("revoke", help="revoke a key by its id")
+    _add_store(k)
+    k.add_argument("key_id")
+    k = keys_sub.add_parser("list", help="list keys (never their secrets)")
+    _add_store(k)
+    k.add_argument("--tenant")
+
+    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session")
+    _add_store(p)
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--user", required=True)
+    p.add_argument("--session", required=True)
+    p.add_argument("--share-sessions", action="store_true",
+                   help="the user consented to the agent reading their other sessions")  # fmt: skip
+    p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+
+
+def _admin_token(args: argparse.Namespace) -> str | None:
+    if args.admin_token_file:
+        try:
+            token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise InvalidInput(f"cannot read --admin-token-file: {exc.strerror}") from None
+        if not token:
+            raise InvalidInput("--admin-token-file is empty")
+        return token
+    return os.environ.get("KENNING_ADMIN_TOKEN") or None
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from kenning.server.app import ENV_SETTINGS, create_app
+    from kenning.server.config import ServerSettings
+    from kenning.server.logs import configure_logging
+    from kenning.server.protocol import NoDelayH11Protocol
+    from kenning.store.sqlite.store import SQLiteStore
+
+    settings = ServerSettings(
+        db=_store_path(args), host=args.host, port=args.port, workers=args.workers,
+        admin_token=_admin_token(args), rate_per_s=args.rate, burst=args.burst,
+        max_events=args.max_events, max_chars=args.max_chars,
+        max_body_bytes=args.max_body_bytes, max_in_flight=args.max_in_flight,
+        compaction_workers=args.compaction_workers,
+        embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
+        json_logs=not args.text_logs,
+    )  # fmt: skip
+    configure_logging(json_logs=settings.json_logs)
+    # Migrate once, here, before the workers open the file.
+    SQLiteStore(settings.db).close()
+    common: dict[str, Any] = {
+        "host": settings.host, "port": settings.port, "log_config": None, "access_log": False,
+        "timeout_graceful_shutdown": 10, "http": NoDelayH11Protocol,
+        # Longer than clients keep idle connections (httpx: 5 s), so the server does not close
+        # one just as a client sends on it (a ReadError under load, seen once at 24 turns/s).
+        "timeout_keep_alive": 30,
+    }  # fmt: skip
+    if settings.workers == 1:
+        uvicorn.run(create_app(settings), **common)
+    else:
+        os.environ[ENV_SETTINGS] = settings.to_json()
+        uvicorn.run(
+            "kenning.server.app:app_from_environment", factory=True, workers=settings.workers,
+            **common,
+        )  # fmt: skip
+    return 0
+
+
+def keys(args: argparse.Namespace) -> int:
+    from kenning.server.auth import create_key
+    from kenning.store.sqlite.store import SQLiteStore
+
+    with SQLiteStore(_store_path(args)) as store:
+        if args.action == "create":
+            key, token = create_key(store, args.tenant, args.scopes.split(","), name=args.name)
+            print(json.dumps({"id": key.id, "tenant": key.tenant, "scopes":
+                              [s.value for s in key.scopes], "key": token}))  # fmt: skip
+            print("kenning: the key is shown once; store it now", file=sys.stderr)
+            return 0
+        if args.action == "revoke":
+            from datetime import UTC, datetime
+
+            from kenning.errors import NotFound
+
+            revoked = store.revoke_api_key(args.key_id, at=datetime.now(UTC))
+            if revoked is None:
+                raise NotFound(f"no API key {args.key_id!r}")
+            when = revoked.revoked_at.isoformat() if revoked.revoked_at else None
+            print(json.dumps({"id": revoked.id, "tenant": revoked.tenant, "revoked_at": when}))
+            return 0
+        for key in store.api_keys(args.tenant):
+            print(json.dumps({
+                "id": key.id, "tenant": key.tenant, "name": key.name,
+                "scopes": [s.value for s in key.scopes], "active": key.active,
+            }))  # fmt: skip
+    return 0
+
+
+def mcp(args: argparse.Namespace) -> int:
+    from kenning.memory import DEFAULT, Memory
+    from kenning.records import Scope
+    from kenning.server.mcp import run_stdio
+    from kenning.tools import ToolBinding, default_registry
+
+    binding = ToolBinding(
+        Scope(args.tenant, args.user, args.session), share_sessions=args.share_sessions
+    )
+    with Memory.open(_store_path(args), embedder=None if args.no_model else DEFAULT) as memory:
+        run_stdio(memory, binding, default_registry())
+    return 0

@@ -1,0 +1,294 @@
+"""What each client method sends and how its answer is read: pure, shared by
+:class:`~kenning.client.Client` and :class:`~kenning.client.AsyncClient`, so the two cannot
+drift apart. A :class:`Call` is an HTTP request description plus the decoder of its body.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Generic, TypeVar
+
+from kenning.context.window import ContextWindow
+from kenning.errors import InvalidInput, InvalidScope
+from kenning.records import (
+    AuditEntry,
+    Decision,
+    Event,
+    JSONScalar,
+    NewEvent,
+    Pin,
+    PinKind,
+    PinStatus,
+    Scope,
+    Summary,
+    TaskState,
+    TaskUpdate,
+)
+from kenning.search.hits import SearchResults
+from kenning.wire import (
+    audit_from_json,
+    event_from_json,
+    pin_from_json,
+    results_from_json,
+    summary_from_json,
+    task_from_json,
+    window_from_json,
+)
+
+__all__ = ["Call", "Calls", "Identity"]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Generic[T]):
+    """One HTTP request and the reader of its JSON answer."""
+
+    method: str
+    path: str
+    decode: Callable[[Any], T]
+    json: Any = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    #: An answer with this error code is read as this value instead (e.g. an empty session).
+    absent: tuple[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """The calling key's tenant and scopes (``GET /v1/me``)."""
+
+    tenant: str
+    key_id: str
+    scopes: tuple[str, ...]
+
+
+def _when(value: datetime | str | float | None) -> str | float | None:
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready copy of an event field (times as ISO text, enums as values)."""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _event_body(event: NewEvent | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(event, NewEvent):
+        data = {f.name: getattr(event, f.name) for f in fields(event)}
+    elif isinstance(event, Mapping):
+        data = dict(event)
+    else:
+        raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(event).__name__}")
+    return {k: _plain(v) for k, v in data.items() if v is not None and v != {} and v != ()}
+
+
+def _session(scope: Scope) -> tuple[str, str]:
+    if not isinstance(scope, Scope):
+        raise InvalidInput("scope must be a kenning.Scope")
+    scope.require_session()
+    assert scope.user is not None and scope.session is not None
+    return scope.user, scope.session
+
+
+def _events(data: Any) -> list[Event]:
+    return [event_from_json(e) for e in data["events"]]
+
+
+class Calls:
+    """The calls of Memory's methods, checked against the key's tenant once it is known."""
+
+    def __init__(self) -> None:
+        self.identity: Identity | None = None
+
+    @staticmethod
+    def whoami() -> Call[Identity]:
+        return Call("GET", "/v1/me", lambda d: Identity(d["tenant"], d["key_id"],
+                                                        tuple(d["scopes"])))  # fmt: skip
+
+    def check(self, scope: Scope) -> None:
+        """Refuse a scope of another tenant than the key's: the server would act in the key's
+        tenant, not the one the caller named."""
+        if not isinstance(scope, Scope):
+            raise InvalidInput("scope must be a kenning.Scope")
+        if self.identity is not None and scope.tenant != self.identity.tenant:
+            raise InvalidScope(
+                f"this client's API key belongs to tenant {self.identity.tenant!r}, not "
+                f"{scope.tenant!r}: use a key of that tenant"
+            )
+
+    # -- the facade ------------------------------------------------------------------------
+
+    def add_events(
+        self, scope: Scope, events: Iterable[NewEvent | Mapping[str, Any]]
+    ) -> Call[list[Event]]:
+        user, session = _session(scope)
+        body = {"user": user, "events": [_event_body(e) for e in events]}
+        return Call("POST", f"/v1/sessions/{session}/events", _events, json=body)
+
+    def get_session(self, scope: Scope, after_seq: int | None) -> Call[list[Event]]:
+        user, session = _session(scope)
+        params: dict[str, Any] = {"user": user}
+        if after_seq is not None:
+            params["after_seq"] = after_seq
+        return Call("GET", f"/v1/sessions/{session}/events", _events, params=params,
+                    absent=("not_found", []))  # fmt: skip
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        k: int,
+        min_score: float,
+        filters: Mapping[str, object] | None,
+        kinds: Iterable[str] | None,
+        since: datetime | str | float | None,
+        until: datetime | str | float | None,
+        now: datetime | None,
+    ) -> Call[SearchResults]:
+        body = {
+            "query": query, "user": scope.user, "session": scope.session, "k": k,
+            "min_score": min_score, "filters": None if filters is None else dict(filters),
+            "kinds": None if kinds is None else list(kinds), "since": _when(since),
+            "until": _when(until), "now": _when(now),
+        }  # fmt: skip
+        return Call("POST", "/v1/search", results_from_json, json=_compact(body))
+
+    def assemble(
+        self,
+        scope: Scope,
+        *,
+        budget_tokens: int,
+        model: str,
+        reserve_output_tokens: int,
+        system: str,
+        goal: str | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+        query: str | None,
+        retrieve_from: Scope | None,
+    ) -> Call[ContextWindow]:
+        user, session = _session(scope)
+        source = None
+        if retrieve_from is not None:
+            if not isinstance(retrieve_from, Scope) or retrieve_from.tenant != scope.tenant:
+                raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
+            source = _compact({"user": retrieve_from.user, "session": retrieve_from.session})
+        body = {
+            "user": user, "budget_tokens": budget_tokens, "model": model,
+            "reserve_output_tokens": reserve_output_tokens, "system": system, "goal": goal,
+            "tools": None if tools is None else [dict(t) for t in tools], "query": query,
+            "retrieve_from": source,
+        }  # fmt: skip
+        return Call(
+            "POST", f"/v1/sessions/{session}/assemble", window_from_json, json=_compact(body)
+        )
+
+    def forget(
+        self, scope: Scope, ids: Sequence[str] | None, before: datetime | str | float | None
+    ) -> Call[int]:
+        body = {"user": scope.user, "session": scope.session,
+                "ids": None if ids is None else list(ids), "before": _when(before)}  # fmt: skip
+        return Call("POST", "/v1/forget", lambda d: int(d["erased"]), json=_compact(body))
+
+    # -- working context -------------------------------------------------------------------
+
+    def set_pin(
+        self,
+        scope: Scope,
+        kind: PinKind | str,
+        value: str,
+        *,
+        key: str | None,
+        amount: Decimal | str | None,
+        currency: str | None,
+        status: PinStatus | str,
+        source_event_id: str | None,
+        metadata: Mapping[str, JSONScalar] | None,
+    ) -> Call[Pin]:
+        user, session = _session(scope)
+        body = {
+            "user": user, "kind": _plain(kind), "value": value, "key": key,
+            "amount": None if amount is None else str(amount), "currency": currency,
+            "status": _plain(status), "source_event_id": source_event_id,
+            "metadata": None if metadata is None else dict(metadata),
+        }  # fmt: skip
+        return Call("POST", f"/v1/sessions/{session}/pins", pin_from_json, json=_compact(body))
+
+    def close_pin(self, scope: Scope, key: str) -> Call[Pin]:
+        user, session = _session(scope)
+        return Call("POST", f"/v1/sessions/{session}/pins/close", pin_from_json,
+                    json={"user": user, "key": key})  # fmt: skip
+
+    def pins(self, scope: Scope, history: bool) -> Call[list[Pin]]:
+        user, session = _session(scope)
+        return Call("GET", f"/v1/sessions/{session}/pins",
+                    lambda d: [pin_from_json(p) for p in d["pins"]],
+                    params={"user": user, "history": str(history).lower()})  # fmt: skip
+
+    def update_task(self, scope: Scope, update: TaskUpdate) -> Call[TaskState]:
+        user, session = _session(scope)
+        if not isinstance(update, TaskUpdate):
+            raise InvalidInput("update must be a kenning.TaskUpdate")
+        body = {
+            "user": user, "task": update.task, "subtask": update.subtask,
+            "status": _plain(update.status),
+            "decisions": [{"text": d.text, "rationale": d.rationale}
+                          for d in update.decisions if isinstance(d, Decision)],
+            "constraints": list(update.constraints),
+            "drop_constraints": list(update.drop_constraints),
+        }  # fmt: skip
+        return Call("POST", f"/v1/sessions/{session}/task", task_from_json, json=_compact(body))
+
+    def task_state(self, scope: Scope) -> Call[TaskState]:
+        user, session = _session(scope)
+        return Call("GET", f"/v1/sessions/{session}/task", task_from_json, params={"user": user})
+
+    def summaries(self, scope: Scope) -> Call[list[Summary]]:
+        user, session = _session(scope)
+        return Call("GET", f"/v1/sessions/{session}/summaries",
+                    lambda d: [summary_from_json(s) for s in d["summaries"]],
+                    params={"user": user})  # fmt: skip
+
+    def compaction_log(self, scope: Scope, limit: int) -> Call[list[AuditEntry]]:
+        user, session = _session(scope)
+        return Call("GET", f"/v1/sessions/{session}/compaction",
+                    lambda d: [audit_from_json(a) for a in d["audit"]],
+                    params={"user": user, "limit": limit})  # fmt: skip
+
+    def compact(self, scope: Scope, budget_tokens: int, model: str) -> Call[list[Summary]]:
+        user, session = _session(scope)
+        return Call("POST", f"/v1/sessions/{session}/compact",
+                    lambda d: [summary_from_json(s) for s in d["summaries"]],
+                    json={"user": user, "budget_tokens": budget_tokens,
+                          "model": model})  # fmt: skip
+
+    # -- tools -----------------------------------------------------------------------------
+
+    @staticmethod
+    def tools() -> Call[list[dict[str, Any]]]:
+        return Call("GET", "/v1/tools", lambda d: list(d["tools"]))
+
+    def call_tool(
+        self, scope: Scope, name: str, arguments: Mapping[str, Any], share_sessions: bool
+    ) -> Call[Any]:
+        user, session = _session(scope)
+        body = {"user": user, "session": session, "arguments": dict(arguments),
+                "share_sessions": share_sessions}  # fmt: skip
+        return Call("POST", f"/v1/tools/{name}", lambda d: d["result"], json=body)
+
+
+def _compact(body: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}

@@ -1,0 +1,212 @@
+"""The ASGI app of ``kenning serve``: FastAPI over one :class:`kenning.Memory` per process.
+
+:func:`create_app` builds it from explicit settings (and, in tests, a memory opened by the
+caller); :func:`app_from_environment` is the factory uvicorn calls in each worker process of
+``--workers N``, reading the settings the CLI serialised for it. Errors leave as kenning's
+JSON error body with the error's status; nothing else does, and no trace reaches a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.routing import Route
+
+from kenning.compaction.plan import CompactionSettings
+from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.memory import Memory
+from kenning.server import ops, routes
+from kenning.server.config import ServerSettings
+from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.logs import REQUEST_ID
+from kenning.server.metrics import Metrics, TimedEmbedder
+from kenning.server.middleware import ServiceMiddleware
+from kenning.server.state import Service
+from kenning.settings import Settings
+from kenning.store.protocol import Credentials
+from kenning.tools import ToolRegistry, default_registry
+from kenning.version import __version__
+from kenning.wire import error_json
+
+__all__ = ["ENV_SETTINGS", "app_from_environment", "create_app", "open_memory"]
+
+log = logging.getLogger("kenning.server")
+
+#: The environment variable through which ``kenning serve --workers N`` passes its settings.
+ENV_SETTINGS = "KENNING_SERVER_SETTINGS"
+
+# How often a process looks for queued compactions it was not told about (queued by another
+# worker process, or left by one that died once its lease runs out).
+_POLL_S = 5.0
+
+
+def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
+    """The process's memory over ``settings.db``, its embedder timed into *metrics*."""
+    from kenning.embed.minilm import MiniLMEmbedder
+
+    embedder = None
+    if settings.embedder == "minilm":
+        embedder = TimedEmbedder(MiniLMEmbedder(), metrics.embed)
+    memory_settings = Settings(compaction=CompactionSettings(workers=settings.compaction_workers))
+    memory = Memory.open(settings.db, embedder=embedder, settings=memory_settings)
+    if embedder is not None:
+        # Load the model now: /readyz then means ready, and no request pays the load.
+        embedder.embed(["warm up"])
+    return memory
+
+
+class _Error(KenningError):
+    """An HTTP error raised by the framework itself (unknown route, wrong method)."""
+
+
+def _framework_error(status: int, message: str) -> KenningError:
+    if status == 404:
+        return NotFound(message)
+    err = _Error(message)
+    err.code = "method_not_allowed" if status == 405 else "http_error"
+    err.http_status = status
+    return err
+
+
+def _error_response(exc: KenningError) -> JSONResponse:
+    body = error_json(exc)
+    request_id = REQUEST_ID.get()
+    if request_id:
+        body["error"]["request_id"] = request_id
+    headers = {}
+    if exc.retry_after is not None:
+        headers["Retry-After"] = str(max(1, round(exc.retry_after)))
+    return JSONResponse(body, status_code=exc.http_status, headers=headers)
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:10]:
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return "invalid request: " + "; ".join(parts)
+
+
+def create_app(
+    settings: ServerSettings | None = None,
+    *,
+    memory: Memory | None = None,
+    tools: ToolRegistry | None = None,
+) -> FastAPI:
+    """The server's ASGI app. With *memory* the caller owns it (and closes it); without, the
+    app opens ``settings.db`` when it starts and closes it when it stops."""
+    settings = settings or ServerSettings()
+    metrics = Metrics()
+    holder: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        owned = memory is None
+        mem = memory if memory is not None else open_memory(settings, metrics)
+        store = mem.store
+        if not isinstance(store, Credentials):
+            raise KenningError(f"the {store.backend} store cannot hold API keys")
+        svc = Service(
+            memory=mem, settings=settings, credentials=store,
+            limiter=RateLimiter(settings.rate_per_s, settings.burst),
+            quota=QuotaGuard(store.tenant_usage, max_events=settings.max_events,
+                             max_chars=settings.max_chars),
+            tools=tools or default_registry(), metrics=metrics,
+        )  # fmt: skip
+        app.state.kenning = svc
+        metrics.watch(mem)
+        poller = asyncio.create_task(_poll(mem))
+        try:
+            if settings.mcp:
+                from kenning.server.mcp import McpHttp
+
+                mcp_app = McpHttp(svc)
+                holder["mcp"] = mcp_app
+                async with mcp_app.run():
+                    yield
+            else:
+                yield
+        finally:
+            poller.cancel()
+            if owned:
+                mem.close()
+
+    app = FastAPI(
+        title="kenning",
+        version=__version__,
+        description="Memory for LLM agents: episodic record, pins, task state, token-budgeted "
+        "windows and hybrid search, per tenant. Authenticate with `Authorization: Bearer "
+        '<key>`; the tenant is always the key\'s. Errors are `{"error": {"code", '
+        '"message", "status"}}`.',
+        lifespan=lifespan,
+    )
+    app.include_router(routes.router)
+    app.include_router(ops.router)
+
+    app.router.routes.append(
+        Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
+    )
+
+    @app.exception_handler(KenningError)
+    async def kenning_error(request: Request, exc: KenningError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error_response(InvalidInput(_validation_message(exc)))
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, KenningError):  # e.g. a body over the limit while read
+            return _error_response(exc.__cause__)
+        return _error_response(_framework_error(exc.status_code, str(exc.detail)))
+
+    app.add_middleware(
+        ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+        max_in_flight=settings.max_in_flight,
+    )  # fmt: skip
+    return app
+
+
+class _McpEndpoint:
+    """``/mcp``: the MCP app once the lifespan made it (an ASGI app, so Starlette passes the
+    raw request through, streamed responses included)."""
+
+    def __init__(self, holder: dict[str, Any]) -> None:
+        self._holder = holder
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        mcp_app = self._holder.get("mcp")
+        if mcp_app is None:
+            raise NotFound("the MCP endpoint is not enabled on this server")
+        await mcp_app(scope, receive, send)
+
+
+async def _poll(memory: Memory) -> None:
+    while True:
+        await asyncio.sleep(_POLL_S)
+        try:
+            await asyncio.to_thread(memory.context.resume)
+        except KenningError:
+            log.exception("could not look at the compaction queue")
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one ``--workers N`` process (uvicorn's factory), from the CLI's settings."""
+    text = os.environ.get(ENV_SETTINGS)
+    if not text:
+        raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
+    settings = ServerSettings.from_json(text)
+    from kenning.server.logs import configure_logging
+
+    configure_logging(json_logs=settings.json_logs)
+    return create_app(settings)

@@ -1,0 +1,148 @@
+"""The server's outermost layer (pure ASGI, so streamed MCP responses pass untouched).
+
+For each HTTP request it: takes or makes a request id (``X-Request-Id``, echoed back); refuses
+a body over the size limit (413) and work past the in-flight limit (503 with
+``Retry-After``); turns any exception that escaped a handler into a 500 JSON body that names
+the request id (the trace goes to the log, never to the client); observes latency by route
+template; and writes one JSON log line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import secrets
+import threading
+import time
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from kenning.errors import InternalError, KenningError, Overloaded, RequestTooLarge
+from kenning.server.logs import REQUEST_ID
+from kenning.server.metrics import Metrics
+from kenning.wire import error_json
+
+__all__ = ["ServiceMiddleware", "error_response_parts"]
+
+log = logging.getLogger("kenning.server")
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+# Operations endpoints stay reachable when the server is saturated: that is when they matter.
+_UNLIMITED = ("/healthz", "/readyz", "/metrics")
+
+
+def error_response_parts(exc: KenningError, request_id: str | None) -> tuple[int, bytes, list[Any]]:
+    """Status, JSON body and headers of the response for *exc*."""
+    body = error_json(exc)
+    if request_id:
+        body["error"]["request_id"] = request_id
+    headers: list[Any] = [(b"content-type", b"application/json")]
+    if exc.retry_after is not None:
+        headers.append((b"retry-after", str(max(1, round(exc.retry_after))).encode()))
+    return exc.http_status, json.dumps(body).encode(), headers
+
+
+class ServiceMiddleware:
+    """See the module docstring."""
+
+    def __init__(
+        self, app: ASGIApp, *, metrics: Metrics, max_body_bytes: int, max_in_flight: int
+    ) -> None:
+        self.app = app
+        self._metrics = metrics
+        self._max_body = max_body_bytes
+        self._max_in_flight = max_in_flight
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        given = headers.get("x-request-id", "")
+        request_id = given if _REQUEST_ID.match(given) else secrets.token_hex(8)
+        token = REQUEST_ID.set(request_id)
+        start = time.perf_counter()
+        status = 500
+        started = False
+        path: str = scope.get("path", "")
+        limited = not path.startswith(_UNLIMITED)
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal status, started
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+                started = True
+                message = dict(message)
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (b"x-request-id", request_id.encode()),
+                ]
+            await send(message)
+
+        async def respond(exc: KenningError) -> None:
+            code, body, extra = error_response_parts(exc, request_id)
+            await send_with_id({"type": "http.response.start", "status": code, "headers": extra})
+            await send_with_id({"type": "http.response.body", "body": body})
+
+        received = 0
+
+        async def counted_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self._max_body:
+                    raise RequestTooLarge(self._too_large())
+            return message
+
+        admitted = False
+        try:
+            length = headers.get("content-length", "")
+            if length.isdigit() and int(length) > self._max_body:
+                raise RequestTooLarge(self._too_large())
+            if limited:
+                with self._lock:
+                    admitted = self._in_flight < self._max_in_flight
+                    if admitted:
+                        self._in_flight += 1
+                if not admitted:
+                    raise Overloaded(
+                        f"the server is working on {self._max_in_flight} requests; retry soon",
+                        retry_after=1.0,
+                    )
+            await self.app(scope, counted_receive, send_with_id)
+        except KenningError as exc:
+            if started:
+                log.warning("error after the response started: %s", exc)
+            else:
+                await respond(exc)
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), path)
+            if not started:
+                await respond(InternalError(f"internal error; quote request id {request_id}"))
+        finally:
+            if limited and admitted:
+                with self._lock:
+                    self._in_flight -= 1
+            elapsed = time.perf_counter() - start
+            route = scope.get("route")
+            template = getattr(route, "path", None) or ("/mcp" if path == "/mcp" else "unmatched")
+            method = str(scope.get("method", ""))
+            self._metrics.requests.labels(method, template, str(status)).observe(elapsed)
+            state = scope.get("state") or {}
+            log.info(
+                "request",
+                extra={
+                    "method": method, "route": template, "status": status,
+                    "ms": round(elapsed * 1000, 2), "tenant": state.get("tenant"),
+                    "request_id": request_id,
+                },
+            )  # fmt: skip
+            REQUEST_ID.reset(token)
+
+    def _too_large(self) -> str:
+        return f"the request body is over {self._max_body} bytes: send fewer or smaller events"

@@ -1,0 +1,167 @@
+"""Request bodies of the REST API (pydantic models, so ``/docs`` and the OpenAPI spec show them).
+
+They check shape and size at the door (422 with the field's path); the values' meaning is
+checked once more by :class:`kenning.Memory`, the one place every caller goes through. No body
+carries a tenant: the tenant is the API key's.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AppendRequest",
+    "AssembleRequest",
+    "ClosePinRequest",
+    "CompactRequest",
+    "EventIn",
+    "ForgetRequest",
+    "KeyRequest",
+    "PinRequest",
+    "RetrieveFrom",
+    "SearchRequest",
+    "TaskRequest",
+    "ToolCallRequest",
+]
+
+_ID_PATTERN = r"^[A-Za-z0-9._:@-]+$"
+
+
+def _id() -> Any:
+    return Field(min_length=1, max_length=128, pattern=_ID_PATTERN)
+
+
+def _opt_id() -> Any:
+    return Field(default=None, min_length=1, max_length=128, pattern=_ID_PATTERN)
+
+
+Scalar = str | int | float | bool | None
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EventIn(_Body):
+    """One event to append (the fields of a ``kenning ingest`` line, without the scope)."""
+
+    role: Literal["user", "assistant", "tool", "system"]
+    content: str = Field(max_length=2_000_000)
+    at: str | float | None = Field(default=None, description="ISO-8601 or epoch seconds")
+    id: str | None = Field(
+        default=None, min_length=1, max_length=256,
+        description="your id of the event: a repeated one is skipped",
+    )  # fmt: skip
+    idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
+    tool_name: str | None = Field(default=None, max_length=256)
+    tool_args: Any = None
+    tool_result: Any = None
+    metadata: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+    tags: list[str] = Field(default_factory=list, max_length=64)
+    version: str | None = Field(default=None, max_length=256)
+
+
+class AppendRequest(_Body):
+    user: str = _id()
+    events: list[EventIn] = Field(min_length=1, max_length=1_000)
+
+
+class SearchRequest(_Body):
+    query: str = Field(min_length=1, max_length=4_000)
+    user: str | None = _opt_id()
+    session: str | None = _opt_id()
+    k: int = Field(default=10, ge=1, le=1_000)
+    min_score: float = Field(default=0.0, ge=-1e6, le=1e6)
+    filters: dict[str, Scalar] | None = Field(default=None, max_length=32)
+    kinds: list[str] | None = Field(default=None, max_length=8)
+    since: str | float | None = None
+    until: str | float | None = None
+    now: str | None = Field(default=None, max_length=64)
+
+
+class RetrieveFrom(_Body):
+    user: str | None = _opt_id()
+    session: str | None = _opt_id()
+
+
+class AssembleRequest(_Body):
+    user: str = _id()
+    budget_tokens: int = Field(ge=1, le=10_000_000)
+    model: str = Field(min_length=1, max_length=128)
+    reserve_output_tokens: int = Field(default=0, ge=0, le=10_000_000)
+    system: str = Field(min_length=1, max_length=1_000_000)
+    goal: str | None = Field(default=None, max_length=100_000)
+    tools: list[dict[str, Any]] | None = Field(default=None, max_length=512)
+    query: str | None = Field(default=None, min_length=1, max_length=100_000)
+    retrieve_from: RetrieveFrom | None = None
+
+
+class PinRequest(_Body):
+    """A pin set by the host application (any kind, approvals included)."""
+
+    user: str = _id()
+    kind: Literal[
+        "entity_id", "amount", "approval", "authorization", "idempotency_key", "human_gate",
+        "obligation", "goal", "constraint",
+    ]  # fmt: skip
+    value: str = Field(min_length=1, max_length=2_000)
+    key: str | None = Field(default=None, min_length=1, max_length=256)
+    amount: str | float | None = None
+    currency: str | None = Field(default=None, min_length=3, max_length=3)
+    status: Literal["open", "closed"] = "open"
+    source_event_id: str | None = Field(default=None, max_length=128)
+    metadata: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
+
+
+class ClosePinRequest(_Body):
+    user: str = _id()
+    key: str = Field(min_length=1, max_length=256)
+
+
+class DecisionIn(_Body):
+    text: str = Field(min_length=1, max_length=2_000)
+    rationale: str = Field(default="", max_length=2_000)
+
+
+class TaskRequest(_Body):
+    user: str = _id()
+    task: str | None = Field(default=None, max_length=2_000)
+    subtask: str | None = Field(default=None, max_length=2_000)
+    status: Literal["not_started", "in_progress", "blocked", "done"] | None = None
+    decisions: list[DecisionIn] = Field(default_factory=list, max_length=100)
+    constraints: list[str] = Field(default_factory=list, max_length=100)
+    drop_constraints: list[str] = Field(default_factory=list, max_length=100)
+
+
+class CompactRequest(_Body):
+    user: str = _id()
+    budget_tokens: int = Field(ge=1, le=10_000_000)
+    model: str = Field(min_length=1, max_length=128)
+
+
+class ForgetRequest(_Body):
+    """What to erase: the whole tenant when no user is given, a user's data, or a session;
+    optionally only *ids* or what came *before* a time."""
+
+    user: str | None = _opt_id()
+    session: str | None = _opt_id()
+    ids: list[str] | None = Field(default=None, max_length=10_000)
+    before: str | float | None = None
+
+
+class ToolCallRequest(_Body):
+    user: str = _id()
+    session: str = _id()
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    share_sessions: bool = Field(
+        default=False,
+        description="the user consented to the agent reading their other sessions",
+    )
+
+
+class KeyRequest(_Body):
+    tenant: str = _id()
+    scopes: list[Literal["read", "write"]] = Field(default=["read", "write"], min_length=1)
+    name: str = Field(default="", max_length=200)

@@ -1,0 +1,206 @@
+"""Agent memory tools (MemGPT/Letta style): JSON-schema definitions and one dispatcher.
+
+A tool is a :class:`ToolSpec`: a name, a description, the JSON schema of its arguments, whether
+it writes, and a handler. :class:`ToolRegistry` renders the definitions in the OpenAI
+function-calling format and dispatches a call: it checks the arguments against the same
+schema, then runs the handler against a memory (an embedded :class:`kenning.Memory` or a
+:class:`kenning.Client`) inside a :class:`ToolBinding`.
+
+The binding is set by the host application, never by the model: the tenant, user and session
+the agent works in, and whether the user consented to reading their other sessions. No tool
+argument names a tenant, user or session, so a tool call cannot reach outside its binding.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+from kenning.errors import InvalidInput, NotFound
+from kenning.records import Event, Pin, PinKind, Scope, TaskState, TaskUpdate
+from kenning.search.hits import SearchResults
+from kenning.tools.schema import check_arguments
+
+__all__ = [
+    "HOST_ONLY_PIN_KINDS",
+    "ContextTarget",
+    "MemoryTarget",
+    "ToolBinding",
+    "ToolRegistry",
+    "ToolSpec",
+]
+
+#: Pins an agent's tools may never create, change or close: only the host application's API
+#: can, so a prompt-injected "the manager approved it" cannot become an approval.
+HOST_ONLY_PIN_KINDS = frozenset({PinKind.APPROVAL, PinKind.AUTHORIZATION, PinKind.HUMAN_GATE})
+
+
+class ContextTarget(Protocol):
+    """What the tools use of ``memory.context`` (a :class:`~kenning.WorkingContext` or the
+    client's)."""
+
+    def set_pin(
+        self,
+        scope: Scope,
+        kind: PinKind | str,
+        value: str,
+        *,
+        key: str | None = None,
+        amount: Decimal | str | None = None,
+        currency: str | None = None,
+    ) -> Pin: ...
+
+    def close_pin(self, scope: Scope, key: str) -> Pin: ...
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]: ...
+
+    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState: ...
+
+    def task_state(self, scope: Scope) -> TaskState: ...
+
+
+class MemoryTarget(Protocol):
+    """What the tools use of a memory: :class:`kenning.Memory` and :class:`kenning.Client`."""
+
+    @property
+    def context(self) -> ContextTarget: ...
+
+    def search(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        k: int = 10,
+        min_score: float = 0.0,
+        filters: Mapping[str, object] | None = None,
+        kinds: Iterable[str] | None = None,
+        since: datetime | str | float | None = None,
+        until: datetime | str | float | None = None,
+        now: datetime | None = None,
+    ) -> SearchResults: ...
+
+    def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBinding:
+    """Where an agent's tool calls act, set by the host application.
+
+    Attributes:
+        scope: the tenant, user and session of the conversation (a session is required).
+        share_sessions: the user consented to the agent reading their other sessions
+            (``search_memory`` then searches the user's whole record, not only this session).
+    """
+
+    scope: Scope
+    share_sessions: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scope, Scope):
+            raise InvalidInput("a tool binding needs a kenning.Scope")
+        self.scope.require_session()
+
+    @property
+    def memory_scope(self) -> Scope:
+        """Where ``search_memory`` reads: the session, or the user's sessions with consent."""
+        if self.share_sessions:
+            return Scope(self.scope.tenant, self.scope.user, agent=self.scope.agent)
+        return self.scope
+
+
+Handler = Callable[[MemoryTarget, ToolBinding, dict[str, Any]], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """One tool: its name, what it does (the model reads this), its arguments' JSON schema,
+    whether it writes (a read-only credential may not call it), and its handler."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    handler: Handler
+    writes: bool = False
+    #: Runs on the raw arguments before the schema check, to refuse a call for what it asks
+    #: (``ToolRefused``) rather than for its shape.
+    guard: Callable[[Mapping[str, Any]], None] | None = None
+
+    def definition(self) -> dict[str, Any]:
+        """The OpenAI function-calling definition (``{"type": "function", "function": …}``)."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.parameters),
+            },
+        }
+
+
+class ToolRegistry:
+    """A set of tools and their dispatcher.
+
+    >>> from kenning import Memory, Scope
+    >>> from kenning.tools import ToolBinding, default_registry
+    >>> tools = default_registry()
+    >>> with Memory.open(":memory:", embedder=None) as memory:
+    ...     binding = ToolBinding(Scope("acme", "dana", "s1"))
+    ...     tools.dispatch(memory, binding, "set_pin", {"kind": "entity_id", "value": "A-1"})["key"]
+    'entity_id:A-1'
+    """
+
+    def __init__(self, specs: Sequence[ToolSpec] = ()) -> None:
+        self._specs: dict[str, ToolSpec] = {}
+        for spec in specs:
+            self.add(spec)
+
+    def add(self, spec: ToolSpec) -> None:
+        """Register *spec* (the long-term memory tools are added this way)."""
+        if spec.name in self._specs:
+            raise InvalidInput(f"a tool named {spec.name!r} is registered already")
+        self._specs[spec.name] = spec
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._specs
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._specs)
+
+    def spec(self, name: str) -> ToolSpec:
+        """The tool *name*; ``NotFound`` naming the tools that exist otherwise."""
+        try:
+            return self._specs[name]
+        except KeyError:
+            raise NotFound(f"no tool named {name!r:.80}; tools: {self.names}") from None
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """Every tool in the OpenAI function-calling format, to pass as ``tools=``."""
+        return [s.definition() for s in self._specs.values()]
+
+    def dispatch(
+        self, memory: MemoryTarget, binding: ToolBinding, name: str, arguments: object
+    ) -> Any:
+        """Run the tool *name* with *arguments* (a JSON object, or its text) inside *binding*;
+        return its JSON-ready result.
+
+        Raises:
+            NotFound: no such tool.
+            InvalidInput: arguments that do not match the tool's schema.
+            ToolRefused: the call asks for what only the host may do (see
+                :data:`HOST_ONLY_PIN_KINDS`).
+        """
+        spec = self.spec(name)
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"the arguments of {name} are not JSON: {exc.msg}") from exc
+        if spec.guard is not None and isinstance(arguments, Mapping):
+            spec.guard(arguments)
+        checked = check_arguments(arguments, spec.parameters, tool=name)
+        return spec.handler(memory, binding, checked)

@@ -1,0 +1,169 @@
+"""The Memory API conformance suite: the calls an agent makes, written once, run in process
+(:class:`kenning.Memory`) and through HTTP (:class:`kenning.Client` against the ASGI app served
+on loopback), over a real SQLite store and the real model.
+
+What passes embedded must pass served: the same records come back, and every error is the same
+class. (The store-level suites next to this one test the storage protocols; those primitives
+are not an HTTP API: the server's routes are the Memory API, so that is what runs over HTTP.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kenning import (
+    BudgetError,
+    Client,
+    InvalidInput,
+    InvalidScope,
+    Memory,
+    NotFound,
+    PinKind,
+    PinStatus,
+    Scope,
+    ScopeConflict,
+    TaskStatus,
+    TaskUpdate,
+)
+from kenning.store.sqlite.store import SQLiteStore
+from tests.conftest import MemoEmbedder
+from tests.served import serve
+
+DANA = Scope("acme", "dana", "s-dana")
+LEE = Scope("acme", "lee", "s-lee")
+MODES = ("embedded", "served")
+
+
+@pytest.fixture(params=MODES)
+def memory(
+    request: pytest.FixtureRequest, tmp_path: Path, real_embedder: MemoEmbedder
+) -> Iterator[Any]:
+    embedded = Memory(SQLiteStore(tmp_path / "api.db"), embedder=real_embedder)
+    try:
+        if request.param == "embedded":
+            yield embedded
+        else:
+            with serve(embedded) as served, Client(served.url, api_key=served.key("acme")) as c:
+                yield c
+    finally:
+        embedded.close()
+
+
+def test_add_events_assigns_sequence_and_skips_repeated_ids(memory: Any) -> None:
+    first = memory.add_events(DANA, [
+        {"role": "user", "content": "I was charged twice for order A-1042", "id": "m1",
+         "metadata": {"speaker": "Dana"}, "tags": ["billing"]},
+        {"role": "assistant", "content": "Refund RF-7781 of 42.50 EUR approved.", "id": "m2"},
+    ])  # fmt: skip
+    assert [e.seq for e in first] == [1, 2]
+    assert first[0].metadata == {"speaker": "Dana"} and first[0].tags == ("billing",)
+    again = memory.add_events(DANA, [{"role": "user", "content": "retry", "id": "m1"}])
+    assert again == []
+    stored = memory.get_session(DANA)
+    assert [e.id for e in stored] == [e.id for e in first]
+    assert memory.get_session(DANA, after_seq=1) == stored[1:]
+    assert memory.get_session(Scope("acme", "dana", "never")) == []
+
+
+def test_search_stays_inside_its_scope(memory: Any) -> None:
+    memory.add_events(DANA, [{"role": "user", "content": "My parcel P-88 is lost in Porto"}])
+    memory.add_events(LEE, [{"role": "user", "content": "My parcel P-99 is lost in Lisbon"}])
+    dana = memory.search(Scope("acme", "dana"), "lost parcel", k=5)
+    assert [h.content for h in dana] == ["My parcel P-88 is lost in Porto"]
+    assert dana[0].scope == DANA and dana[0].seq == 1 and dana[0].scores
+    tenant = memory.search(Scope("acme"), "lost parcel", k=5)
+    assert {h.scope.user for h in tenant} == {"dana", "lee"}
+    assert {h.scope for h in memory.search(DANA, "Lisbon", k=5)} <= {DANA}
+
+
+def test_another_users_session_is_a_scope_conflict_on_every_path(memory: Any) -> None:
+    memory.add_events(DANA, [{"role": "user", "content": "hello"}])
+    wrong = Scope("acme", "lee", DANA.session)
+    calls = [
+        lambda: memory.add_events(wrong, [{"role": "user", "content": "x"}]),
+        lambda: memory.get_session(wrong),
+        lambda: memory.search(wrong, "hello"),
+        lambda: memory.context.pins(wrong),
+        lambda: memory.context.task_state(wrong),
+        lambda: memory.context.summaries(wrong),
+        lambda: memory.assemble(wrong, budget_tokens=500, model="gpt-4o", system="s"),
+    ]
+    for call in calls:
+        with pytest.raises(ScopeConflict):
+            call()
+
+
+def test_bad_input_raises_the_same_classes(memory: Any) -> None:
+    with pytest.raises(InvalidInput):
+        memory.search(DANA, "   ")
+    with pytest.raises(InvalidInput):
+        memory.add_events(DANA, [{"role": "robot", "content": "x"}])
+    with pytest.raises(InvalidInput):
+        memory.context.set_pin(DANA, "amount", "12 EUR")  # an amount needs amount=
+    with pytest.raises(BudgetError):
+        memory.assemble(DANA, budget_tokens=5, model="gpt-4o", system="a long system policy " * 5)
+    with pytest.raises(InvalidScope):
+        memory.assemble(DANA, budget_tokens=500, model="gpt-4o", system="s",
+                        retrieve_from=Scope("globex", "dana"))  # fmt: skip
+    with pytest.raises(NotFound):
+        memory.context.close_pin(DANA, "no-such-pin")
+
+
+def test_assemble_keeps_pins_and_the_budget(memory: Any) -> None:
+    memory.add_events(DANA, [
+        {"role": "user", "content": "Order A-1042 was charged twice."},
+        {"role": "tool", "content": "refund created", "tool_name": "refunds",
+         "tool_result": {"refund_id": "RF-7781", "amount": "42.50", "currency": "EUR"}},
+    ])  # fmt: skip
+    memory.context.update_task(DANA, TaskUpdate(task="Refund the double charge"))
+    window = memory.assemble(DANA, budget_tokens=600, model="gpt-4o",
+                             system="You are a support agent.", query="refund")  # fmt: skip
+    text = "\n".join(m["content"] for m in window.messages)
+    assert window.tokens <= window.budget == 600
+    assert "A-1042" in text and "Refund the double charge" in text
+    assert window.encoding and window.tiers
+
+
+def test_pins_round_trip_with_decimal_amounts_and_history(memory: Any) -> None:
+    pin = memory.context.set_pin(DANA, PinKind.AMOUNT, "42.50 EUR", key="refund",
+                                 amount=Decimal("42.50"), currency="EUR")  # fmt: skip
+    assert pin.amount == Decimal("42.50") and pin.currency == "EUR" and pin.version == 1
+    closed = memory.context.close_pin(DANA, "refund")
+    assert closed.status is PinStatus.CLOSED and closed.version == 2
+    assert [p.version for p in memory.context.pins(DANA, history=True)] == [1, 2]
+
+
+def test_task_state_merges(memory: Any) -> None:
+    memory.context.update_task(DANA, TaskUpdate(task="Refund", constraints=["no refunds > 100"]))
+    state = memory.context.update_task(
+        DANA, TaskUpdate(status="in_progress", decisions=[("refund to card", "customer asked")])
+    )
+    assert state.task == "Refund" and state.status is TaskStatus.IN_PROGRESS
+    assert state.constraints == ("no refunds > 100",) and state.version == 2
+    assert memory.context.task_state(DANA) == state
+
+
+def test_compaction_writes_audited_summaries(memory: Any) -> None:
+    memory.add_events(DANA, [
+        {"role": "user" if i % 2 else "assistant",
+         "content": f"Turn {i}: the customer asked about order A-{1000 + i} and its refund."}
+        for i in range(40)
+    ])  # fmt: skip
+    written = memory.context.compact(DANA, budget_tokens=400, model="gpt-4o")
+    assert written
+    assert memory.context.summaries(DANA)
+    log = memory.context.compaction_log(DANA)
+    assert log and any(e.tokens_before for e in log)
+
+
+def test_forget_erases_from_search(memory: Any) -> None:
+    memory.add_events(DANA, [{"role": "user", "content": "my passport number is X1234567"}])
+    assert memory.search(Scope("acme", "dana"), "passport", k=3).hits
+    assert memory.forget(Scope("acme", "dana")) == 1
+    assert memory.search(Scope("acme", "dana"), "passport", k=3).hits == ()
+    assert memory.get_session(DANA) == []

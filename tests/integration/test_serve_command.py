@@ -1,0 +1,106 @@
+"""``kenning keys create`` and ``kenning serve --workers 2`` as a user runs them: two worker
+processes on one SQLite file, compaction queued by one drained across both, every job done
+once, JSON logs, a clean stop on SIGINT."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+
+from kenning import Client, Scope
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _kenning(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kenning.cli.main", *args]
+
+
+def test_two_worker_processes_share_the_queue_and_run_each_job_once(tmp_path: Path) -> None:
+    db = str(tmp_path / "served.db")
+    made = subprocess.run(_kenning("keys", "create", "--db", db, "--tenant", "acme"),
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    key = json.loads(made.stdout)["key"]
+    assert "shown once" in made.stderr
+    port = _free_port()
+    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
+    env.pop("KENNING_ADMIN_TOKEN", None)
+    log = (tmp_path / "server.log").open("w")
+    server = subprocess.Popen(
+        _kenning("serve", "--db", db, "--port", str(port), "--workers", "2", "--no-model",
+                 "--compaction-workers", "2"),
+        stdout=log, stderr=subprocess.STDOUT, env=env,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert server.poll() is None, (tmp_path / "server.log").read_text()
+            try:
+                if httpx.get(f"{url}/readyz").status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.2)
+        with httpx.Client() as http:
+            # Nagle's algorithm stays off with several workers: no ~40 ms per request.
+            times = []
+            for _ in range(21):
+                start = time.perf_counter()
+                http.get(f"{url}/healthz").raise_for_status()
+                times.append(time.perf_counter() - start)
+            assert sorted(times)[10] < 0.030, sorted(times)
+        scopes = [Scope("acme", f"u{i}", f"s{i}") for i in range(8)]
+        with Client(url, api_key=key) as client:
+            for scope in scopes:
+                client.add_events(scope, [
+                    {"role": "user" if n % 2 else "assistant", "id": f"{scope.session}-{n}",
+                     "content": f"Turn {n}: order A-{n} of {scope.user} needs a refund of "
+                                f"{n}.50 EUR, says the customer, again and again."}
+                    for n in range(40)
+                ])  # fmt: skip
+                # Past the compact threshold, below hard: the compaction is queued.
+                window = client.assemble(scope, budget_tokens=1_500, model="gpt-4o", system="s")
+                assert window.pressure.value in ("compact", "hard"), window.utilization
+            deadline = time.monotonic() + 60
+            while True:
+                queue = httpx.get(f"{url}/readyz").json()["checks"]["queue"]
+                if queue["pending"] == 0 and queue["running"] == 0:
+                    break
+                assert time.monotonic() < deadline, queue
+                time.sleep(0.2)
+            for scope in scopes:
+                assert len(client.get_session(scope)) == 40
+                r = httpx.get(f"{url}/v1/sessions/{scope.session}/compaction",
+                              params={"user": scope.user},
+                              headers={"Authorization": f"Bearer {key}"})  # fmt: skip
+                jobs, audit = r.json()["jobs"], r.json()["audit"]
+                assert all(j["status"] == "done" for j in jobs)
+                ranges = Counter(
+                    (a["first_seq"], a["last_seq"]) for a in audit if a["action"] == "segment"
+                )
+                assert ranges and max(ranges.values()) == 1
+    finally:
+        server.send_signal(signal.SIGINT)
+        code = server.wait(30)
+        log.close()
+    assert code == 0
+    lines = [json.loads(line) for line in (tmp_path / "server.log").read_text().splitlines()
+             if line.startswith("{")]  # fmt: skip
+    requests = [line for line in lines if line.get("message") == "request"]
+    assert requests and all("request_id" in line and "route" in line for line in requests)
+    assert len({line["pid"] for line in lines}) >= 3  # the supervisor and two workers

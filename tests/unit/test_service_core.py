@@ -1,0 +1,189 @@
+"""Pure parts of the service: rate and quota bookkeeping, the wire codec, the tool schema
+check, key tokens, and the client's parity with Memory's methods."""
+
+from __future__ import annotations
+
+import inspect
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from kenning import (
+    AsyncClient,
+    Client,
+    InvalidInput,
+    KenningError,
+    Memory,
+    QuotaExceeded,
+    RateLimited,
+    ScopeConflict,
+    Unauthorized,
+    WorkingContext,
+)
+from kenning.errors import error_for_code
+from kenning.records import (
+    AuditAction,
+    AuditEntry,
+    Event,
+    Pin,
+    PinKind,
+    Role,
+    Scope,
+    Summary,
+    TenantUsage,
+)
+from kenning.server.auth import create_key, verify_key
+from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.store.sqlite.store import SQLiteStore
+from kenning.tools.schema import check_arguments
+from kenning.wire import (
+    audit_from_json,
+    audit_json,
+    error_from_json,
+    error_json,
+    event_from_json,
+    event_json,
+    pin_from_json,
+    pin_json,
+    summary_from_json,
+    summary_json,
+)
+
+T0 = datetime(2026, 3, 2, 10, tzinfo=UTC)
+S = Scope("acme", "dana", "s1")
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_rate_limiter_is_a_token_bucket_per_tenant() -> None:
+    clock = Clock()
+    limiter = RateLimiter(2.0, 3, clock=clock)
+    for _ in range(3):
+        limiter.take("acme")
+    with pytest.raises(RateLimited) as err:
+        limiter.take("acme")
+    assert err.value.retry_after == 1.0
+    limiter.take("globex")
+    clock.now = 0.5  # one token back
+    limiter.take("acme")
+    with pytest.raises(RateLimited):
+        limiter.take("acme")
+
+
+def test_quota_guard_counts_cached_usage_and_local_writes() -> None:
+    clock = Clock()
+    reads: list[str] = []
+
+    def usage(tenant: str) -> TenantUsage:
+        reads.append(tenant)
+        return TenantUsage(events=8, content_chars=100)
+
+    guard = QuotaGuard(usage, max_events=10, max_chars=None, clock=clock)
+    guard.check("acme", events=2, chars=5)
+    guard.added("acme", events=2, chars=5)
+    with pytest.raises(QuotaExceeded):
+        guard.check("acme", events=1, chars=1)
+    assert reads == ["acme"]  # cached within the second
+    clock.now = 2.0
+    guard.check("acme", events=2, chars=1)  # refreshed: 8 stored again
+    assert reads == ["acme", "acme"]
+    assert not QuotaGuard(usage, max_events=None, max_chars=None).enabled
+
+
+def test_records_survive_the_wire() -> None:
+    event = Event(id="ev1", scope=S, seq=3, role=Role.TOOL, content="done", at=T0,
+                  tool_name="refunds", tool_args={"id": 1}, tool_result=[1, "x"],
+                  metadata={"speaker": "bot", "n": 2}, tags=("billing",), version="v2",
+                  content_hash="h", idempotency_key="k1")  # fmt: skip
+    assert event_from_json(event_json(event)) == event
+    pin = Pin(id="p1", scope=S, kind=PinKind.AMOUNT, key="refund", value="42.50 EUR",
+              amount=Decimal("42.50"), currency="EUR", created_at=T0,
+              closed_at=T0 + timedelta(seconds=1))  # fmt: skip
+    assert pin_from_json(pin_json(pin)) == pin
+    assert pin_json(pin)["amount"] == "42.50"  # no float on the way
+    summary = Summary(id="sum1", scope=S, level=1, first_seq=1, last_seq=9, text="t",
+                      body={"facts": []}, created_at=T0)  # fmt: skip
+    assert summary_from_json(summary_json(summary)) == summary
+    entry = AuditEntry(scope=S, at=T0, action=AuditAction.SEGMENT, first_seq=1, last_seq=2,
+                       tokens_before=100, tokens_after=20, detail="d", id=4)  # fmt: skip
+    assert audit_from_json(audit_json(entry)) == entry
+
+
+def test_every_error_comes_back_as_its_own_class() -> None:
+    import kenning.errors as errors
+
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        if not (isinstance(cls, type) and issubclass(cls, KenningError)):
+            continue
+        back = error_from_json(cls.http_status, error_json(cls("why", retry_after=2.0)))
+        assert type(back) is cls and back.message == "why" and back.retry_after == 2.0
+    assert type(error_from_json(502, "<html>bad gateway</html>")) is KenningError
+    assert error_for_code("scope_conflict") is ScopeConflict
+
+
+def test_tool_schema_check_names_what_is_wrong() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "q": {"type": "string", "minLength": 1, "maxLength": 3},
+            "k": {"type": "integer", "minimum": 1},
+            "tags": {"type": "array", "maxItems": 1, "items": {"type": "string"}},
+        },
+        "required": ["q"],
+        "additionalProperties": False,
+    }
+    assert check_arguments({"q": "ab", "k": None}, schema, tool="t") == {"q": "ab"}
+    bad = [
+        ({}, "missing required"), ({"q": "abcd"}, "at most 3"), ({"q": "a", "k": True}, "integer"),
+        ({"q": "a", "k": 0}, "at least 1"), ({"q": "a", "x": 1}, "unknown argument"),
+        ({"q": "a", "tags": ["a", "b"]}, "at most 1 items"), ({"q": "a", "tags": [1]}, "tags[0]"),
+        ([1], "JSON object"),
+    ]  # fmt: skip
+    for arguments, message in bad:
+        with pytest.raises(InvalidInput, match=message.replace("[", r"\[").replace("]", r"\]")):
+            check_arguments(arguments, schema, tool="t")
+
+
+def test_keys_are_shown_once_and_checked_against_a_hash() -> None:
+    with SQLiteStore(":memory:") as store:
+        key, token = create_key(store, "acme", ["read"])
+        stored = store.api_key(key.id)
+        assert stored is not None and token.split("_", 2)[2] not in stored[1]
+        assert verify_key(store, token).tenant == "acme"
+        for bad in (None, "", "Bearer x", token + "x", f"kn_{key.id}_", "kn_nope_secret"):
+            with pytest.raises(Unauthorized):
+                verify_key(store, bad)
+        with pytest.raises(InvalidInput):
+            create_key(store, "acme", ["admin"])
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in vars(cls).items()
+        if callable(member) and not name.startswith("_")
+    }
+
+
+@pytest.mark.parametrize("client_cls", [Client, AsyncClient])
+def test_the_client_has_memorys_method_names_and_arguments(client_cls: type) -> None:
+    memory, client = _public(Memory), _public(client_cls)
+    # The facade's agent calls; ``open``, ``close`` and the store accessors are local concerns.
+    for name in ("add_events", "ingest", "get_session", "search", "assemble", "forget"):
+        assert list(client[name].parameters) == list(memory[name].parameters), name
+        for param in memory[name].parameters.values():
+            assert client[name].parameters[param.name].kind == param.kind, (name, param.name)
+    working = _public(WorkingContext)
+    served = _public(type(client_cls(api_key="x").context))
+    for name in ("set_pin", "close_pin", "pins", "update_task", "task_state", "summaries",
+                 "compaction_log", "compact"):  # fmt: skip
+        assert list(served[name].parameters)[:3] == list(working[name].parameters)[:3], name
+        assert set(served[name].parameters) <= set(working[name].parameters), name
