@@ -304,10 +304,12 @@ class Memory:
         until: datetime | str | float | None = None,
         now: datetime | None = None,
     ) -> SearchResults:
-        """Hybrid search (BM25 + vector cosine, fused, with recency and access bonuses).
+        """Hybrid search (BM25 + vector cosine, fused, lifted by session and conversational
+        partner, with an access bonus; see :class:`~kenning.search.fusion.FusionConfig`).
 
         Only records inside *scope* are ever scored: a tenant-only scope searches the tenant,
-        a user scope that user's sessions, a session scope that session.
+        a user scope that user's sessions, a session scope that session. Facts among the hits
+        are weighed by how recently they were mentioned or used (``memory.facts.weigh``).
 
         Raises :class:`~kenning.errors.InvalidInput` for an empty or oversized query, a bad
         ``k`` or ``min_score``, and :class:`~kenning.errors.InvalidFilter` for bad filters.
@@ -331,7 +333,12 @@ class Memory:
             raise InvalidInput("min_score must be a finite number")
         parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
         when = to_utc(now, what="now")
-        return self._engine.search(scope, query, k=k, min_score=min_score, filters=parsed, now=when)
+        results = self._engine.search(
+            scope, query, k=k, min_score=min_score, filters=parsed, now=when
+        )
+        if "fact" in parsed.kinds:
+            results = self._facts.weigh(scope, results, min_score=min_score, now=when)
+        return results
 
     # -- erasure and lifecycle -------------------------------------------------------------
 

@@ -172,3 +172,29 @@ def test_erasing_its_only_source_erases_a_fact_but_the_purge_does_not(store: Sto
     assert store.purge("acme", now=later, episodes_before=later) == 1
     assert store.events(ANN) == []
     assert [f.id for f in store.facts(ANN)] == ["fact_job"]
+
+
+def test_changes_are_dated_by_when_they_were_said(store: Store) -> None:
+    insert(store, A1, "fact_1", draft("location", "Berlin"))
+    [berlin] = store.facts(ANN)
+    assert berlin.last_seen == T0  # the statement's time, not when the row was written
+    # "I've lived in Lisbon since March", said in May: Berlin stopped holding in March.
+    march, may = T0 + timedelta(days=60), T0 + timedelta(days=120)
+    lisbon = replace(draft("location", "Lisbon"), valid_from=march)
+    store.apply_facts(
+        A2,
+        FactChanges(
+            inserts=(FactInsert("fact_2", lisbon),),
+            closures=(("fact_1", FactStatus.SUPERSEDED, "fact_2"),),
+            expected=((lisbon.key, ("fact_1",)),),
+        ),
+        at=may,
+    )
+    [old] = store.facts(ANN, statuses=(FactStatus.SUPERSEDED,))
+    assert old.valid_to == march
+    assert [f.value for f in store.facts(ANN, as_of=march + timedelta(days=1))] == ["Lisbon"]
+    # A restatement read late from an older turn does not move the last mention back.
+    store.apply_facts(A2, FactChanges(reinforcements=(("fact_2", "ev_old"),)), at=may)
+    store.apply_facts(A2, FactChanges(reinforcements=(("fact_2", "ev_older"),)), at=march)
+    [now] = store.facts(ANN)
+    assert now.last_seen == may and now.reinforced == 3

@@ -84,6 +84,51 @@ def test_supersession_keeps_history_and_as_of_reads_the_past(memory: Memory) -> 
         assert [f.value for f in memory.facts.list(DANA, as_of=T0 - timedelta(days=1))] == []
 
 
+def test_an_imported_history_keeps_its_times(memory: Memory) -> None:
+    with memory:
+        # One batch, read for facts after the fact: each turn is dated by when it was said.
+        memory.add_events(Scope("acme", "dana", "s1"), [
+            turn("I live in Berlin."),
+            turn("I moved to Lisbon.", minutes=60 * 24 * 60),
+        ])  # fmt: skip
+        assert memory.wait_for_facts(60)
+        [now] = memory.facts.list(DANA)
+        [old, _] = memory.facts.history(DANA, now.id)
+        assert old.valid_to == now.valid_from == T0 + timedelta(days=60)
+        assert now.last_seen == T0 + timedelta(days=60)
+        assert [f.value for f in memory.facts.list(DANA, as_of=T0 + timedelta(days=90))] == [
+            "Lisbon"
+        ]
+        assert [f.value for f in memory.facts.list(DANA, as_of=T0 + timedelta(days=30))] == [
+            "Berlin"
+        ]
+
+
+def test_decay_changes_ranking_and_an_access_resets_it(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    # Searches here record no access themselves, so only the explicit touch below resets decay.
+    settings = Settings(track_access=False)
+    with Memory.open(tmp_path / "d.db", embedder=real_embedder, settings=settings) as memory:
+        _said(memory, "s1", "I love jazz.")
+        _said(memory, "s2", "I love techno.", minutes=60 * 24 * 60)
+        query = "what music genre do I love?"
+        fresh = memory.search(DANA, query, kinds=["fact"], now=T0 + timedelta(days=1))
+        assert [h.content for h in fresh] == ["The user loves jazz", "The user loves techno"]
+        # Two months without a mention: jazz weighs 0.5 + 0.5 * 0.5^(60/30) of its match.
+        later = memory.search(DANA, query, kinds=["fact"], now=T0 + timedelta(days=60))
+        assert [h.content for h in later] == ["The user loves techno", "The user loves jazz"]
+        jazz = later.hits[1]
+        assert jazz.scores["decay"] == pytest.approx(0.25, rel=1e-3)
+        then = fresh.hits[0]
+        match = then.score / (0.5 + 0.5 * then.scores["decay"])
+        assert jazz.score == pytest.approx(match * 0.625, rel=1e-6)
+        # Using the fact starts its decay again.
+        memory.store.touch(DANA, [jazz.id], at=T0 + timedelta(days=60))
+        again = memory.search(DANA, query, kinds=["fact"], now=T0 + timedelta(days=61))
+        assert [h.content for h in again] == ["The user loves jazz", "The user loves techno"]
+
+
 def test_a_qualifier_keeps_facts_apart(memory: Memory) -> None:
     with memory:
         _said(memory, "s1", "At work I use a Mac.", "At home I use Linux.")

@@ -15,7 +15,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -41,6 +41,7 @@ from kenning.records import (
     UserSettings,
     content_hash,
 )
+from kenning.search.hits import SearchResults
 from kenning.store.protocol import Store
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
 
@@ -246,7 +247,15 @@ class LongTermMemory:
                 events = self._store.events(job.scope, after_seq=done, limit=_BATCH_EVENTS)
                 if not events:
                     break
-                self.consolidate(job.scope, self._extractor.extract(events))
+                # One step per turn, dated by the turn: an imported history keeps its times
+                # (a value replaced in March stopped holding in March, not when it was read).
+                said = {e.id: e.at for e in events}
+                drafts = self._extractor.extract(events)
+                for source in dict.fromkeys(d.source_event_id for d in drafts):
+                    self.consolidate(
+                        job.scope, [d for d in drafts if d.source_event_id == source],
+                        at=said.get(source) if source is not None else None,
+                    )  # fmt: skip
                 done = events[-1].seq
         finally:
             self._store.finish_extraction(job, done_seq=done)
@@ -261,8 +270,11 @@ class LongTermMemory:
 
     # -- consolidation ---------------------------------------------------------------------
 
-    def consolidate(self, scope: Scope, drafts: Sequence[FactDraft]) -> list[Fact]:
-        """Apply *drafts* (from one session of *scope*'s user) to the user's facts."""
+    def consolidate(
+        self, scope: Scope, drafts: Sequence[FactDraft], *, at: datetime | None = None
+    ) -> list[Fact]:
+        """Apply *drafts* (from one session of *scope*'s user) to the user's facts, as said at
+        *at* (default: now): the time dates the mention and what it closes."""
         scope = scope.require_session()
         consent = self.consent(scope)
         kept = [d for d in drafts if not d.category.sensitive or consent.sensitive_facts]
@@ -274,7 +286,7 @@ class LongTermMemory:
                 return []
             try:
                 return self._store.apply_facts(
-                    scope, changes, at=self._now(), model=self._model(), vectors=vectors
+                    scope, changes, at=at or self._now(), model=self._model(), vectors=vectors
                 )
             except StaleWrite:
                 if attempt == _RETRIES - 1:
@@ -479,6 +491,36 @@ class LongTermMemory:
 
     def importance(self, fact: Fact, now: datetime | None = None) -> float:
         return importance(fact, now or self._now(), half_life_days=self._settings.half_life_days)
+
+    def weigh(
+        self, scope: Scope, results: SearchResults, *, min_score: float, now: datetime
+    ) -> SearchResults:
+        """Decay changes ranking: each fact among *results* has its score scaled by
+        ``0.5 + 0.5 × 0.5^(days since its last mention or access / half-life)`` (pinned facts
+        keep theirs), so of two facts that match alike the fresher or more used one comes
+        first; turns are left as they are. Hits that fall under *min_score* are dropped."""
+        ids = [h.id for h in results.hits if h.kind == "fact"]
+        if not ids:
+            return results
+        half_life = self._settings.half_life_days
+        decay: dict[str, float] = {}
+        for fact in self._store.facts(scope, ids=ids, statuses=None):
+            if fact.pinned:
+                decay[fact.id] = 1.0
+                continue
+            last = max(t for t in (fact.last_seen, fact.last_access, fact.valid_from) if t)
+            age_days = max((now - last).total_seconds(), 0.0) / 86_400
+            decay[fact.id] = 0.5 ** (age_days / half_life)
+        hits = []
+        for hit in results.hits:
+            if hit.id in decay:
+                score = hit.score * (0.5 + 0.5 * decay[hit.id])
+                scores = {**hit.scores, "decay": decay[hit.id], "score": score}
+                hit = replace(hit, score=score, scores=scores)
+            if hit.score >= min_score:
+                hits.append(hit)
+        hits.sort(key=lambda h: -h.score)
+        return replace(results, hits=tuple(hits))
 
     def prune(self, scope: Scope, *, now: datetime | None = None) -> builtins.list[Fact]:
         """Archive the user's facts whose importance fell below the floor, or that were not

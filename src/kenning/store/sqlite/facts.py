@@ -129,7 +129,9 @@ class FactTables(Database):
         assert scope.user is not None and scope.session is not None
         if vectors and model is None:
             raise InvalidInput("vectors were given without the model they belong to")
-        now = time.time()
+        # *at* is when the change happened (a statement's time, for an imported history long
+        # ago): mentions and closures are dated by it; created_at is when the row was written.
+        now, seen = time.time(), at.timestamp()
         with self._write(scope, claim=True) as conn:
             check_generation(conn, scope.tenant, generation)
             for key, expected in changes.expected:
@@ -143,12 +145,17 @@ class FactTables(Database):
                 self._put_vectors(conn, scope.tenant, model, vectors)
             written: list[str] = []
             for change in changes.inserts:
-                written.append(self._insert(conn, scope, change, now))
+                written.append(self._insert(conn, scope, change, now, seen))
             for fact_id, source_event_id in changes.reinforcements:
-                self._reinforce(conn, scope, fact_id, source_event_id, now)
+                self._reinforce(conn, scope, fact_id, source_event_id, seen)
                 written.append(fact_id)
+            # A value replaced by one that began to hold earlier than it was said ("I've lived
+            # in Lisbon since March") stopped holding then, so validities do not overlap.
+            began = {c.id: c.draft.valid_from.timestamp() for c in changes.inserts
+                     if c.draft.valid_from is not None}  # fmt: skip
             for fact_id, status, by in changes.closures:
-                self._close(conn, scope, fact_id, status, by, at.timestamp())
+                until = min(seen, began.get(by, seen)) if by is not None else seen
+                self._close(conn, scope, fact_id, status, by, until)
                 written.append(fact_id)
             rows = self._rows(conn, scope, written)
         self._after_append({scope.tenant})
@@ -189,9 +196,11 @@ class FactTables(Database):
         return [r[0] for r in rows]
 
     @staticmethod
-    def _insert(conn: sqlite3.Connection, scope: Scope, change: Any, now: float) -> str:
+    def _insert(
+        conn: sqlite3.Connection, scope: Scope, change: Any, now: float, seen: float
+    ) -> str:
         draft = change.draft
-        valid_from = draft.valid_from.timestamp() if draft.valid_from else now
+        valid_from = draft.valid_from.timestamp() if draft.valid_from else seen
         role = "tool" if draft.source is FactSource.TOOL else "user"
         cur = conn.execute(
             "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
@@ -220,14 +229,14 @@ class FactTables(Database):
                 draft.qualifier, draft.value, draft.source.value, draft.confidence,
                 draft.category.value, valid_from,
                 None if change.expires_at is None else change.expires_at.timestamp(),
-                int(change.pinned), now, json.dumps(sources), draft.source_event_id,
+                int(change.pinned), seen, json.dumps(sources), draft.source_event_id,
             ),
         )  # fmt: skip
         return str(change.id)
 
     @staticmethod
     def _reinforce(
-        conn: sqlite3.Connection, scope: Scope, fact_id: str, source: str | None, now: float
+        conn: sqlite3.Connection, scope: Scope, fact_id: str, source: str | None, seen: float
     ) -> None:
         row = conn.execute(
             "SELECT f.item, f.sources FROM facts f JOIN items i ON i.rowid = f.item"
@@ -240,9 +249,9 @@ class FactTables(Database):
         if source and source not in sources:
             sources = [*sources, source][-50:]
         conn.execute(
-            "UPDATE facts SET reinforced = reinforced + 1, last_seen = ?, sources = ?"
-            " WHERE item = ?",
-            (now, json.dumps(sources), row[0]),
+            "UPDATE facts SET reinforced = reinforced + 1, last_seen = max(last_seen, ?),"
+            " sources = ? WHERE item = ?",
+            (seen, json.dumps(sources), row[0]),
         )
 
     @staticmethod
