@@ -296,3 +296,15 @@ def test_the_profile_is_typed_and_records_corrections(memory: Memory) -> None:
         ]
         assert profile.session_count == 2 and profile.last_session == "s2"
         assert profile.to_json()["biography"] == {"location": "Lisbon"}
+
+
+def test_the_profile_lists_the_most_important_facts_first(memory: Memory) -> None:
+    with memory:
+        _said(memory, "s1", "I love jazz.")
+        _said(memory, "s2", "I love techno.", minutes=60 * 24 * 60)
+        keys = list(memory.facts.profile(DANA).preferences)
+        assert len(keys) == 2 and "techno" in keys[0] and "jazz" in keys[1]
+        # Said again, jazz is the fresher mention now.
+        _said(memory, "s3", "I love jazz.", minutes=60 * 24 * 90)
+        keys = list(memory.facts.profile(DANA).preferences)
+        assert "jazz" in keys[0]

@@ -205,9 +205,11 @@ class LongTermMemory:
     # -- profile ---------------------------------------------------------------------------
 
     def profile(self, scope: Scope) -> Profile:
-        """The user's profile: biography, preferences, style, people, corrections, sessions."""
+        """The user's profile: biography, preferences, style, people, corrections, sessions;
+        within each kind the most important facts come first (a capped window keeps them)."""
         user = _user(scope)
-        current = self._store.facts(user)
+        now = self._now()
+        current = sorted(self._store.facts(user), key=lambda f: -self.importance(f, now))
         closed = self._store.facts(user, statuses=(FactStatus.SUPERSEDED,))
         return build_profile(user, current, closed, self._store.user_sessions(user))
 
@@ -219,7 +221,10 @@ class LongTermMemory:
             return []
         user = _user(scope)
         if not self.shares_across_sessions(scope):
-            own = self._store.facts(scope)  # facts sourced in this session
+            now = self._now()
+            own = sorted(  # facts sourced in this session, most important first
+                self._store.facts(scope), key=lambda f: -self.importance(f, now)
+            )
             return build_profile(user, own, (), ()).lines()
         profile = self.profile(scope)
         lines = profile.lines(current_session=scope.session)
