@@ -39,13 +39,13 @@ from kenning.records import (
     PinDraft,
     Procedure,
     ProcedureStatus,
+    QueueStats,
     Scope,
     Summary,
     TaskState,
     TenantPolicy,
-    UserSettings,
-    QueueStats,
     TenantUsage,
+    UserSettings,
 )
 from kenning.store.records import (
     Candidate,

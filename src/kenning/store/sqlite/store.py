@@ -21,9 +21,9 @@ from kenning.store.sqlite.context import ContextTables
 from kenning.store.sqlite.events import EventTables
 from kenning.store.sqlite.facts import FactTables
 from kenning.store.sqlite.jobs import JobTables
+from kenning.store.sqlite.keys import KeyTables
 from kenning.store.sqlite.policy import PolicyTables
 from kenning.store.sqlite.procedures import ProcedureTables
-from kenning.store.sqlite.keys import KeyTables
 from kenning.store.sqlite.search import SearchTables
 
 __all__ = ["SQLiteStore"]
