@@ -13,6 +13,7 @@ from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.summarizer import SummaryRequest
 from kenning.embed.base import Matrix
 from kenning.errors import ModelUnavailable
+from kenning.records import Event, FactDraft
 
 
 class HashEmbedder:
@@ -93,3 +94,22 @@ class BlockingSummarizer:
         self.started.set()
         assert self.release.wait(30)
         return self.inner.summarize(request)
+
+
+class BlockingExtractor:
+    """The real rule extractor behind a gate: it reads its batch, then waits (an LLM extractor
+    taking its time) until the test sets ``release``; ``started`` tells when it is waiting."""
+
+    name = "rules"
+
+    def __init__(self) -> None:
+        from kenning.longterm.service import RuleExtractor
+
+        self.inner = RuleExtractor()
+        self.started = threading.Event()
+        self.release = threading.Event()
+
+    def extract(self, events: Sequence[Event]) -> list[FactDraft]:
+        self.started.set()
+        assert self.release.wait(30)
+        return self.inner.extract(events)

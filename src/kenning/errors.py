@@ -17,6 +17,7 @@ __all__ = [
     "InvalidInput",
     "InvalidScope",
     "KenningError",
+    "LeaseLost",
     "LegalHoldActive",
     "ModelMismatch",
     "ModelUnavailable",
@@ -109,6 +110,13 @@ class StaleWrite(KenningError, RuntimeError):
 
     code = "stale_write"
     http_status = 409
+
+
+class LeaseLost(StaleWrite):
+    """A background worker's lease on a job was taken over by another worker (it stalled past
+    the lease); the write it attempted was refused and the new holder does the work."""
+
+    code = "lease_lost"
 
 
 class NotFound(KenningError, LookupError):

@@ -98,7 +98,7 @@ class Memory:
             track_access=self._settings.track_access,
         )
         self._facts = LongTermMemory(store, embedder, self._settings.longterm)
-        self._fact_worker = FactWorker(self._facts)
+        self._fact_worker = FactWorker(self._facts, store, threads=self._settings.longterm.workers)
         self._retention = Retention(store)
         self._procedures = Procedures(store)
         self._context = WorkingContext(
@@ -143,8 +143,8 @@ class Memory:
             summarizer=summarizer,
         )
         memory._context.resume()
-        if settings.longterm.extract and memory._store.pending_extractions(limit=1):
-            memory._fact_worker.wake()  # events written before a restart are read too
+        if settings.longterm.extract:
+            memory._fact_worker.resume()  # events written before a restart are read too
         return memory
 
     @property
@@ -175,6 +175,12 @@ class Memory:
     def retention(self) -> Retention:
         """Tenant policies (consent defaults, retention), legal holds, and the purge."""
         return self._retention
+
+    @property
+    def extraction(self) -> FactWorker:
+        """The background fact-extraction pool (its size, busy threads and counts; ``resume``
+        looks for unread events another process left)."""
+        return self._fact_worker
 
     def wait_for_facts(self, timeout: float | None = None) -> bool:
         """Block until background fact extraction is idle; True if it is."""

@@ -20,15 +20,24 @@ from kenning.records import (
     AuditAction,
     AuditEntry,
     CompactionJob,
+    Consent,
     Event,
+    Fact,
     JobStatus,
+    LegalHold,
     Pin,
     PinKind,
     PinStatus,
+    Procedure,
+    ProcedureMatch,
+    ProcedureStatus,
+    Profile,
     Role,
     Scope,
+    StoreStats,
     Summary,
     TaskState,
+    TenantPolicy,
 )
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import QueryPlan
@@ -37,18 +46,34 @@ from kenning.search.timeref import TimeWindow
 __all__ = [
     "audit_from_json",
     "audit_json",
+    "consent_from_json",
+    "consent_json",
     "error_from_json",
     "error_json",
     "event_from_json",
     "event_json",
+    "fact_from_json",
+    "fact_json",
+    "hold_from_json",
+    "hold_json",
     "job_from_json",
     "job_json",
+    "match_from_json",
+    "match_json",
     "pin_from_json",
     "pin_json",
+    "policy_from_json",
+    "policy_json",
+    "procedure_from_json",
+    "procedure_json",
+    "profile_from_json",
+    "profile_json",
     "results_from_json",
     "results_json",
     "scope_from_json",
     "scope_json",
+    "stats_from_json",
+    "stats_json",
     "summary_from_json",
     "summary_json",
     "task_from_json",
@@ -261,6 +286,96 @@ def results_from_json(data: Mapping[str, Any]) -> SearchResults:
         )  # fmt: skip
     return SearchResults(
         hits=hits, degraded=bool(data.get("degraded")), reason=data.get("reason"), plan=plan
+    )
+
+
+def fact_json(fact: Fact) -> dict[str, Any]:
+    return fact.to_json()
+
+
+def fact_from_json(data: Mapping[str, Any]) -> Fact:
+    return Fact.from_json(data)
+
+
+def profile_json(profile: Profile) -> dict[str, Any]:
+    return profile.to_json()
+
+
+def profile_from_json(data: Mapping[str, Any]) -> Profile:
+    return Profile.from_json(data)
+
+
+def consent_json(consent: Consent) -> dict[str, Any]:
+    return consent.to_json()
+
+
+def consent_from_json(data: Mapping[str, Any]) -> Consent:
+    return Consent.from_json(data)
+
+
+def policy_json(policy: TenantPolicy) -> dict[str, Any]:
+    return policy.to_json()
+
+
+def policy_from_json(data: Mapping[str, Any]) -> TenantPolicy:
+    return TenantPolicy.from_json(data)
+
+
+def hold_json(hold: LegalHold) -> dict[str, Any]:
+    return {"scope": scope_json(hold.scope), "reason": hold.reason,
+            "created_at": _time(hold.created_at)}  # fmt: skip
+
+
+def hold_from_json(data: Mapping[str, Any]) -> LegalHold:
+    return LegalHold(scope=scope_from_json(data["scope"]), reason=data["reason"],
+                     created_at=_parse_time(data["created_at"]))  # fmt: skip
+
+
+def procedure_json(procedure: Procedure) -> dict[str, Any]:
+    return {
+        "id": procedure.id, "scope": scope_json(procedure.scope), "name": procedure.name,
+        "version": procedure.version, "tool_schema_hash": procedure.tool_schema_hash,
+        "steps": list(procedure.steps), "description": procedure.description,
+        "status": procedure.status.value, "created_at": _time(procedure.created_at),
+    }  # fmt: skip
+
+
+def procedure_from_json(data: Mapping[str, Any]) -> Procedure:
+    return Procedure(
+        id=data["id"], scope=scope_from_json(data["scope"]), name=data["name"],
+        version=int(data["version"]), tool_schema_hash=data["tool_schema_hash"],
+        steps=tuple(data["steps"]), description=data.get("description", ""),
+        status=ProcedureStatus(data["status"]), created_at=_parse_time(data["created_at"]),
+    )  # fmt: skip
+
+
+def match_json(match: ProcedureMatch) -> dict[str, Any]:
+    found = match.procedure
+    return {"procedure": None if found is None else procedure_json(found),
+            "drifted": [procedure_json(p) for p in match.drifted]}  # fmt: skip
+
+
+def match_from_json(data: Mapping[str, Any]) -> ProcedureMatch:
+    found = data.get("procedure")
+    return ProcedureMatch(
+        procedure=None if found is None else procedure_from_json(found),
+        drifted=tuple(procedure_from_json(p) for p in data.get("drifted", ())),
+    )
+
+
+def stats_json(stats: StoreStats) -> dict[str, Any]:
+    return {"records": dict(stats.records), "mean_age_days": dict(stats.mean_age_days),
+            "top_tags": [list(t) for t in stats.top_tags], "facts": dict(stats.facts),
+            "purged": dict(stats.purged)}  # fmt: skip
+
+
+def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
+    return StoreStats(
+        records={k: int(v) for k, v in data["records"].items()},
+        mean_age_days={k: float(v) for k, v in data["mean_age_days"].items()},
+        top_tags=tuple((str(t), int(n)) for t, n in data["top_tags"]),
+        facts={k: int(v) for k, v in data["facts"].items()},
+        purged={k: int(v) for k, v in data["purged"].items()},
     )
 
 

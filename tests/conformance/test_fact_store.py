@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kenning.errors import LegalHoldActive, StaleWrite
+from kenning.errors import LeaseLost, LegalHoldActive, StaleWrite
 from kenning.records import (
     USER,
     FactDraft,
@@ -100,14 +100,43 @@ def test_extraction_progress_is_a_leased_queue(store: Store) -> None:
     add(store, A1, "one", "two")
     job = store.claim_extraction(at=T0, lease_s=60)
     assert job is not None and (job.scope.session, job.done_seq, job.last_seq) == ("a-s1", 0, 2)
+    assert job.lease
     assert store.claim_extraction(at=T0 + timedelta(seconds=10), lease_s=60) is None
-    again = store.claim_extraction(at=T0 + timedelta(seconds=61), lease_s=60)
+    assert store.renew_extraction(job, at=T0 + timedelta(seconds=50), lease_s=60)
+    assert store.claim_extraction(at=T0 + timedelta(seconds=61), lease_s=60) is None  # renewed
+    again = store.claim_extraction(at=T0 + timedelta(seconds=111), lease_s=60)
     assert again is not None and again.scope == job.scope  # the first reader died
-    store.finish_extraction(again, done_seq=2)
+    assert again.lease and again.lease != job.lease
+    assert store.finish_extraction(again, done_seq=2)
     assert store.pending_extractions() == []
     add(store, A1, "three")
     [pending] = store.pending_extractions()
     assert (pending.done_seq, pending.last_seq) == (2, 3)
+
+
+def test_a_reader_whose_lease_was_taken_over_writes_nothing(store: Store) -> None:
+    add(store, A1, "I live in Berlin", "I work at Netflix")
+    stale = store.claim_extraction(at=T0, lease_s=60)
+    assert stale is not None
+    stats = store.extraction_stats()
+    assert (stats.pending, stats.running) == (0, 1) and stats.oldest_pending is not None
+    holder = store.claim_extraction(at=T0 + timedelta(seconds=61), lease_s=60)
+    assert holder is not None and holder.scope == stale.scope
+    changes = FactChanges(inserts=(FactInsert("fact_1", draft("location", "Berlin")),))
+    with pytest.raises(LeaseLost):
+        store.apply_facts(A1, changes, at=T0, lease=stale.lease)
+    assert store.facts(ANN, statuses=None) == []
+    assert not store.renew_extraction(stale, at=T0, lease_s=60)
+    assert not store.finish_extraction(stale, done_seq=2)
+    [pending] = store.pending_extractions()
+    assert pending.done_seq == 0  # the stale reader recorded no progress
+    store.apply_facts(A1, changes, at=T0, lease=holder.lease)
+    assert store.finish_extraction(holder, done_seq=2)
+    assert [f.id for f in store.facts(ANN)] == ["fact_1"]
+    stats = store.extraction_stats()
+    assert (stats.pending, stats.running, stats.oldest_pending) == (0, 0, None)
+    add(store, A2, "later")
+    assert store.extraction_stats().pending == 1
 
 
 def test_consent_policy_and_holds(store: Store) -> None:

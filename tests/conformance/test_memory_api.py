@@ -19,16 +19,21 @@ import pytest
 from kenning import (
     BudgetError,
     Client,
+    Consent,
+    FactCategory,
+    FactStatus,
     InvalidInput,
     InvalidScope,
     Memory,
     NotFound,
     PinKind,
     PinStatus,
+    ProcedureStatus,
     Scope,
     ScopeConflict,
     TaskStatus,
     TaskUpdate,
+    TenantPolicy,
 )
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conftest import MemoEmbedder
@@ -167,3 +172,95 @@ def test_forget_erases_from_search(memory: Any) -> None:
     assert memory.forget(Scope("acme", "dana")) == 1
     assert memory.search(Scope("acme", "dana"), "passport", k=3).hits == ()
     assert memory.get_session(DANA) == []
+
+
+# -- long-term memory ------------------------------------------------------------------------
+
+DANA_USER = Scope("acme", "dana")
+TOOLS = [{"type": "function", "function": {"name": "refund", "parameters": {"type": "object"}}}]
+
+
+def test_facts_supersede_read_as_of_and_revoke(memory: Any) -> None:
+    first = memory.facts.remember(DANA, "location", "Berlin")
+    second = memory.facts.remember(DANA, "location", "Lisbon")
+    assert (first.value, second.value, second.scope) == ("Berlin", "Lisbon", DANA)
+    assert [f.value for f in memory.facts.list(DANA_USER)] == ["Lisbon"]
+    between = first.valid_from + (second.valid_from - first.valid_from) / 2
+    assert [f.value for f in memory.facts.list(DANA_USER, as_of=between)] == ["Berlin"]
+    history = memory.facts.history(DANA_USER, second.id)
+    assert [(f.value, f.status) for f in history] == [
+        ("Berlin", FactStatus.SUPERSEDED), ("Lisbon", FactStatus.ACTIVE),
+    ]  # fmt: skip
+    assert history[0].superseded_by == second.id
+    revoked = memory.facts.revoke(DANA_USER, second.id)
+    assert revoked.status is FactStatus.REVOKED and memory.facts.list(DANA_USER) == []
+    closed = memory.facts.list(DANA_USER, include_closed=True)
+    assert [f.status for f in closed] == [FactStatus.SUPERSEDED, FactStatus.REVOKED]
+    assert memory.facts.list(Scope("acme", "dana", "other"), include_closed=True) == []
+    for call in (
+        lambda: memory.facts.history(DANA_USER, "fact_nope"),
+        lambda: memory.facts.revoke(DANA_USER, "fact_nope"),
+        lambda: memory.facts.history(Scope("acme", "lee"), first.id),  # another user's
+    ):
+        with pytest.raises(NotFound):
+            call()
+
+
+def test_profile_export_and_consent(memory: Any) -> None:
+    memory.facts.remember(DANA, "location", "Berlin")
+    memory.facts.remember(DANA, "location", "Porto")
+    memory.facts.remember(DANA, "preferred language", "Portuguese")
+    profile = memory.facts.profile(DANA_USER)
+    assert profile.biography == {"location": "Porto"}
+    assert profile.style == {"preferred language": "Portuguese"}
+    assert [(c.old, c.new) for c in profile.corrections] == [("Berlin", "Porto")]
+    assert memory.facts.consent(DANA_USER) == Consent(False, False)
+    assert not memory.facts.shares_across_sessions(DANA)
+    with pytest.raises(InvalidInput, match="consent"):
+        memory.facts.remember(DANA, "condition", "asthma", category=FactCategory.HEALTH)
+    chosen = memory.facts.set_consent(DANA_USER, share_across_sessions=True, sensitive_facts=True)
+    assert chosen == Consent(True, True) and memory.facts.shares_across_sessions(DANA)
+    memory.facts.remember(DANA, "condition", "asthma", category="health")
+    exported = memory.facts.export(DANA_USER)
+    assert exported["consent"] == {"share_across_sessions": True, "sensitive_facts": True}
+    assert len(exported["facts"]) == 4 and exported["biography"]["condition"] == "asthma"
+    assert memory.facts.profile(Scope("acme", "nobody")).session_count == 0
+
+
+def test_procedures_are_bound_to_their_tools_and_approved(memory: Any) -> None:
+    draft = memory.procedures.record(DANA, "refund a double charge",
+                                     ["look up the order", "refund it"], tools=TOOLS)  # fmt: skip
+    assert draft.status is ProcedureStatus.CANDIDATE and draft.version == 1
+    assert memory.procedures.get("acme", "refund a double charge", tools=TOOLS).procedure is None
+    active = memory.procedures.approve("acme", draft.id)
+    assert active.status is ProcedureStatus.ACTIVE
+    assert memory.procedures.get("acme", "refund a double charge", tools=TOOLS).procedure == active
+    changed = [{"type": "function", "function": {"name": "refund_v2", "parameters": {}}}]
+    drift = memory.procedures.get("acme", "refund a double charge", tools=changed)
+    assert drift.procedure is None and drift.drifted == (active,)
+    kept = memory.procedures.get("acme", "refund a double charge", tools=changed,
+                                 include_drift=True)  # fmt: skip
+    assert kept.procedure == active
+    assert memory.procedures.show("acme", draft.id) == active
+    assert memory.procedures.list("acme", name="refund a double charge") == [active]
+    memory.add_events(DANA, [{"role": "tool", "content": "refunded", "tool_name": "refund",
+                              "tool_args": {"order": "A-1"}}])  # fmt: skip
+    with pytest.raises(InvalidInput, match="not done"):
+        memory.procedures.candidate_from_task(DANA, "refund", tools=TOOLS)
+    memory.context.update_task(DANA, TaskUpdate(task="Refund A-1", status="done"))
+    candidate = memory.procedures.candidate_from_task(DANA, "refund", tools=TOOLS)
+    assert candidate.steps == ("call refund with order", "outcome: Refund A-1")
+    assert memory.procedures.retire("acme", active.id).status is ProcedureStatus.RETIRED
+    with pytest.raises(NotFound):
+        memory.procedures.show("acme", "proc_nope")
+    with pytest.raises(NotFound):
+        memory.procedures.approve("acme", "proc_nope")
+
+
+def test_retention_reads_and_stats(memory: Any) -> None:
+    assert memory.retention.policy("acme") == TenantPolicy()
+    assert memory.retention.holds("acme") == []
+    memory.add_events(DANA, [{"role": "user", "content": "hello there"}])
+    stats = memory.retention.stats(DANA_USER)
+    assert stats.records == {"event": 1} and stats.purged == {}
+    assert memory.retention.stats(Scope("acme", "lee")).records == {}

@@ -26,6 +26,9 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("set_pin", {"kind": "entity_id", "value": "A-1042"}),
     ("close_pin", {"key": "entity_id:A-1042"}),
     ("replace_goal", {"goal": "Refund A-1042", "constraints": ["refund to card"]}),
+    ("remember_fact", {"attribute": "preferred language", "value": "Portuguese"}),
+    ("revoke_fact", {}),  # the id of the fact remembered just before
+    ("read_profile", {}),
 ]
 
 
@@ -45,9 +48,15 @@ async def _exercise(session: ClientSession) -> None:
     listed = await session.list_tools()
     assert [t.name for t in listed.tools] == [name for name, _ in CALLS]
     assert all(t.input_schema["type"] == "object" for t in listed.tools)
+    remembered = None
     for name, arguments in CALLS:
+        if name == "revoke_fact":
+            arguments = {"fact_id": remembered}
         result = await session.call_tool(name, arguments)
         assert not result.is_error, (name, result.content)
+        if name == "remember_fact":
+            remembered = _payload(result)["id"]
+    assert _payload(await session.call_tool("read_profile", {}))["facts"] == []  # revoked
     hits = _payload(await session.call_tool("search_memory", {"query": "broken order"}))
     assert hits["hits"][0]["content"] == "My order A-1042 arrived broken"
     refused = await session.call_tool("set_pin", {"kind": "approval", "value": "approved"})

@@ -11,7 +11,16 @@ from typing import Any
 import httpx
 import pytest
 
-from kenning import Client, InvalidInput, Memory, NotFound, PinKind, Scope, ToolRefused
+from kenning import (
+    Client,
+    InvalidInput,
+    Memory,
+    NotFound,
+    PinKind,
+    Scope,
+    TenantPolicy,
+    ToolRefused,
+)
 from kenning.tools import HOST_ONLY_PIN_KINDS, ToolBinding, default_registry
 from tests.served import serve
 
@@ -49,6 +58,7 @@ def test_definitions_are_openai_function_tools_naming_no_scope() -> None:
     defs = TOOLS.definitions()
     assert [d["function"]["name"] for d in defs] == [
         "search_memory", "search_conversation", "set_pin", "close_pin", "replace_goal",
+        "remember_fact", "revoke_fact", "read_profile",
     ]  # fmt: skip
     for d in defs:
         assert d["type"] == "function"
@@ -60,14 +70,59 @@ def test_definitions_are_openai_function_tools_naming_no_scope() -> None:
     assert not {k.value for k in HOST_ONLY_PIN_KINDS} & set(kinds)
 
 
-def test_search_memory_reads_the_session_and_other_sessions_only_with_consent(
+def test_search_memory_reads_other_sessions_only_with_the_hosts_flag_and_stored_consent(
     memory: Memory,
 ) -> None:
-    own = TOOLS.dispatch(memory, ToolBinding(DANA), "search_memory", {"query": "order"})
-    assert {h["session"] for h in own["hits"]} == {"s1"}
-    shared = TOOLS.dispatch(memory, ToolBinding(DANA, share_sessions=True), "search_memory",
-                            {"query": "order", "k": 10})  # fmt: skip
-    assert {h["session"] for h in shared["hits"]} == {"s1", "s2"}  # never Lee's
+    def sessions(binding: ToolBinding) -> set[str]:
+        found = TOOLS.dispatch(memory, binding, "search_memory", {"query": "order", "k": 10})
+        return {h["session"] for h in found["hits"]}
+
+    flagged = ToolBinding(DANA, share_sessions=True)
+    assert sessions(ToolBinding(DANA)) == {"s1"}
+    assert sessions(flagged) == {"s1"}  # the host's flag alone: the user did not consent
+    memory.facts.set_consent(DANA, share_across_sessions=True)
+    assert sessions(ToolBinding(DANA)) == {"s1"}  # consent alone: the host did not allow it
+    assert sessions(flagged) == {"s1", "s2"}  # both; never Lee's
+    memory.facts.set_consent(DANA, share_across_sessions=False)
+    memory.retention.set_policy("acme", TenantPolicy(share_across_sessions=True))
+    assert sessions(flagged) == {"s1"}  # the user's own "no" beats the tenant's default
+    memory.facts.set_consent(DANA, share_across_sessions=None)
+    assert sessions(flagged) == {"s1", "s2"}  # no choice of theirs: the tenant's default
+
+
+def test_fact_tools_remember_revoke_and_read_within_the_binding(memory: Memory) -> None:
+    here, flagged = ToolBinding(DANA), ToolBinding(DANA, share_sessions=True)
+    other = Scope("acme", "dana", "s2")
+    elsewhere = memory.facts.remember(other, "employer", "Netflix")
+    lees = memory.facts.remember(Scope("acme", "lee", "s9"), "employer", "Acme")
+    fact = TOOLS.dispatch(memory, here, "remember_fact",
+                          {"attribute": "preferred language", "value": "Portuguese"})  # fmt: skip
+    assert fact["session"] == "s1" and fact["reinforced"] == 1
+    again = TOOLS.dispatch(memory, here, "remember_fact",
+                           {"attribute": "preferred language", "value": "Portuguese"})  # fmt: skip
+    assert again["id"] == fact["id"] and again["reinforced"] == 2  # reinforced, not duplicated
+    # Without sharing: only what this conversation established is shown or revocable.
+    own = TOOLS.dispatch(memory, flagged, "read_profile", {})
+    assert own["shared"] is False and own["profile"] is None
+    assert [f["id"] for f in own["facts"]] == [fact["id"]]
+    for fact_id in (elsewhere.id, lees.id):
+        with pytest.raises(NotFound):
+            TOOLS.dispatch(memory, flagged, "revoke_fact", {"fact_id": fact_id})
+    memory.facts.set_consent(DANA, share_across_sessions=True)
+    shared = TOOLS.dispatch(memory, flagged, "read_profile", {})
+    assert shared["shared"] is True and "tenant" not in shared["profile"]
+    assert shared["profile"]["style"] == {"preferred language": "Portuguese"}
+    assert {f["id"] for f in shared["facts"]} == {fact["id"], elsewhere.id}  # never Lee's
+    assert TOOLS.dispatch(memory, here, "read_profile", {})["shared"] is False
+    with pytest.raises(NotFound):  # another user's fact, even with sharing
+        TOOLS.dispatch(memory, flagged, "revoke_fact", {"fact_id": lees.id})
+    revoked = TOOLS.dispatch(memory, flagged, "revoke_fact", {"fact_id": elsewhere.id})
+    assert revoked["status"] == "revoked"
+    assert [f.id for f in memory.facts.list(Scope("acme", "dana"))] == [fact["id"]]
+    assert [f.id for f in memory.facts.list(Scope("acme", "lee"))] == [lees.id]
+    sensitive = {"attribute": "condition", "value": "diabetes", "category": "health"}
+    with pytest.raises(InvalidInput, match="consent"):  # sensitive facts need the user's consent
+        TOOLS.dispatch(memory, here, "remember_fact", sensitive)
 
 
 def test_search_conversation_by_text_and_time(memory: Memory) -> None:
@@ -139,3 +194,29 @@ def test_tools_over_rest_are_bound_to_the_keys_tenant(memory: Memory) -> None:
                        json={"user": "dana", "session": "s1",
                              "arguments": {"kind": "approval", "value": "ok"}})  # fmt: skip
         assert r.status_code == 403 and r.json()["error"]["code"] == "tool_refused"
+        # The long-term tools over REST: the key's tenant, the bound user; sharing needs the
+        # stored consent as well as the request's flag.
+        lees = memory.facts.remember(Scope("acme", "lee", "s9"), "employer", "Acme")
+        body = {"user": "dana", "session": "s1", "share_sessions": True}
+        r = httpx.post(f"{served.url}/v1/tools/remember_fact",
+                       headers={"Authorization": f"Bearer {acme}"},
+                       json=body | {"arguments": {"attribute": "employer",
+                                                  "value": "Netflix"}})  # fmt: skip
+        assert r.status_code == 200 and r.json()["result"]["session"] == "s1"
+        r = httpx.post(f"{served.url}/v1/tools/revoke_fact",
+                       headers={"Authorization": f"Bearer {acme}"},
+                       json=body | {"arguments": {"fact_id": lees.id}})  # fmt: skip
+        assert r.status_code == 404 and r.json()["error"]["code"] == "not_found"
+        r = httpx.post(f"{served.url}/v1/tools/read_profile",
+                       headers={"Authorization": f"Bearer {globex}"},
+                       json=body | {"arguments": {}})  # fmt: skip
+        assert r.status_code == 200 and r.json()["result"]["facts"] == []
+        with Client(served.url, api_key=acme) as client:
+            # In process over a served memory: the same tools, the same binding rules.
+            assert TOOLS.dispatch(client, ToolBinding(DANA, share_sessions=True),
+                                  "read_profile", {})["shared"] is False  # fmt: skip
+            client.facts.set_consent(DANA, share_across_sessions=True)
+            profile = TOOLS.dispatch(client, ToolBinding(DANA, share_sessions=True),
+                                     "read_profile", {})  # fmt: skip
+            assert profile["shared"] is True
+            assert [f["value"] for f in profile["facts"]] == ["Netflix"]

@@ -1,5 +1,6 @@
 """Pure parts of the service: rate and quota bookkeeping, the wire codec, the tool schema
-check, key tokens, and the client's parity with Memory's methods."""
+check, key tokens, and the client's parity with Memory's methods (and those of its long-term
+sub-APIs)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from kenning import (
     Client,
     InvalidInput,
     KenningError,
+    LongTermMemory,
     Memory,
+    Procedures,
     QuotaExceeded,
     RateLimited,
+    Retention,
     ScopeConflict,
+    TenantPolicy,
     Unauthorized,
     WorkingContext,
 )
@@ -25,11 +30,23 @@ from kenning.errors import error_for_code
 from kenning.records import (
     AuditAction,
     AuditEntry,
+    Consent,
+    Correction,
     Event,
+    Fact,
+    FactCategory,
+    FactSource,
+    FactStatus,
+    LegalHold,
     Pin,
     PinKind,
+    Procedure,
+    ProcedureMatch,
+    ProcedureStatus,
+    Profile,
     Role,
     Scope,
+    StoreStats,
     Summary,
     TenantUsage,
 )
@@ -40,12 +57,28 @@ from kenning.tools.schema import check_arguments
 from kenning.wire import (
     audit_from_json,
     audit_json,
+    consent_from_json,
+    consent_json,
     error_from_json,
     error_json,
     event_from_json,
     event_json,
+    fact_from_json,
+    fact_json,
+    hold_from_json,
+    hold_json,
+    match_from_json,
+    match_json,
     pin_from_json,
     pin_json,
+    policy_from_json,
+    policy_json,
+    procedure_from_json,
+    procedure_json,
+    profile_from_json,
+    profile_json,
+    stats_from_json,
+    stats_json,
     summary_from_json,
     summary_json,
 )
@@ -187,3 +220,58 @@ def test_the_client_has_memorys_method_names_and_arguments(client_cls: type) -> 
                  "compaction_log", "compact"):  # fmt: skip
         assert list(served[name].parameters)[:3] == list(working[name].parameters)[:3], name
         assert set(served[name].parameters) <= set(working[name].parameters), name
+    # The long-term sub-APIs: every argument, in order, of the same kind, with the same default.
+    client = client_cls(api_key="x")
+    long_term = {
+        LongTermMemory: (client.facts, ("list", "history", "remember", "revoke", "profile",
+                                        "export", "consent", "set_consent",
+                                        "shares_across_sessions")),
+        Retention: (client.retention, ("policy", "set_policy", "hold", "release", "holds",
+                                       "purge", "stats")),
+        Procedures: (client.procedures, ("record", "candidate_from_task", "approve", "retire",
+                                         "list", "show", "get")),
+    }  # fmt: skip
+    for embedded_cls, (sub, names) in long_term.items():
+        embedded, mirrored = _public(embedded_cls), _public(type(sub))
+        assert set(mirrored) == set(names), embedded_cls
+        for name in names:
+            mine, theirs = mirrored[name].parameters, embedded[name].parameters
+            assert list(mine) == list(theirs), (embedded_cls, name)
+            for param in theirs.values():
+                assert mine[param.name].kind == param.kind, (name, param.name)
+                assert mine[param.name].default == param.default, (name, param.name)
+
+
+def test_long_term_records_survive_the_wire() -> None:
+    fact = Fact(id="fact_1", scope=S, subject="user", attribute="preference:jazz", value="likes",
+                text="The user likes jazz", qualifier="at work", source=FactSource.INFERRED,
+                confidence=0.8, category=FactCategory.GENERAL, status=FactStatus.SUPERSEDED,
+                tags=("music",), valid_from=T0, valid_to=T0 + timedelta(days=1),
+                superseded_by="fact_2", expires_at=T0 + timedelta(days=30), pinned=True,
+                reinforced=3, last_seen=T0, sources=("ev1", "ev2"), source_event_id="ev1",
+                created_at=T0, access_count=4, last_access=T0)  # fmt: skip
+    assert fact_from_json(fact_json(fact)) == fact
+    profile = Profile(user=Scope("acme", "dana"), biography={"location": "Porto"},
+                      preferences={"jazz": "likes"}, style={"language": "pt"},
+                      people={"Ana": {"relation": "sister"}},
+                      corrections=(Correction("location", "Berlin", "Porto", T0),),
+                      session_count=2, last_session="s2", last_session_at=T0)  # fmt: skip
+    assert profile_from_json(profile_json(profile)) == profile
+    consent = Consent(share_across_sessions=True, sensitive_facts=False)
+    assert consent_from_json(consent_json(consent)) == consent
+    policy = TenantPolicy(share_across_sessions=True, episode_days=30, recent_sessions=3)
+    assert policy_from_json(policy_json(policy)) == policy
+    hold = LegalHold(scope=Scope("acme", "dana"), reason="litigation", created_at=T0)
+    assert hold_from_json(hold_json(hold)) == hold
+    procedure = Procedure(id="proc_1", scope=Scope("acme"), name="refund", version=2,
+                          tool_schema_hash="h", steps=("look up", "refund"),
+                          description="d", status=ProcedureStatus.CANDIDATE,
+                          created_at=T0)  # fmt: skip
+    assert procedure_from_json(procedure_json(procedure)) == procedure
+    match = ProcedureMatch(procedure, (procedure,))
+    assert match_from_json(match_json(match)) == match
+    assert match_from_json(match_json(ProcedureMatch(None))) == ProcedureMatch(None)
+    stats = StoreStats(records={"event": 2}, mean_age_days={"event": 1.5},
+                       top_tags=(("billing", 2),), facts={"active": 1},
+                       purged={"event": 3})  # fmt: skip
+    assert stats_from_json(stats_json(stats)) == stats

@@ -197,6 +197,7 @@ def _one_run(
         "lost": lost,
         "duplicated": duplicated,
         "queue_at_end": ready["checks"].get("queue", {}),
+        "extraction_at_end": ready["checks"].get("extraction", {}),
         "rss_mb": rss,
         "server_side_ms": server_side,
         "server_cpu_ms_per_turn": round(1000 * (cpu_after - cpu_before) / turns, 1),

@@ -13,7 +13,7 @@ from kenning.cli.inputs import existing_db
 from kenning.errors import InvalidInput
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import Fact, Procedure, Scope, TenantPolicy, to_utc
+from kenning.records import Procedure, Scope, TenantPolicy, to_utc
 from kenning.settings import Settings
 
 __all__ = ["add_parsers", "run"]
@@ -86,18 +86,6 @@ def _common(p: argparse.ArgumentParser, *, user: bool) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
-def _fact_json(fact: Fact) -> dict[str, Any]:
-    return {
-        "id": fact.id, "subject": fact.subject, "attribute": fact.attribute,
-        "qualifier": fact.qualifier, "value": fact.value, "text": fact.text,
-        "status": fact.status.value, "source": fact.source.value, "category": fact.category.value,
-        "valid_from": fact.valid_from.isoformat(),
-        "valid_to": None if fact.valid_to is None else fact.valid_to.isoformat(),
-        "superseded_by": fact.superseded_by, "reinforced": fact.reinforced,
-        "session": fact.scope.session, "sources": list(fact.sources),
-    }  # fmt: skip
-
-
 def _procedure_json(p: Procedure) -> dict[str, Any]:
     return {
         "id": p.id, "name": p.name, "version": p.version, "status": p.status.value,
@@ -141,11 +129,7 @@ def _facts(memory: Memory, args: argparse.Namespace) -> None:
     if args.action == "list":
         scope = Scope(args.tenant, args.user, args.session)
         as_of = None if args.as_of is None else to_utc(args.as_of, what="--as-of")
-        facts = (
-            memory.store.facts(scope, statuses=None) if args.all and as_of is None
-            else memory.facts.list(user, as_of=as_of) if args.session is None
-            else memory.store.facts(scope)
-        )  # fmt: skip
+        facts = memory.facts.list(scope, as_of=as_of, include_closed=args.all)
     elif args.id is None:
         raise InvalidInput(f"facts {args.action} needs --id")
     elif args.action == "history":
@@ -154,7 +138,7 @@ def _facts(memory: Memory, args: argparse.Namespace) -> None:
         facts = [memory.facts.revoke(user, args.id)]
     lines = [f"{f.id}  {f.status.value:<10} {f.text}  (since {f.valid_from:%Y-%m-%d})"
              for f in facts]  # fmt: skip
-    _print([_fact_json(f) for f in facts], as_json=args.json, lines=lines)
+    _print([f.to_json() for f in facts], as_json=args.json, lines=lines)
 
 
 def _profile(memory: Memory, args: argparse.Namespace) -> None:
@@ -165,16 +149,10 @@ def _profile(memory: Memory, args: argparse.Namespace) -> None:
         erased = memory.forget(user)
         _print({"erased": erased}, as_json=args.json, lines=[f"erased {erased} records"])
         return
-    profile = memory.facts.profile(user)
     if args.action == "export":
-        data = profile.to_json()
-        data["facts"] = [_fact_json(f) for f in memory.store.facts(user, statuses=None)]
-        data["consent"] = {
-            "share_across_sessions": memory.facts.consent(user).share_across_sessions,
-            "sensitive_facts": memory.facts.consent(user).sensitive_facts,
-        }
-        _print(data, as_json=True, lines=[])
+        _print(memory.facts.export(user), as_json=True, lines=[])
         return
+    profile = memory.facts.profile(user)
     _print(profile.to_json(), as_json=args.json, lines=profile.lines())
 
 

@@ -55,6 +55,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024)
     p.add_argument("--max-in-flight", type=int, default=256, help="requests at once per worker")
     p.add_argument("--compaction-workers", type=int, default=2, help="threads per worker")
+    p.add_argument("--extraction-workers", type=int, default=1,
+                   help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
@@ -79,7 +81,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--user", required=True)
     p.add_argument("--session", required=True)
     p.add_argument("--share-sessions", action="store_true",
-                   help="the user consented to the agent reading their other sessions")  # fmt: skip
+                   help="let the agent read the user's other sessions (only if the user's "
+                   "stored consent allows it too)")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
 
 
@@ -110,6 +113,7 @@ def serve(args: argparse.Namespace) -> int:
         max_events=args.max_events, max_chars=args.max_chars,
         max_body_bytes=args.max_body_bytes, max_in_flight=args.max_in_flight,
         compaction_workers=args.compaction_workers,
+        extraction_workers=args.extraction_workers,
         embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
         json_logs=not args.text_logs,
     )  # fmt: skip

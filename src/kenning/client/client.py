@@ -6,10 +6,12 @@ Moving from embedded to served is one line::
     memory = Memory.open("memory.db")                                   # embedded
     memory = Client("http://127.0.0.1:8080", api_key="kn_…")            # served
 
-Records come back as the same frozen classes, and an error the server raised comes back as the
-same :class:`~kenning.errors.KenningError` subclass (``ScopeConflict``, ``InvalidInput``, …);
-httpx's own errors become :class:`~kenning.errors.ConnectionFailed`. The tenant is the API
-key's: a scope naming another tenant is refused before anything is sent.
+``client.context``, ``client.facts``, ``client.retention`` and ``client.procedures`` mirror
+``memory.context`` and the long-term APIs. Records come back as the same frozen classes, and
+an error the server raised comes back as the same :class:`~kenning.errors.KenningError`
+subclass (``ScopeConflict``, ``LegalHoldActive``, ``InvalidInput``, …); httpx's own errors
+become :class:`~kenning.errors.ConnectionFailed`. The tenant is the API key's: a scope naming
+another tenant is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ from typing import Any, TypeVar
 import httpx
 
 from kenning.client.calls import Call, Calls, Identity
+from kenning.client.longterm import (
+    AsyncFacts,
+    AsyncProcedures,
+    AsyncRetention,
+    Facts,
+    Procedures,
+    Retention,
+)
 from kenning.context.window import ContextWindow
 from kenning.errors import ConnectionFailed, KenningError
 from kenning.records import (
@@ -152,6 +162,9 @@ class Client:
         self._http.headers.update(_headers(api_key))
         self._calls = Calls()
         self._context = _ClientContext(self)
+        self._facts = Facts(self)
+        self._retention = Retention(self)
+        self._procedures = Procedures(self)
 
     def _send(self, call: Call[T]) -> T:
         try:
@@ -173,6 +186,22 @@ class Client:
     def context(self) -> _ClientContext:
         """Pins, task state, summaries and compaction (as ``memory.context``)."""
         return self._context
+
+    @property
+    def facts(self) -> Facts:
+        """Long-term facts, profiles and consent (as ``memory.facts``)."""
+        return self._facts
+
+    @property
+    def retention(self) -> Retention:
+        """Tenant policy, legal holds, the purge and stats (as ``memory.retention``; changes
+        need the admin credential)."""
+        return self._retention
+
+    @property
+    def procedures(self) -> Procedures:
+        """Versioned playbooks (as ``memory.procedures``)."""
+        return self._procedures
 
     def whoami(self) -> Identity:
         """The key's tenant, id and scopes."""
@@ -336,6 +365,9 @@ class AsyncClient:
         self._http.headers.update(_headers(api_key))
         self._calls = Calls()
         self._context = _AsyncClientContext(self)
+        self._facts = AsyncFacts(self)
+        self._retention = AsyncRetention(self)
+        self._procedures = AsyncProcedures(self)
 
     async def _send(self, call: Call[T]) -> T:
         try:
@@ -356,6 +388,18 @@ class AsyncClient:
     @property
     def context(self) -> _AsyncClientContext:
         return self._context
+
+    @property
+    def facts(self) -> AsyncFacts:
+        return self._facts
+
+    @property
+    def retention(self) -> AsyncRetention:
+        return self._retention
+
+    @property
+    def procedures(self) -> AsyncProcedures:
+        return self._procedures
 
     async def whoami(self) -> Identity:
         self._calls.identity = await self._send(Calls.whoami())

@@ -17,6 +17,7 @@ import threading
 from datetime import UTC, datetime
 
 from kenning.compaction.compactor import Compactor, Stopped
+from kenning.lease import Lease
 from kenning.records import CompactionJob, JobStatus
 from kenning.store.protocol import Store
 
@@ -29,37 +30,6 @@ _MAX_ATTEMPTS = 3
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-class _Lease:
-    """Renews one job's lease on a timer until released; remembers whether it was lost."""
-
-    def __init__(self, store: Store, job: CompactionJob, lease_s: float) -> None:
-        self._store = store
-        self._job = job
-        self._lease_s = lease_s
-        self._done = threading.Event()
-        self.lost = False
-        self._thread = threading.Thread(target=self._run, name="kenning-lease", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        assert self._job.lease is not None
-        while not self._done.wait(self._lease_s / 3):
-            try:
-                held = self._store.renew_compaction(
-                    self._job.id, lease=self._job.lease, at=_now(), lease_s=self._lease_s
-                )
-            except Exception:  # the store is closing: the job stops at its next check
-                log.exception("could not renew the lease of compaction job %d", self._job.id)
-                held = False
-            if not held:
-                self.lost = True
-                return
-
-    def release(self) -> None:
-        self._done.set()
-        self._thread.join()
 
 
 class CompactionWorker:
@@ -130,7 +100,15 @@ class CompactionWorker:
 
     def _run(self, job: CompactionJob) -> bool:
         """Run one claimed job; False when the worker should stop."""
-        lease = _Lease(self._store, job, self._lease_s)
+        assert job.lease is not None
+        token = job.lease
+        lease = Lease(
+            lambda: self._store.renew_compaction(
+                job.id, lease=token, at=_now(), lease_s=self._lease_s
+            ),
+            self._lease_s,
+            what=f"compaction job {job.id}",
+        )
         try:
             self._compactor.compact(
                 job.scope, model=job.model, budget=job.budget, reason=job.reason,

@@ -15,12 +15,18 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from kenning.errors import InvalidInput, NotFound
-from kenning.records import Procedure, ProcedureStatus, Role, Scope, TaskStatus
+from kenning.records import (
+    Procedure,
+    ProcedureMatch,
+    ProcedureStatus,
+    Role,
+    Scope,
+    TaskStatus,
+)
 from kenning.store.protocol import Store
 from kenning.text import query_terms, stem
 
@@ -47,15 +53,6 @@ def relevant(procedure: Procedure, text: str | None, *, share: float = 0.5) -> b
         return False
     said = {stem(w) for w in query_terms(text)}
     return len(words & said) / len(words) >= share
-
-
-@dataclass(frozen=True, slots=True)
-class ProcedureMatch:
-    """The active playbook for the current tools (None if none matches), and the versions
-    left out because they were written for other tools."""
-
-    procedure: Procedure | None
-    drifted: tuple[Procedure, ...] = ()
 
 
 def _text(value: object, what: str) -> str:

@@ -9,12 +9,9 @@ erasing a user erases every record of them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any
+from collections.abc import Sequence
 
-from kenning.records import USER, Fact, FactStatus, Scope
+from kenning.records import USER, Correction, Fact, FactStatus, Profile, Scope
 from kenning.store.records import SessionInfo
 
 __all__ = ["Correction", "Profile", "build_profile"]
@@ -33,67 +30,6 @@ _STYLE = frozenset(
 )
 _PREFERENCE_KINDS = frozenset({"preference", "uses", "diet"})
 _BIOGRAPHY_KINDS = frozenset({"is_a", "allergy", "condition"})
-
-
-@dataclass(frozen=True, slots=True)
-class Correction:
-    """A value the user replaced: what it was, what it is now, and when."""
-
-    attribute: str
-    old: str
-    new: str
-    at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Profile:
-    """What kenning holds about a user, by kind."""
-
-    user: Scope
-    biography: Mapping[str, str] = field(default_factory=dict)
-    preferences: Mapping[str, str] = field(default_factory=dict)
-    style: Mapping[str, str] = field(default_factory=dict)
-    people: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
-    corrections: tuple[Correction, ...] = ()
-    session_count: int = 0
-    last_session: str | None = None
-    last_session_at: datetime | None = None
-
-    def lines(self, *, current_session: str | None = None) -> list[str]:
-        """The profile as short lines for a window, most useful first."""
-        out: list[str] = []
-        if self.session_count:
-            returning = self.session_count > 1 or (
-                self.last_session is not None and self.last_session != current_session
-            )
-            kind = "returning user" if returning else "new user"
-            out.append(f"{kind} (session {self.session_count})")
-        out += [f"{k}: {v}" for k, v in self.style.items()]
-        out += [f"{k}: {v}" for k, v in self.biography.items()]
-        out += [f"{k}: {v}" for k, v in self.preferences.items()]
-        for who, facts in self.people.items():
-            out += [f"{who} — {k}: {v}" for k, v in facts.items()]
-        out += [f"corrected {c.attribute}: {c.old} -> {c.new}" for c in self.corrections[-5:]]
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "tenant": self.user.tenant,
-            "user": self.user.user,
-            "biography": dict(self.biography),
-            "preferences": dict(self.preferences),
-            "style": dict(self.style),
-            "people": {k: dict(v) for k, v in self.people.items()},
-            "corrections": [
-                {"attribute": c.attribute, "old": c.old, "new": c.new, "at": c.at.isoformat()}
-                for c in self.corrections
-            ],
-            "session_count": self.session_count,
-            "last_session": self.last_session,
-            "last_session_at": None
-            if self.last_session_at is None
-            else self.last_session_at.isoformat(),
-        }
 
 
 def _label(fact: Fact) -> tuple[str, str]:

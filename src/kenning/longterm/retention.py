@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
-from kenning.records import LegalHold, Scope, TenantPolicy
+from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy
 from kenning.store.protocol import Store
 
 __all__ = ["Retention"]
@@ -58,6 +58,11 @@ class Retention:
         cutoff = None if policy.episode_days is None else when - timedelta(days=policy.episode_days)
         removed = self._store.purge(Scope(tenant).tenant, now=when, episodes_before=cutoff)
         return removed
+
+    def stats(self, scope: Scope, *, now: datetime | None = None) -> StoreStats:
+        """What *scope* (a tenant, or one user of it) holds: records by kind and their mean
+        age, the most used tags, facts by status, and what the purge removed (tenant-wide)."""
+        return self._store.stats(Scope(_scope(scope).tenant, scope.user), now=now or self._now())
 
 
 def _scope(scope: Scope) -> Scope:

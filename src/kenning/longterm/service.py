@@ -17,13 +17,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
 from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
-from kenning.errors import InvalidInput, ModelUnavailable, NotFound, StaleWrite
+from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.consolidate import Decision, decide
 from kenning.longterm.extract import extract_facts, statement
 from kenning.longterm.profile import Profile, build_profile
@@ -92,7 +92,10 @@ class LongTermSettings:
         prune_floor: pruning archives facts whose importance fell below this.
         prune_idle_hours / prune_min_accesses: ... or that were not accessed for this long
             and were accessed fewer times than this.
-        lease_s: how long a worker holds a session's extraction before another may take it.
+        lease_s: how long a worker holds a session's extraction before another may take it
+            over; a working reader renews its lease every third of it.
+        workers: background extraction threads per process (a bounded pool: further sessions
+            wait in the store, whose unread events are the queue).
         llm: extract with this OpenAI-compatible model instead of the rules (which stay its
             fallback on any failure).
     """
@@ -105,6 +108,7 @@ class LongTermSettings:
     prune_idle_hours: float = 720.0
     prune_min_accesses: int = 5
     lease_s: float = 120.0
+    workers: int = 1
     llm: LLMSettings | None = None
 
     def __post_init__(self) -> None:
@@ -116,6 +120,10 @@ class LongTermSettings:
                 raise InvalidInput(f"{name} must be a positive number")
         if not 0 <= self.prune_floor < 3:
             raise InvalidInput("prune_floor must be in [0, 3)")
+        if isinstance(self.workers, bool) or not isinstance(self.workers, int):
+            raise InvalidInput("workers must be an int between 1 and 64")
+        if not 1 <= self.workers <= 64:
+            raise InvalidInput("workers must be an int between 1 and 64")
 
 
 def importance(fact: Fact, now: datetime, *, half_life_days: float = 30.0) -> float:
@@ -246,9 +254,18 @@ class LongTermMemory:
         job = self._store.claim_extraction(at=self._now(), lease_s=self._settings.lease_s)
         if job is None:
             return None
+        self.extract(job)
+        return job
+
+    def extract(self, job: ExtractionJob, *, stop: Callable[[], bool] = lambda: False) -> bool:
+        """Read the unread events of a claimed session for facts, a batch at a time, each
+        batch's facts written under the claim's lease, and record how far it got; *stop* is
+        asked between batches. Returns False when another reader took the claim over: the
+        store refused this reader's write (and its progress), and the new holder reads those
+        events again, so nothing is consolidated twice."""
         done = job.done_seq
         try:
-            while done < job.last_seq:
+            while done < job.last_seq and not stop():
                 events = self._store.events(job.scope, after_seq=done, limit=_BATCH_EVENTS)
                 if not events:
                     break
@@ -257,14 +274,18 @@ class LongTermMemory:
                 said = {e.id: e.at for e in events}
                 drafts = self._extractor.extract(events)
                 for source in dict.fromkeys(d.source_event_id for d in drafts):
-                    self.consolidate(
+                    self._consolidate(
                         job.scope, [d for d in drafts if d.source_event_id == source],
-                        at=said.get(source) if source is not None else None,
+                        at=said.get(source) if source is not None else None, lease=job.lease,
                     )  # fmt: skip
                 done = events[-1].seq
-        finally:
-            self._store.finish_extraction(job, done_seq=done)
-        return job
+        except LeaseLost:
+            log.warning("fact extraction of %s was taken over by another reader", job.scope)
+            return False
+        except BaseException:
+            self._store.finish_extraction(job, done_seq=done)  # the batches read so far stay
+            raise
+        return self._store.finish_extraction(job, done_seq=done)
 
     def extract_all(self) -> int:
         """Run extraction until nothing waits (``kenning consolidate``); returns sessions read."""
@@ -280,6 +301,16 @@ class LongTermMemory:
     ) -> list[Fact]:
         """Apply *drafts* (from one session of *scope*'s user) to the user's facts, as said at
         *at* (default: now): the time dates the mention and what it closes."""
+        return self._consolidate(scope, drafts, at=at, lease=None)
+
+    def _consolidate(
+        self,
+        scope: Scope,
+        drafts: Sequence[FactDraft],
+        *,
+        at: datetime | None,
+        lease: str | None,
+    ) -> list[Fact]:
         scope = scope.require_session()
         consent = self.consent(scope)
         kept = [d for d in drafts if not d.category.sensitive or consent.sensitive_facts]
@@ -291,8 +322,11 @@ class LongTermMemory:
                 return []
             try:
                 return self._store.apply_facts(
-                    scope, changes, at=at or self._now(), model=self._model(), vectors=vectors
-                )
+                    scope, changes, at=at or self._now(), model=self._model(), vectors=vectors,
+                    lease=lease,
+                )  # fmt: skip
+            except LeaseLost:
+                raise  # deciding again cannot help: another reader holds the session now
             except StaleWrite:
                 if attempt == _RETRIES - 1:
                     raise
@@ -482,10 +516,11 @@ class LongTermMemory:
         include_closed: bool = False,
     ) -> list[Fact]:
         """The user's current facts (or what was valid *as_of* a time; or every fact ever
-        held with *include_closed*), oldest first."""
-        user = _user(scope)
+        held with *include_closed*), oldest first. A scope with a session lists only the
+        facts read from (or remembered in) that session."""
+        _user(scope)
         statuses = None if include_closed else (FactStatus.ACTIVE,)
-        return self._store.facts(user, subject=subject, statuses=statuses, as_of=as_of)
+        return self._store.facts(scope, subject=subject, statuses=statuses, as_of=as_of)
 
     def history(self, scope: Scope, fact_id: str) -> builtins.list[Fact]:
         """Every version of a fact (same subject, attribute and qualifier), with sources."""
@@ -493,6 +528,16 @@ class LongTermMemory:
         if not found:
             raise NotFound(f"no fact {fact_id!r} for this user")
         return found
+
+    def export(self, scope: Scope) -> dict[str, Any]:
+        """Everything long-term memory holds about the user, as JSON: the profile, every fact
+        ever held (any status, with its validity and sources) and the user's consent."""
+        user = _user(scope)
+        consent = self.consent(user)
+        data = self.profile(user).to_json()
+        data["facts"] = [f.to_json() for f in self._store.facts(user, statuses=None)]
+        data["consent"] = consent.to_json()
+        return data
 
     def importance(self, fact: Fact, now: datetime | None = None) -> float:
         return importance(fact, now or self._now(), half_life_days=self._settings.half_life_days)
@@ -528,8 +573,9 @@ class LongTermMemory:
         return replace(results, hits=tuple(hits))
 
     def prune(self, scope: Scope, *, now: datetime | None = None) -> builtins.list[Fact]:
-        """Archive the user's facts whose importance fell below the floor, or that were not
-        accessed within the idle window and seldom at all; pinned facts stay."""
+        """Archive the user's facts (with a session scope, those read from that session)
+        whose importance fell below the floor, or that were not accessed within the idle
+        window and seldom at all; pinned facts stay."""
         when = now or self._now()
         settings = self._settings
         idle = timedelta(hours=settings.prune_idle_hours)

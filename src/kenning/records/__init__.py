@@ -29,13 +29,15 @@ from kenning.records.facts import (
     FactSource,
     FactStatus,
     Procedure,
+    ProcedureMatch,
     ProcedureStatus,
 )
 from kenning.records.filters import KINDS, Filters
 from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus, QueueStats
 from kenning.records.keys import ApiKey, KeyScope, TenantUsage
 from kenning.records.pin_draft import PinDraft
-from kenning.records.policy import Consent, LegalHold, TenantPolicy, UserSettings
+from kenning.records.policy import Consent, LegalHold, StoreStats, TenantPolicy, UserSettings
+from kenning.records.profile import Correction, Profile
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "AuditEntry",
     "CompactionJob",
     "Consent",
+    "Correction",
     "Decision",
     "Event",
     "Fact",
@@ -65,10 +68,13 @@ __all__ = [
     "PinKind",
     "PinStatus",
     "Procedure",
+    "ProcedureMatch",
     "ProcedureStatus",
+    "Profile",
     "QueueStats",
     "Role",
     "Scope",
+    "StoreStats",
     "Summary",
     "TaskState",
     "TaskStatus",

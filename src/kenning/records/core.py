@@ -77,13 +77,14 @@ def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp
             value = datetime.fromisoformat(text)
         if not isinstance(value, datetime):
             raise TypeError
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        # Inside the try: an offset can carry a time past the calendar's ends (year 1, 9999).
+        return value.astimezone(UTC)
     except (TypeError, ValueError, OverflowError, OSError) as exc:
         raise InvalidInput(
             f"{what} {value!r:.60} is not a datetime, an ISO-8601 string or epoch seconds"
         ) from exc
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def new_event_id() -> str:

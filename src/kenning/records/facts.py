@@ -9,8 +9,10 @@ history), a revocation closes it, a repetition reinforces it.
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from kenning.records.core import Scope
 
@@ -22,6 +24,7 @@ __all__ = [
     "FactSource",
     "FactStatus",
     "Procedure",
+    "ProcedureMatch",
     "ProcedureStatus",
 ]
 
@@ -132,6 +135,55 @@ class Fact:
         """True if the fact held at *when* (by its validity, whatever its status now)."""
         return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
 
+    def to_json(self) -> dict[str, Any]:
+        """Every field as plain JSON (times as ISO-8601; the session is where it was read)."""
+        return {
+            "id": self.id, "tenant": self.scope.tenant, "user": self.scope.user,
+            "session": self.scope.session, "subject": self.subject,
+            "attribute": self.attribute, "qualifier": self.qualifier, "value": self.value,
+            "text": self.text, "status": self.status.value, "source": self.source.value,
+            "confidence": self.confidence, "category": self.category.value,
+            "tags": list(self.tags), "valid_from": _time(self.valid_from),
+            "valid_to": _time(self.valid_to), "superseded_by": self.superseded_by,
+            "expires_at": _time(self.expires_at), "pinned": self.pinned,
+            "reinforced": self.reinforced, "last_seen": _time(self.last_seen),
+            "sources": list(self.sources), "source_event_id": self.source_event_id,
+            "created_at": _time(self.created_at), "access_count": self.access_count,
+            "last_access": _time(self.last_access),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Fact:
+        """The fact :meth:`to_json` wrote."""
+        return cls(
+            id=data["id"], scope=Scope(data["tenant"], data.get("user"), data.get("session")),
+            subject=data["subject"], attribute=data["attribute"], value=data["value"],
+            text=data["text"], qualifier=data.get("qualifier", ""),
+            source=FactSource(data.get("source", "explicit")),
+            confidence=float(data.get("confidence", 1.0)),
+            category=FactCategory(data.get("category", "general")),
+            status=FactStatus(data.get("status", "active")), tags=tuple(data.get("tags", ())),
+            valid_from=_parse(data["valid_from"]), valid_to=_opt(data.get("valid_to")),
+            superseded_by=data.get("superseded_by"), expires_at=_opt(data.get("expires_at")),
+            pinned=bool(data.get("pinned", False)), reinforced=int(data.get("reinforced", 1)),
+            last_seen=_opt(data.get("last_seen")), sources=tuple(data.get("sources", ())),
+            source_event_id=data.get("source_event_id"), created_at=_parse(data["created_at"]),
+            access_count=int(data.get("access_count", 0)),
+            last_access=_opt(data.get("last_access")),
+        )  # fmt: skip
+
+
+def _time(value: datetime | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _parse(value: Any) -> datetime:
+    return datetime.fromisoformat(str(value))
+
+
+def _opt(value: Any) -> datetime | None:
+    return None if value is None else _parse(value)
+
 
 class ProcedureStatus(enum.StrEnum):
     CANDIDATE = "candidate"
@@ -152,3 +204,12 @@ class Procedure:
     description: str = ""
     status: ProcedureStatus = ProcedureStatus.ACTIVE
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True, slots=True)
+class ProcedureMatch:
+    """The active playbook for the current tools (None if none matches), and the versions
+    left out because they were written for other tools."""
+
+    procedure: Procedure | None
+    drifted: tuple[Procedure, ...] = ()

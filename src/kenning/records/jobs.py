@@ -38,8 +38,9 @@ class CompactionJob:
 
 @dataclass(frozen=True, slots=True)
 class QueueStats:
-    """The compaction queue at a glance: jobs waiting, jobs running, and when the oldest
-    waiting one was queued (None when none waits)."""
+    """A background queue at a glance (compaction jobs, or sessions awaiting fact
+    extraction): work waiting, work held by a worker, and when the oldest waiting work was
+    queued (None when none waits)."""
 
     pending: int
     running: int

@@ -11,7 +11,7 @@ from typing import Any
 from kenning.errors import InvalidInput
 from kenning.records.core import Scope
 
-__all__ = ["Consent", "LegalHold", "TenantPolicy", "UserSettings"]
+__all__ = ["Consent", "LegalHold", "StoreStats", "TenantPolicy", "UserSettings"]
 
 
 def _days(value: float | None, what: str) -> None:
@@ -84,6 +84,16 @@ class Consent:
             sensitive_facts=pick(settings.sensitive_facts, policy.sensitive_facts),
         )
 
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Consent:
+        return cls(
+            share_across_sessions=bool(data["share_across_sessions"]),
+            sensitive_facts=bool(data["sensitive_facts"]),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class LegalHold:
@@ -101,3 +111,15 @@ class LegalHold:
             and (mine.user is None or scope.user is None or mine.user == scope.user)
             and (mine.session is None or scope.session is None or mine.session == scope.session)
         )
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """What a tenant (or one user of it) holds: records by kind, their mean age in days, the
+    most used tags, facts by status, and what the retention purge removed (tenant-wide)."""
+
+    records: Mapping[str, int]
+    mean_age_days: Mapping[str, float]
+    top_tags: tuple[tuple[str, int], ...]
+    facts: Mapping[str, int]
+    purged: Mapping[str, int]

@@ -23,8 +23,9 @@ from starlette.routing import Route
 
 from kenning.compaction.plan import CompactionSettings
 from kenning.errors import InvalidInput, KenningError, NotFound
+from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.server import ops, routes
+from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.limits import QuotaGuard, RateLimiter
 from kenning.server.logs import REQUEST_ID
@@ -44,8 +45,8 @@ log = logging.getLogger("kenning.server")
 #: The environment variable through which ``kenning serve --workers N`` passes its settings.
 ENV_SETTINGS = "KENNING_SERVER_SETTINGS"
 
-# How often a process looks for queued compactions it was not told about (queued by another
-# worker process, or left by one that died once its lease runs out).
+# How often a process looks for queued compactions and unread events it was not told about
+# (queued by another worker process, or left by one that died once its lease runs out).
 _POLL_S = 5.0
 
 
@@ -56,7 +57,10 @@ def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
     embedder = None
     if settings.embedder == "minilm":
         embedder = TimedEmbedder(MiniLMEmbedder(), metrics.embed)
-    memory_settings = Settings(compaction=CompactionSettings(workers=settings.compaction_workers))
+    memory_settings = Settings(
+        compaction=CompactionSettings(workers=settings.compaction_workers),
+        longterm=LongTermSettings(workers=settings.extraction_workers),
+    )
     memory = Memory.open(settings.db, embedder=embedder, settings=memory_settings)
     if embedder is not None:
         # Load the model now: /readyz then means ready, and no request pays the load.
@@ -144,12 +148,14 @@ def create_app(
         title="kenning",
         version=__version__,
         description="Memory for LLM agents: episodic record, pins, task state, token-budgeted "
-        "windows and hybrid search, per tenant. Authenticate with `Authorization: Bearer "
+        "windows, hybrid search, long-term facts, profiles, consent, procedures and "
+        "retention, per tenant. Authenticate with `Authorization: Bearer "
         '<key>`; the tenant is always the key\'s. Errors are `{"error": {"code", '
         '"message", "status"}}`.',
         lifespan=lifespan,
     )
     app.include_router(routes.router)
+    app.include_router(longterm_routes.router)
     app.include_router(ops.router)
 
     app.router.routes.append(
@@ -196,8 +202,10 @@ async def _poll(memory: Memory) -> None:
         await asyncio.sleep(_POLL_S)
         try:
             await asyncio.to_thread(memory.context.resume)
+            if memory.settings.longterm.extract:
+                await asyncio.to_thread(memory.extraction.resume)
         except KenningError:
-            log.exception("could not look at the compaction queue")
+            log.exception("could not look at the background queues")
 
 
 def app_from_environment() -> FastAPI:

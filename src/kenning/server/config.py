@@ -27,6 +27,7 @@ class ServerSettings:
         max_in_flight: requests one process works on at once; more answer 503 with
             ``Retry-After`` (backpressure instead of an unbounded queue).
         compaction_workers: background compaction threads per process.
+        extraction_workers: background fact-extraction threads per process.
         embedder: ``minilm`` (the local model) or ``none`` (lexical search only).
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         json_logs: one JSON object per log line (with the request id).
@@ -44,6 +45,7 @@ class ServerSettings:
     max_body_bytes: int = 8 * 1024 * 1024
     max_in_flight: int = 256
     compaction_workers: int = 2
+    extraction_workers: int = 1
     embedder: Literal["minilm", "none"] = "minilm"
     mcp: bool = True
     json_logs: bool = True
@@ -63,6 +65,8 @@ class ServerSettings:
             raise InvalidInput("max_in_flight must be between 1 and 100,000")
         if not 1 <= self.compaction_workers <= 64:
             raise InvalidInput("compaction_workers must be between 1 and 64")
+        if not 1 <= self.extraction_workers <= 64:
+            raise InvalidInput("extraction_workers must be between 1 and 64")
         if self.embedder not in ("minilm", "none"):
             raise InvalidInput("embedder must be 'minilm' or 'none'")
 

@@ -6,7 +6,8 @@ Two transports:
   on the command line by the host that starts the process;
 - streamable HTTP at ``/mcp`` of ``kenning serve``: each request carries a tenant's API key
   (``Authorization: Bearer``) and its binding in headers (``Kenning-User``, ``Kenning-Session``,
-  and ``Kenning-Share-Sessions: true`` where the user consented), set by the host that
+  and ``Kenning-Share-Sessions: true`` to let the agent read the user's other sessions, which
+  it then does only if the user's stored consent allows it too), set by the host that
   configures the agent's MCP client, never by the model.
 
 A tool's error comes back as a result with ``isError`` and the kenning error body as its text,
@@ -89,7 +90,8 @@ def build_server(registry: ToolRegistry, resolve: Resolve) -> Server[Any]:
         "kenning",
         version=__version__,
         instructions="Memory tools: search what you remember, pin values that must not be "
-        "lost, keep the goal and constraints current.",
+        "lost, keep the goal and constraints current, remember or revoke the user's facts "
+        "and read their profile.",
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

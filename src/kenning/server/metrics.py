@@ -1,9 +1,10 @@
 """Prometheus metrics of one server process, in a registry of its own (nothing global).
 
-Request latency is observed by the middleware; pressure events, compactions, queue depth and
-lag are read from the memory when ``/metrics`` is scraped; embedding time is observed by the
-embedder wrapper the server opens its memory with. With ``--workers N`` each process answers
-for itself (``/metrics`` shows the process that served the scrape, labelled by ``pid``).
+Request latency is observed by the middleware; pressure events, compactions, fact
+extractions, and both background queues' depth and lag are read from the memory when
+``/metrics`` is scraped; embedding time is observed by the embedder wrapper the server opens
+its memory with. With ``--workers N`` each process answers for itself (``/metrics`` shows the
+process that served the scrape, labelled by ``pid``).
 """
 
 from __future__ import annotations
@@ -63,6 +64,33 @@ class _MemoryCollector(Collector):
         )
         busy.add_metric([pid], worker.busy)
         yield busy
+        readers = self._memory.extraction
+        extracted = CounterMetricFamily(
+            "kenning_extractions", "Sessions read for facts in the background, by outcome",
+            labels=["outcome", "pid"],
+        )  # fmt: skip
+        extracted.add_metric(["completed", pid], readers.completed)
+        extracted.add_metric(["failed", pid], readers.failed)
+        extracted.add_metric(["lost_lease", pid], readers.lost)
+        yield extracted
+        pending = self._memory.store.extraction_stats()
+        waiting = GaugeMetricFamily(
+            "kenning_extraction_queue_depth", "Sessions with events not yet read for facts",
+            labels=["state"],
+        )  # fmt: skip
+        waiting.add_metric(["pending"], pending.pending)
+        waiting.add_metric(["running"], pending.running)
+        yield waiting
+        yield GaugeMetricFamily(
+            "kenning_extraction_lag_seconds", "Age of the oldest event not yet read for facts",
+            value=pending.lag_s(datetime.now(UTC)),
+        )  # fmt: skip
+        reading = GaugeMetricFamily(
+            "kenning_extraction_workers_busy", "Fact-extraction threads working now",
+            labels=["pid"],
+        )  # fmt: skip
+        reading.add_metric([pid], readers.busy)
+        yield reading
 
 
 class Metrics:

@@ -2,8 +2,9 @@
 
 ``/healthz`` answers while the process runs. ``/readyz`` says whether it can serve: the store
 answers, the embedding model is loaded (or search runs lexical-only), and how deep and how
-late the compaction queue is. ``/v1/admin/keys`` manages tenants' keys with the admin
-credential, never with a tenant's key.
+late the compaction queue and fact extraction are (extraction's queue is the sessions with
+unread events; its lag is the age of the oldest unread event). ``/v1/admin/keys`` manages
+tenants' keys with the admin credential, never with a tenant's key.
 """
 
 from __future__ import annotations
@@ -51,10 +52,18 @@ def readyz(request: Request) -> JSONResponse:
         stats = memory.store.queue_stats()
         checks["store"] = {"ok": True, "backend": memory.store.backend,
                            "ms": round((time.perf_counter() - start) * 1000, 2)}  # fmt: skip
+        now = datetime.now(UTC)
         checks["queue"] = {
             "pending": stats.pending, "running": stats.running,
-            "lag_s": round(stats.lag_s(datetime.now(UTC)), 3),
+            "lag_s": round(stats.lag_s(now), 3),
             "workers": memory.context.worker.threads, "busy": memory.context.worker.busy,
+        }  # fmt: skip
+        facts = memory.store.extraction_stats()
+        checks["extraction"] = {
+            "enabled": memory.settings.longterm.extract,
+            "pending": facts.pending, "running": facts.running,
+            "lag_s": round(facts.lag_s(now), 3),
+            "workers": memory.extraction.threads, "busy": memory.extraction.busy,
         }  # fmt: skip
     except KenningError as exc:
         ready = False

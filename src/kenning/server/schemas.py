@@ -14,12 +14,21 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "AppendRequest",
     "AssembleRequest",
+    "CandidateRequest",
     "ClosePinRequest",
     "CompactRequest",
+    "ConsentRequest",
     "EventIn",
     "ForgetRequest",
+    "HoldRequest",
     "KeyRequest",
+    "MatchRequest",
     "PinRequest",
+    "PolicyRequest",
+    "ProcedureRequest",
+    "PurgeRequest",
+    "ReleaseRequest",
+    "RememberRequest",
     "RetrieveFrom",
     "SearchRequest",
     "TaskRequest",
@@ -157,7 +166,8 @@ class ToolCallRequest(_Body):
     arguments: dict[str, Any] = Field(default_factory=dict)
     share_sessions: bool = Field(
         default=False,
-        description="the user consented to the agent reading their other sessions",
+        description="the host lets the agent read the user's other sessions; it does only "
+        "if the user's stored consent (share_across_sessions) allows it too",
     )
 
 
@@ -165,3 +175,79 @@ class KeyRequest(_Body):
     tenant: str = _id()
     scopes: list[Literal["read", "write"]] = Field(default=["read", "write"], min_length=1)
     name: str = Field(default="", max_length=200)
+
+
+# -- long-term memory ----------------------------------------------------------------------
+
+
+class RememberRequest(_Body):
+    """A fact the user stated or confirmed, remembered in one of their sessions."""
+
+    session: str = _id()
+    attribute: str = Field(min_length=1, max_length=200)
+    value: str = Field(min_length=1, max_length=200)
+    subject: str = Field(default="user", min_length=1, max_length=200)
+    qualifier: str = Field(default="", max_length=60)
+    category: Literal["general", "health", "finance", "relationship"] = "general"
+    source_event_id: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class ConsentRequest(_Body):
+    """The user's choices; null (or absent) follows the tenant's policy."""
+
+    share_across_sessions: bool | None = None
+    sensitive_facts: bool | None = None
+
+
+_Tools = Field(max_length=512, description="the tool schemas the playbook is written for")
+
+
+class ProcedureRequest(_Body):
+    user: str | None = _opt_id()
+    name: str = Field(min_length=1, max_length=500)
+    steps: list[str] = Field(min_length=1, max_length=50)
+    tools: list[dict[str, Any]] = _Tools
+    description: str = Field(default="", max_length=10_000)
+    active: bool = False
+
+
+class CandidateRequest(_Body):
+    user: str = _id()
+    name: str = Field(min_length=1, max_length=500)
+    tools: list[dict[str, Any]] = _Tools
+
+
+class MatchRequest(_Body):
+    name: str = Field(min_length=1, max_length=500)
+    tools: list[dict[str, Any]] = _Tools
+    include_drift: bool = False
+
+
+class PolicyRequest(_Body):
+    """A tenant's whole policy (what is absent takes the default)."""
+
+    share_across_sessions: bool = False
+    sensitive_facts: bool = False
+    # At most ~270 years: a cutoff further back would fall before the calendar's year 1.
+    episode_days: float | None = Field(default=None, gt=0, le=100_000)
+    fact_days: float | None = Field(default=None, gt=0, le=100_000)
+    recent_sessions: int = Field(default=5, ge=0, le=50)
+
+
+class HoldRequest(_Body):
+    """A legal hold on the tenant, one user, or one session of a user."""
+
+    user: str | None = _opt_id()
+    session: str | None = _opt_id()
+    reason: str = Field(min_length=1, max_length=500)
+
+
+class ReleaseRequest(_Body):
+    user: str | None = _opt_id()
+    session: str | None = _opt_id()
+
+
+class PurgeRequest(_Body):
+    now: str | float | None = Field(
+        default=None, description="purge as of this time (default: now; never later)"
+    )

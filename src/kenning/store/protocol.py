@@ -384,11 +384,15 @@ class FactStore(Protocol):
         model: ModelInfo | None = None,
         vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
         generation: int | None = None,
+        lease: str | None = None,
     ) -> list[Fact]:
         """Apply one consolidation step atomically for the user of *scope* (the session is the
         facts' source); StaleWrite if the expected active facts changed, or (with
         *generation*) if records of the tenant were erased since. *vectors* maps the hash of
-        a new fact's statement to its vector. Returns the facts written or changed."""
+        a new fact's statement to its vector. With *lease* (an extraction claim's token, see
+        :meth:`claim_extraction`), ``LeaseLost`` and nothing written unless that claim still
+        holds the session's extraction, checked in the same transaction. Returns the facts
+        written or changed."""
         ...
 
     def facts(
@@ -415,11 +419,26 @@ class FactStore(Protocol):
         ...
 
     def claim_extraction(self, *, at: datetime, lease_s: float) -> ExtractionJob | None:
-        """Lease a session with unread events (or one whose reader's lease ran out)."""
+        """Lease a session with unread events (or one whose reader's lease ran out) under a
+        fresh token (``job.lease``) valid for *lease_s* seconds. Two readers, in one process
+        or several, never hold the same session."""
         ...
 
-    def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> None:
-        """Record the session's events through *done_seq* as read and drop the lease."""
+    def renew_extraction(self, job: ExtractionJob, *, at: datetime, lease_s: float) -> bool:
+        """Extend *job*'s lease to *at* + *lease_s*; False if its token no longer holds the
+        session (another reader took it over): the caller must stop."""
+        ...
+
+    def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> bool:
+        """Record the session's events through *done_seq* as read and drop the lease; when
+        *job* carries a lease token, only while that token still holds the session. Returns
+        whether it was recorded."""
+        ...
+
+    def extraction_stats(self) -> QueueStats:
+        """Sessions with unread events over the whole store: ``pending`` (no reader holds
+        them), ``running`` (a reader's lease, live or expired), and when the oldest unread
+        event was written (``oldest_pending``)."""
         ...
 
 

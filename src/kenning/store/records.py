@@ -18,6 +18,7 @@ from kenning.records import (
     PinDraft,
     Role,
     Scope,
+    StoreStats,  # lives with the records (a served client returns it); stores make it
     Summary,
     TaskState,
     new_event_id,
@@ -189,11 +190,13 @@ class FactChanges:
 @dataclass(frozen=True, slots=True)
 class ExtractionJob:
     """A session whose events after ``done_seq`` (through ``last_seq``) are to be read for
-    facts."""
+    facts; ``lease`` is the token of the claim that holds it (None on a job that was only
+    listed, not claimed)."""
 
     scope: Scope
     done_seq: int
     last_seq: int
+    lease: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,15 +217,3 @@ class Usage:
     output_tokens: int
     calls: int
     cost: float
-
-
-@dataclass(frozen=True, slots=True)
-class StoreStats:
-    """What a tenant (or one user of it) holds: records by kind, their mean age in days, the
-    most used tags, facts by status, and what the retention purge removed (tenant-wide)."""
-
-    records: Mapping[str, int]
-    mean_age_days: Mapping[str, float]
-    top_tags: tuple[tuple[str, int], ...]
-    facts: Mapping[str, int]
-    purged: Mapping[str, int]

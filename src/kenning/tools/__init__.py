@@ -6,23 +6,29 @@ tenant, user and session the host bound it to. The same registry backs ``POST /v
 and the MCP server (``kenning mcp``, ``/mcp``).
 """
 
+from kenning.tools.fact_tools import fact_tools
 from kenning.tools.memory_tools import default_registry, memory_tools
 from kenning.tools.registry import (
     HOST_ONLY_PIN_KINDS,
     ContextTarget,
+    FactsTarget,
     MemoryTarget,
     ToolBinding,
     ToolRegistry,
     ToolSpec,
+    shares_sessions,
 )
 
 __all__ = [
     "HOST_ONLY_PIN_KINDS",
     "ContextTarget",
+    "FactsTarget",
     "MemoryTarget",
     "ToolBinding",
     "ToolRegistry",
     "ToolSpec",
     "default_registry",
+    "fact_tools",
     "memory_tools",
+    "shares_sessions",
 ]

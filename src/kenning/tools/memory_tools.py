@@ -1,8 +1,6 @@
 """The memory tools an agent is given: search its memory, search the conversation by text and
-time, set or close a pin, replace the goal and constraints.
-
-Long-term memory (remember or revoke a fact, read the profile) adds its tools to the same
-registry (:meth:`~kenning.tools.registry.ToolRegistry.add`) when it lands.
+time, set or close a pin, replace the goal and constraints; and, from
+:mod:`kenning.tools.fact_tools`, remember or revoke a fact and read the profile.
 """
 
 from __future__ import annotations
@@ -13,12 +11,14 @@ from typing import Any
 from kenning.errors import NotFound, ToolRefused
 from kenning.records import Event, PinKind, Role, Scope, TaskUpdate, to_utc
 from kenning.search.hits import Hit
+from kenning.tools.fact_tools import fact_tools
 from kenning.tools.registry import (
     HOST_ONLY_PIN_KINDS,
     MemoryTarget,
     ToolBinding,
     ToolRegistry,
     ToolSpec,
+    shares_sessions,
 )
 
 __all__ = ["default_registry", "memory_tools"]
@@ -55,7 +55,8 @@ def _event(event: Event) -> dict[str, Any]:
 
 
 def search_memory(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any]) -> Any:
-    results = memory.search(binding.memory_scope, args["query"], k=args.get("k", 5))
+    scope = binding.user_scope if shares_sessions(memory, binding) else binding.scope
+    results = memory.search(scope, args["query"], k=args.get("k", 5))
     return {"hits": [_hit(h) for h in results], "degraded": results.degraded}
 
 
@@ -153,8 +154,9 @@ def memory_tools() -> list[ToolSpec]:
         ToolSpec(
             "search_memory",
             "Search what you remember of this user: earlier turns of this conversation (and of "
-            "the user's other conversations, where the user allowed it). Hybrid keyword and "
-            "meaning search; each hit says when it was said and in which session.",
+            "the user's other conversations, where the user and the application allow it). "
+            "Hybrid keyword and meaning search; each hit says when it was said and in which "
+            "session.",
             {
                 "type": "object",
                 "properties": {
@@ -269,5 +271,6 @@ def memory_tools() -> list[ToolSpec]:
 
 
 def default_registry() -> ToolRegistry:
-    """A registry of every memory tool kenning offers today."""
-    return ToolRegistry(memory_tools())
+    """A registry of every memory tool kenning offers: the episodic and working-context tools,
+    then the long-term ones."""
+    return ToolRegistry([*memory_tools(), *fact_tools()])

@@ -7,12 +7,16 @@ schema, then runs the handler against a memory (an embedded :class:`kenning.Memo
 :class:`kenning.Client`) inside a :class:`ToolBinding`.
 
 The binding is set by the host application, never by the model: the tenant, user and session
-the agent works in, and whether the user consented to reading their other sessions. No tool
-argument names a tenant, user or session, so a tool call cannot reach outside its binding.
+the agent works in, and whether the host lets the agent read the user's other sessions. No
+tool argument names a tenant, user or session, so a tool call cannot reach outside its
+binding. Reading another session of the user (search, facts, profile) needs both the host's
+flag and the user's stored consent (``memory.facts.shares_across_sessions``): the host cannot
+share what the user did not agree to, and a user's consent does not open every agent's tools.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -21,17 +25,30 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from kenning.errors import InvalidInput, NotFound
-from kenning.records import Event, Pin, PinKind, Scope, TaskState, TaskUpdate
+from kenning.records import (
+    USER,
+    Event,
+    Fact,
+    FactCategory,
+    Pin,
+    PinKind,
+    Profile,
+    Scope,
+    TaskState,
+    TaskUpdate,
+)
 from kenning.search.hits import SearchResults
 from kenning.tools.schema import check_arguments
 
 __all__ = [
     "HOST_ONLY_PIN_KINDS",
     "ContextTarget",
+    "FactsTarget",
     "MemoryTarget",
     "ToolBinding",
     "ToolRegistry",
     "ToolSpec",
+    "shares_sessions",
 ]
 
 #: Pins an agent's tools may never create, change or close: only the host application's API
@@ -63,11 +80,46 @@ class ContextTarget(Protocol):
     def task_state(self, scope: Scope) -> TaskState: ...
 
 
+class FactsTarget(Protocol):
+    """What the tools use of ``memory.facts`` (a :class:`~kenning.LongTermMemory` or the
+    client's)."""
+
+    def shares_across_sessions(self, scope: Scope) -> bool: ...
+
+    def list(
+        self,
+        scope: Scope,
+        *,
+        subject: str | None = None,
+        as_of: datetime | None = None,
+        include_closed: bool = False,
+    ) -> builtins.list[Fact]: ...
+
+    def remember(
+        self,
+        scope: Scope,
+        attribute: str,
+        value: str,
+        *,
+        subject: str = USER,
+        qualifier: str = "",
+        category: FactCategory | str = FactCategory.GENERAL,
+        source_event_id: str | None = None,
+    ) -> Fact: ...
+
+    def revoke(self, scope: Scope, fact_id: str) -> Fact: ...
+
+    def profile(self, scope: Scope) -> Profile: ...
+
+
 class MemoryTarget(Protocol):
     """What the tools use of a memory: :class:`kenning.Memory` and :class:`kenning.Client`."""
 
     @property
     def context(self) -> ContextTarget: ...
+
+    @property
+    def facts(self) -> FactsTarget: ...
 
     def search(
         self,
@@ -92,8 +144,9 @@ class ToolBinding:
 
     Attributes:
         scope: the tenant, user and session of the conversation (a session is required).
-        share_sessions: the user consented to the agent reading their other sessions
-            (``search_memory`` then searches the user's whole record, not only this session).
+        share_sessions: the host lets the agent read the user's other sessions. The tools do
+            only when the user's stored consent allows it too (see :func:`shares_sessions`);
+            without both, every read stays in this session.
     """
 
     scope: Scope
@@ -105,11 +158,15 @@ class ToolBinding:
         self.scope.require_session()
 
     @property
-    def memory_scope(self) -> Scope:
-        """Where ``search_memory`` reads: the session, or the user's sessions with consent."""
-        if self.share_sessions:
-            return Scope(self.scope.tenant, self.scope.user, agent=self.scope.agent)
-        return self.scope
+    def user_scope(self) -> Scope:
+        """The bound user across their sessions (where shared reads go)."""
+        return Scope(self.scope.tenant, self.scope.user, agent=self.scope.agent)
+
+
+def shares_sessions(memory: MemoryTarget, binding: ToolBinding) -> bool:
+    """True if a tool call may read the bound user's other sessions: the host's flag *and*
+    the user's stored consent (``share_across_sessions``, over the tenant's default)."""
+    return binding.share_sessions and memory.facts.shares_across_sessions(binding.scope)
 
 
 Handler = Callable[[MemoryTarget, ToolBinding, dict[str, Any]], Any]

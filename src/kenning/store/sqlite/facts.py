@@ -11,6 +11,7 @@ A fact that stops being active leaves the search partitions through the index lo
 from __future__ import annotations
 
 import json
+import secrets
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -20,12 +21,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, StaleWrite
+from kenning.errors import InvalidInput, LeaseLost, StaleWrite
 from kenning.records import (
     Fact,
     FactCategory,
     FactSource,
     FactStatus,
+    QueueStats,
     Scope,
 )
 from kenning.store.records import ExtractionJob, FactChanges, ModelInfo
@@ -124,6 +126,7 @@ class FactTables(Database):
         model: ModelInfo | None = None,
         vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
         generation: int | None = None,
+        lease: str | None = None,
     ) -> list[Fact]:
         scope = scope.require_session()
         assert scope.user is not None and scope.session is not None
@@ -134,6 +137,18 @@ class FactTables(Database):
         now, seen = time.time(), at.timestamp()
         with self._write(scope, claim=True) as conn:
             check_generation(conn, scope.tenant, generation)
+            if lease is not None:
+                # Checked inside the write's own transaction: a reader whose claim was taken
+                # over between its last renewal and this write still writes nothing.
+                held = conn.execute(
+                    "SELECT lease FROM extraction_progress WHERE tenant = ? AND session = ?",
+                    (scope.tenant, scope.session),
+                ).fetchone()
+                if held is None or held[0] != lease:
+                    raise LeaseLost(
+                        f"the fact extraction of session {scope.session} was taken over by "
+                        "another worker; nothing was written"
+                    )
             for key, expected in changes.expected:
                 active = self._active_ids(conn, scope, key)
                 if sorted(active) != sorted(expected):
@@ -378,8 +393,10 @@ class FactTables(Database):
         return [ExtractionJob(Scope(r[0], r[1], r[2]), int(r[3]), int(r[4])) for r in rows]
 
     def claim_extraction(self, *, at: datetime, lease_s: float) -> ExtractionJob | None:
-        """Lease the oldest session with unread events (or one whose lease ran out)."""
+        """Lease the oldest session with unread events (or one whose lease ran out) under a
+        fresh token."""
         now = at.timestamp()
+        lease = secrets.token_hex(8)
         with self._write(None) as conn:
             row = conn.execute(
                 "SELECT s.tenant, s.user, s.session, coalesce(p.done_seq, 0), s.last_seq"
@@ -394,17 +411,52 @@ class FactTables(Database):
                 return None
             conn.execute(
                 "INSERT INTO extraction_progress (tenant, session, user, done_seq, lease_until,"
-                " attempts) VALUES (?, ?, ?, ?, ?, 1) ON CONFLICT (tenant, session) DO UPDATE"
-                " SET lease_until = excluded.lease_until, attempts = attempts + 1",
-                (row[0], row[2], row[1], int(row[3]), now + lease_s),
+                " attempts, lease) VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, session)"
+                " DO UPDATE SET lease_until = excluded.lease_until, attempts = attempts + 1,"
+                " lease = excluded.lease",
+                (row[0], row[2], row[1], int(row[3]), now + lease_s, lease),
             )
-        return ExtractionJob(Scope(row[0], row[1], row[2]), int(row[3]), int(row[4]))
+        return ExtractionJob(Scope(row[0], row[1], row[2]), int(row[3]), int(row[4]), lease)
 
-    def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> None:
-        """Record that the session's events through *done_seq* were read; drop the lease."""
+    def renew_extraction(self, job: ExtractionJob, *, at: datetime, lease_s: float) -> bool:
+        if job.lease is None:
+            return False
         with self._write(None) as conn:
-            conn.execute(
-                "UPDATE extraction_progress SET done_seq = max(done_seq, ?), lease_until = NULL,"
-                " attempts = 0 WHERE tenant = ? AND session = ?",
-                (done_seq, job.scope.tenant, job.scope.session),
+            cur = conn.execute(
+                "UPDATE extraction_progress SET lease_until = ?"
+                " WHERE tenant = ? AND session = ? AND lease = ?",
+                (at.timestamp() + lease_s, job.scope.tenant, job.scope.session, job.lease),
             )
+        return bool(cur.rowcount)
+
+    def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> bool:
+        """Record that the session's events through *done_seq* were read; drop the lease
+        (only while *job*'s lease still holds the session, when it has one)."""
+        fence = "" if job.lease is None else " AND lease = ?"
+        params: tuple[Any, ...] = (done_seq, job.scope.tenant, job.scope.session)
+        with self._write(None) as conn:
+            cur = conn.execute(
+                "UPDATE extraction_progress SET done_seq = max(done_seq, ?), lease_until = NULL,"
+                f" lease = NULL, attempts = 0 WHERE tenant = ? AND session = ?{fence}",
+                params if job.lease is None else (*params, job.lease),
+            )
+        return bool(cur.rowcount)
+
+    def extraction_stats(self) -> QueueStats:
+        """Sessions with unread events: waiting (no reader holds them), held by a reader, and
+        when the oldest unread event was written."""
+        with self._read(None) as conn:
+            row = conn.execute(
+                "SELECT coalesce(sum(p.lease IS NULL), 0), coalesce(sum(p.lease IS NOT NULL), 0),"
+                " min(i.created_at)"
+                " FROM sessions s LEFT JOIN extraction_progress p"
+                " ON p.tenant = s.tenant AND p.session = s.session"
+                " LEFT JOIN items i ON i.kind = 'event' AND i.tenant = s.tenant"
+                " AND i.session = s.session AND i.seq = coalesce(p.done_seq, 0) + 1"
+                " WHERE s.last_seq > coalesce(p.done_seq, 0)"
+            ).fetchone()
+        return QueueStats(
+            pending=int(row[0]),
+            running=int(row[1]),
+            oldest_pending=None if row[2] is None else ts(row[2]),
+        )

@@ -417,6 +417,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX api_keys_tenant ON api_keys (tenant, created_at);
         """,
     ),
+    (
+        "0009_extraction_leases",
+        """
+        -- The token of the claim that holds a session's fact extraction: a reader whose lease
+        -- was taken over can neither write facts from it, renew it, nor record progress.
+        ALTER TABLE extraction_progress ADD COLUMN lease TEXT;
+        """,
+    ),
 )
 
 
