@@ -5,7 +5,9 @@ This package's own module imports no driver, so telling a URL from a file path c
 
 from __future__ import annotations
 
-__all__ = ["is_postgres_url"]
+from urllib.parse import urlsplit
+
+__all__ = ["is_postgres_url", "redact"]
 
 
 def is_postgres_url(location: object) -> bool:
@@ -15,3 +17,16 @@ def is_postgres_url(location: object) -> bool:
     (True, False)
     """
     return isinstance(location, str) and location.startswith(("postgresql://", "postgres://"))
+
+
+def redact(url: str) -> str:
+    """*url* without its password, for messages and reports.
+
+    >>> redact("postgresql://kenning:secret@db:5432/kenning")
+    'postgresql://kenning:***@db:5432/kenning'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return parts._replace(netloc=netloc).geturl()

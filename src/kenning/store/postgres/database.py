@@ -27,7 +27,6 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
-from urllib.parse import urlsplit
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -35,21 +34,13 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
 from kenning.records import Scope
+from kenning.store.postgres import redact
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.vector import register_vector
 
-__all__ = ["Database", "check_generation", "check_owner", "erase_generation", "redact"]
+__all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
 
 Conn = psycopg.Connection[Any]
-
-
-def redact(url: str) -> str:
-    """*url* without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return parts._replace(netloc=netloc).geturl()
 
 
 def tenant_key(tenant: str) -> int:

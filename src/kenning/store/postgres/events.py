@@ -10,6 +10,7 @@ does not accept ``COPY FROM`` into a table under row-level security), then moved
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -67,7 +68,8 @@ def stored_model(conn: Conn) -> ModelInfo | None:
 def copy_rows(conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """COPY *rows* into a per-connection temporary staging table shaped like *columns* of
     *table* (emptied at commit); return the staging table's name."""
-    stage = f"stage_{table}"
+    # One staging table per column list: the same connection stages differently shaped rows.
+    stage = f"stage_{table}_{zlib.crc32(','.join(columns).encode()):08x}"
     cols = ", ".join(c for c in columns if c != "ord")
     conn.execute(
         f"CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DELETE ROWS AS"

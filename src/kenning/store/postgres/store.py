@@ -5,22 +5,23 @@ PostgreSQL database; each concern lives in its own module: the pool and transact
 (:mod:`~kenning.store.postgres.database`), the schema, roles and row-level security
 (:mod:`~kenning.store.postgres.schema`), the event log (:mod:`~kenning.store.postgres.events`),
 the search index (:mod:`~kenning.store.postgres.search`), the working-context state
-(:mod:`~kenning.store.postgres.context`) and the job queue (:mod:`~kenning.store.postgres.jobs`).
+(:mod:`~kenning.store.postgres.context`), the job queue (:mod:`~kenning.store.postgres.jobs`)
+and copying a SQLite store in (:mod:`~kenning.store.postgres.transfer`).
 """
 
 from __future__ import annotations
 
 from kenning.store.ann import AnnConfig
 from kenning.store.postgres.context import ContextTables
-from kenning.store.postgres.events import EventTables
 from kenning.store.postgres.jobs import JobTables
 from kenning.store.postgres.search import SearchTables
+from kenning.store.postgres.transfer import TransferTables
 from kenning.store.records import Capabilities
 
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(SearchTables, ContextTables, JobTables, EventTables):
+class PostgresStore(SearchTables, ContextTables, JobTables, TransferTables):
     """The PostgreSQL :class:`~kenning.store.protocol.Store`.
 
     Opening it migrates the database when the URL's role owns kenning's tables (or may create
