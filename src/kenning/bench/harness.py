@@ -23,6 +23,8 @@ from kenning.records import Event, NewEvent, Scope
 from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit
 from kenning.settings import Settings
+from kenning.store.protocol import Store
+from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 
 __all__ = [
@@ -32,6 +34,7 @@ __all__ = [
     "format_memory_block",
     "ingest_rows",
     "memory_line",
+    "open_bench_store",
     "recent_window",
     "safe_id",
     "settings_for",
@@ -40,6 +43,18 @@ __all__ = [
 DEFAULT_K = 10
 SEARCH_SYSTEMS = ("kenning", "bm25", "vector")
 _SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+def open_bench_store(location: str | None, tenant: str) -> Store:
+    """The store a dataset bench runs on: an in-memory SQLite store, or the PostgreSQL database
+    at *location*, whose *tenant* is erased first so each run starts from nothing."""
+    if location is None:
+        return SQLiteStore(":memory:")
+    from kenning.store.postgres.store import PostgresStore
+
+    store = PostgresStore(location)
+    store.forget(Scope(tenant))
+    return store
 
 
 def safe_id(raw: str) -> str:

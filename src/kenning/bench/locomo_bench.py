@@ -20,6 +20,7 @@ from kenning.bench.harness import (
     SEARCH_SYSTEMS,
     Run,
     ingest_rows,
+    open_bench_store,
     recent_window,
     safe_id,
     settings_for,
@@ -38,7 +39,6 @@ from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.settings import Settings
-from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["TURN_KS", "run_locomo_bench", "score_locomo"]
@@ -119,14 +119,18 @@ def run_locomo_bench(
     settings: Settings | None = None,
     progress: bool = True,
     plots: bool = True,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
-    """Run every system over the LoCoMo file *data*; write report.json, report.md and plots."""
+    """Run every system over the LoCoMo file *data*; write report.json, report.md and plots.
+
+    The store is an in-memory SQLite one, or the PostgreSQL database *store_url* (its bench
+    tenant is erased first)."""
     from tqdm import tqdm
 
     started = time.perf_counter()
     conversations, questions = load_locomo(data)
     tokenizer = tokenizer_for(TOKEN_MODEL)
-    store = SQLiteStore(":memory:")
+    store = open_bench_store(store_url, TENANT)
     memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
                 for name in SEARCH_SYSTEMS}  # fmt: skip
     rows = [row for conv in conversations for row in _rows(conv)]

@@ -182,9 +182,38 @@ class ContextTables(Database):
         self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
     ) -> None:
         # Pins ride in the events' transaction: no committed event ever lacks its pins.
-        for write, event in written:
-            if write.pins:
-                self._put_pins(conn, event.scope, write.pins, at=at, mode="add")
+        # Extraction only adds keys a session lacks, so a batch needs one look-up, one insert.
+        drafts = [(event.scope, d) for write, event in written for d in write.pins]
+        if not drafts:
+            return
+        tenant = drafts[0][0].tenant
+        sessions = [str(scope.session) for scope, _ in drafts]
+        held = set(
+            conn.execute(
+                "SELECT p.session, p.key FROM pins p"
+                " JOIN unnest(%s::text[], %s::text[]) AS w(session, key)"
+                " ON p.session = w.session AND p.key = w.key"
+                " WHERE p.tenant = %s AND p.current",
+                (sessions, [d.key for _, d in drafts], tenant),
+            ).fetchall()
+        )
+        rows = []
+        for scope, draft in drafts:
+            if (scope.session, draft.key) in held:
+                continue
+            held.add((scope.session, draft.key))
+            closed = at if draft.status is PinStatus.CLOSED else None
+            rows.append((
+                f"pin_{uuid.uuid4().hex}", tenant, scope.user, scope.session, draft.kind.value,
+                draft.key, 1, draft.value, draft.amount, draft.currency, draft.status.value,
+                draft.source_event_id, jsonb(dict(draft.metadata)), at, closed,
+            ))  # fmt: skip
+        if rows:
+            conn.cursor().executemany(
+                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                rows,
+            )
 
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
         where, params = scope_sql(scope)

@@ -30,6 +30,7 @@ from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
+from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
@@ -37,6 +38,7 @@ from kenning.records import Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.vector import register_vector
+from kenning.store.records import ModelInfo
 
 __all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
 
@@ -101,6 +103,20 @@ def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
         )
 
 
+def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
+    """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
+    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
+    tenant = "" if scope is None else scope.tenant
+    parts = [
+        sql.SQL(begin),
+        sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant)),
+    ]
+    if lock is not None and scope is not None:
+        fn = "pg_advisory_xact_lock" if lock == "exclusive" else "pg_advisory_xact_lock_shared"
+        parts.append(sql.SQL("SELECT {}({})").format(sql.SQL(fn), sql.Literal(tenant_key(tenant))))
+    return sql.SQL("; ").join(parts)
+
+
 class Database:
     """The connection pool of one PostgreSQL store and the transactions over it."""
 
@@ -112,6 +128,8 @@ class Database:
         self._closed = False
         self._local = threading.local()
         self._role = self._prepare()
+        # The model row is written once and never changed: reads may remember it.
+        self._known_model: ModelInfo | None = None
         self._pool: ConnectionPool[Conn] = ConnectionPool(
             url,
             min_size=1,
@@ -196,6 +214,16 @@ class Database:
         conn.execute("SET TIME ZONE 'UTC'")
         register_vector(conn)
 
+    def _model_in(self, conn: Conn) -> ModelInfo | None:
+        """The stored embedding model, as seen by a read transaction (remembered once set)."""
+        if self._known_model is None:
+            row = conn.execute(
+                "SELECT model_id, dimension, normalized FROM embedding_model WHERE id = 1"
+            ).fetchone()
+            if row is not None:
+                self._known_model = ModelInfo(row[0], int(row[1]), bool(row[2]))
+        return self._known_model
+
     # -- hooks between the store's concerns (each mixin overrides its own) -----------------
 
     def _after_append(self, tenants: set[str]) -> None:
@@ -227,8 +255,7 @@ class Database:
             return
         with self._connection() as conn:
             try:
-                conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                self.set_tenant(conn, "" if scope is None else scope.tenant)
+                conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
                 self._local.open_read = conn
                 check_owner(conn, scope)
                 yield conn
@@ -260,13 +287,8 @@ class Database:
             raise StoreError("the store is closed")
         with self._connection() as conn:
             try:
-                conn.execute("BEGIN")
-                if scope is not None:
-                    self.set_tenant(conn, scope.tenant)
-                    self.lock_tenant(conn, scope.tenant, exclusive=exclusive)
-                    check_owner(conn, scope, claim=claim, lock=True)
-                else:
-                    self.set_tenant(conn, "")
+                conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
+                check_owner(conn, scope, claim=claim, lock=True)
                 yield conn
                 conn.execute("COMMIT")
             except psycopg.Error as exc:

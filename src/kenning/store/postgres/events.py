@@ -18,14 +18,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, ModelMismatch
+from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
-from kenning.store.postgres.database import (
-    Conn,
-    Database,
-    check_owner,
-    erase_generation,
-)
+from kenning.store.postgres.database import Conn, Database, erase_generation
 from kenning.store.postgres.sql import jsonb, scope_sql, where_clause
 from kenning.store.records import EventWrite, Item, ModelInfo
 
@@ -65,9 +60,17 @@ def stored_model(conn: Conn) -> ModelInfo | None:
     return ModelInfo(model_id=row[0], dimension=int(row[1]), normalized=bool(row[2]))
 
 
-def copy_rows(conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def copy_rows(
+    conn: Conn,
+    table: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    binary_types: Sequence[str] | None = None,
+) -> str:
     """COPY *rows* into a per-connection temporary staging table shaped like *columns* of
-    *table* (emptied at commit); return the staging table's name."""
+    *table* (emptied at commit); return the staging table's name. With *binary_types* (the
+    columns' type names) the rows travel in COPY's binary format."""
     # One staging table per column list: the same connection stages differently shaped rows.
     stage = f"stage_{table}_{zlib.crc32(','.join(columns).encode()):08x}"
     cols = ", ".join(c for c in columns if c != "ord")
@@ -76,7 +79,10 @@ def copy_rows(conn: Conn, table: str, columns: Sequence[str], rows: Sequence[Seq
         f" SELECT 0::bigint AS ord, {cols} FROM {table} WITH NO DATA"
     )
     conn.execute(f"TRUNCATE {stage}")
-    with conn.cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN") as copy:
+    binary = " (FORMAT BINARY)" if binary_types is not None else ""
+    with conn.cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN{binary}") as copy:
+        if binary_types is not None:
+            copy.set_types(list(binary_types))
         for row in rows:
             copy.write_row(row)
     return stage
@@ -89,7 +95,7 @@ class EventTables(Database):
 
     def model(self) -> ModelInfo | None:
         with self._read(None) as conn:
-            return stored_model(conn)
+            return self._model_in(conn)
 
     @staticmethod
     def _check_model(conn: Conn, model: ModelInfo, *, claim: bool) -> None:
@@ -149,7 +155,8 @@ class EventTables(Database):
                 self.lock_tenant(conn, tenant)
                 if tenant in by_vector_tenant:
                     rows = [(tenant, d, v) for d, v in by_vector_tenant[tenant]]
-                    stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), rows)
+                    stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), rows,
+                                      binary_types=("text", "text", "vector"))  # fmt: skip
                     conn.execute(
                         f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec"
                         f" FROM {stage} ON CONFLICT DO NOTHING"
@@ -165,19 +172,8 @@ class EventTables(Database):
     ) -> list[tuple[int, Event]]:
         """Append one tenant's writes (its setting is active): claim and lock the sessions,
         skip repeated idempotency keys, number, COPY, and write what derives."""
-        last_seq: dict[str, int] = {}
-        for session in sorted({w.scope.session for _, w in writes if w.scope.session}):
-            scope = next(w.scope for _, w in writes if w.scope.session == session)
-            check_owner(conn, scope, claim=True, lock=True)
-            row = conn.execute(
-                "SELECT last_seq FROM sessions WHERE tenant = %s AND session = %s",
-                (scope.tenant, session),
-            ).fetchone()
-            assert row is not None
-            last_seq[session] = int(row[0])
-        for _, write in writes:  # every write's user must own its session
-            check_owner(conn, write.scope)
         tenant = writes[0][1].scope.tenant
+        last_seq = self._claim_sessions(conn, tenant, [w.scope for _, w in writes])
         keys = [w.event.idempotency_key for _, w in writes if w.event.idempotency_key]
         held = set()
         if keys:
@@ -229,11 +225,46 @@ class EventTables(Database):
         self._insert_details(conn, tenant, rowids, [w for _, w in writes])
         by_n = dict(writes)
         self._derive_from_events(conn, [(by_n[n], e) for n, e in out], now)
-        conn.cursor().executemany(
-            "UPDATE sessions SET last_seq = %s WHERE tenant = %s AND session = %s",
-            [(seq, tenant, session) for session, seq in last_seq.items()],
+        conn.execute(
+            "UPDATE sessions s SET last_seq = v.seq"
+            " FROM unnest(%s::text[], %s::bigint[]) AS v(session, seq)"
+            " WHERE s.tenant = %s AND s.session = v.session",
+            (list(last_seq), list(last_seq.values()), tenant),
         )
         return out
+
+    @staticmethod
+    def _claim_sessions(conn: Conn, tenant: str, scopes: Sequence[Scope]) -> dict[str, int]:
+        """Claim the sessions of *scopes* (one tenant) for their users and lock them, in
+        session order; return each session's last sequence number. ScopeConflict if a
+        session belongs to another user (or two users of the batch name it)."""
+        users: dict[str, str | None] = {}
+        for scope in scopes:
+            assert scope.session is not None
+            if users.setdefault(scope.session, scope.user) != scope.user:
+                raise ScopeConflict(
+                    f"session {scope.session!r} of tenant {tenant!r} is named by two users "
+                    "in one batch; session ids are unique within a tenant"
+                )
+        names = sorted(users)
+        conn.execute(
+            "INSERT INTO sessions (tenant, session, user_id)"
+            " SELECT %s, s, u FROM unnest(%s::text[], %s::text[]) AS t(s, u)"
+            " ON CONFLICT DO NOTHING",
+            (tenant, names, [users[n] for n in names]),
+        )
+        rows = conn.execute(
+            "SELECT session, user_id, last_seq FROM sessions"
+            " WHERE tenant = %s AND session = ANY(%s) ORDER BY session FOR UPDATE",
+            (tenant, names),
+        ).fetchall()
+        for session, owner, _ in rows:
+            if owner != users[session]:
+                raise ScopeConflict(
+                    f"session {session!r} belongs to another user of tenant {tenant!r}; "
+                    "session ids are unique within a tenant"
+                )
+        return {row[0]: int(row[2]) for row in rows}
 
     @staticmethod
     def _insert_details(

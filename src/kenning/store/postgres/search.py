@@ -32,7 +32,6 @@ from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
 from kenning.store.postgres.database import Conn, Database
-from kenning.store.postgres.events import stored_model
 from kenning.store.postgres.sql import where_clause
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
 from kenning.text import query_terms, stem
@@ -176,7 +175,7 @@ class SearchTables(Database):
         return follower.partition
 
     def _load(self, conn: Conn, tenant: str) -> _Follower:
-        model = stored_model(conn)
+        model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         seen = _snapshot(conn)
         rows = _rows(conn, tenant, None)
@@ -206,7 +205,7 @@ class SearchTables(Database):
             if now == seen:
                 return
             partition = follower.partition
-            model = stored_model(conn)
+            model = self._model_in(conn)
             floor = conn.execute(
                 "SELECT xact FROM index_log_floor WHERE tenant = %s", (tenant,)
             ).fetchone()
@@ -292,7 +291,7 @@ class SearchTables(Database):
         limit: int,
     ) -> list[Candidate]:
         with self._read(scope) as conn:
-            stored = stored_model(conn)
+            stored = self._model_in(conn)
             if stored is None:
                 return []
             if stored != model:
@@ -325,7 +324,7 @@ class SearchTables(Database):
             if vector is not None:
                 if model is None:
                     raise InvalidInput("a query vector needs the model it belongs to")
-                stored = stored_model(conn)
+                stored = self._model_in(conn)
                 if stored is None:
                     vector = None
                 elif stored != model:

@@ -292,7 +292,8 @@ class TransferTables(EventTables, Database):
             for r in src.execute("SELECT hash, vec FROM vectors WHERE tenant = ?", (tenant,))
         ]
         if vectors:
-            stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), vectors)
+            stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), vectors,
+                              binary_types=("text", "text", "vector"))  # fmt: skip
             conn.execute(
                 f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec FROM {stage}"
                 " ON CONFLICT DO NOTHING"

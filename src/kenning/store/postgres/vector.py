@@ -1,12 +1,13 @@
 """pgvector's ``vector`` type on psycopg connections: numpy float32 arrays in and out.
 
-Binary results arrive as pgvector's wire format (a dimension, a reserved word, then big-endian
-float32 values) and are read without a Python float per value; parameters are sent as text,
-which pgvector parses back to exactly the same float32 values.
+Vectors travel in pgvector's binary wire format (a dimension, a reserved word, then big-endian
+float32 values) both ways, without a Python float per value; the text form, which pgvector
+parses back to exactly the same float32 values, serves text-format COPY and results.
 """
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -49,12 +50,23 @@ def register_vector(conn: psycopg.Connection[Any]) -> None:
     if info is None:
         raise StoreError("the pgvector extension is not enabled in this database")
     oid = info.oid
+    info.register(conn)  # COPY's set_types finds the type by name
 
     class VectorDumper(Dumper):
         def dump(self, obj: Any) -> bytes:
             return vector_text(obj).encode("ascii")
 
+    class VectorBinaryDumper(Dumper):
+        # pgvector's wire format: dimension, a reserved word, big-endian float32 values.
+        format = Format.BINARY
+
+        def dump(self, obj: Any) -> bytes:
+            arr = np.asarray(obj, dtype=">f4")
+            return struct.pack(">HH", arr.shape[0], 0) + arr.tobytes()
+
     VectorDumper.oid = oid
+    VectorBinaryDumper.oid = oid
     conn.adapters.register_dumper(np.ndarray, VectorDumper)
+    conn.adapters.register_dumper(np.ndarray, VectorBinaryDumper)
     conn.adapters.register_loader(oid, _VectorTextLoader)
     conn.adapters.register_loader(oid, _VectorBinaryLoader)
