@@ -153,13 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--store",
         metavar="URL",
-        help="also measure a PostgreSQL store (postgresql://...) on the same data, side by side",
-    )
-    b.add_argument(
-        "--precomputed",
-        action="store_true",
-        help="embed each distinct text once and reuse the vectors for both stores "
-        "(the model is then not what ingest measures; for 1M events)",
+        help="measure SQLite and this PostgreSQL database side by side on the same events "
+        "(each text embedded once, vectors reused by both; its tenant 'bench' is erased)",
     )
     b.add_argument(
         "--concurrent-writer",
