@@ -23,7 +23,7 @@ from kenning.compaction.summarizer import Summarizer
 from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
-from kenning.errors import InvalidInput, ModelUnavailable
+from kenning.errors import InvalidInput, ModelUnavailable, StoreError
 from kenning.indexing import embedding_text, texts_to_embed
 from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
@@ -121,23 +121,39 @@ class Memory:
         settings: Settings | None = None,
         summarizer: Summarizer | None = None,
     ) -> Memory:
-        """Open (or create) an embedded memory in one SQLite file.
+        """Open (or create) a memory: a SQLite file (the embedded default), or a PostgreSQL
+        database given as a URL (``postgresql://user:password@host:5432/dbname``).
 
+        A PostgreSQL database is migrated on open when the URL's role owns kenning's tables;
+        see :class:`~kenning.store.postgres.store.PostgresStore` and ``docs/scaling.md``.
         The default embedder is the local MiniLM model, loaded on first use. Pass
         ``embedder=None`` for lexical search only, or any :class:`~kenning.embed.Embedder`.
         The default summarizer is the extractive one (no LLM); see
         :class:`kenning.compaction.llm.LLMSummarizer`. Compactions queued before a restart
         resume in the background.
         """
-        from kenning.store.sqlite.store import SQLiteStore
+        from kenning.store.postgres import is_postgres_url
 
+        settings = settings or Settings()
+        store: Store
+        if is_postgres_url(path):
+            try:
+                from kenning.store.postgres.store import PostgresStore
+            except ImportError as exc:
+                raise StoreError(
+                    f"PostgreSQL needs its driver: pip install 'kenning[postgres]' ({exc})"
+                ) from exc
+            store = PostgresStore(str(path), ann=settings.ann)
+        else:
+            from kenning.store.sqlite.store import SQLiteStore
+
+            store = SQLiteStore(path, ann=settings.ann)
         if isinstance(embedder, _Default):
             from kenning.embed.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        settings = settings or Settings()
         memory = cls(
-            SQLiteStore(path, ann=settings.ann),
+            store,
             embedder=embedder,
             settings=settings,
             summarizer=summarizer,

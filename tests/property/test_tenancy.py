@@ -1,7 +1,7 @@
 """No read path ever returns a record outside the scope it was asked for.
 
 Random interleavings of writes, searches and erasures over several tenants, users and sessions,
-with the real embedding model and real SQLite.
+with the real embedding model, on real SQLite and real PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from kenning.records import Event
 from kenning.search.filters import parse_filters
 from kenning.store.records import ModelInfo
 from tests.conftest import MemoEmbedder
+from tests.pg import PG_URL, fresh_postgres
 
 TENANTS = ("acme", "globex", "initech")
 USERS = ("ann", "bob")
@@ -197,9 +198,16 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @given(ops=operations)
-def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedder) -> None:
-    with Memory.open(":memory:", embedder=real_embedder) as memory:
+def test_no_read_path_crosses_scope(
+    backend: str, ops: list[object], real_embedder: MemoEmbedder
+) -> None:
+    location = ":memory:"
+    if backend == "postgresql":
+        fresh_postgres()
+        location = PG_URL
+    with Memory.open(location, embedder=real_embedder) as memory:
         for op in ops:
             if isinstance(op, Add):
                 memory.add_events(op.scope, [{"role": "user", "content": t} for t in op.texts])

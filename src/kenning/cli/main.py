@@ -22,6 +22,12 @@ LONGTERM = frozenset(
 )
 
 
+_BENCH_STORE_HELP = (
+    "run on this PostgreSQL database instead of an in-memory SQLite store (the bench's tenant "
+    "there is erased first)"
+)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -30,6 +36,18 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError("must be >= 1")
     return value
+
+
+def _add_location(p: argparse.ArgumentParser, db_help: str, *, required: bool = True) -> None:
+    """--db FILE or --store URL: where the memory lives (one of the two)."""
+    where = p.add_mutually_exclusive_group(required=required)
+    where.add_argument("--db", metavar="FILE", help=db_help)
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help="a PostgreSQL database instead: postgresql://user:password@host:5432/dbname "
+        "(libpq settings such as PGPASSWORD apply)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,13 +70,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "file", help="JSONL file (or - for stdin): one event object a line (fields above)"
     )
-    p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
+    _add_location(p, "SQLite database file (created if missing)")
     p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
 
     p = sub.add_parser("search", help="hybrid search inside a tenant, user or session")
     p.add_argument("query")
-    p.add_argument("--db", required=True)
+    _add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -78,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
     p = sub.add_parser("assemble", help="build the token-budgeted window for a session")
-    p.add_argument("--db", required=True)
+    _add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user", required=True)
     p.add_argument("--session", required=True)
@@ -104,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pins", help="list, set or close a session's pins")
     p.add_argument("action", choices=("list", "set", "close"))
-    p.add_argument("--db", required=True)
+    _add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -119,7 +137,20 @@ def build_parser() -> argparse.ArgumentParser:
     longterm_commands.add_parsers(sub)
 
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
-    p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
+    _add_location(p, "SQLite file to write (default: a new temporary file)", required=False)
+
+    p = sub.add_parser(
+        "migrate",
+        help="copy a SQLite store into PostgreSQL (vectors included; safe to re-run)",
+        description="Copy every tenant of a SQLite file into a PostgreSQL database, vectors "
+        "included (nothing is embedded again), one transaction per tenant, then compare the "
+        "row counts of both sides per tenant and table. Rows already in the database are left "
+        "alone, so running it again adds only what is missing.",
+    )
+    p.add_argument("--from", dest="source", required=True, metavar="FILE", help="SQLite file")
+    p.add_argument("--to", dest="target", required=True, metavar="URL",
+                   help="postgresql://user:password@host:5432/dbname")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     p = sub.add_parser("bench", help="benchmarks (see `kenning bench --help`)")
     bench = p.add_subparsers(dest="bench", required=True, metavar="BENCH")
@@ -128,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     b.add_argument("--queries", type=_positive, default=200, help="search queries per size")
     b.add_argument("--seed", type=int, default=7)
+    b.add_argument(
+        "--store",
+        metavar="URL",
+        help="measure SQLite and this PostgreSQL database side by side on the same events "
+        "(each text embedded once, vectors reused by both; its tenant 'bench' is erased)",
+    )
     b.add_argument(
         "--concurrent-writer",
         action="store_true",
@@ -142,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
                    help="dev-split part to run (all: both, each reported)")  # fmt: skip
+    b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
@@ -149,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("longmemeval", help="retrieval recall on a LongMemEval file vs baselines")
     b.add_argument("--data", required=True, help="LongMemEval JSON file (.json or .json.gz)")
     b.add_argument("--out", required=True)
+    b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.add_argument("--limit", type=_positive, help="only the first N questions")
     b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
                    help="dev-split part to run (all: both, each reported)")  # fmt: skip
@@ -224,6 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.demo(args)
         if args.command in LONGTERM:
             return longterm_commands.run(args)
+        if args.command == "migrate":
+            return commands.migrate(args)
         if args.command == "bench":
             from kenning.cli import bench_commands
 
