@@ -2,7 +2,8 @@
 distributed by tenant.
 
 Citus cannot run here. Instead a workload that takes every store path (writes, searches,
-working-context state, jobs, erasure, ``kenning migrate``'s import) runs against real
+working-context state, jobs, long-term facts and their extraction queue, consent, policy,
+legal holds, the purge, procedures, stats, erasure, ``kenning migrate``'s import) runs against real
 PostgreSQL while the driver's cursor records each statement's text, and each one is checked:
 
 - every reference to a tenant table is constrained by tenant: a ``tenant = <value>``
@@ -23,14 +24,15 @@ from typing import Any
 import psycopg
 import pytest
 
-from kenning import Memory, Scope, TaskUpdate
+from kenning import Memory, Scope, TaskUpdate, TenantPolicy
 from kenning.store.postgres.schema import TENANT_TABLES
 from tests.conformance.helpers import T0
 from tests.conftest import MemoEmbedder
 
 REFERENCE_TABLES = ("embedding_model", "kenning_migrations")
 CROSS_TENANT = ("kenning_claim_compaction", "kenning_pending_compactions",
-                "kenning_finish_compaction")  # fmt: skip
+                "kenning_finish_compaction", "kenning_claim_extraction",
+                "kenning_pending_extractions")  # fmt: skip
 _IDENT = r"[a-z_][a-z0-9_]*"
 _KEYWORDS = {"where", "on", "set", "select", "values", "group", "order", "limit", "join",
              "left", "using", "returning", "with", "as", "default", "for"}  # fmt: skip
@@ -97,8 +99,37 @@ def _workload(url: str, embedder: MemoEmbedder, tmp_path: Path) -> None:
                 memory.store.finish_compaction(job.id, status=job.status, at=T0)
             memory.store.compaction_jobs(chat)
             memory.store.pending_compactions()
+            _long_term(memory, tenant, chat)
             memory.forget(chat, ids=[memory.get_session(chat)[0].id])
             memory.forget(Scope(tenant, "ann"))
+
+
+def _long_term(memory: Memory, tenant: str, chat: Scope) -> None:
+    """Facts (extracted, remembered, revoked), consent, policy, holds, the purge, procedures,
+    usage and stats of one tenant."""
+    ann = Scope(tenant, "ann")
+    memory.retention.set_policy(tenant, TenantPolicy(episode_days=3650))
+    memory.facts.set_consent(ann, share_across_sessions=True)
+    memory.add_events(chat, [{"role": "user", "content": "I work at Netflix. I live in Porto."}])
+    assert memory.wait_for_facts(60)
+    fact = memory.facts.remember(chat, "favorite color", "green")
+    memory.facts.list(ann, as_of=T0)
+    memory.facts.history(ann, fact.id)
+    memory.facts.revoke(ann, fact.id)
+    memory.facts.profile(ann)
+    memory.search(ann, "where does she work", k=5)
+    memory.context.record_usage(chat, model="gpt-4o", output_tokens=20)
+    memory.context.usage(chat)
+    memory.retention.hold(ann, reason="audit")
+    memory.retention.holds(tenant)
+    memory.retention.purge(tenant, now=T0)
+    memory.retention.release(ann)
+    memory.retention.purge(tenant)
+    tools = [{"name": "refunds.create", "parameters": {"type": "object"}}]
+    proc = memory.procedures.record(ann, "refund", ["look up the order"], tools=tools)
+    memory.procedures.approve(tenant, proc.id)
+    memory.procedures.list(tenant)
+    memory.store.stats(ann, now=T0)
 
 
 def _references(sql: str) -> list[tuple[str, str]]:

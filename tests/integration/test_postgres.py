@@ -16,19 +16,24 @@ from psycopg import errors as pg_errors
 
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import (
+    USER,
     AuditAction,
     AuditEntry,
+    FactDraft,
     NewEvent,
     PinDraft,
     PinKind,
+    Procedure,
     Scope,
     Summary,
     TaskState,
+    TenantPolicy,
+    UserSettings,
 )
 from kenning.search.filters import parse_filters
 from kenning.store.postgres.schema import APP_ROLE, TENANT_TABLES
 from kenning.store.postgres.store import PostgresStore
-from kenning.store.records import Chunk, EventWrite
+from kenning.store.records import Chunk, EventWrite, FactChanges, FactInsert
 from tests.conformance.helpers import T0, ev, write
 from tests.conftest import MemoEmbedder
 from tests.pg import PG_APP_URL
@@ -62,8 +67,30 @@ def populated(pg_url: str, real_embedder: MemoEmbedder) -> Iterator[PostgresStor
         # A long record is indexed as chunks.
         text = NewEvent("user", f"{word} " * 20).validated()
         store.append_events([EventWrite(scope, text, None, chunks=(Chunk(0, 30), Chunk(30, 60)))])
+        _long_term_rows(store, scope, ids[0])
+    # Extraction progress: every session's events read.
+    while (job := store.claim_extraction(at=T0, lease_s=60)) is not None:
+        store.finish_extraction(job, done_seq=job.last_seq)
     yield store
     store.close()
+
+
+def _long_term_rows(store: PostgresStore, scope: Scope, source: str) -> None:
+    """A row in each long-term table of *scope*'s tenant."""
+    tenant, user = scope.tenant, Scope(scope.tenant, scope.user)
+    store.put_tenant_policy(tenant, TenantPolicy(episode_days=3650))
+    store.put_user_settings(user, UserSettings(share_across_sessions=True))
+    fact = FactDraft(USER, "employer", tenant, f"The user works at {tenant}", valid_from=T0,
+                     source_event_id=source)  # fmt: skip
+    gone = FactDraft(USER, "location", "Porto", "The user lives in Porto", valid_from=T0)
+    store.apply_facts(scope, FactChanges(inserts=(
+        FactInsert(f"fact-{tenant}", fact), FactInsert(f"gone-{tenant}", gone, expires_at=T0),
+    )), at=T0)  # fmt: skip
+    assert store.purge(tenant, now=T0 + timedelta(days=1), episodes_before=None) == 1
+    store.put_procedure(Procedure(id=f"proc-{tenant}", scope=Scope(tenant), name="refund",
+                                  version=0, tool_schema_hash="h", steps=("look up",)))  # fmt: skip
+    store.add_usage(scope, "gpt-4o", input_tokens=10, output_tokens=2, cost=0.01)
+    store.put_hold(Scope(tenant, "someone-else"), "audit")
 
 
 def _counts(

@@ -29,7 +29,7 @@ from kenning.records import (
 )
 from kenning.store.postgres.database import Conn, Database, check_generation, check_owner
 from kenning.store.postgres.sql import jsonb, scope_sql
-from kenning.store.records import ContextSnapshot, EventWrite, MessageRow
+from kenning.store.records import ContextSnapshot, EventWrite, MessageRow, Usage
 
 __all__ = ["ContextTables"]
 
@@ -456,21 +456,53 @@ class ContextTables(Database):
             ).fetchall()
         return [(int(r[0]), int(r[1])) for r in rows]
 
+    # -- token usage -----------------------------------------------------------------------
+
+    def add_usage(
+        self, scope: Scope, model: str, *, input_tokens: int, output_tokens: int, cost: float,
+        calls: int = 1,
+    ) -> None:  # fmt: skip
+        scope = scope.require_session()
+        with self._write(scope, claim=True) as conn:
+            conn.execute(
+                "INSERT INTO token_usage AS u (tenant, session, model, input_tokens,"
+                " output_tokens, calls, cost) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (tenant, session, model) DO UPDATE"
+                " SET input_tokens = u.input_tokens + excluded.input_tokens,"
+                " output_tokens = u.output_tokens + excluded.output_tokens,"
+                " calls = u.calls + excluded.calls, cost = u.cost + excluded.cost",
+                (scope.tenant, scope.session, model, input_tokens, output_tokens, calls, cost),
+            )
+
+    def usage(self, scope: Scope) -> list[Usage]:
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
+                ' WHERE tenant = %s AND session = %s ORDER BY model COLLATE "C"',
+                (scope.tenant, scope.session),
+            ).fetchall()
+        return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
+
     # -- erasure ---------------------------------------------------------------------------
 
     def _forget_derived(
         self,
         conn: Conn,
         scope: Scope,
-        erased: Sequence[tuple[str, str | None, int]],
+        erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],
+        *,
+        purge: bool = False,
     ) -> None:
         """Drop what derives from erased events — pins sourced from them, summaries covering
         them, the token ledger of their sessions — and everything of the *gone* sessions."""
+        super()._forget_derived(conn, scope, erased, gone, purge=purge)
         tenant = scope.tenant
         touched: dict[str, int] = {}
         for _, session, seq in erased:
-            if session is not None:
+            # Only turns are summarized and counted: an erased fact leaves both alone.
+            if session is not None and seq is not None:
                 touched[session] = min(seq, touched.get(session, seq))
         if erased:
             conn.execute(
@@ -491,7 +523,8 @@ class ContextTables(Database):
         if gone:
             # Erased sessions keep nothing derived from them.
             for table in ("pins", "summaries", "compaction_log", "compaction_jobs",
-                          "task_state", "token_ledger"):  # fmt: skip
+                          "task_state", "token_ledger", "extraction_progress",
+                          "token_usage"):  # fmt: skip
                 conn.execute(
                     f"DELETE FROM {table} WHERE tenant = %s AND session = ANY(%s)",
                     (tenant, list(gone)),

@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -34,13 +35,20 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
-from kenning.records import Scope
+from kenning.records import Event, Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.vector import register_vector
-from kenning.store.records import ModelInfo
+from kenning.store.records import EventWrite, ModelInfo
 
-__all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
+__all__ = [
+    "Database",
+    "check_generation",
+    "check_owner",
+    "erase_generation",
+    "lock_key",
+    "log_removed",
+]
 
 Conn = psycopg.Connection[Any]
 
@@ -87,11 +95,32 @@ def check_owner(
 
 
 def erase_generation(conn: Conn, tenant: str) -> int:
-    """The tenant's newest entry in the log of erased rows (0 before any erase)."""
+    """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
+    fact leaving the search partitions ('hide') erases nothing."""
     row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = %s", (tenant,)
+        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = %s AND op = 'erase'",
+        (tenant,),
     ).fetchone()
     return int(row[0]) if row is not None else 0
+
+
+def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
+    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), or
+    closed facts whose rows stay for their history (``hide``). Every process's partitions
+    follow this log by delta."""
+    if rowids:
+        conn.execute(
+            "INSERT INTO index_log (tenant, item, op)"
+            " SELECT %s, item, %s FROM unnest(%s::bigint[]) AS item",
+            (tenant, op, list(rowids)),
+        )
+
+
+def lock_key(conn: Conn, tenant: str, name: str) -> None:
+    """Serialise writers of one thing of *tenant* (a user's facts, a playbook's versions) until
+    the transaction ends: SQLite's single writer gave this order for free. The two-key form
+    of the advisory lock lives apart from the tenants' one-key locks."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (tenant, name))
 
 
 def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
@@ -231,6 +260,28 @@ class Database:
 
     def _after_forget(self, tenant: str) -> None:
         """Called after records of *tenant* were erased and committed."""
+
+    def _derive_from_events(
+        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
+    ) -> None:
+        """Inside the events' transaction: write what derives from them (their pins)."""
+
+    def _before_erase(self, conn: Conn, scope: Scope) -> None:
+        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
+
+    def _forget_derived(
+        self,
+        conn: Conn,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int | None]],
+        gone: Sequence[str],
+        *,
+        purge: bool = False,
+    ) -> None:
+        """Inside an erase's transaction: erase what derives from the erased records (id,
+        session, seq; seq is None for a record outside a session's sequence, a fact), and
+        all state of the *gone* sessions; *purge*: the records expired under retention
+        rather than being erased on request."""
 
     # -- transactions ----------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ does not accept ``COPY FROM`` into a table under row-level security), then moved
 from __future__ import annotations
 
 import zlib
+from collections import Counter
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -20,11 +21,11 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
-from kenning.store.postgres.database import Conn, Database, erase_generation
+from kenning.store.postgres.database import Conn, Database, erase_generation, log_removed
 from kenning.store.postgres.sql import jsonb, scope_sql, where_clause
-from kenning.store.records import EventWrite, Item, ModelInfo
+from kenning.store.records import EventWrite, Item, ModelInfo, SessionInfo
 
-__all__ = ["EventTables", "copy_rows", "stored_model"]
+__all__ = ["EventTables", "checked_vector", "copy_rows", "stored_model"]
 
 _EVENT_COLUMNS = (
     "i.id, i.tenant, i.user_id, i.session, i.agent, i.seq, i.role, i.text, i.at, "
@@ -38,6 +39,7 @@ _ITEM_COLUMNS = (
 _STAGED_ITEM_COLUMNS = (
     "ord", "tenant", "id", "kind", "user_id", "session", "agent", "seq", "role", "label",
     "text", "at", "tags", "metadata", "version", "content_hash", "embed_hash", "idem_key",
+    "expires_at",
 )  # fmt: skip
 
 
@@ -142,7 +144,9 @@ class EventTables(Database):
             by_tenant.setdefault(scope.tenant, []).append((n, write))
         by_vector_tenant: dict[str, list[tuple[str, npt.NDArray[np.float32]]]] = {}
         for (tenant, digest), vec in (vectors or {}).items():
-            by_vector_tenant.setdefault(tenant, []).append((digest, _checked(vec, model, digest)))
+            by_vector_tenant.setdefault(tenant, []).append(
+                (digest, checked_vector(vec, model, digest))
+            )
         now = datetime.now(UTC)
         placed: dict[int, Event] = {}
         with self._write(None) as conn:
@@ -174,6 +178,7 @@ class EventTables(Database):
         skip repeated idempotency keys, number, COPY, and write what derives."""
         tenant = writes[0][1].scope.tenant
         last_seq = self._claim_sessions(conn, tenant, [w.scope for _, w in writes])
+        keep = _episode_days(conn, tenant)
         keys = [w.event.idempotency_key for _, w in writes if w.event.idempotency_key]
         held = set()
         if keys:
@@ -197,13 +202,14 @@ class EventTables(Database):
             last_seq[scope.session] += 1
             seq = last_seq[scope.session]
             at = event.at or now
+            expires = None if keep is None else at + timedelta(days=keep)
             role = Role(event.role)
             digest = content_hash(event.content)
             staged.append((
                 len(staged), tenant, write.id, "event", scope.user, scope.session, scope.agent,
                 seq, role.value, event_label(event), event.content, at,
                 jsonb(list(event.tags)), jsonb(dict(event.metadata)), event.version, digest,
-                write.embed_hash, key,
+                write.embed_hash, key, expires,
             ))  # fmt: skip
             out.append((n, Event(
                 id=write.id, scope=scope, seq=seq, role=role, content=event.content, at=at,
@@ -296,21 +302,6 @@ class EventTables(Database):
                 chunks,
             )
 
-    def _derive_from_events(
-        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
-    ) -> None:
-        """Inside the events' transaction: write what derives from them (their pins)."""
-
-    def _forget_derived(
-        self,
-        conn: Conn,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int]],
-        gone: Sequence[str],
-    ) -> None:
-        """Inside forget's transaction: erase what derives from the erased events (id,
-        session, seq), and all state of the *gone* sessions."""
-
     # -- reads -----------------------------------------------------------------------------
 
     def events(
@@ -347,6 +338,17 @@ class EventTables(Database):
             rows = [_event(row) for row in conn.execute(sql, params)]
         return rows[::-1] if tail is not None else rows
 
+    def user_sessions(self, scope: Scope) -> list[SessionInfo]:
+        if scope.user is None:
+            raise InvalidInput("user_sessions needs a scope with a user")
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                "SELECT session, created_at, last_seq FROM sessions"
+                " WHERE tenant = %s AND user_id = %s ORDER BY created_at, session",
+                (scope.tenant, scope.user),
+            ).fetchall()
+        return [SessionInfo(r[0], r[1], int(r[2])) for r in rows]
+
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         where, params = where_clause(scope, Filters(kinds=KINDS))
         sql = (
@@ -358,7 +360,8 @@ class EventTables(Database):
             rows = conn.execute(sql, [*params, list(ids)]).fetchall()
         return [
             Item(
-                id=r[0], kind=r[1], scope=Scope(r[2], r[3], r[4], r[5]), seq=int(r[6]),
+                id=r[0], kind=r[1], scope=Scope(r[2], r[3], r[4], r[5]),
+                seq=None if r[6] is None else int(r[6]),
                 role=Role(r[7]), text=r[8], at=r[9], metadata=r[10], tags=tuple(r[11]),
                 access_count=int(r[12]), last_access=r[13],
             )
@@ -415,39 +418,100 @@ class EventTables(Database):
         if before is not None:
             where += " AND i.at < %s"
             params.append(before)
+        return self._erase(scope, where, params, whole=ids is None and before is None)
+
+    def purge(self, tenant: str, *, now: datetime, episodes_before: datetime | None) -> int:
+        """Hard retention: remove the tenant's records past their ``expires_at``, and events
+        older than *episodes_before*, from every index; what a legal hold covers stays.
+
+        Returns the number of records removed.
+        """
+        where = "i.tenant = %s AND (i.expires_at < %s"
+        params: list[Any] = [tenant, now]
+        if episodes_before is not None:
+            where += " OR (i.kind = 'event' AND i.at < %s)"
+            params.append(episodes_before)
+        where += ")"
+        return self._erase(Scope(tenant), where, params, whole=False, log_at=now)
+
+    def _erase(
+        self,
+        scope: Scope,
+        where: str,
+        params: Sequence[Any],
+        *,
+        whole: bool,
+        log_at: datetime | None = None,
+    ) -> int:
+        """Delete the items ``where`` selects (alias ``i``) and what derives from them, in one
+        transaction under the tenant's exclusive lock; *whole*: the whole scope goes, sessions
+        without events included. With *log_at* (the purge) what a legal hold covers is left
+        out instead of refusing, and the removed records are counted in the purge log."""
         tenant = scope.tenant
         with self._write(scope, exclusive=True) as conn:
+            params = list(params)
+            if log_at is None:
+                self._before_erase(conn, scope)
+            else:
+                held = conn.execute(
+                    "SELECT user_id, session FROM legal_holds WHERE tenant = %s", (tenant,)
+                ).fetchall()
+                for user, session in held:
+                    if not user and not session:
+                        return 0  # the whole tenant is held
+                    column, value = ("session", session) if session else ("user_id", user)
+                    where += f" AND i.{column} IS DISTINCT FROM %s"
+                    params.append(value)
             doomed = conn.execute(
-                f"DELETE FROM items i WHERE {where} RETURNING i.id, i.session, i.seq, i.rowid",
+                f"DELETE FROM items i WHERE {where}"
+                " RETURNING i.id, i.session, i.seq, i.rowid, i.kind",
                 params,
             ).fetchall()
-            if doomed:
+            log_removed(conn, tenant, [r[3] for r in doomed])
+            if log_at is not None and doomed:  # the purge counts what it removes, by kind
+                kinds = Counter(r[4] for r in doomed)
                 conn.execute(
-                    "INSERT INTO index_log (tenant, item, op)"
-                    " SELECT %s, item, 'erase' FROM unnest(%s::bigint[]) AS item",
-                    (tenant, [r[3] for r in doomed]),
+                    "INSERT INTO purge_log (tenant, at, kind, count)"
+                    " SELECT %s, %s, k, n FROM unnest(%s::text[], %s::bigint[]) AS c(k, n)",
+                    (tenant, log_at, sorted(kinds), [kinds[k] for k in sorted(kinds)]),
                 )
-                # Vectors no record (or chunk of one) still uses go with the text.
-                conn.execute(
-                    "DELETE FROM vectors v WHERE v.tenant = %s"
-                    " AND NOT EXISTS (SELECT 1 FROM items i"
-                    "  WHERE i.tenant = v.tenant AND i.embed_hash = v.hash)"
-                    " AND NOT EXISTS (SELECT 1 FROM item_chunks c"
-                    "  WHERE c.tenant = v.tenant AND c.embed_hash = v.hash)",
-                    (tenant,),
-                )
-            gone = _gone_sessions(conn, scope, doomed, whole=ids is None and before is None)
+            gone = _gone_sessions(conn, scope, doomed, whole=whole)
             if gone:
                 conn.execute(
                     "DELETE FROM sessions WHERE tenant = %s AND session = ANY(%s)", (tenant, gone)
                 )
-            self._forget_derived(conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone)
+            self._forget_derived(
+                conn, scope, [(r[0], r[1], r[2]) for r in doomed], gone,
+                purge=log_at is not None,
+            )  # fmt: skip
+            # After the derived records (a fact read only from erased turns goes too):
+            # vectors no record or chunk still uses go with the text.
+            conn.execute(
+                "DELETE FROM vectors v WHERE v.tenant = %s"
+                " AND NOT EXISTS (SELECT 1 FROM items i"
+                "  WHERE i.tenant = v.tenant AND i.embed_hash = v.hash)"
+                " AND NOT EXISTS (SELECT 1 FROM item_chunks c"
+                "  WHERE c.tenant = v.tenant AND c.embed_hash = v.hash)",
+                (tenant,),
+            )
+            if whole and scope.session is None:
+                # Erasing a user (or a tenant's users) takes their choices along.
+                owned, owned_params = scope_sql(Scope(tenant, scope.user))
+                conn.execute(f"DELETE FROM user_settings WHERE {owned}", owned_params)
         if doomed:
             self._after_forget(tenant)
         return len(doomed)
 
 
-def _checked(
+def _episode_days(conn: Conn, tenant: str) -> float | None:
+    """How long the tenant keeps events (its policy's ``episode_days``)."""
+    row = conn.execute(
+        "SELECT body ->> 'episode_days' FROM tenant_policy WHERE tenant = %s", (tenant,)
+    ).fetchone()
+    return None if row is None or row[0] is None else float(row[0])
+
+
+def checked_vector(
     vec: npt.NDArray[np.float32], model: ModelInfo | None, digest: str
 ) -> npt.NDArray[np.float32]:
     arr = np.ascontiguousarray(vec, dtype=np.float32)

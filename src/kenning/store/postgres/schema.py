@@ -28,11 +28,16 @@ __all__ = ["APP_ROLE", "MIGRATIONS", "TENANT_TABLES", "migrate", "pending_migrat
 APP_ROLE = "kenning_app"
 """The role every store connection acts as: no table ownership, no ``BYPASSRLS``."""
 
-TENANT_TABLES = (
+_EPISODIC_TABLES = (
     "sessions", "items", "event_details", "item_chunks", "vectors", "token_counts",
     "item_access", "index_log", "index_log_floor", "pins", "summaries", "compaction_log",
     "compaction_jobs", "task_state", "token_ledger",
 )  # fmt: skip
+_LONG_TERM_TABLES = (
+    "facts", "extraction_progress", "user_settings", "tenant_policy", "legal_holds",
+    "purge_log", "procedures", "token_usage",
+)  # fmt: skip
+TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES)
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
 
 # Serialises migrations of one database between processes (an arbitrary fixed key).
@@ -40,15 +45,19 @@ _MIGRATION_LOCK = 0x6B656E6E
 
 _TENANT = "current_setting('kenning.tenant', true)"
 
-_RLS = "\n".join(
-    f"""
-    ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
-    CREATE POLICY tenant_isolation ON {table}
-        USING (tenant = {_TENANT}) WITH CHECK (tenant = {_TENANT});
-    GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {APP_ROLE};
-    """
-    for table in TENANT_TABLES
-)
+
+def _rls(tables: tuple[str, ...]) -> str:
+    """Row-level security on *tables*: the transaction's tenant only, DML for the app role."""
+    return "\n".join(
+        f"""
+        ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_isolation ON {table}
+            USING (tenant = {_TENANT}) WITH CHECK (tenant = {_TENANT});
+        GRANT SELECT, INSERT, UPDATE, DELETE ON {table} TO {APP_ROLE};
+        """
+        for table in tables
+    )
+
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -291,7 +300,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         );
         CREATE INDEX token_ledger_cum ON token_ledger (tenant, session, encoding, cum);
 
-        {_RLS}
+        {_rls(_EPISODIC_TABLES)}
         """,
     ),
     (
@@ -336,6 +345,189 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         GRANT EXECUTE ON FUNCTION kenning_claim_compaction(timestamptz, double precision),
             kenning_finish_compaction(bigint, text, timestamptz, text),
             kenning_pending_compactions() TO {APP_ROLE};
+        """,
+    ),
+    (
+        "0003_long_term_memory",
+        f"""
+        -- Hard retention: a record past expires_at is removed by the purge.
+        ALTER TABLE items ADD COLUMN expires_at timestamptz;
+        CREATE INDEX items_expiry ON items (tenant, expires_at) WHERE expires_at IS NOT NULL;
+
+        -- A fact is an item (kind 'fact': its statement is searched like a turn) with its
+        -- validity here. Only active facts are in search partitions: closing one logs a
+        -- 'hide' in index_log, and the row keeps its history for as_of reads.
+        CREATE TABLE facts (
+            tenant text NOT NULL,
+            item bigint NOT NULL,
+            user_id text NOT NULL,
+            subject text NOT NULL,
+            attribute text NOT NULL,
+            qualifier text NOT NULL DEFAULT '',
+            value text NOT NULL,
+            source text NOT NULL,
+            confidence double precision NOT NULL,
+            category text NOT NULL,
+            status text NOT NULL,
+            valid_from timestamptz NOT NULL,
+            valid_to timestamptz,
+            superseded_by text,
+            expires_at timestamptz,
+            pinned boolean NOT NULL DEFAULT false,
+            reinforced integer NOT NULL DEFAULT 1,
+            last_seen timestamptz NOT NULL,
+            -- The events it was stated in: erasing all of them erases the fact.
+            sources text[] NOT NULL DEFAULT '{{}}',
+            source_event_id text,
+            PRIMARY KEY (tenant, item),
+            FOREIGN KEY (tenant, item) REFERENCES items (tenant, rowid) ON DELETE CASCADE
+        );
+        CREATE INDEX facts_key ON facts (tenant, user_id, subject, attribute, qualifier, status);
+        CREATE INDEX facts_status ON facts (tenant, status, expires_at);
+
+        -- Which events of a session were read for facts, and who is reading them now. The
+        -- queue spans tenants: workers lease sessions through kenning_claim_extraction.
+        CREATE TABLE extraction_progress (
+            tenant text NOT NULL,
+            session text NOT NULL,
+            user_id text NOT NULL,
+            done_seq bigint NOT NULL DEFAULT 0,
+            lease_until timestamptz,
+            attempts integer NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant, session)
+        );
+
+        -- Consent and policy: NULL means "as the tenant's policy says".
+        CREATE TABLE user_settings (
+            tenant text NOT NULL,
+            user_id text NOT NULL,
+            share_across_sessions boolean,
+            sensitive_facts boolean,
+            updated_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, user_id)
+        );
+        CREATE TABLE tenant_policy (
+            tenant text PRIMARY KEY,
+            body jsonb NOT NULL,
+            updated_at timestamptz NOT NULL
+        );
+        -- A legal hold on a tenant, a user ('' = all) or a session ('' = all) blocks purge
+        -- and erase of what it covers.
+        CREATE TABLE legal_holds (
+            tenant text NOT NULL,
+            user_id text NOT NULL DEFAULT '',
+            session text NOT NULL DEFAULT '',
+            reason text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, user_id, session)
+        );
+        -- What the purge removed, for stats and audit (counts, no content).
+        CREATE TABLE purge_log (
+            tenant text NOT NULL,
+            rowid bigint GENERATED ALWAYS AS IDENTITY,
+            at timestamptz NOT NULL,
+            kind text NOT NULL,
+            count bigint NOT NULL,
+            PRIMARY KEY (tenant, rowid)
+        );
+
+        -- Playbooks, versioned, bound to the hash of the tool schemas they were written for.
+        CREATE TABLE procedures (
+            tenant text NOT NULL,
+            rowid bigint GENERATED ALWAYS AS IDENTITY,
+            id text NOT NULL,
+            user_id text,
+            name text NOT NULL,
+            version integer NOT NULL,
+            tool_hash text NOT NULL,
+            steps jsonb NOT NULL,
+            description text NOT NULL DEFAULT '',
+            status text NOT NULL,
+            created_at timestamptz NOT NULL,
+            PRIMARY KEY (tenant, rowid),
+            UNIQUE (tenant, id),
+            UNIQUE (tenant, name, version)
+        );
+
+        -- Token usage per session and model: what windows sent, and the replies reported.
+        CREATE TABLE token_usage (
+            tenant text NOT NULL,
+            session text NOT NULL,
+            model text NOT NULL,
+            input_tokens bigint NOT NULL DEFAULT 0,
+            output_tokens bigint NOT NULL DEFAULT 0,
+            calls bigint NOT NULL DEFAULT 0,
+            cost double precision NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant, session, model)
+        );
+
+        {_rls(_LONG_TERM_TABLES)}
+        """,
+    ),
+    (
+        "0004_extraction_queue_functions",
+        f"""
+        -- Sessions with events not yet read for facts, over every tenant: queue fields only.
+        CREATE FUNCTION kenning_pending_extractions(max_rows bigint)
+        RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
+                       last_seq bigint)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+            SELECT s.tenant, s.user_id, s.session, coalesce(p.done_seq, 0), s.last_seq
+            FROM sessions s
+            LEFT JOIN extraction_progress p ON p.tenant = s.tenant AND p.session = s.session
+            WHERE s.last_seq > coalesce(p.done_seq, 0)
+            ORDER BY s.created_at, s.tenant, s.session
+            LIMIT max_rows
+        $$;
+
+        -- Lease the oldest session with unread events (or one whose reader's lease ran out).
+        -- A session gets its progress row on its first claim; the row is then locked with
+        -- SKIP LOCKED and the condition checked again on its newest version, so two workers
+        -- never lease one session and neither waits for the other.
+        CREATE FUNCTION kenning_claim_extraction(now_at timestamptz, lease_s double precision)
+        RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
+                       last_seq bigint)
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+        #variable_conflict use_column
+        DECLARE
+            candidate record;
+        BEGIN
+            FOR candidate IN
+                SELECT s.tenant, s.session, s.user_id FROM sessions s
+                LEFT JOIN extraction_progress p ON p.tenant = s.tenant AND p.session = s.session
+                WHERE s.last_seq > coalesce(p.done_seq, 0)
+                    AND (p.lease_until IS NULL OR p.lease_until < now_at)
+                ORDER BY s.created_at, s.tenant, s.session
+                LIMIT 16
+            LOOP
+                INSERT INTO extraction_progress (tenant, session, user_id)
+                VALUES (candidate.tenant, candidate.session, candidate.user_id)
+                ON CONFLICT DO NOTHING;
+                RETURN QUERY
+                    UPDATE extraction_progress p
+                    SET lease_until = now_at + make_interval(secs => lease_s),
+                        attempts = p.attempts + 1
+                    FROM (
+                        SELECT q.tenant, q.session, s.last_seq FROM extraction_progress q
+                        JOIN sessions s ON s.tenant = q.tenant AND s.session = q.session
+                        WHERE q.tenant = candidate.tenant AND q.session = candidate.session
+                            AND s.last_seq > q.done_seq
+                            AND (q.lease_until IS NULL OR q.lease_until < now_at)
+                        FOR UPDATE OF q SKIP LOCKED
+                    ) picked
+                    WHERE p.tenant = picked.tenant AND p.session = picked.session
+                    RETURNING p.tenant, p.user_id, p.session, p.done_seq, picked.last_seq;
+                IF FOUND THEN
+                    RETURN;
+                END IF;
+            END LOOP;
+        END
+        $$;
+
+        REVOKE ALL ON FUNCTION kenning_pending_extractions(bigint),
+            kenning_claim_extraction(timestamptz, double precision) FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION kenning_pending_extractions(bigint),
+            kenning_claim_extraction(timestamptz, double precision) TO {APP_ROLE};
         """,
     ),
 )

@@ -39,6 +39,7 @@ from kenning.text import query_terms, stem
 __all__ = ["PartitionStatus", "SearchTables"]
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector).
+# Facts that are no longer active keep their rows (history) but are not searched.
 _PARTITION_SQL = (
     "SELECT i.rowid, i.id, i.user_id, i.session, i.role, i.kind,"
     " extract(epoch FROM i.at)::float8, v.vec,"
@@ -47,7 +48,9 @@ _PARTITION_SQL = (
     " FROM items i LEFT JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid"
     " LEFT JOIN vectors v ON v.tenant = i.tenant"
     " AND v.hash = coalesce(c.embed_hash, i.embed_hash)"
-    " WHERE i.tenant = %s {unseen} ORDER BY i.rowid, c.n"
+    " LEFT JOIN facts f ON f.tenant = i.tenant AND f.item = i.rowid"
+    " WHERE i.tenant = %s AND (f.item IS NULL OR f.status = 'active') {unseen}"
+    " ORDER BY i.rowid, c.n"
 )
 _SNAPSHOT_SQL = (
     "SELECT pg_snapshot_xmax(s)::text::bigint,"
@@ -216,8 +219,10 @@ class SearchTables(Database):
                 self._load(conn, tenant)
                 return
             where, params = seen.unseen("l")
+            # Erased rows, and facts closed since (their rows stay for history).
             erased = conn.execute(
-                f"SELECT l.item FROM index_log l WHERE l.tenant = %s AND l.op = 'erase' {where}",
+                "SELECT l.item FROM index_log l WHERE l.tenant = %s"
+                f" AND l.op IN ('erase', 'hide') {where}",
                 [tenant, *params],
             ).fetchall()
             if erased:
@@ -279,7 +284,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.lexical(terms, limit, select)
-        return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
 
     def nearest(
         self,
@@ -299,7 +304,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return [Candidate(id=i, score=s, session=g) for i, s, g in hits]
+        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

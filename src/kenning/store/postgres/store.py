@@ -5,15 +5,21 @@ PostgreSQL database; each concern lives in its own module: the pool and transact
 (:mod:`~kenning.store.postgres.database`), the schema, roles and row-level security
 (:mod:`~kenning.store.postgres.schema`), the event log (:mod:`~kenning.store.postgres.events`),
 the search index (:mod:`~kenning.store.postgres.search`), the working-context state
-(:mod:`~kenning.store.postgres.context`), the job queue (:mod:`~kenning.store.postgres.jobs`)
-and copying a SQLite store in (:mod:`~kenning.store.postgres.transfer`).
+(:mod:`~kenning.store.postgres.context`), the job queue (:mod:`~kenning.store.postgres.jobs`),
+long-term facts and their extraction queue (:mod:`~kenning.store.postgres.facts`), consent,
+holds and retention (:mod:`~kenning.store.postgres.policy`), playbooks
+(:mod:`~kenning.store.postgres.procedures`) and copying a SQLite store in
+(:mod:`~kenning.store.postgres.transfer`).
 """
 
 from __future__ import annotations
 
 from kenning.store.ann import AnnConfig
 from kenning.store.postgres.context import ContextTables
+from kenning.store.postgres.facts import FactTables
 from kenning.store.postgres.jobs import JobTables
+from kenning.store.postgres.policy import PolicyTables
+from kenning.store.postgres.procedures import ProcedureTables
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
 from kenning.store.records import Capabilities
@@ -21,7 +27,10 @@ from kenning.store.records import Capabilities
 __all__ = ["PostgresStore"]
 
 
-class PostgresStore(SearchTables, ContextTables, JobTables, TransferTables):
+class PostgresStore(
+    SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables,
+    TransferTables,
+):  # fmt: skip
     """The PostgreSQL :class:`~kenning.store.protocol.Store`.
 
     Opening it migrates the database when the URL's role owns kenning's tables (or may create
