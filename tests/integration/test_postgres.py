@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import psycopg
 import pytest
 from psycopg import errors as pg_errors
 
-from kenning.errors import InvalidInput, StoreError
+from kenning import Memory
+from kenning.errors import InvalidInput, LegalHoldActive, StoreError
 from kenning.records import (
     USER,
     AuditAction,
@@ -255,3 +256,73 @@ def test_driver_errors_become_kenning_errors(pg_url: str) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.events(ACME)
+
+
+def _tables_with(url: str, needle: str) -> list[str]:
+    """Tenant tables (and columns) whose rows still hold *needle*, read as the tables' owner
+    (row-level security does not confine it)."""
+    found = []
+    with psycopg.connect(url) as conn:
+        for table in TENANT_TABLES:
+            columns = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s",
+                    (table,),
+                )
+            ]
+            for column in columns:
+                hit = conn.execute(
+                    f"SELECT 1 FROM {table} WHERE CAST({column} AS text) LIKE %s LIMIT 1",
+                    (f"%{needle}%",),
+                ).fetchone()
+                if hit:
+                    found.append(f"{table}.{column}")
+    return found
+
+
+def test_the_purge_and_erasure_leave_nothing_in_any_table(
+    pg_url: str, real_embedder: MemoEmbedder
+) -> None:
+    """Retention and a user's erasure on PostgreSQL, checked in the raw tables: expired events
+    and facts leave every table (held ones stay until the hold is released), and erasing a
+    user removes their events, facts, pins, summaries, settings and vectors."""
+    secret, when = "quetzalmarble", datetime(2026, 1, 5, tzinfo=UTC)
+    with Memory.open(pg_url, embedder=real_embedder) as memory:
+        memory.retention.set_policy("acme", TenantPolicy(episode_days=30, fact_days=60))
+        old, held = Scope("acme", "dana", "old"), Scope("acme", "lee", "held")
+        memory.add_events(old, [
+            {"role": "user", "content": f"I live in Porto and my code word is {secret}.",
+             "at": when},
+            {"role": "user", "content": f"Please refund order A-{secret[:4]}9.", "at": when},
+        ])  # fmt: skip
+        memory.add_events(held, [{"role": "user", "content": f"held {secret} note", "at": when}])
+        assert memory.wait_for_facts(60)
+        assert [f.value for f in memory.facts.list(Scope("acme", "dana"))] == ["Porto"]
+        memory.retention.hold(Scope("acme", "lee"), reason="case 42")
+        with pytest.raises(LegalHoldActive, match="case 42"):
+            memory.forget(Scope("acme", "lee"))
+        assert memory.retention.purge("acme", now=when + timedelta(days=45)) == 2
+        assert memory.retention.purge("acme", now=when + timedelta(days=61)) == 1  # the fact
+        assert memory.store.purge_log("acme") == {"event": 2, "fact": 1}
+        assert _tables_with(pg_url, secret) == ["items.text"]  # only the held note
+        memory.retention.release(Scope("acme", "lee"))
+        assert memory.forget(Scope("acme", "lee")) == 1
+        assert _tables_with(pg_url, secret) == []
+
+        dana = Scope("acme", "dana-erase-me")
+        memory.facts.set_consent(dana, share_across_sessions=True, sensitive_facts=True)
+        chat = Scope("acme", "dana-erase-me", "s1")
+        memory.add_events(chat, [
+            {"role": "user", "content": "I'm allergic to peanuts and I work at Netflix."},
+            {"role": "user", "content": "Please refund order A-1042 for 42.50 EUR."},
+        ])  # fmt: skip
+        memory.context.set_pin(chat, "goal", "get the refund")
+        memory.context.compact(chat, budget_tokens=200, model="gpt-4o")
+        memory.context.record_usage(chat, model="gpt-4o", output_tokens=5)
+        assert memory.wait_for_facts(60)
+        assert memory.facts.list(dana)
+        assert memory.forget(dana) > 0
+        assert memory.store.user_settings(dana) == UserSettings()
+        for needle in ("dana-erase-me", "Netflix", "A-1042"):
+            assert _tables_with(pg_url, needle) == [], needle

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from kenning import Memory, Scope
+from kenning import Memory, Scope, TenantPolicy
 from kenning.cli.main import main
 from kenning.settings import Settings
 from kenning.store.postgres.schema import TENANT_TABLES
+from tests.integration.test_cli import long_term_flow
 
+LONG_TERM_TABLES = ("facts", "extraction_progress", "user_settings", "tenant_policy",
+                    "legal_holds", "purge_log", "procedures", "token_usage")  # fmt: skip
 QUERIES = ("who approved the refund?", "what food does she not eat", "broken glass delivery")
 
 
@@ -33,10 +37,13 @@ def test_migrate_moves_the_demo_store_losslessly(
     db = tmp_path / "demo.db"
     assert main(["demo", "--db", str(db)]) == 0
     capsys.readouterr()
+    _add_long_term(db)
     assert main(["migrate", "--from", str(db), "--to", pg_url, "--json"]) == 0
     counts = json.loads(capsys.readouterr().out)
     assert counts and all(c["ok"] and c["source"] == c["destination"] for c in counts)
-    assert {c["tenant"] for c in counts} == {"acme", "globex"}
+    assert {c["tenant"] for c in counts} == {"acme", "globex", "initech"}
+    copied_tables = {c["table"] for c in counts if c["source"]}
+    assert copied_tables >= set(LONG_TERM_TABLES)
     copied = _table_counts(pg_url)
     # Running it again adds nothing.
     assert main(["migrate", "--from", str(db), "--to", pg_url]) == 0
@@ -52,6 +59,7 @@ def test_migrate_moves_the_demo_store_losslessly(
             scope = Scope(tenant)
             assert after.store.events(scope) == before.store.events(scope)
             assert after.store.pins(scope, history=True) == before.store.pins(scope, history=True)
+            assert _long_term_state(after, tenant) == _long_term_state(before, tenant)
             assert after.store.summaries(scope, include_replaced=True) == before.store.summaries(
                 scope, include_replaced=True
             )
@@ -70,6 +78,43 @@ def test_migrate_moves_the_demo_store_losslessly(
             for m in (before, after)
         ]
         assert windows[1].messages == windows[0].messages
+
+
+def _add_long_term(db: Path) -> None:
+    """Facts (active and closed), consent, a tenant policy, a hold, a playbook, token usage,
+    the purge log and extraction progress in the SQLite file (no model: facts stay lexical)."""
+    dana = Scope("acme", "dana")
+    with Memory.open(db, embedder=None) as memory:
+        chat = Scope("acme", "dana", "s-2026-03-09")
+        memory.add_events(chat, [{"role": "user", "content": "I live in Porto. I love jazz."}])
+        assert memory.wait_for_facts(60)
+        fact = memory.facts.remember(chat, "favorite color", "green")
+        memory.facts.revoke(dana, fact.id)
+        memory.facts.set_consent(dana, share_across_sessions=True)
+        memory.retention.set_policy("acme", TenantPolicy(episode_days=3650, fact_days=365))
+        memory.retention.hold(Scope("acme", "lee"), reason="case 7")
+        memory.procedures.record(Scope("acme"), "refund", ["look up the order"], tools=[])
+        memory.context.record_usage(chat, model="gpt-4o", output_tokens=12)
+        # A tenant that holds only its policy and what the purge says it removed.
+        memory.retention.set_policy("initech", TenantPolicy(episode_days=1))
+        memory.add_events(Scope("initech", "bo", "i-1"), [{"role": "user", "content": "hi"}])
+        assert memory.retention.purge("initech", now=datetime(2100, 1, 1, tzinfo=UTC)) == 1
+
+
+def _long_term_state(memory: Memory, tenant: str) -> list[object]:
+    store = memory.store
+    users = {s.scope.user for s in store.events(Scope(tenant))} | {"dana", "lee"}
+    return [
+        store.facts(Scope(tenant), statuses=None),
+        store.tenant_policy(tenant),
+        [store.user_settings(Scope(tenant, u)) for u in sorted(u for u in users if u)],
+        store.holds(tenant),
+        store.procedures(tenant),
+        store.purge_log(tenant),
+        [store.usage(Scope(tenant, "dana", "s-2026-03-09"))] if tenant == "acme" else [],
+        sorted((j.scope, j.done_seq) for j in store.pending_extractions(limit=1000)
+               if j.scope.tenant == tenant),
+    ]  # fmt: skip
 
 
 def test_every_command_takes_a_store_url(
@@ -100,6 +145,16 @@ def test_every_command_takes_a_store_url(
     assert "12.50 EUR" in json.dumps(window)
     assert main(["demo", "--store", pg_url]) == 0
     assert "--store 'postgresql://kenning:***@" in capsys.readouterr().out
+
+
+def test_long_term_commands_take_a_store_url(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    long_term_flow(["--store", pg_url], tmp_path, capsys)
+    capsys.readouterr()
+    assert main(["policy", "set", "--store", pg_url, "--tenant", "acme", "--episode-days", "30",
+                 "--json"]) == 0  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["episode_days"] == 30.0
 
 
 def test_a_store_that_is_not_a_url_is_a_typed_error(

@@ -6,6 +6,7 @@ line), so the CLI prints a typed error instead of a traceback.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from collections import Counter
@@ -19,6 +20,7 @@ from kenning.store.postgres import is_postgres_url, redact
 
 __all__ = [
     "EVENT_FIELDS",
+    "add_location",
     "existing_db",
     "read_events",
     "read_json_file",
@@ -46,6 +48,18 @@ EVENT_FIELDS = {
     "version": "the agent's prompt/tool version that produced the event",
 }
 """The fields of an event line, for ``kenning ingest --help`` and the README."""
+
+
+def add_location(p: argparse.ArgumentParser, db_help: str, *, required: bool = True) -> None:
+    """--db FILE or --store URL: where the memory lives (one of the two)."""
+    where = p.add_mutually_exclusive_group(required=required)
+    where.add_argument("--db", metavar="FILE", help=db_help)
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help="a PostgreSQL database instead: postgresql://user:password@host:5432/dbname "
+        "(libpq settings such as PGPASSWORD apply)",
+    )
 
 
 def store_location(args: Any, *, create: bool = False) -> str:

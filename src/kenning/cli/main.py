@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from kenning.cli import longterm_commands
-from kenning.cli.inputs import EVENT_FIELDS
+from kenning.cli.inputs import EVENT_FIELDS, add_location
 from kenning.errors import KenningError
 
 __all__ = ["build_parser", "main"]
@@ -38,18 +38,6 @@ def _positive(text: str) -> int:
     return value
 
 
-def _add_location(p: argparse.ArgumentParser, db_help: str, *, required: bool = True) -> None:
-    """--db FILE or --store URL: where the memory lives (one of the two)."""
-    where = p.add_mutually_exclusive_group(required=required)
-    where.add_argument("--db", metavar="FILE", help=db_help)
-    where.add_argument(
-        "--store",
-        metavar="URL",
-        help="a PostgreSQL database instead: postgresql://user:password@host:5432/dbname "
-        "(libpq settings such as PGPASSWORD apply)",
-    )
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="kenning",
@@ -70,13 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "file", help="JSONL file (or - for stdin): one event object a line (fields above)"
     )
-    _add_location(p, "SQLite database file (created if missing)")
+    add_location(p, "SQLite database file (created if missing)")
     p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
 
     p = sub.add_parser("search", help="hybrid search inside a tenant, user or session")
     p.add_argument("query")
-    _add_location(p, "SQLite database file")
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -96,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
     p = sub.add_parser("assemble", help="build the token-budgeted window for a session")
-    _add_location(p, "SQLite database file")
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user", required=True)
     p.add_argument("--session", required=True)
@@ -122,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pins", help="list, set or close a session's pins")
     p.add_argument("action", choices=("list", "set", "close"))
-    _add_location(p, "SQLite database file")
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -137,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     longterm_commands.add_parsers(sub)
 
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
-    _add_location(p, "SQLite file to write (default: a new temporary file)", required=False)
+    add_location(p, "SQLite file to write (default: a new temporary file)", required=False)
 
     p = sub.add_parser(
         "migrate",

@@ -62,8 +62,8 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "items": (
         "SELECT rowid, tenant, id, kind, user, session, agent, seq, role, label, text, at, tags,"
-        " metadata, version, content_hash, embed_hash, idem_key, created_at FROM items"
-        " WHERE tenant = ? ORDER BY rowid",
+        " metadata, version, content_hash, embed_hash, idem_key, created_at, expires_at"
+        " FROM items WHERE tenant = ? ORDER BY rowid",
         (
             "ord",
             "tenant",
@@ -84,8 +84,37 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
             "embed_hash",
             "idem_key",
             "created_at",
+            "expires_at",
         ),
         "ON CONFLICT (tenant, id) DO NOTHING",
+    ),
+    "facts": (
+        "SELECT item, tenant, user, subject, attribute, qualifier, value, source, confidence,"
+        " category, status, valid_from, valid_to, superseded_by, expires_at, pinned,"
+        " reinforced, last_seen, sources, source_event_id FROM facts WHERE tenant = ?",
+        (
+            "item",
+            "tenant",
+            "user_id",
+            "subject",
+            "attribute",
+            "qualifier",
+            "value",
+            "source",
+            "confidence",
+            "category",
+            "status",
+            "valid_from",
+            "valid_to",
+            "superseded_by",
+            "expires_at",
+            "pinned",
+            "reinforced",
+            "last_seen",
+            "sources",
+            "source_event_id",
+        ),
+        "ON CONFLICT DO NOTHING",
     ),
     "event_details": (
         "SELECT d.item, i.tenant, d.tool_name, d.tool_args, d.tool_result FROM event_details d"
@@ -204,6 +233,57 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("tenant", "session", "encoding", "seq", "n", "cum"),
         "ON CONFLICT DO NOTHING",
     ),
+    "extraction_progress": (
+        # A lease belongs to a worker of the file, which will not finish it here.
+        "SELECT tenant, session, user, done_seq, NULL, attempts FROM extraction_progress"
+        " WHERE tenant = ?",
+        ("tenant", "session", "user_id", "done_seq", "lease_until", "attempts"),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "user_settings": (
+        "SELECT tenant, user, share_across_sessions, sensitive_facts, updated_at"
+        " FROM user_settings WHERE tenant = ?",
+        ("tenant", "user_id", "share_across_sessions", "sensitive_facts", "updated_at"),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "tenant_policy": (
+        "SELECT tenant, body, updated_at FROM tenant_policy WHERE tenant = ?",
+        ("tenant", "body", "updated_at"),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "legal_holds": (
+        "SELECT tenant, user, session, reason, created_at FROM legal_holds WHERE tenant = ?",
+        ("tenant", "user_id", "session", "reason", "created_at"),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "purge_log": (
+        "SELECT tenant, at, kind, count FROM purge_log WHERE tenant = ? ORDER BY rowid",
+        ("tenant", "at", "kind", "count"),
+        "",
+    ),
+    "procedures": (
+        "SELECT id, tenant, user, name, version, tool_hash, steps, description, status,"
+        " created_at FROM procedures WHERE tenant = ? ORDER BY rowid",
+        (
+            "id",
+            "tenant",
+            "user_id",
+            "name",
+            "version",
+            "tool_hash",
+            "steps",
+            "description",
+            "status",
+            "created_at",
+        ),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "token_usage": (
+        "SELECT tenant, session, model, input_tokens, output_tokens, calls, cost"
+        " FROM token_usage WHERE tenant = ?",
+        ("tenant", "session", "model", "input_tokens", "output_tokens", "calls", "cost"),
+        "ON CONFLICT DO NOTHING",
+    ),
 }
 # Tables without a natural key: a source row is new when no identical row is there yet.
 _SAME_ROW = {
@@ -217,11 +297,23 @@ _SAME_ROW = {
         "detail",
     ),
     "compaction_jobs": ("session", "created_at", "model", "reason"),
+    "purge_log": ("at", "kind", "count"),
 }
-_TIMES = {"created_at", "at", "last", "closed_at", "lease_until", "updated_at"}
-_JSON = {"tags", "metadata", "tool_args", "tool_result", "body"}
-_BOOLS = {"current", "active"}
-_ITEM_KEYED = ("event_details", "item_chunks", "token_counts", "item_access")
+_TIMES = {
+    "created_at", "at", "last", "closed_at", "lease_until", "updated_at", "expires_at",
+    "valid_from", "valid_to", "last_seen",
+}  # fmt: skip
+_JSON = {"tags", "metadata", "tool_args", "tool_result", "body", "steps"}
+_ARRAYS = {"sources"}  # JSON lists in the file, text[] here
+_BOOLS = {"current", "active", "pinned", "share_across_sessions", "sensitive_facts"}
+_ITEM_KEYED = ("event_details", "item_chunks", "token_counts", "item_access", "facts")
+# The tables that name tenants (every other table's rows belong to a row of these).
+_TENANT_SOURCES = (
+    "items", "sessions", "pins", "compaction_jobs", "compaction_log", "user_settings",
+    "tenant_policy", "legal_holds", "purge_log", "procedures", "token_usage",
+)  # fmt: skip
+# Tables whose rows carry their own ids: a source row counts as copied when its id is there.
+_BY_ID = ("items", "pins", "summaries", "procedures")
 
 
 def _converted(columns: Sequence[str], row: Sequence[Any]) -> tuple[Any, ...]:
@@ -231,7 +323,9 @@ def _converted(columns: Sequence[str], row: Sequence[Any]) -> tuple[Any, ...]:
             value = _ts(value)
         elif column in _JSON:
             value = _json(value)
-        elif column in _BOOLS:
+        elif column in _ARRAYS:
+            value = json.loads(value)
+        elif column in _BOOLS and value is not None:  # NULL: "as the tenant's policy says"
             value = bool(value)
         out.append(value)
     return tuple(out)
@@ -265,12 +359,7 @@ class TransferTables(EventTables, Database):
                 with self._write(None) as conn:
                     self._check_model(conn, model, claim=True)
             tenants = sorted(
-                {r[0] for r in src.execute("SELECT tenant FROM items")}
-                | {
-                    r[0]
-                    for t in ("sessions", "pins", "compaction_jobs", "compaction_log")
-                    for r in src.execute(f"SELECT tenant FROM {t}")
-                }
+                {r[0] for t in _TENANT_SOURCES for r in src.execute(f"SELECT tenant FROM {t}")}
             )
             counts: list[TableCount] = []
             for tenant in tenants:
@@ -349,7 +438,7 @@ class TransferTables(EventTables, Database):
                     " WHERE i.tenant = ?"
                 )
                 source = int(src.execute(query, (tenant,)).fetchone()[0])
-                if table in ("items", "pins", "summaries"):
+                if table in _BY_ID:
                     ids = [
                         r[0]
                         for r in src.execute(f"SELECT id FROM {table} WHERE tenant = ?", (tenant,))
