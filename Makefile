@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint install install-dev bench-store bench-load test-llm
+.PHONY: demo test lint install install-dev postgres bench-store bench-load test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,11 @@ lint: install-dev
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
-test: lint
+# PostgreSQL 15 + pgvector, installed, started and prepared (idempotent; ~1 s when ready).
+postgres:
+	scripts/postgres-ci.sh >/dev/null
+
+test: lint postgres
 	$(BIN)/pytest -q
 
 bench-store: install

@@ -1,4 +1,11 @@
-"""Shared fixtures: real stores (SQLite in memory and on disk) and the real embedding model."""
+"""Shared fixtures: real stores (SQLite in memory and on disk, PostgreSQL) and the real
+embedding model.
+
+PostgreSQL is not optional: ``make test`` installs and starts it (``scripts/postgres-ci.sh``)
+and a test that cannot reach it fails. ``KENNING_TEST_PG_URL`` names the database (its role
+owns kenning's tables); ``KENNING_TEST_PG_APP_URL`` the same database logged in as the
+application role, which the conformance suite uses.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,15 @@ import pytest
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.store.ann import AnnConfig
+from kenning.store.postgres.store import PostgresStore
+from kenning.store.protocol import Store
 from kenning.store.sqlite.store import SQLiteStore
+from tests.pg import PG_APP_URL, PG_URL, fresh_postgres
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
-BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5", "sqlite-hnsw")
+BACKENDS = ("sqlite-memory", "sqlite-file", "sqlite-fts5", "sqlite-hnsw", "postgresql")
 # Every partition gets an HNSW index at once (built in the calling thread) and every query,
 # masked or not, goes through the graph: the conformance suite exercises the ANN path.
 TINY_ANN = AnnConfig(enabled=True, min_rows=1, min_fraction=0.0, background=False)
@@ -57,7 +67,7 @@ def real_embedder(minilm: MiniLMEmbedder) -> MemoEmbedder:
     return MemoEmbedder(minilm)
 
 
-def open_store(backend: str, tmp_path: Path) -> SQLiteStore:
+def open_store(backend: str, tmp_path: Path) -> Store:
     if backend == "sqlite-memory":
         return SQLiteStore(":memory:")
     if backend == "sqlite-file":
@@ -66,11 +76,22 @@ def open_store(backend: str, tmp_path: Path) -> SQLiteStore:
         return SQLiteStore(tmp_path / "store.db", lexical="fts5")
     if backend == "sqlite-hnsw":
         return SQLiteStore(tmp_path / "store.db", ann=TINY_ANN)
+    if backend == "postgresql":
+        # Logged in as the application role: row-level security applies to every statement.
+        fresh_postgres()
+        return PostgresStore(PG_APP_URL, ann=TINY_ANN, pool_size=4)
     raise AssertionError(f"unknown backend {backend}")
 
 
+@pytest.fixture
+def pg_url() -> str:
+    """An emptied PostgreSQL database, as the URL of the role that owns its tables."""
+    fresh_postgres()
+    return PG_URL
+
+
 @pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SQLiteStore]:
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     s = open_store(request.param, tmp_path)
     yield s
     s.close()

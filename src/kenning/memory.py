@@ -121,23 +121,27 @@ class Memory:
         settings: Settings | None = None,
         summarizer: Summarizer | None = None,
     ) -> Memory:
-        """Open (or create) an embedded memory in one SQLite file.
+        """Open (or create) a memory: a SQLite file (the embedded default), or a PostgreSQL
+        database given as a URL (``postgresql://user:password@host:5432/dbname``).
 
+        A PostgreSQL database is migrated on open when the URL's role owns kenning's tables;
+        see :class:`~kenning.store.postgres.store.PostgresStore` and ``docs/scaling.md``.
         The default embedder is the local MiniLM model, loaded on first use. Pass
         ``embedder=None`` for lexical search only, or any :class:`~kenning.embed.Embedder`.
         The default summarizer is the extractive one (no LLM); see
         :class:`kenning.compaction.llm.LLMSummarizer`. Compactions queued before a restart
         resume in the background.
         """
-        from kenning.store.sqlite.store import SQLiteStore
+        from kenning.store.open import open_store
 
+        settings = settings or Settings()
+        store = open_store(path, ann=settings.ann)
         if isinstance(embedder, _Default):
             from kenning.embed.minilm import MiniLMEmbedder
 
             embedder = MiniLMEmbedder()
-        settings = settings or Settings()
         memory = cls(
-            SQLiteStore(path, ann=settings.ann),
+            store,
             embedder=embedder,
             settings=settings,
             summarizer=summarizer,

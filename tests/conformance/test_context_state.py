@@ -11,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from kenning.context.task import merge_task
-from kenning.errors import InvalidScope, ScopeConflict, StoreError
+from kenning.errors import InvalidInput, InvalidScope, ScopeConflict, StoreError
 from kenning.records import (
     AuditAction,
     AuditEntry,
@@ -52,7 +52,7 @@ def test_pins_version_on_change_and_keep_history(store: Store) -> None:
 def test_a_failing_pin_batch_writes_nothing(store: Store) -> None:
     good = PinDraft(PinKind.ENTITY_ID, "order_id:A-1", "A-1")
     bad = PinDraft(PinKind.ENTITY_ID, "order_id:A-2", "A-2", metadata={"x": object()})  # type: ignore[dict-item]
-    with pytest.raises((StoreError, TypeError)):
+    with pytest.raises((StoreError, TypeError, InvalidInput)):
         store.put_pins(A1, [good, bad], at=T0)
     assert store.pins(A1, history=True) == []
 

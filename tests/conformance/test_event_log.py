@@ -27,7 +27,7 @@ from tests.conftest import MemoEmbedder
 
 
 def test_declares_backend_and_capabilities(store: Store) -> None:
-    assert store.backend == "sqlite"
+    assert store.backend in ("sqlite", "postgresql")
     assert store.capabilities.lexical_search and store.capabilities.vector_search
 
 

@@ -17,6 +17,7 @@ from kenning.records import (
     Procedure,
     ProcedureStatus,
     Scope,
+    Summary,
     TenantPolicy,
     UserSettings,
 )
@@ -227,3 +228,21 @@ def test_changes_are_dated_by_when_they_were_said(store: Store) -> None:
     store.apply_facts(A2, FactChanges(reinforcements=(("fact_2", "ev_older"),)), at=march)
     [now] = store.facts(ANN)
     assert now.last_seen == may and now.reinforced == 3
+
+
+def test_erasing_a_fact_leaves_its_sessions_summaries_and_ledger(store: Store) -> None:
+    """A fact is no turn of its session: erasing it (on request, by the purge, or with the
+    turns it was read from) keeps the summaries and running totals of the session's turns."""
+    first, _ = add(store, A1, "I work at Netflix", "I live in Porto")
+    store.put_summary(Summary(id="sum_1", scope=A1, level=1, first_seq=1, last_seq=2,
+                              text="work and home", created_at=T0))  # fmt: skip
+    store.extend_ledger(A1, "o200k_base", [(1, 5), (2, 6)])
+    insert(store, A1, "fact_job", replace(draft("employer", "Netflix"), source_event_id=first))
+    expiring = FactInsert("fact_old", draft("location", "Porto"), expires_at=T0)
+    store.apply_facts(A1, FactChanges(inserts=(expiring,)), at=T0)
+    assert store.forget(A1, ids=["fact_job"]) == 1
+    assert store.purge("acme", now=T0 + timedelta(days=1), episodes_before=None) == 1
+    assert store.facts(ANN, statuses=None) == []
+    assert [s.id for s in store.summaries(A1)] == ["sum_1"]
+    assert store.ledger_head(A1, "o200k_base") == (2, 11)
+    assert len(store.events(A1)) == 2

@@ -356,16 +356,20 @@ def test_unknown_models_warn_once_and_encoding_overrides(tmp_path: Path) -> None
 
 
 def test_long_term_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    long_term_flow(["--db", str(tmp_path / "k.db")], tmp_path, capsys)
+
+
+def long_term_flow(where: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every long-term command on the memory *where* names (``--db FILE`` or ``--store URL``)."""
     rows = [
         {"tenant": "acme", "user": "dana", "session": "s1", "role": "user",
          "content": "I work at Netflix and I love jazz.", "at": "2026-01-05T10:00:00Z"},
         {"tenant": "acme", "user": "dana", "session": "s2", "role": "user",
          "content": "I moved to Lisbon. Forget that I like jazz.", "at": "2026-02-05T10:00:00Z"},
     ]  # fmt: skip
-    db = str(tmp_path / "k.db")
-    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", db]) == 0
-    assert main(["consolidate", "--db", db, "--json"]) == 0
-    common = ["--db", db, "--tenant", "acme", "--user", "dana"]
+    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), *where]) == 0
+    assert main(["consolidate", *where, "--json"]) == 0
+    common = [*where, "--tenant", "acme", "--user", "dana"]
     capsys.readouterr()
     assert main(["facts", "list", *common, "--json"]) == 0
     facts = json.loads(capsys.readouterr().out)
@@ -384,18 +388,18 @@ def test_long_term_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     exported = json.loads(capsys.readouterr().out)
     assert exported["consent"]["share_across_sessions"] is True
     assert exported["biography"] == {"location": "Lisbon"} and len(exported["facts"]) == 3
-    assert main(["stats", "--db", db, "--tenant", "acme", "--json"]) == 0
+    assert main(["stats", *where, "--tenant", "acme", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
     assert stats["records"] == {"event": 2, "fact": 3} and stats["facts"]["revoked"] == 2
-    assert main(["hold", "add", "--db", db, "--tenant", "acme", "--user", "dana",
+    assert main(["hold", "add", *where, "--tenant", "acme", "--user", "dana",
                  "--reason", "case 7"]) == 0  # fmt: skip
     assert main(["profile", "erase", *common, "--yes"]) == 2
     assert "[legal_hold]" in capsys.readouterr().err
     assert main(["profile", "erase", *common]) == 2  # no --yes
-    assert main(["hold", "release", "--db", db, "--tenant", "acme", "--user", "dana"]) == 0
+    assert main(["hold", "release", *where, "--tenant", "acme", "--user", "dana"]) == 0
     assert main(["profile", "erase", *common, "--yes"]) == 0
-    assert main(["purge", "--db", db, "--tenant", "acme", "--json"]) == 0
-    assert main(["procedures", "list", "--db", db, "--tenant", "acme"]) == 0
+    assert main(["purge", *where, "--tenant", "acme", "--json"]) == 0
+    assert main(["procedures", "list", *where, "--tenant", "acme"]) == 0
     assert main(["facts", "history", *common]) == 2
 
 

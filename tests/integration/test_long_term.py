@@ -1,5 +1,5 @@
 """Long-term facts end to end: extraction in the background, consolidation, validity, consent;
-the real model and real SQLite."""
+the real model, on real SQLite and real PostgreSQL (``Memory.open`` of a file or a URL)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from kenning.errors import InvalidInput
 from kenning.longterm.service import LongTermSettings
 from kenning.records import FactSource, FactStatus, TenantPolicy, UserSettings
 from tests.conftest import MemoEmbedder
+from tests.pg import PG_URL, fresh_postgres
 
 T0 = datetime(2026, 1, 5, 9, tzinfo=UTC)
 DANA = Scope("acme", "dana")
@@ -22,9 +23,18 @@ def turn(text: str, minutes: int = 0) -> dict[str, object]:
     return {"role": "user", "content": text, "at": T0 + timedelta(minutes=minutes)}
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """Where the memory lives: a SQLite file, or an emptied PostgreSQL database's URL."""
+    if request.param == "postgresql":
+        fresh_postgres()
+        return PG_URL
+    return tmp_path / "lt.db"
+
+
 @pytest.fixture
-def memory(tmp_path: Path, real_embedder: MemoEmbedder) -> Memory:
-    return Memory.open(tmp_path / "lt.db", embedder=real_embedder)
+def memory(location: str | Path, real_embedder: MemoEmbedder) -> Memory:
+    return Memory.open(location, embedder=real_embedder)
 
 
 def _said(memory: Memory, session: str, *texts: str, minutes: int = 0) -> None:
@@ -219,13 +229,14 @@ def test_a_search_for_turns_finds_a_turn_through_its_fact(memory: Memory) -> Non
         assert all(h.kind == "event" for h in memory.search(DANA, query, kinds=["event"]))
 
 
-def test_extraction_resumes_after_a_restart(tmp_path: Path, real_embedder: MemoEmbedder) -> None:
-    path = tmp_path / "restart.db"
+def test_extraction_resumes_after_a_restart(
+    location: str | Path, real_embedder: MemoEmbedder
+) -> None:
     off = Settings(longterm=LongTermSettings(extract=False))
-    with Memory.open(path, embedder=real_embedder, settings=off) as memory:
+    with Memory.open(location, embedder=real_embedder, settings=off) as memory:
         memory.add_events(Scope("acme", "dana", "s1"), [turn("I live in Porto.")])
         assert memory.facts.list(DANA) == []
-    with Memory.open(path, embedder=real_embedder) as memory:
+    with Memory.open(location, embedder=real_embedder) as memory:
         assert memory.wait_for_facts(60)
         assert [f.value for f in memory.facts.list(DANA)] == ["Porto"]
 

@@ -34,3 +34,22 @@ def test_bench_store_with_a_concurrent_writer(
     markdown = (out / "report.md").read_text()
     assert "A second process writing to the same file" in markdown
     assert "The lexical worker" in capsys.readouterr().out
+
+
+def test_bench_store_side_by_side_with_postgresql(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "backends"
+    args = ["bench", "store", "--sizes", "150,300", "--queries", "12", "--out", str(out)]
+    assert main([*args, "--store", pg_url]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert "***" in report["postgresql"]  # no password in the report
+    for entry in report["sizes"].values():
+        for name in ("sqlite", "postgresql"):
+            assert entry["ingest_events_per_s"][name] > 0
+            assert entry["tenant_scope_ms"][name]["p99"] >= entry["tenant_scope_ms"][name]["p50"]
+        alt = entry["postgresql_in_database"]
+        assert alt["pgvector_recall_at_10_vs_exact"]["hnsw_tenant"] > 0.5
+        assert set(alt["ms"]) >= {"pgvector_tenant", "tsvector_tenant", "kenning_bm25_tenant"}
+    assert "In-database alternatives" in capsys.readouterr().out
+    assert main([*args, "--store", str(tmp_path / "x.db")]) == 2

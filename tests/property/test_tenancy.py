@@ -1,7 +1,7 @@
 """No read path ever returns a record outside the scope it was asked for.
 
 Random interleavings of writes, searches and erasures over several tenants, users and sessions,
-with the real embedding model and real SQLite.
+with the real embedding model, on real SQLite and real PostgreSQL.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from kenning.records import Event
 from kenning.search.filters import parse_filters
 from kenning.store.records import ModelInfo
 from tests.conftest import MemoEmbedder
+from tests.pg import PG_URL, fresh_postgres
 
 TENANTS = ("acme", "globex", "initech")
 USERS = ("ann", "bob")
@@ -75,6 +76,14 @@ class SetState:
 
 
 @dataclass(frozen=True)
+class Remember:
+    """A long-term fact about the session's user, read from this session."""
+
+    scope: Scope
+    value: str
+
+
+@dataclass(frozen=True)
 class Intrude:
     """Another user of the tenant names this session id."""
 
@@ -88,6 +97,7 @@ operations = st.lists(
         st.builds(Forget, read_scopes),
         st.builds(Assemble, scopes, st.integers(120, 600)),
         st.builds(SetState, scopes, st.sampled_from(["A-1042", "B-77", "C-9"])),
+        st.builds(Remember, scopes, st.sampled_from(WORDS)),
         st.builds(Intrude, scopes),
     ),
     min_size=1,
@@ -117,6 +127,10 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
     assert all(inside(scope, i.scope) for i in store.items(scope, ids_anywhere))
     filters = parse_filters(None)
     by_id = {e.id: e.scope for t in TENANTS for e in store.events(Scope(t))}
+    facts = {f.id: f for t in TENANTS for f in store.facts(Scope(t), statuses=None)}
+    by_id.update((f.id, f.scope) for f in facts.values())
+    assert all(inside(scope, f.scope) for f in store.facts(scope, statuses=None))
+    assert all(inside(scope, f.scope) for f in store.facts(scope, ids=list(facts)))
     for cand in store.lexical(scope, query, filters=filters, limit=100):
         assert inside(scope, by_id[cand.id])
     model = ModelInfo(embedder.model_id, embedder.dimension)
@@ -133,7 +147,7 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
         assert {row.id for row in snap.tail} <= {e.id for e in events}
         assert all(inside(scope, p.scope) for p in snap.pins)
     # Everything a scope holds is findable from it: results are not filtered after a cut.
-    expected = {e.id for e in events}
+    expected = {e.id for e in events} | {f.id for f in store.facts(scope)}
     found = {c.id for c in store.nearest(scope, vec, model=model, filters=filters, limit=1000)}
     assert found == expected
 
@@ -146,6 +160,7 @@ def owned(memory: Memory, scope: Scope) -> bool:
         or store.pins(scope, history=True)
         or store.task_state(scope).version
         or store.compaction_jobs(scope)
+        or store.facts(scope, statuses=None)
     )
 
 
@@ -171,6 +186,7 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
         lambda: memory.context.summaries(intruder),
         lambda: memory.context.compaction_log(intruder),
         lambda: store.compaction_jobs(intruder),
+        lambda: store.facts(intruder, statuses=None),
         lambda: store.ledger_tail(intruder, "o200k_base", room=10_000),
         lambda: store.context_snapshot(intruder, "o200k_base", room=10_000).tail,
         lambda: memory.context.task_state(intruder).to_json()["task"],
@@ -182,6 +198,7 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
         lambda: memory.context.set_pin(intruder, "entity_id", "Z-1"),
         lambda: memory.context.update_task(intruder, TaskUpdate(task="steal")),
         lambda: memory.add_events(intruder, [{"role": "user", "content": "hi"}]),
+        lambda: memory.facts.remember(intruder, "favorite word", "stolen"),
     ]
     if owned(memory, victim):
         for call in [*reads, *writes]:
@@ -197,9 +214,16 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @given(ops=operations)
-def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedder) -> None:
-    with Memory.open(":memory:", embedder=real_embedder) as memory:
+def test_no_read_path_crosses_scope(
+    backend: str, ops: list[object], real_embedder: MemoEmbedder
+) -> None:
+    location = ":memory:"
+    if backend == "postgresql":
+        fresh_postgres()
+        location = PG_URL
+    with Memory.open(location, embedder=real_embedder) as memory:
         for op in ops:
             if isinstance(op, Add):
                 memory.add_events(op.scope, [{"role": "user", "content": t} for t in op.texts])
@@ -224,6 +248,8 @@ def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedd
             elif isinstance(op, SetState):
                 memory.context.set_pin(op.scope, "entity_id", op.value)
                 memory.context.update_task(op.scope, TaskUpdate(task=f"handle {op.value}"))
+            elif isinstance(op, Remember):
+                memory.facts.remember(op.scope, "favorite word", op.value)
             elif isinstance(op, Intrude):
                 check_intruder(memory, op.scope, "refund order", real_embedder)
             elif isinstance(op, Forget):
@@ -235,6 +261,7 @@ def test_no_read_path_crosses_scope(ops: list[object], real_embedder: MemoEmbedd
                 ]
                 memory.forget(op.scope)
                 assert memory.store.events(op.scope) == []
+                assert memory.store.facts(op.scope, statuses=None) == []
                 left = {e.id for t in TENANTS for e in memory.store.events(Scope(t))}
                 assert set(outside) == left
         for tenant in TENANTS:

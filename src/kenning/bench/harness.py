@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -23,6 +23,8 @@ from kenning.records import Event, NewEvent, Scope
 from kenning.search.fusion import FusionConfig
 from kenning.search.hits import Hit
 from kenning.settings import Settings
+from kenning.store.protocol import Store
+from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 
 __all__ = [
@@ -34,6 +36,7 @@ __all__ = [
     "format_memory_block",
     "ingest_rows",
     "memory_line",
+    "open_bench_store",
     "own_search_ms",
     "recent_window",
     "safe_id",
@@ -47,6 +50,19 @@ DATASET_SYSTEMS = ("kenning", "kenning_nofacts", "bm25", "vector")
 # The datasets' gold labels are turns: every system ranks events, never facts.
 TURNS = ("event",)
 _SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+def open_bench_store(location: str | None, tenants: Iterable[str]) -> Store:
+    """The store a dataset bench runs on: an in-memory SQLite store, or the PostgreSQL database
+    at *location*, whose bench *tenants* are erased first so each run starts from nothing."""
+    if location is None:
+        return SQLiteStore(":memory:")
+    from kenning.store.postgres.store import PostgresStore
+
+    store = PostgresStore(location)
+    for tenant in dict.fromkeys(tenants):
+        store.forget(Scope(tenant))
+    return store
 
 
 def safe_id(raw: str) -> str:

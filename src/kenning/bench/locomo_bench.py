@@ -27,6 +27,7 @@ from kenning.bench.harness import (
     DEFAULT_K,
     Run,
     ingest_rows,
+    open_bench_store,
     own_search_ms,
     recent_window,
     safe_id,
@@ -47,7 +48,6 @@ from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.settings import Settings
-from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["TURN_KS", "conversation_now", "locomo_parts", "run_locomo_bench", "score_locomo"]
@@ -142,12 +142,14 @@ def run_locomo_bench(
     part: Part = "all",
     progress: bool = True,
     plots: bool = True,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """Run every system over the LoCoMo file *data*; write report.json, report.md and plots.
 
     *part* restricts the run to the tuning or validation conversations; ``"all"`` runs both
     and reports each part beside the whole (``report["parts"]``). Per-question rankings of
-    every system go to ``rankings.json`` beside the reports.
+    every system go to ``rankings.json`` beside the reports. The store is an in-memory SQLite
+    one, or the PostgreSQL database *store_url* (its bench tenant is erased first).
     """
     from tqdm import tqdm
 
@@ -158,7 +160,7 @@ def run_locomo_bench(
     questions = [q for q in questions if in_part(part_of[q.conversation_id], part)]
     now_of = {conv.id: conversation_now(conv) for conv in conversations}
     tokenizer = tokenizer_for(TOKEN_MODEL)
-    store = SQLiteStore(":memory:")
+    store = open_bench_store(store_url, [TENANT])
     memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
                 for name in DATASET_SYSTEMS}  # fmt: skip
     rows = [row for conv in conversations for row in _rows(conv)]

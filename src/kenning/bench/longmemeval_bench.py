@@ -42,6 +42,7 @@ from kenning.bench.harness import (
     TURNS,
     Run,
     ingest_rows,
+    open_bench_store,
     recent_window,
     safe_id,
     settings_for,
@@ -63,7 +64,6 @@ from kenning.indexing import embedding_text, texts_to_embed
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
 from kenning.settings import Settings
-from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -298,8 +298,12 @@ def run_longmemeval_bench(
     part: Part = "all",
     progress: bool = True,
     plots: bool = True,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
     """Run every system over the LongMemEval file *data*; write report.json, report.md, plots.
+
+    The store is an in-memory SQLite one, or the PostgreSQL database *store_url* (its bench
+    tenant is erased first).
 
     Args:
         data: A LongMemEval file (``.json`` or ``.json.gz``, S, M or oracle).
@@ -343,7 +347,7 @@ def run_longmemeval_bench(
     )
     tokenizer = tokenizer_for(TOKEN_MODEL)
     counting = _MemoEmbedder(embedder)
-    store = SQLiteStore(":memory:")
+    store = open_bench_store(store_url, [tenant_of(q) for q in questions])
     memories = {name: Memory(store, embedder=counting, settings=settings_for(name, base))
                 for name in DATASET_SYSTEMS}  # fmt: skip
     with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:

@@ -27,6 +27,15 @@ def _sizes(text: str) -> list[int]:
 
 def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
+    if args.bench == "store" and args.store is not None:
+        from kenning.bench.backends_bench import run_backends_bench
+
+        url = _url(args.store)
+        assert url is not None
+        run_backends_bench(out, url=url, sizes=_sizes(args.sizes), queries=args.queries,
+                           seed=args.seed)  # fmt: skip
+        print((out / "report.md").read_text())
+        return 0
     if args.bench == "store":
         from kenning.bench.store_bench import run_store_bench
 
@@ -53,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
 
         run_locomo_bench(
             _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
-            part=check_part(args.part), plots=not args.no_plots,
+            part=check_part(args.part), plots=not args.no_plots, store_url=_url(args.store),
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
@@ -63,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
         run_longmemeval_bench(
             _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
             limit=args.limit, part=check_part(args.part), plots=not args.no_plots,
+            store_url=_url(args.store),
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
@@ -106,6 +116,14 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report["targets"], indent=2))
         return 0
     raise InvalidInput(f"unknown bench {args.bench!r}")
+
+
+def _url(store: str | None) -> str | None:
+    from kenning.store.postgres import is_postgres_url, redact
+
+    if store is not None and not is_postgres_url(store):
+        raise InvalidInput(f"--store {redact(store)!r} is not a PostgreSQL URL (postgresql://...)")
+    return store
 
 
 def _data(path: str) -> Path:

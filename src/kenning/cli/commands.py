@@ -16,15 +16,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kenning.cli.context_commands import describe_window
-from kenning.cli.inputs import existing_db, new_db, read_events
-from kenning.errors import InvalidFilter, InvalidInput
+from kenning.cli.inputs import new_db, read_events, shown, store_location
+from kenning.errors import InvalidFilter, InvalidInput, StoreError
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope, to_utc
 from kenning.search.hits import Hit
 from kenning.search.plan import QueryPlan
 from kenning.settings import Settings
 
-__all__ = ["demo", "ingest", "search"]
+__all__ = ["demo", "ingest", "migrate", "search"]
 
 
 def _progress(total: int, *, enabled: bool, desc: str) -> Any:
@@ -56,7 +56,7 @@ def _interruptible() -> Iterator[threading.Event]:
 
 def ingest(args: argparse.Namespace) -> int:
     settings = Settings()
-    db = new_db(args.db)
+    db = store_location(args, create=True)
     source = str(args.file)
     # Validate the whole input before opening the database: a bad last line changes nothing.
     if source == "-":
@@ -98,7 +98,7 @@ def ingest(args: argparse.Namespace) -> int:
     skipped = len(rows) - added
     print(
         f"ingested {added} events ({len(sessions)} sessions, {len(tenants)} tenants) "
-        f"into {db} in {elapsed:.2f} s ({rate:.0f} events/s)"
+        f"into {shown(db)} in {elapsed:.2f} s ({rate:.0f} events/s)"
         + (f"; skipped {skipped} already present (same id)" if skipped else "")
     )
     return 0
@@ -144,7 +144,7 @@ def _print_plan(plan: QueryPlan, out: TextIO) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    db = existing_db(args.db)
+    db = store_location(args)
     scope = Scope(args.tenant, args.user, args.session)
     with Memory.open(db) as memory:
         results = memory.search(
@@ -189,21 +189,25 @@ _DEMO_POLICY = "You are Acme's support agent. Use only the ids and amounts in th
 
 
 def demo(args: argparse.Namespace) -> int:
-    db = (
-        Path(new_db(args.db))
-        if args.db
-        else Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
-    )
+    db: str | Path
+    if args.store is not None:
+        db = store_location(args)
+    elif args.db:
+        db = Path(new_db(args.db))
+    else:
+        db = Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
     rows = _sample_rows()
     with Memory.open(db) as memory:
         started = time.perf_counter()
         events = memory.ingest(rows)
         elapsed = time.perf_counter() - started
-        print(f"kenning demo: ingested {len(events)} sample events into {db} ({elapsed:.2f} s)")
+        print(
+            f"kenning demo: ingested {len(events)} sample events into {shown(db)} ({elapsed:.2f} s)"
+        )
         for where, query in _DEMO_QUERIES:
             scope = Scope(where["tenant"] or "", where["user"], where["session"])
-            shown = ", ".join(f"{k}={v}" for k, v in where.items() if v)
-            print(f"\nsearch {query!r} in {shown}:")
+            named = ", ".join(f"{k}={v}" for k, v in where.items() if v)
+            print(f"\nsearch {query!r} in {named}:")
             _print_hits(memory.search(scope, query, k=3).hits, sys.stdout)
         chat = Scope("acme", "dana", "s-2026-03-09")
         window = memory.assemble(
@@ -212,9 +216,55 @@ def demo(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print(f"\nassemble {chat.session} for gpt-4o in 700 tokens:")
         print(describe_window(window))
-    print(f"\ntry: kenning search 'refund amount' --db {db} --tenant acme --user dana --json")
+    at = f"--store '{shown(db)}'" if isinstance(db, str) else f"--db {db}"
+    print(f"\ntry: kenning search 'refund amount' {at} --tenant acme --user dana --json")
     print(
-        f"     kenning assemble --db {db} --tenant acme --user dana --session s-2026-03-02 "
+        f"     kenning assemble {at} --tenant acme --user dana --session s-2026-03-02 "
         "--budget 600 --model gpt-4o --json"
     )
     return 0
+
+
+def migrate(args: argparse.Namespace) -> int:
+    """Copy a SQLite file into PostgreSQL and print the counts of both sides per tenant."""
+    from kenning.store.postgres import is_postgres_url
+    from kenning.store.postgres.store import PostgresStore
+
+    if not is_postgres_url(args.target):
+        raise InvalidInput(
+            f"--to {shown(args.target)!r} is not a PostgreSQL URL (postgresql://...)"
+        )
+    source = Path(args.source)
+    if source.is_dir() or not source.is_file():
+        raise InvalidInput(f"--from {source} is not a kenning SQLite file")
+    started = time.perf_counter()
+    with PostgresStore(args.target) as store:
+        counts = store.import_sqlite(
+            source, progress=lambda t: print(f"copying tenant {t}", file=sys.stderr)
+        )
+    elapsed = time.perf_counter() - started
+    rows = [c for c in counts if c.source or c.destination]
+    if args.json:
+        json.dump([_count_json(c) for c in rows], sys.stdout, indent=2)
+        print()
+    else:
+        print(f"{'tenant':<20} {'table':<16} {'file':>9} {'database':>9}  check")
+        for c in rows:
+            print(f"{c.tenant:<20} {c.table:<16} {c.source:>9} {c.destination:>9}  "
+                  f"{'ok' if c.ok else 'MISSING'}")  # fmt: skip
+        tenants = len({c.tenant for c in counts})
+        print(f"copied {tenants} tenants from {source} to {shown(args.target)} in {elapsed:.1f} s")
+    missing = [c for c in counts if not c.ok]
+    if missing:
+        raise StoreError(
+            f"{len(missing)} table(s) lack rows of the file after the copy, e.g. "
+            f"{missing[0].table} of tenant {missing[0].tenant!r}; run the command again"
+        )
+    return 0
+
+
+def _count_json(count: Any) -> dict[str, Any]:
+    return {
+        "tenant": count.tenant, "table": count.table, "source": count.source,
+        "destination": count.destination, "ok": count.ok,
+    }  # fmt: skip

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from kenning.cli.inputs import existing_db, read_json_file, read_text_file
+from kenning.cli.inputs import read_json_file, read_text_file, store_location
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput
 from kenning.memory import Memory
@@ -16,8 +16,8 @@ __all__ = ["assemble", "describe_window", "pins"]
 _DEFAULT_SYSTEM = "You are a helpful assistant."
 
 
-def _open(db: str, *, lexical_only: bool) -> Memory:
-    path = existing_db(db)
+def _open(args: argparse.Namespace, *, lexical_only: bool) -> Memory:
+    path = store_location(args)
     if lexical_only:
         return Memory.open(path, embedder=None)
     return Memory.open(path)
@@ -36,7 +36,7 @@ def assemble(args: argparse.Namespace) -> int:
         if not isinstance(tools, list):
             raise InvalidInput(f"--tools-file {args.tools_file} must hold a JSON list of tools")
     wider = {"session": None, "user": Scope(args.tenant, args.user), "tenant": Scope(args.tenant)}
-    with _open(args.db, lexical_only=args.lexical_only) as memory:
+    with _open(args, lexical_only=args.lexical_only) as memory:
         window = memory.assemble(
             scope, budget_tokens=args.budget, model=args.encoding or args.model,
             reserve_output_tokens=args.reserve_output, system=system, goal=args.goal,
@@ -82,7 +82,7 @@ def _pin_json(pin: Pin) -> dict[str, object]:
 
 def pins(args: argparse.Namespace) -> int:
     scope = Scope(args.tenant, args.user, args.session)
-    with _open(args.db, lexical_only=True) as memory:
+    with _open(args, lexical_only=True) as memory:
         if args.action == "list":
             found = memory.context.pins(scope, history=args.history)
         elif args.action == "set":

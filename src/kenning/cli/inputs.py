@@ -6,6 +6,7 @@ line), so the CLI prints a typed error instead of a traceback.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from collections import Counter
@@ -15,8 +16,18 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.records import NewEvent, Scope
+from kenning.store.postgres import is_postgres_url, redact
 
-__all__ = ["EVENT_FIELDS", "existing_db", "read_events", "read_json_file", "read_text_file"]
+__all__ = [
+    "EVENT_FIELDS",
+    "add_location",
+    "existing_db",
+    "read_events",
+    "read_json_file",
+    "read_text_file",
+    "shown",
+    "store_location",
+]
 
 _SCOPE_KEYS = ("tenant", "user", "session")
 
@@ -37,6 +48,36 @@ EVENT_FIELDS = {
     "version": "the agent's prompt/tool version that produced the event",
 }
 """The fields of an event line, for ``kenning ingest --help`` and the README."""
+
+
+def add_location(p: argparse.ArgumentParser, db_help: str, *, required: bool = True) -> None:
+    """--db FILE or --store URL: where the memory lives (one of the two)."""
+    where = p.add_mutually_exclusive_group(required=required)
+    where.add_argument("--db", metavar="FILE", help=db_help)
+    where.add_argument(
+        "--store",
+        metavar="URL",
+        help="a PostgreSQL database instead: postgresql://user:password@host:5432/dbname "
+        "(libpq settings such as PGPASSWORD apply)",
+    )
+
+
+def store_location(args: Any, *, create: bool = False) -> str:
+    """Where the command's memory lives: ``--store URL`` (PostgreSQL) or ``--db FILE`` (SQLite,
+    which must exist unless *create*)."""
+    if getattr(args, "store", None) is not None:
+        if not is_postgres_url(args.store):
+            raise InvalidInput(
+                f"--store {redact(args.store)!r} is not a PostgreSQL URL "
+                "(postgresql://user:password@host:5432/dbname); use --db for a SQLite file"
+            )
+        return str(args.store)
+    return new_db(args.db) if create else existing_db(args.db)
+
+
+def shown(location: str | Path) -> str:
+    """A store location as a message may show it (no password)."""
+    return redact(str(location))
 
 
 def existing_db(path: str) -> str:

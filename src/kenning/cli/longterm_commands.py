@@ -9,7 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import Any
 
-from kenning.cli.inputs import existing_db
+from kenning.cli.inputs import add_location, store_location
 from kenning.errors import InvalidInput
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
@@ -70,7 +70,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--now", help="ISO time to purge as of (default: now)")
 
     p = sub.add_parser("consolidate", help="read every pending event for facts now")
-    p.add_argument("--db", required=True)
+    add_location(p, "SQLite database file")
     p.add_argument("--json", action="store_true")
 
     p = sub.add_parser("stats", help="what a tenant or user holds")
@@ -79,7 +79,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser, *, user: bool) -> None:
-    p.add_argument("--db", required=True)
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     if user:
         p.add_argument("--user", required=True)
@@ -108,7 +108,7 @@ def _flag(value: str | None) -> bool | None:
 
 def run(args: argparse.Namespace) -> int:
     """Run one long-term command."""
-    path = existing_db(args.db)
+    path = store_location(args)
     if args.command == "consolidate":
         with Memory.open(path, settings=_QUIET) as memory:  # the model, for near duplicates
             sessions = memory.facts.extract_all()

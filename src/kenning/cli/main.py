@@ -12,13 +12,19 @@ import sys
 from collections.abc import Sequence
 
 from kenning.cli import longterm_commands
-from kenning.cli.inputs import EVENT_FIELDS
+from kenning.cli.inputs import EVENT_FIELDS, add_location
 from kenning.errors import KenningError
 
 __all__ = ["build_parser", "main"]
 
 LONGTERM = frozenset(
     {"facts", "profile", "consent", "policy", "procedures", "hold", "purge", "consolidate", "stats"}
+)
+
+
+_BENCH_STORE_HELP = (
+    "run on this PostgreSQL database instead of an in-memory SQLite store (the bench's tenant "
+    "there is erased first)"
 )
 
 
@@ -52,13 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "file", help="JSONL file (or - for stdin): one event object a line (fields above)"
     )
-    p.add_argument("--db", required=True, help="SQLite database file (created if missing)")
+    add_location(p, "SQLite database file (created if missing)")
     p.add_argument("--batch", type=_positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
 
     p = sub.add_parser("search", help="hybrid search inside a tenant, user or session")
     p.add_argument("query")
-    p.add_argument("--db", required=True)
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -78,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
     p = sub.add_parser("assemble", help="build the token-budgeted window for a session")
-    p.add_argument("--db", required=True)
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user", required=True)
     p.add_argument("--session", required=True)
@@ -104,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("pins", help="list, set or close a session's pins")
     p.add_argument("action", choices=("list", "set", "close"))
-    p.add_argument("--db", required=True)
+    add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
     p.add_argument("--user")
     p.add_argument("--session")
@@ -119,7 +125,20 @@ def build_parser() -> argparse.ArgumentParser:
     longterm_commands.add_parsers(sub)
 
     p = sub.add_parser("demo", help="ingest a bundled sample conversation and search it")
-    p.add_argument("--db", help="SQLite file to write (default: a new temporary file)")
+    add_location(p, "SQLite file to write (default: a new temporary file)", required=False)
+
+    p = sub.add_parser(
+        "migrate",
+        help="copy a SQLite store into PostgreSQL (vectors included; safe to re-run)",
+        description="Copy every tenant of a SQLite file into a PostgreSQL database, vectors "
+        "included (nothing is embedded again), one transaction per tenant, then compare the "
+        "row counts of both sides per tenant and table. Rows already in the database are left "
+        "alone, so running it again adds only what is missing.",
+    )
+    p.add_argument("--from", dest="source", required=True, metavar="FILE", help="SQLite file")
+    p.add_argument("--to", dest="target", required=True, metavar="URL",
+                   help="postgresql://user:password@host:5432/dbname")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print the counts as JSON")
 
     from kenning.cli.service_commands import add_parsers
 
@@ -132,6 +151,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     b.add_argument("--queries", type=_positive, default=200, help="search queries per size")
     b.add_argument("--seed", type=int, default=7)
+    b.add_argument(
+        "--store",
+        metavar="URL",
+        help="measure SQLite and this PostgreSQL database side by side on the same events "
+        "(each text embedded once, vectors reused by both; its tenant 'bench' is erased)",
+    )
     b.add_argument(
         "--concurrent-writer",
         action="store_true",
@@ -146,6 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", required=True)
     b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
                    help="dev-split part to run (all: both, each reported)")  # fmt: skip
+    b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
@@ -153,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser("longmemeval", help="retrieval recall on a LongMemEval file vs baselines")
     b.add_argument("--data", required=True, help="LongMemEval JSON file (.json or .json.gz)")
     b.add_argument("--out", required=True)
+    b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.add_argument("--limit", type=_positive, help="only the first N questions")
     b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
                    help="dev-split part to run (all: both, each reported)")  # fmt: skip
@@ -243,6 +270,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from kenning.cli import service_commands
 
             return getattr(service_commands, args.command)(args)  # type: ignore[no-any-return]
+        if args.command == "migrate":
+            return commands.migrate(args)
         if args.command == "bench":
             from kenning.cli import bench_commands
 

@@ -11,23 +11,28 @@ import argparse
 import json
 import os
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 from kenning.errors import InvalidInput, Unsupported
+from kenning.store.postgres import is_postgres_url
 
 __all__ = ["add_parsers", "keys", "mcp", "serve"]
 
 
 def _store_path(args: argparse.Namespace) -> str:
-    """The SQLite file of ``--db`` or ``--store sqlite:///PATH``."""
+    """The SQLite file of ``--db`` or ``--store sqlite:///PATH``, or the PostgreSQL database of
+    ``--store postgresql://…``."""
     if getattr(args, "store", None):
         url: str = args.store
         if url.startswith("sqlite:///"):
             return url[len("sqlite:///") :]
+        if is_postgres_url(url):
+            return url
         raise Unsupported(
-            f"--store {url.split(':', 1)[0]}:… is not served yet: this kenning serves SQLite "
-            "(--db PATH or --store sqlite:///PATH)"
+            f"--store {url.split(':', 1)[0]}:… is not a store kenning serves: give "
+            "sqlite:///PATH or postgresql://user:password@host:5432/dbname (or --db PATH)"
         )
     path: str = args.db
     return path
@@ -36,7 +41,9 @@ def _store_path(args: argparse.Namespace) -> str:
 def _add_store(p: argparse.ArgumentParser) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--db", default="kenning.db", help="SQLite file (default: kenning.db)")
-    group.add_argument("--store", help="store URL: sqlite:///PATH")
+    group.add_argument("--store", metavar="URL",
+                       help="sqlite:///PATH or postgresql://user:password@host:5432/dbname "
+                       "(every worker process and machine shares a PostgreSQL store)")  # fmt: skip
 
 
 def add_parsers(sub: Any) -> None:
@@ -105,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.server.config import ServerSettings
     from kenning.server.logs import configure_logging
     from kenning.server.protocol import NoDelayH11Protocol
-    from kenning.store.sqlite.store import SQLiteStore
+    from kenning.store.open import open_store
 
     settings = ServerSettings(
         db=_store_path(args), host=args.host, port=args.port, workers=args.workers,
@@ -118,8 +125,8 @@ def serve(args: argparse.Namespace) -> int:
         json_logs=not args.text_logs,
     )  # fmt: skip
     configure_logging(json_logs=settings.json_logs)
-    # Migrate once, here, before the workers open the file.
-    SQLiteStore(settings.db).close()
+    # Migrate once, here, before the workers open the store.
+    open_store(settings.db).close()
     common: dict[str, Any] = {
         "host": settings.host, "port": settings.port, "log_config": None, "access_log": False,
         "timeout_graceful_shutdown": 10, "http": NoDelayH11Protocol,
@@ -140,9 +147,12 @@ def serve(args: argparse.Namespace) -> int:
 
 def keys(args: argparse.Namespace) -> int:
     from kenning.server.auth import create_key
-    from kenning.store.sqlite.store import SQLiteStore
+    from kenning.store.open import open_store
+    from kenning.store.protocol import Credentials
 
-    with SQLiteStore(_store_path(args)) as store:
+    with closing(open_store(_store_path(args))) as store:
+        if not isinstance(store, Credentials):
+            raise Unsupported(f"the {store.backend} store cannot hold API keys")
         if args.action == "create":
             key, token = create_key(store, args.tenant, args.scopes.split(","), name=args.name)
             print(json.dumps({"id": key.id, "tenant": key.tenant, "scopes":

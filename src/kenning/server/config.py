@@ -17,7 +17,7 @@ class ServerSettings:
     """How ``kenning serve`` runs.
 
     Attributes:
-        db: the SQLite file every worker opens.
+        db: the store every worker opens: a SQLite file or a ``postgresql://`` URL.
         host, port, workers: where uvicorn listens and how many processes serve.
         admin_token: the credential of ``/v1/admin`` (key management); None disables it.
         rate_per_s, burst: each tenant's request rate (a token bucket per worker process).

@@ -461,7 +461,7 @@ class ContextTables(Database):
         self,
         conn: sqlite3.Connection,
         scope: Scope,
-        erased: Sequence[tuple[str, str | None, int]],
+        erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],
         *,
         purge: bool = False,
@@ -471,7 +471,8 @@ class ContextTables(Database):
         super()._forget_derived(conn, scope, erased, gone, purge=purge)
         touched: dict[str, int] = {}
         for _, session, seq in erased:
-            if session is not None:
+            # Only turns are summarized and counted: an erased fact leaves both alone.
+            if session is not None and seq is not None:
                 touched[session] = min(seq, touched.get(session, seq))
         for chunk in chunks([e[0] for e in erased]):
             conn.execute(

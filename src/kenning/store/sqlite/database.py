@@ -127,14 +127,15 @@ class Database:
         self,
         conn: sqlite3.Connection,
         scope: Scope,
-        erased: Sequence[tuple[str, str | None, int]],
+        erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],
         *,
         purge: bool = False,
     ) -> None:
-        """Inside forget's transaction: erase what derives from the erased events (id,
-        session, seq), and all state of the *gone* sessions; *purge*: the events expired
-        under retention rather than being erased on request."""
+        """Inside forget's transaction: erase what derives from the erased records (id,
+        session, seq; seq is None for a record outside a session's sequence, a fact), and
+        all state of the *gone* sessions; *purge*: the records expired under retention
+        rather than being erased on request."""
 
     @property
     def in_memory(self) -> bool:

@@ -422,7 +422,7 @@ class EventTables(Database):
                     [scope.tenant, *chunk],
                 )
             self._forget_derived(
-                conn, scope, [(r[0], r[1], int(r[2] or 0)) for r in doomed], gone,
+                conn, scope, [(r[0], r[1], r[2]) for r in doomed], gone,
                 purge=log_at is not None,
             )  # fmt: skip
             # After the derived records: a fact read only from erased turns goes too.

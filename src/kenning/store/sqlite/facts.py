@@ -83,7 +83,7 @@ class FactTables(Database):
         self,
         conn: sqlite3.Connection,
         scope: Scope,
-        erased: Sequence[tuple[str, str | None, int]],
+        erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],
         *,
         purge: bool = False,

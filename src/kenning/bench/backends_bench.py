@@ -1,0 +1,225 @@
+"""``kenning bench store --store postgresql://...``: SQLite and PostgreSQL side by side.
+
+Both stores get the same synthetic events in the same order, batch by batch and alternating
+which store goes first, so noise on a shared machine falls on both alike. Each distinct text
+is embedded once, before any store is timed, and both stores reuse those vectors: the ingest
+rates are the stores' own (writes, indexing), not the model's, and the report says so. Search
+latency includes embedding the query (the same cached vector for both stores) and is measured
+alternating between the stores, query by query, at each size, in a tenant scope and in user
+scopes. PostgreSQL's in-database alternatives (pgvector HNSW, ``tsvector`` ranking) are timed
+on the same rows (:mod:`kenning.bench.pg_alternatives`).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from kenning.bench.metrics import percentiles
+from kenning.bench.pg_alternatives import measure_alternatives
+from kenning.bench.synthetic import synthetic_events, synthetic_queries
+from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
+from kenning.embed.minilm import MiniLMEmbedder
+from kenning.memory import Memory
+from kenning.records import NewEvent, Scope
+from kenning.settings import Settings
+from kenning.store.postgres import redact
+from kenning.store.postgres.store import PostgresStore
+from kenning.store.sqlite.store import SQLiteStore
+
+__all__ = ["CachedEmbedder", "run_backends_bench"]
+
+TENANT = "bench"
+BACKENDS = ("sqlite", "postgresql")
+
+
+class CachedEmbedder(DelegatingEmbedder):
+    """The real model, each distinct text embedded once (:meth:`prepare` fills the cache)."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        self._cache: dict[str, np.ndarray] = {}
+
+    def prepare(self, texts: Sequence[str], batch: int = 256) -> None:
+        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            self._cache.update(zip(chunk, self.inner.embed(chunk), strict=True))
+
+    @property
+    def cached(self) -> int:
+        """Distinct texts embedded so far."""
+        return len(self._cache)
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.prepare(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return np.stack([self._cache[t] for t in texts]).astype(np.float32)
+
+
+def _wait_ready(memory: Memory) -> float:
+    store = memory.store
+    assert isinstance(store, SQLiteStore | PostgresStore)
+    started = time.perf_counter()
+    store.vector_index(TENANT, wait_s=None)
+    return round(time.perf_counter() - started, 2)
+
+
+def _latencies(
+    memories: dict[str, Memory], scopes: Sequence[Scope], queries: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    for memory in memories.values():  # warm-up: caches, partitions
+        for query in queries[:10]:
+            memory.search(scopes[0], query)
+    times: dict[str, list[float]] = {name: [] for name in memories}
+    order = list(memories)
+    for i, query in enumerate(queries):
+        scope = scopes[i % len(scopes)]
+        for name in order if i % 2 else order[::-1]:
+            started = time.perf_counter()
+            memories[name].search(scope, query, k=10)
+            times[name].append((time.perf_counter() - started) * 1000)
+    return {name: percentiles(values) for name, values in times.items()}
+
+
+def run_backends_bench(
+    out: Path,
+    *,
+    url: str,
+    sizes: Sequence[int] = (10_000, 100_000),
+    queries: int = 200,
+    seed: int = 7,
+    alternatives: bool = True,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the side-by-side benchmark, write ``out/report.json`` and ``out/report.md``.
+
+    The PostgreSQL database at *url* must be one kenning may use for benchmarks: its tenant
+    ``bench`` is erased first (and at the end). The in-database alternatives create (and drop)
+    indexes, which needs the URL's role to own kenning's tables.
+    """
+    from tqdm import tqdm
+
+    sizes = sorted(set(sizes))
+    out.mkdir(parents=True, exist_ok=True)
+    embedder = CachedEmbedder(MiniLMEmbedder())
+    events = list(synthetic_events(sizes[-1], seed=seed))
+    query_texts = synthetic_queries(queries, seed=seed + 1)
+    settings = Settings()
+    rows = [
+        (Scope(e.tenant, e.user, e.session),
+         NewEvent(e.role, e.content, at=e.at, metadata={"speaker": e.speaker}))
+        for e in events
+    ]  # fmt: skip
+    batches = [rows[start : start + 256] for start in range(0, len(rows), 256)]
+    # What a store embeds is not the raw text (speaker, date, the previous turn): a throwaway
+    # store runs the same ingest once and leaves every vector in the cache.
+    started = time.perf_counter()
+    warm = Memory(SQLiteStore(":memory:"), embedder=embedder, settings=settings)
+    for batch in tqdm(batches, unit="batch", desc="embed once", disable=not progress):
+        warm.ingest(batch)
+    warm.close()
+    embedder.prepare(query_texts)
+    embed_s = time.perf_counter() - started
+    report: dict[str, Any] = {
+        "bench": "store-backends",
+        "postgresql": redact(url),
+        "vectors": "each distinct text embedded once up front and reused by both stores: "
+        "ingest rates exclude the model",
+        "embedding": {"distinct_texts": embedder.cached, "seconds": round(embed_s, 1)},
+        "sizes": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
+        cleanup = PostgresStore(url)
+        cleanup.forget(Scope(TENANT))
+        cleanup.close()
+        memories = {
+            "sqlite": Memory.open(Path(tmp) / "bench.db", embedder=embedder, settings=settings),
+            "postgresql": Memory.open(url, embedder=embedder, settings=settings),
+        }
+        ingest_s = dict.fromkeys(BACKENDS, 0.0)
+        stored = 0
+        bar = tqdm(total=sizes[-1], unit="ev", desc="ingest", disable=not progress)
+        try:
+            for size in sizes:
+                while stored < size:
+                    batch = rows[stored : min(size, stored + 256)]
+                    order = BACKENDS if (stored // 256) % 2 else BACKENDS[::-1]
+                    for name in order:
+                        t0 = time.perf_counter()
+                        memories[name].ingest(batch)
+                        ingest_s[name] += time.perf_counter() - t0
+                    stored += len(batch)
+                    bar.update(len(batch))
+                bar.set_postfix_str(f"measuring at {size}")
+                entry: dict[str, Any] = {
+                    "events": stored,
+                    "ingest_events_per_s": {n: round(stored / ingest_s[n], 1) for n in BACKENDS},
+                    "index_wait_s": {n: _wait_ready(memories[n]) for n in BACKENDS},
+                }
+                users = sorted({e.user for e in events[:stored]})[:50]
+                entry["tenant_scope_ms"] = _latencies(memories, [Scope(TENANT)], query_texts)
+                entry["user_scope_ms"] = _latencies(
+                    memories, [Scope(TENANT, u) for u in users], query_texts
+                )
+                if alternatives:
+                    entry["postgresql_in_database"] = measure_alternatives(
+                        url, memories["postgresql"], embedder, query_texts, users
+                    )
+                report["sizes"][str(size)] = entry
+        finally:
+            bar.close()
+            for memory in memories.values():
+                memory.close()
+        cleanup = PostgresStore(url)
+        cleanup.forget(Scope(TENANT))
+        cleanup.close()
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "report.md").write_text(_markdown(report))
+    return report
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "# kenning bench store: SQLite and PostgreSQL side by side",
+        "",
+        f"PostgreSQL: `{report['postgresql']}`. Vectors: {report['vectors']} "
+        f"({report['embedding']['distinct_texts']} distinct texts, "
+        f"{report['embedding']['seconds']} s). Same events, same order, stores alternating.",
+        "",
+        "| events | store | ingest events/s | tenant p50 / p95 / p99 ms | user p50 / p95 / p99 ms "
+        "| index wait s |",
+        "|---|---|---|---|---|---|",
+    ]
+    for size, entry in report["sizes"].items():
+        for name in BACKENDS:
+            t, u = entry["tenant_scope_ms"][name], entry["user_scope_ms"][name]
+            lines.append(
+                f"| {size} | {name} | {entry['ingest_events_per_s'][name]} | "
+                f"{t['p50']:.2f} / {t['p95']:.2f} / {t['p99']:.2f} | "
+                f"{u['p50']:.2f} / {u['p95']:.2f} / {u['p99']:.2f} | "
+                f"{entry['index_wait_s'][name]} |"
+            )
+    lines += ["", "Ratios PostgreSQL / SQLite (same run):", ""]
+    for size, entry in report["sizes"].items():
+        ing = entry["ingest_events_per_s"]
+        t, u = entry["tenant_scope_ms"], entry["user_scope_ms"]
+        lines.append(
+            f"- {size}: ingest {ing['postgresql'] / ing['sqlite']:.2f}x the rate; search p50 "
+            f"tenant {t['postgresql']['p50'] / t['sqlite']['p50']:.2f}x, user "
+            f"{u['postgresql']['p50'] / u['sqlite']['p50']:.2f}x"
+        )
+    alt = [(s, e["postgresql_in_database"]) for s, e in report["sizes"].items()
+           if "postgresql_in_database" in e]  # fmt: skip
+    if alt:
+        from kenning.bench.pg_alternatives import alternatives_markdown
+
+        lines += alternatives_markdown(alt)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,531 @@
+"""The working-context tables of the PostgreSQL store: pins, summaries and their audit log,
+task state and the per-session token ledger.
+
+A mixin of :class:`~kenning.store.postgres.store.PostgresStore`. Writes lock the session's row
+(see :mod:`~kenning.store.postgres.database`), so pin versions, ledger totals and task-state
+versions advance one writer at a time within a session, as on SQLite.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, Literal
+
+from kenning.errors import InvalidInput
+from kenning.records import (
+    AuditAction,
+    AuditEntry,
+    Event,
+    Pin,
+    PinDraft,
+    PinKind,
+    PinStatus,
+    Role,
+    Scope,
+    Summary,
+    TaskState,
+)
+from kenning.store.postgres.database import Conn, Database, check_generation, check_owner
+from kenning.store.postgres.sql import jsonb, scope_sql
+from kenning.store.records import ContextSnapshot, EventWrite, MessageRow, Usage
+
+__all__ = ["ContextTables"]
+
+_PIN_COLUMNS = (
+    "id, tenant, user_id, session, kind, key, version, value, amount, currency, status, "
+    "source_event_id, metadata, created_at, closed_at"
+)
+_SUMMARY_COLUMNS = (
+    "id, tenant, user_id, session, level, first_seq, last_seq, text, body, summarizer, created_at"
+)
+_AUDIT_COLUMNS = (
+    "rowid, tenant, user_id, session, at, action, first_seq, last_seq, tokens_before, "
+    "tokens_after, summary_id, summarizer, detail"
+)
+_ROLES = {role.value: role for role in Role}
+
+
+def _pin(row: Sequence[Any]) -> Pin:
+    return Pin(
+        id=row[0], scope=Scope(row[1], row[2], row[3]), kind=PinKind(row[4]), key=row[5],
+        version=int(row[6]), value=row[7], amount=row[8], currency=row[9],
+        status=PinStatus(row[10]), source_event_id=row[11], metadata=row[12],
+        created_at=row[13], closed_at=row[14],
+    )  # fmt: skip
+
+
+def _summary(row: Sequence[Any]) -> Summary:
+    return Summary(
+        id=row[0], scope=Scope(row[1], row[2], row[3]), level=int(row[4]),
+        first_seq=int(row[5]), last_seq=int(row[6]), text=row[7], body=row[8],
+        summarizer=row[9], created_at=row[10],
+    )  # fmt: skip
+
+
+def _audit(row: Sequence[Any]) -> AuditEntry:
+    return AuditEntry(
+        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), at=row[4],
+        action=AuditAction(row[5]), first_seq=row[6], last_seq=row[7], tokens_before=row[8],
+        tokens_after=row[9], summary_id=row[10], summarizer=row[11], detail=row[12],
+    )  # fmt: skip
+
+
+def _same(current: Pin, draft: PinDraft) -> bool:
+    return (
+        current.kind is draft.kind
+        and current.value == draft.value
+        and current.amount == draft.amount
+        and current.currency == draft.currency
+        and current.status is draft.status
+        and dict(current.metadata) == dict(draft.metadata)
+    )
+
+
+def _ledger_at(conn: Conn, scope: Scope, encoding: str, seq: int | None = None) -> tuple[int, int]:
+    """(seq, running total) of the session's last ledger row at or before *seq* (the head
+    when None); (0, 0) if there is none."""
+    sql = "SELECT seq, cum FROM token_ledger WHERE tenant = %s AND session = %s AND encoding = %s"
+    params: list[Any] = [scope.tenant, scope.session, encoding]
+    if seq is not None:
+        sql += " AND seq <= %s"
+        params.append(seq)
+    row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+    return (0, 0) if row is None else (int(row[0]), int(row[1]))
+
+
+def _tail_start(conn: Conn, scope: Scope, encoding: str, floor: int, after_seq: int) -> int:
+    """The sequence number a tail starts after: the events after it sum to at most the total
+    minus *floor*. Running totals grow with seq, so this is one index lookup."""
+    if floor <= 0:
+        return after_seq
+    row = conn.execute(
+        "SELECT seq FROM token_ledger WHERE tenant = %s AND session = %s AND encoding = %s"
+        " AND cum >= %s ORDER BY cum LIMIT 1",
+        (scope.tenant, scope.session, encoding, floor),
+    ).fetchone()
+    return after_seq if row is None else max(after_seq, int(row[0]))
+
+
+class ContextTables(Database):
+    """Pins, summaries and their audit log, task state and the token ledger."""
+
+    # -- pins ------------------------------------------------------------------------------
+
+    def put_pins(
+        self,
+        scope: Scope,
+        drafts: Sequence[PinDraft],
+        *,
+        at: datetime,
+        mode: Literal["add", "set"] = "set",
+        generation: int | None = None,
+    ) -> list[Pin]:
+        scope = scope.require_session()
+        if mode not in ("add", "set"):
+            raise InvalidInput("mode must be 'add' or 'set'")
+        if not drafts:
+            return []
+        with self._write(scope, claim=True) as conn:
+            check_generation(conn, scope.tenant, generation)
+            return self._put_pins(conn, scope, drafts, at=at, mode=mode)
+
+    @staticmethod
+    def _put_pins(
+        conn: Conn,
+        scope: Scope,
+        drafts: Sequence[PinDraft],
+        *,
+        at: datetime,
+        mode: Literal["add", "set"],
+    ) -> list[Pin]:
+        written: list[Pin] = []
+        for draft in drafts:
+            row = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins"
+                " WHERE tenant = %s AND session = %s AND key = %s AND current",
+                (scope.tenant, scope.session, draft.key),
+            ).fetchone()
+            version = 1
+            if row is not None:
+                current = _pin(row)
+                if mode == "add" or _same(current, draft):
+                    continue
+                version = current.version + 1
+                conn.execute(
+                    "UPDATE pins SET current = false"
+                    " WHERE tenant = %s AND session = %s AND key = %s AND current",
+                    (scope.tenant, scope.session, draft.key),
+                )
+            closed = at if draft.status is PinStatus.CLOSED else None
+            pin = Pin(
+                id=f"pin_{uuid.uuid4().hex}", scope=Scope(scope.tenant, scope.user, scope.session),
+                kind=draft.kind, key=draft.key, value=draft.value, version=version,
+                amount=draft.amount, currency=draft.currency, status=draft.status,
+                source_event_id=draft.source_event_id, created_at=at, closed_at=closed,
+                metadata=dict(draft.metadata),
+            )  # fmt: skip
+            conn.execute(
+                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                (
+                    pin.id, scope.tenant, scope.user, scope.session, pin.kind.value, pin.key,
+                    pin.version, pin.value, pin.amount, pin.currency, pin.status.value,
+                    pin.source_event_id, jsonb(dict(pin.metadata)), at, closed,
+                ),
+            )  # fmt: skip
+            written.append(pin)
+        return written
+
+    def _derive_from_events(
+        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
+    ) -> None:
+        # Pins ride in the events' transaction: no committed event ever lacks its pins.
+        # Extraction only adds keys a session lacks, so a batch needs one look-up, one insert.
+        drafts = [(event.scope, d) for write, event in written for d in write.pins]
+        if not drafts:
+            return
+        tenant = drafts[0][0].tenant
+        sessions = [str(scope.session) for scope, _ in drafts]
+        held = set(
+            conn.execute(
+                "SELECT p.session, p.key FROM pins p"
+                " JOIN unnest(%s::text[], %s::text[]) AS w(session, key)"
+                " ON p.session = w.session AND p.key = w.key"
+                " WHERE p.tenant = %s AND p.current",
+                (sessions, [d.key for _, d in drafts], tenant),
+            ).fetchall()
+        )
+        rows = []
+        for scope, draft in drafts:
+            if (scope.session, draft.key) in held:
+                continue
+            held.add((scope.session, draft.key))
+            closed = at if draft.status is PinStatus.CLOSED else None
+            rows.append((
+                f"pin_{uuid.uuid4().hex}", tenant, scope.user, scope.session, draft.kind.value,
+                draft.key, 1, draft.value, draft.amount, draft.currency, draft.status.value,
+                draft.source_event_id, jsonb(dict(draft.metadata)), at, closed,
+            ))  # fmt: skip
+        if rows:
+            conn.cursor().executemany(
+                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                rows,
+            )
+
+    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
+        where, params = scope_sql(scope)
+        if not history:
+            where += " AND current"
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
+            ).fetchall()
+        return [_pin(r) for r in rows]
+
+    # -- summaries and the audit log -------------------------------------------------------
+
+    def put_summary(
+        self,
+        summary: Summary,
+        *,
+        replaces: Sequence[str] = (),
+        guard_pins: Sequence[PinDraft] = (),
+        audit: Sequence[AuditEntry] = (),
+        generation: int | None = None,
+    ) -> Summary:
+        scope = summary.scope.require_session()
+        with self._write(scope, claim=True) as conn:
+            check_generation(conn, scope.tenant, generation)
+            if guard_pins:
+                self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
+            conn.execute(
+                f"INSERT INTO summaries ({_SUMMARY_COLUMNS}, active)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                (
+                    summary.id, scope.tenant, scope.user, scope.session, summary.level,
+                    summary.first_seq, summary.last_seq, summary.text,
+                    jsonb(dict(summary.body)), summary.summarizer, summary.created_at,
+                ),
+            )  # fmt: skip
+            if replaces:
+                conn.execute(
+                    "UPDATE summaries SET active = false"
+                    " WHERE tenant = %s AND session = %s AND id = ANY(%s)",
+                    (scope.tenant, scope.session, list(replaces)),
+                )
+            self._append_audit(conn, audit)
+        return summary
+
+    def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:
+        where, params = scope_sql(scope)
+        if not include_replaced:
+            where += " AND active"
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
+                " ORDER BY session, first_seq, level",
+                params,
+            ).fetchall()
+        return [_summary(r) for r in rows]
+
+    def audit(self, entries: Sequence[AuditEntry]) -> None:
+        by_tenant: dict[str, list[AuditEntry]] = {}
+        for entry in entries:
+            by_tenant.setdefault(entry.scope.tenant, []).append(entry)
+        if not by_tenant:
+            return
+        with self._write(None) as conn:
+            for tenant in sorted(by_tenant):
+                self.set_tenant(conn, tenant)
+                self.lock_tenant(conn, tenant)
+                for entry in by_tenant[tenant]:
+                    check_owner(conn, entry.scope)
+                self._append_audit(conn, by_tenant[tenant])
+
+    @staticmethod
+    def _append_audit(conn: Conn, entries: Sequence[AuditEntry]) -> None:
+        if not entries:
+            return
+        conn.cursor().executemany(
+            "INSERT INTO compaction_log (tenant, user_id, session, at, action, first_seq,"
+            " last_seq, tokens_before, tokens_after, summary_id, summarizer, detail)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            [
+                (
+                    e.scope.tenant, e.scope.user, e.scope.session, e.at, e.action.value,
+                    e.first_seq, e.last_seq, e.tokens_before, e.tokens_after, e.summary_id,
+                    e.summarizer, e.detail,
+                )
+                for e in entries
+            ],
+        )  # fmt: skip
+
+    def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
+        where, params = scope_sql(scope)
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
+                " ORDER BY rowid DESC LIMIT %s",
+                [*params, limit],
+            ).fetchall()
+        return [_audit(r) for r in reversed(rows)]
+
+    # -- task state ------------------------------------------------------------------------
+
+    def task_state(self, scope: Scope) -> TaskState:
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            row = conn.execute(
+                "SELECT body FROM task_state WHERE tenant = %s AND user_id = %s AND session = %s",
+                (scope.tenant, scope.user, scope.session),
+            ).fetchone()
+        return TaskState() if row is None else TaskState.from_json(row[0])
+
+    def put_task_state(
+        self, scope: Scope, state: TaskState, *, expected: int, at: datetime
+    ) -> bool:
+        scope = scope.require_session()
+        with self._write(scope, claim=True) as conn:
+            row = conn.execute(
+                "SELECT version FROM task_state WHERE tenant = %s AND session = %s",
+                (scope.tenant, scope.session),
+            ).fetchone()
+            if (0 if row is None else int(row[0])) != expected:
+                return False
+            conn.execute(
+                "INSERT INTO task_state (tenant, session, user_id, body, version, updated_at)"
+                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, session) DO UPDATE"
+                " SET user_id = excluded.user_id, body = excluded.body,"
+                " version = excluded.version, updated_at = excluded.updated_at",
+                (scope.tenant, scope.session, scope.user, jsonb(state.to_json()), state.version,
+                 at),
+            )  # fmt: skip
+        return True
+
+    # -- the token ledger ------------------------------------------------------------------
+
+    def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
+        """(last counted sequence number, total tokens through it); (0, 0) if none."""
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            return _ledger_at(conn, scope, encoding)
+
+    def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
+        """Append ``(seq, tokens)`` of events after the ledger's head, in sequence order."""
+        scope = scope.require_session()
+        if not counts:
+            return
+        with self._write(scope) as conn:
+            head, cum = _ledger_at(conn, scope, encoding)
+            rows = []
+            for seq, n in counts:
+                if seq <= head:
+                    continue  # counted by a concurrent writer already
+                cum += n
+                head = seq
+                rows.append((scope.tenant, scope.session, encoding, seq, n, cum))
+            if rows:
+                conn.cursor().executemany(
+                    "INSERT INTO token_ledger (tenant, session, encoding, seq, n, cum)"
+                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    rows,
+                )
+
+    def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
+        """Tokens of the session's events through *seq* (0 before the first)."""
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            return _ledger_at(conn, scope, encoding, seq)[1]
+
+    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+        scope = scope.require_session()
+        key = (scope.tenant, scope.session)
+        with self._read(scope) as conn:
+            row = conn.execute(
+                "SELECT body FROM task_state WHERE tenant = %s AND user_id = %s AND session = %s",
+                (scope.tenant, scope.user, scope.session),
+            ).fetchone()
+            task = TaskState() if row is None else TaskState.from_json(row[0])
+            pins = conn.execute(
+                f"SELECT {_PIN_COLUMNS} FROM pins WHERE tenant = %s AND session = %s"
+                " AND current ORDER BY rowid",
+                key,
+            ).fetchall()
+            summaries = conn.execute(
+                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = %s AND session = %s"
+                " AND active ORDER BY first_seq, level",
+                key,
+            ).fetchall()
+            boundary = max((int(r[6]) for r in summaries), default=0)
+            counted, total = _ledger_at(conn, scope, encoding)
+            last = conn.execute(
+                "SELECT last_seq FROM sessions WHERE tenant = %s AND session = %s", key
+            ).fetchone()
+            start = _tail_start(conn, scope, encoding, total - room, boundary)
+            tail = conn.execute(
+                "SELECT t.seq, i.id, i.role, i.text, d.tool_name,"
+                " CASE WHEN i.role = 'tool' THEN i.metadata ->> 'tool_call_id' END,"
+                " t.n, jsonb_typeof(i.metadata -> 'tool_call_id') FROM token_ledger t"
+                " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
+                " AND i.kind = 'event'"
+                " LEFT JOIN event_details d ON d.tenant = i.tenant AND d.item = i.rowid"
+                " WHERE t.tenant = %s AND t.session = %s AND t.encoding = %s AND t.seq > %s"
+                " ORDER BY t.seq",
+                (*key, encoding, start),
+            ).fetchall()
+            summarized = _ledger_at(conn, scope, encoding, boundary)[1]
+        return ContextSnapshot(
+            task=task,
+            pins=tuple(_pin(r) for r in pins),
+            summaries=tuple(_summary(r) for r in summaries),
+            total=total,
+            summarized=summarized,
+            tail=tuple(
+                MessageRow(
+                    seq=int(r[0]),
+                    id=r[1],
+                    role=_ROLES[r[2]],
+                    text=r[3],
+                    tool_name=r[4],
+                    # Only a string id is a tool call id (as SQLite's json_extract reads it).
+                    tool_call_id=r[5] if r[7] == "string" else None,
+                    tokens=int(r[6]),
+                )
+                for r in tail
+            ),
+            counted_seq=counted,
+            last_seq=0 if last is None else int(last[0]),
+        )
+
+    def ledger_tail(
+        self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0
+    ) -> list[tuple[int, int]]:
+        """``(seq, tokens)`` of the longest run of newest events after *after_seq* whose tokens
+        sum to at most *room*, oldest first."""
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            _, total = _ledger_at(conn, scope, encoding)
+            start = _tail_start(conn, scope, encoding, total - room, after_seq)
+            rows = conn.execute(
+                "SELECT seq, n FROM token_ledger WHERE tenant = %s AND session = %s"
+                " AND encoding = %s AND seq > %s ORDER BY seq",
+                (scope.tenant, scope.session, encoding, start),
+            ).fetchall()
+        return [(int(r[0]), int(r[1])) for r in rows]
+
+    # -- token usage -----------------------------------------------------------------------
+
+    def add_usage(
+        self, scope: Scope, model: str, *, input_tokens: int, output_tokens: int, cost: float,
+        calls: int = 1,
+    ) -> None:  # fmt: skip
+        scope = scope.require_session()
+        with self._write(scope, claim=True) as conn:
+            conn.execute(
+                "INSERT INTO token_usage AS u (tenant, session, model, input_tokens,"
+                " output_tokens, calls, cost) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (tenant, session, model) DO UPDATE"
+                " SET input_tokens = u.input_tokens + excluded.input_tokens,"
+                " output_tokens = u.output_tokens + excluded.output_tokens,"
+                " calls = u.calls + excluded.calls, cost = u.cost + excluded.cost",
+                (scope.tenant, scope.session, model, input_tokens, output_tokens, calls, cost),
+            )
+
+    def usage(self, scope: Scope) -> list[Usage]:
+        scope = scope.require_session()
+        with self._read(scope) as conn:
+            rows = conn.execute(
+                "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
+                ' WHERE tenant = %s AND session = %s ORDER BY model COLLATE "C"',
+                (scope.tenant, scope.session),
+            ).fetchall()
+        return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
+
+    # -- erasure ---------------------------------------------------------------------------
+
+    def _forget_derived(
+        self,
+        conn: Conn,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int | None]],
+        gone: Sequence[str],
+        *,
+        purge: bool = False,
+    ) -> None:
+        """Drop what derives from erased events — pins sourced from them, summaries covering
+        them, the token ledger of their sessions — and everything of the *gone* sessions."""
+        super()._forget_derived(conn, scope, erased, gone, purge=purge)
+        tenant = scope.tenant
+        touched: dict[str, int] = {}
+        for _, session, seq in erased:
+            # Only turns are summarized and counted: an erased fact leaves both alone.
+            if session is not None and seq is not None:
+                touched[session] = min(seq, touched.get(session, seq))
+        if erased:
+            conn.execute(
+                "DELETE FROM pins WHERE tenant = %s AND source_event_id = ANY(%s)",
+                (tenant, [e[0] for e in erased]),
+            )
+        if touched:
+            sessions, firsts = list(touched), list(touched.values())
+            conn.execute(
+                "DELETE FROM summaries s USING unnest(%s::text[], %s::bigint[]) AS t(session, lo)"
+                " WHERE s.tenant = %s AND s.session = t.session AND s.last_seq >= t.lo",
+                (sessions, firsts, tenant),
+            )
+            conn.execute(
+                "DELETE FROM token_ledger WHERE tenant = %s AND session = ANY(%s)",
+                (tenant, sessions),
+            )
+        if gone:
+            # Erased sessions keep nothing derived from them.
+            for table in ("pins", "summaries", "compaction_log", "compaction_jobs",
+                          "task_state", "token_ledger", "extraction_progress",
+                          "token_usage"):  # fmt: skip
+                conn.execute(
+                    f"DELETE FROM {table} WHERE tenant = %s AND session = ANY(%s)",
+                    (tenant, list(gone)),
+                )

@@ -1,0 +1,376 @@
+"""Connections of the PostgreSQL store: a pool, per-tenant transactions, errors translated.
+
+Every transaction names the scope it serves. Right after ``BEGIN`` it sets ``kenning.tenant``
+for that transaction only (``set_config(..., true)``, i.e. ``SET LOCAL``), which the
+row-level security policies check (:mod:`~kenning.store.postgres.schema`); a transaction
+without a tenant sees no tenant rows at all. The pool's connections act as the application
+role, which cannot bypass those policies.
+
+Reads run in ``REPEATABLE READ READ ONLY`` transactions: every statement of a read sees one
+committed state. Writes run in ``READ COMMITTED`` transactions, committed whole or rolled back,
+with explicit locks where SQLite's single writer gave order for free:
+
+- a write to a session locks its ``sessions`` row (sequence numbers, pin versions, the
+  ledger and task state stay serial within a session; sessions never wait for each other);
+- every write takes a shared advisory lock on its tenant, ``forget`` an exclusive one, so a
+  write computed from records that an erase removes either commits before the erase starts
+  (and the erase takes what derives from them along) or sees the new erase generation and is
+  refused (:class:`~kenning.errors.StaleWrite`).
+
+Driver errors are translated at this boundary into :mod:`kenning.errors`.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
+from kenning.records import Event, Scope
+from kenning.store.postgres import redact
+from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
+from kenning.store.postgres.vector import register_vector
+from kenning.store.records import EventWrite, ModelInfo
+
+__all__ = [
+    "Database",
+    "check_generation",
+    "check_owner",
+    "erase_generation",
+    "lock_key",
+    "log_removed",
+]
+
+Conn = psycopg.Connection[Any]
+
+
+def tenant_key(tenant: str) -> int:
+    """The advisory lock key of a tenant (a stable 32-bit hash)."""
+    return zlib.crc32(tenant.encode("utf-8"))
+
+
+def translate(exc: psycopg.Error, what: str) -> Exception:
+    """kenning's error for a driver error raised while doing *what*."""
+    if isinstance(exc, pg_errors.InvalidTextRepresentation | pg_errors.DataException):
+        return InvalidInput(f"PostgreSQL refused a value while {what}: {exc}".strip())
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return StoreError(f"PostgreSQL refused {what} (row-level security or grants): {exc}")
+    return StoreError(f"PostgreSQL failed while {what}: {exc}".strip())
+
+
+def check_owner(
+    conn: Conn, scope: Scope | None, *, claim: bool = False, lock: bool = False
+) -> None:
+    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
+    *claim*, a session nobody owns yet becomes *scope*'s user's; with *lock*, the session's
+    row stays locked until the transaction ends (writes to one session are serial)."""
+    if scope is None or scope.session is None:
+        return
+    sql = "SELECT user_id FROM sessions WHERE tenant = %s AND session = %s"
+    if lock:
+        sql += " FOR UPDATE"
+    row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
+    if row is None and claim and scope.user is not None:
+        conn.execute(
+            "INSERT INTO sessions (tenant, session, user_id) VALUES (%s, %s, %s)"
+            " ON CONFLICT DO NOTHING",
+            (scope.tenant, scope.session, scope.user),
+        )
+        # A concurrent claim may have won: whoever owns it now decides.
+        row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
+    if row is not None and scope.user is not None and row[0] != scope.user:
+        raise ScopeConflict(
+            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
+            "session ids are unique within a tenant"
+        )
+
+
+def erase_generation(conn: Conn, tenant: str) -> int:
+    """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
+    fact leaving the search partitions ('hide') erases nothing."""
+    row = conn.execute(
+        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = %s AND op = 'erase'",
+        (tenant,),
+    ).fetchone()
+    return int(row[0]) if row is not None else 0
+
+
+def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
+    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), or
+    closed facts whose rows stay for their history (``hide``). Every process's partitions
+    follow this log by delta."""
+    if rowids:
+        conn.execute(
+            "INSERT INTO index_log (tenant, item, op)"
+            " SELECT %s, item, %s FROM unnest(%s::bigint[]) AS item",
+            (tenant, op, list(rowids)),
+        )
+
+
+def lock_key(conn: Conn, tenant: str, name: str) -> None:
+    """Serialise writers of one thing of *tenant* (a user's facts, a playbook's versions) until
+    the transaction ends: SQLite's single writer gave this order for free. The two-key form
+    of the advisory lock lives apart from the tenants' one-key locks."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (tenant, name))
+
+
+def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
+    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
+    if generation is not None and erase_generation(conn, tenant) != generation:
+        raise StaleWrite(
+            f"records of tenant {tenant!r} were erased while this write was prepared; "
+            "nothing was written (prepare it again from what is left)"
+        )
+
+
+def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
+    """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
+    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
+    tenant = "" if scope is None else scope.tenant
+    parts = [
+        sql.SQL(begin),
+        sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant)),
+    ]
+    if lock is not None and scope is not None:
+        fn = "pg_advisory_xact_lock" if lock == "exclusive" else "pg_advisory_xact_lock_shared"
+        parts.append(sql.SQL("SELECT {}({})").format(sql.SQL(fn), sql.Literal(tenant_key(tenant))))
+    return sql.SQL("; ").join(parts)
+
+
+class Database:
+    """The connection pool of one PostgreSQL store and the transactions over it."""
+
+    def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 30.0) -> None:
+        if not url.startswith(("postgresql://", "postgres://")):
+            raise InvalidInput(f"{redact(url)} is not a PostgreSQL URL (postgresql://...)")
+        self._url = url
+        self._timeout_s = timeout_s
+        self._closed = False
+        self._local = threading.local()
+        self._role = self._prepare()
+        # The model row is written once and never changed: reads may remember it.
+        self._known_model: ModelInfo | None = None
+        self._pool: ConnectionPool[Conn] = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=max(1, pool_size),
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            timeout=timeout_s,
+            open=False,
+            name="kenning",
+        )
+        try:
+            self._pool.open(wait=True, timeout=timeout_s)
+        except (PoolTimeout, psycopg.Error) as exc:
+            self._pool.close()
+            raise StoreError(f"cannot connect to {redact(url)}: {exc}") from exc
+
+    @property
+    def url(self) -> str:
+        """The store's URL, without its password."""
+        return redact(self._url)
+
+    def _prepare(self) -> str:
+        """Migrate the database if this URL's role may, and decide which role to act as."""
+        try:
+            with psycopg.connect(self._url, autocommit=True, connect_timeout=10) as conn:
+                user = conn.execute("SELECT current_user").fetchone()
+                assert user is not None
+                pending = pending_migrations(conn)
+                if pending and user[0] == APP_ROLE:
+                    raise StoreError(
+                        f"database {redact(self._url)} needs migrations {pending}; open it once "
+                        f"with the URL of the role that owns kenning's tables, not {APP_ROLE}"
+                    )
+                if pending:
+                    self._ensure_pgvector(conn)
+                    migrate(conn)
+                if user[0] != APP_ROLE:
+                    self._join_app_role(conn)
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"cannot connect to {redact(self._url)}: {exc}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"cannot prepare {redact(self._url)}: {exc}") from exc
+        return str(user[0])
+
+    @staticmethod
+    def _join_app_role(conn: Conn) -> None:
+        """Make sure this login may act as the application role (checked once, here, so a
+        missing grant is one clear error rather than a pool that never fills)."""
+        member = conn.execute(
+            "SELECT pg_has_role(current_user, %s, 'MEMBER')", (APP_ROLE,)
+        ).fetchone()
+        try:
+            if member is None or not member[0]:
+                conn.execute(f"GRANT {APP_ROLE} TO current_user")
+            conn.execute(f"SET ROLE {APP_ROLE}")
+            conn.execute("RESET ROLE")
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"this login cannot act as {APP_ROLE}: as a superuser run "
+                f"GRANT {APP_ROLE} TO <this login>, or connect as {APP_ROLE} itself: {exc}"
+            ) from exc
+
+    @staticmethod
+    def _ensure_pgvector(conn: Conn) -> None:
+        row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+        if row is not None:
+            return
+        try:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        except psycopg.Error as exc:
+            raise StoreError(
+                "the pgvector extension is not enabled in this database and this role cannot "
+                "enable it: as a superuser run CREATE EXTENSION vector (scripts/postgres-ci.sh "
+                f"installs pgvector): {exc}"
+            ) from exc
+
+    def _configure(self, conn: Conn) -> None:
+        # Act as the application role: it owns nothing and cannot bypass row-level security.
+        if self._role != APP_ROLE:
+            conn.execute(f"SET ROLE {APP_ROLE}")
+        # Times come back in UTC whatever the server's zone, as from the SQLite store.
+        conn.execute("SET TIME ZONE 'UTC'")
+        register_vector(conn)
+
+    def _model_in(self, conn: Conn) -> ModelInfo | None:
+        """The stored embedding model, as seen by a read transaction (remembered once set)."""
+        if self._known_model is None:
+            row = conn.execute(
+                "SELECT model_id, dimension, normalized FROM embedding_model WHERE id = 1"
+            ).fetchone()
+            if row is not None:
+                self._known_model = ModelInfo(row[0], int(row[1]), bool(row[2]))
+        return self._known_model
+
+    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
+
+    def _after_append(self, tenants: set[str]) -> None:
+        """Called after events of *tenants* were committed (search partitions catch up)."""
+
+    def _after_forget(self, tenant: str) -> None:
+        """Called after records of *tenant* were erased and committed."""
+
+    def _derive_from_events(
+        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
+    ) -> None:
+        """Inside the events' transaction: write what derives from them (their pins)."""
+
+    def _before_erase(self, conn: Conn, scope: Scope) -> None:
+        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
+
+    def _forget_derived(
+        self,
+        conn: Conn,
+        scope: Scope,
+        erased: Sequence[tuple[str, str | None, int | None]],
+        gone: Sequence[str],
+        *,
+        purge: bool = False,
+    ) -> None:
+        """Inside an erase's transaction: erase what derives from the erased records (id,
+        session, seq; seq is None for a record outside a session's sequence, a fact), and
+        all state of the *gone* sessions; *purge*: the records expired under retention
+        rather than being erased on request."""
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @staticmethod
+    def set_tenant(conn: Conn, tenant: str) -> None:
+        """Point row-level security at *tenant* for the rest of the transaction."""
+        conn.execute("SELECT set_config('kenning.tenant', %s, true)", (tenant,))
+
+    @contextmanager
+    def _read(self, scope: Scope | None) -> Iterator[Conn]:
+        """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
+        every statement inside sees one committed state, and the scope's session belongs to
+        the scope's user."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        nested: Conn | None = getattr(self._local, "open_read", None)
+        if nested is not None:
+            if scope is not None:
+                self.set_tenant(nested, scope.tenant)
+            check_owner(nested, scope)
+            yield nested  # already inside this thread's read transaction
+            return
+        with self._connection() as conn:
+            try:
+                conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
+                self._local.open_read = conn
+                check_owner(conn, scope)
+                yield conn
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                self._rollback(conn)
+                raise translate(exc, "reading") from exc
+            except BaseException:
+                self._rollback(conn)
+                raise
+            finally:
+                self._local.open_read = None
+
+    @contextmanager
+    def _write(
+        self,
+        scope: Scope | None,
+        *,
+        claim: bool = False,
+        exclusive: bool = False,
+    ) -> Iterator[Conn]:
+        """One atomic transaction for *scope*: commit on success, roll back on any exception.
+
+        The scope's session must belong to its user (with *claim* a new session becomes the
+        user's) and stays locked until the end. The tenant's advisory lock is taken shared,
+        or *exclusive* (erasure).
+        """
+        if self._closed:
+            raise StoreError("the store is closed")
+        with self._connection() as conn:
+            try:
+                conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
+                check_owner(conn, scope, claim=claim, lock=True)
+                yield conn
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                self._rollback(conn)
+                raise translate(exc, "writing (rolled back)") from exc
+            except BaseException:
+                self._rollback(conn)
+                raise
+
+    @staticmethod
+    def lock_tenant(conn: Conn, tenant: str, *, exclusive: bool = False) -> None:
+        """Take the tenant's advisory lock for the rest of the transaction."""
+        fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
+        conn.execute(f"SELECT {fn}(%s)", (tenant_key(tenant),))
+
+    @contextmanager
+    def _connection(self) -> Iterator[Conn]:
+        try:
+            with self._pool.connection(timeout=self._timeout_s) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreError(f"no PostgreSQL connection free within {self._timeout_s} s") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"lost the connection to {self.url}: {exc}") from exc
+
+    @staticmethod
+    def _rollback(conn: Conn) -> None:
+        # A broken connection cannot roll back; the pool discards it.
+        with suppress(psycopg.Error):
+            conn.execute("ROLLBACK")
+
+    def _close_connections(self) -> None:
+        self._closed = True
+        self._pool.close()

@@ -1,0 +1,87 @@
+"""SQL helpers of the PostgreSQL store: the tenancy constraint and search filters.
+
+:func:`where_clause` is the single place where read paths over records get their
+tenant/user/session constraint, so no such query can be built without it. Values are always
+parameters (``%s``); only validated identifiers (table aliases) shape the SQL text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from psycopg.types.json import Jsonb
+
+from kenning.errors import InvalidInput
+from kenning.records import Filters, Scope
+
+__all__ = ["jsonb", "scope_sql", "where_clause"]
+
+
+def jsonb(value: Any) -> Jsonb | None:
+    """A JSON value as a ``jsonb`` parameter (None stays NULL); InvalidInput if it is not
+    JSON (checked here, so a bad value fails before the statement, with kenning's error)."""
+    if value is None:
+        return None
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
+    return Jsonb(value)
+
+
+def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[str, list[Any]]:
+    """Render the tenancy constraint and *filters* as a SQL boolean over table alias *alias*.
+
+    Metadata values compare as JSON (a number matches a number, a string a string); ``None``
+    matches a missing key or a JSON null, as on SQLite.
+    """
+    a = alias
+    parts = [f"{a}.tenant = %s"]
+    params: list[Any] = [scope.tenant]
+    if scope.user is not None:
+        parts.append(f"{a}.user_id = %s")
+        params.append(scope.user)
+    if scope.session is not None:
+        parts.append(f"{a}.session = %s")
+        params.append(scope.session)
+    parts.append(f"{a}.kind = ANY(%s)")
+    params.append(list(filters.kinds))
+    if filters.roles:
+        parts.append(f"{a}.role = ANY(%s)")
+        params.append([r.value for r in filters.roles])
+    if filters.since is not None:
+        parts.append(f"{a}.at >= %s")
+        params.append(filters.since)
+    if filters.until is not None:
+        parts.append(f"{a}.at <= %s")
+        params.append(filters.until)
+    if filters.tags:
+        parts.append(f"{a}.tags ?| %s::text[]")
+        params.append(list(filters.tags))
+    for key, values in filters.metadata:
+        non_null = [v for v in values if v is not None]
+        ors = []
+        if non_null:
+            ors.append(f"({a}.metadata -> %s) = ANY(%s::jsonb[])")
+            params += [key, [json.dumps(v) for v in non_null]]
+        if len(non_null) != len(values):
+            ors.append(f"coalesce(jsonb_typeof({a}.metadata -> %s), 'null') = 'null'")
+            params.append(key)
+        parts.append("(" + " OR ".join(ors) + ")")
+    return " AND ".join(parts), params
+
+
+def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
+    """The tenancy constraint of a table with ``tenant``, ``user_id`` and ``session`` columns:
+    tenant always, user and session when the scope has them."""
+    prefix = f"{alias}." if alias else ""
+    where = [f"{prefix}tenant = %s"]
+    params: list[Any] = [scope.tenant]
+    if scope.user is not None:
+        where.append(f"{prefix}user_id = %s")
+        params.append(scope.user)
+    if scope.session is not None:
+        where.append(f"{prefix}session = %s")
+        params.append(scope.session)
+    return " AND ".join(where), params
