@@ -2,16 +2,17 @@
 distributed by tenant.
 
 Citus cannot run here. Instead a workload that takes every store path (writes, searches,
-working-context state, jobs, long-term facts and their extraction queue, consent, policy,
-legal holds, the purge, procedures, stats, erasure, ``kenning migrate``'s import) runs against real
-PostgreSQL while the driver's cursor records each statement's text, and each one is checked:
+working-context state, jobs and their fenced leases, long-term facts and their extraction
+queue, consent, policy, legal holds, the purge, procedures, stats, API keys and usage, erasure,
+``kenning migrate``'s import) runs against real PostgreSQL while the driver's cursor records each statement's text, and each one is checked:
 
 - every reference to a tenant table is constrained by tenant: a ``tenant = <value>``
   predicate (a router query, one shard) or a join on another tenant table's ``tenant``
   (a colocated join);
 - every join between tenant tables equates their tenants;
 - no statement joins a reference table (store-wide, no tenant) with tenant data;
-- only the queue functions span tenants (docs/scaling.md: the queue stays on the coordinator).
+- only the queue and key-lookup functions span tenants (docs/scaling.md: the queue stays on
+  the coordinator).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import psycopg
 import pytest
 
 from kenning import Memory, Scope, TaskUpdate, TenantPolicy
+from kenning.records import ApiKey, JobStatus, KeyScope
 from kenning.store.postgres.schema import TENANT_TABLES
 from tests.conformance.helpers import T0
 from tests.conftest import MemoEmbedder
@@ -99,9 +101,27 @@ def _workload(url: str, embedder: MemoEmbedder, tmp_path: Path) -> None:
                 memory.store.finish_compaction(job.id, status=job.status, at=T0)
             memory.store.compaction_jobs(chat)
             memory.store.pending_compactions()
+            _server(memory.store, tenant)
             _long_term(memory, tenant, chat)
             memory.forget(chat, ids=[memory.get_session(chat)[0].id])
             memory.forget(Scope(tenant, "ann"))
+
+
+def _server(store: Any, tenant: str) -> None:
+    """The server's paths: fenced compaction leases, queue stats, API keys and usage."""
+    store.enqueue_compaction(Scope(tenant, "ann", f"{tenant}-s9"), model="m", budget=1,
+                             reason="r", at=T0)  # fmt: skip
+    job = store.claim_compaction(at=T0, lease_s=60)
+    assert job is not None and job.lease is not None
+    assert store.renew_compaction(job.id, lease=job.lease, at=T0, lease_s=60)
+    assert store.finish_compaction(job.id, status=JobStatus.DONE, at=T0, lease=job.lease)
+    store.queue_stats()
+    store.extraction_stats()
+    store.put_api_key(ApiKey(f"key-{tenant}", tenant, (KeyScope.READ,), T0), secret_hash="h")
+    store.api_key(f"key-{tenant}")
+    store.api_keys(tenant)
+    store.revoke_api_key(f"key-{tenant}", at=T0)
+    store.tenant_usage(tenant)
 
 
 def _long_term(memory: Memory, tenant: str, chat: Scope) -> None:

@@ -1,6 +1,7 @@
 """``kenning keys create`` and ``kenning serve --workers 2`` as a user runs them: two worker
-processes on one SQLite file, compaction queued by one drained across both, every job done
-once, JSON logs, a clean stop on SIGINT."""
+processes on one SQLite file or one PostgreSQL database, compaction queued by one drained
+across both, every job done once, another tenant's key sees nothing, JSON logs, a clean stop
+on SIGINT."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import pytest
 
 from kenning import Client, Scope
 
@@ -29,18 +31,28 @@ def _kenning(*args: str) -> list[str]:
     return [sys.executable, "-m", "kenning.cli.main", *args]
 
 
-def test_two_worker_processes_share_the_queue_and_run_each_job_once(tmp_path: Path) -> None:
-    db = str(tmp_path / "served.db")
-    made = subprocess.run(_kenning("keys", "create", "--db", db, "--tenant", "acme"),
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_two_worker_processes_share_the_queue_and_run_each_job_once(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    where = (
+        ["--db", str(tmp_path / "served.db")]
+        if backend == "sqlite"
+        else ["--store", request.getfixturevalue("pg_url")]
+    )
+    made = subprocess.run(_kenning("keys", "create", *where, "--tenant", "acme"),
                           capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(made.stdout)["key"]
     assert "shown once" in made.stderr
+    other = subprocess.run(_kenning("keys", "create", *where, "--tenant", "globex"),
+                           capture_output=True, text=True, check=True)  # fmt: skip
+    globex_key = json.loads(other.stdout)["key"]
     port = _free_port()
     env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
     env.pop("KENNING_ADMIN_TOKEN", None)
     log = (tmp_path / "server.log").open("w")
     server = subprocess.Popen(
-        _kenning("serve", "--db", db, "--port", str(port), "--workers", "2", "--no-model",
+        _kenning("serve", *where, "--port", str(port), "--workers", "2", "--no-model",
                  "--compaction-workers", "2"),
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )  # fmt: skip
@@ -94,6 +106,9 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(tmp_path: Pa
                     (a["first_seq"], a["last_seq"]) for a in audit if a["action"] == "segment"
                 )
                 assert ranges and max(ranges.values()) == 1
+            assert client.search(Scope("acme"), "refund of EUR", k=5).hits
+        with Client(url, api_key=globex_key) as stranger:
+            assert stranger.search(Scope("globex", "u0"), "refund of EUR", k=5).hits == ()
     finally:
         server.send_signal(signal.SIGINT)
         code = server.wait(30)

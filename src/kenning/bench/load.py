@@ -30,7 +30,7 @@ import httpx
 import numpy as np
 
 from kenning.records import Scope
-from kenning.store.sqlite.store import SQLiteStore
+from kenning.store.open import open_store
 
 __all__ = ["run_load_bench"]
 
@@ -106,28 +106,45 @@ def _warm(url: str, key: str) -> None:
         ).raise_for_status()  # fmt: skip
 
 
-def _verify(db: Path, acked: dict[str, list[str]]) -> tuple[int, int]:
+def _verify(location: str, acked: dict[str, list[str]]) -> tuple[int, int]:
     """(lost, duplicated): acknowledged ids missing from the store, and ids stored twice."""
     lost = duplicated = 0
-    with SQLiteStore(db) as store:
+    store = open_store(location)
+    try:
         for label, ids in acked.items():
             tenant, user, session = label.split("/")
             stored = Counter(e.idempotency_key for e in store.events(Scope(tenant, user, session)))
             lost += sum(1 for i in ids if stored[i] == 0)
             duplicated += sum(n - 1 for n in stored.values() if n > 1)
+    finally:
+        store.close()
     return lost, duplicated
+
+
+def _erase_tenants(location: str, tenants: int) -> None:
+    """Start a PostgreSQL run from nothing: erase the bench's tenants (and their keys' data)."""
+    store = open_store(location)
+    try:
+        for t in range(tenants):
+            store.forget(Scope(f"t{t}"))
+    finally:
+        store.close()
 
 
 def _one_run(
     work: Path, *, workers: int, rps: float, sessions: int, tenants: int, duration: float,
-    model: bool, port: int,
+    model: bool, port: int, store: str | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    db = work / "load.db"
+    if store is None:
+        location, where = str(work / "load.db"), ["--db", str(work / "load.db")]
+    else:
+        location, where = store, ["--store", store]
+        _erase_tenants(store, tenants)
     token = secrets.token_hex(16)
     (work / "admin").write_text(token)
     url = f"http://127.0.0.1:{port}"
     cmd = [
-        sys.executable, "-m", "kenning.cli.main", "serve", "--db", str(db), "--port", str(port),
+        sys.executable, "-m", "kenning.cli.main", "serve", *where, "--port", str(port),
         "--workers", str(workers), "--admin-token-file", str(work / "admin"),
         "--rate", "100000", "--burst", "100000", "--max-in-flight", "4096", "--no-mcp",
     ]  # fmt: skip
@@ -169,7 +186,7 @@ def _one_run(
         except subprocess.TimeoutExpired:
             server.kill()
             server.wait()
-    lost, duplicated = _verify(db, result["acked"])
+    lost, duplicated = _verify(location, result["acked"])
     server_side = _server_side_ms(work / "server.log")
     driver_cpu = (driver_after.ru_utime + driver_after.ru_stime) - (
         driver_before.ru_utime + driver_before.ru_stime
@@ -180,6 +197,7 @@ def _one_run(
     assemble = _pct(result["assemble_ms"])
     return {
         "workers": workers,
+        "store": "sqlite" if store is None else "postgresql",
         "sessions": sessions,
         "tenants": tenants,
         "offered_rps": rps,
@@ -215,7 +233,8 @@ def _markdown(report: dict[str, Any]) -> str:
     lines = [
         "# kenning bench load",
         "",
-        f"{report['sessions']} sessions over {report['tenants']} tenants, "
+        f"{report['sessions']} sessions over {report['tenants']} tenants on "
+        f"{report['store']}, "
         f"{report['duration_s']:g} s per run; a turn = append user message + assemble "
         "(2,000-token budget, gpt-4o) + append reply. Target: 0 errors, 0 lost or duplicated, "
         f"assemble p99 <= {TARGET_P99_MS:g} ms.",
@@ -260,11 +279,14 @@ def run_load_bench(
     workers: list[int] | None = None,
     model: bool = True,
     port: int = 8765,
+    store: str | None = None,
 ) -> dict[str, Any]:
     """Run every (workers, rps) pair; write ``report.json`` and ``report.md`` under *out*.
 
-    ``report.json`` holds the issue's summary fields for the highest-load run that met the
-    target (or the lowest-load run if none did) at the top, and every run under ``runs``.
+    With *store* (a PostgreSQL URL) every run serves that database, its bench tenants erased
+    first; otherwise a fresh SQLite file per run. ``report.json`` holds the issue's summary
+    fields for the highest-load run that met the target (or the lowest-load run if none did) at
+    the top, and every run under ``runs``.
     """
     out.mkdir(parents=True, exist_ok=True)
     runs: list[dict[str, Any]] = []
@@ -273,7 +295,7 @@ def run_load_bench(
             with tempfile.TemporaryDirectory(prefix="kenning-load-") as tmp:
                 run = _one_run(
                     Path(tmp), workers=w, rps=r, sessions=sessions, tenants=tenants,
-                    duration=duration, model=model, port=port,
+                    duration=duration, model=model, port=port, store=store,
                 )  # fmt: skip
             runs.append(run)
             print(json.dumps({k: run[k] for k in ("workers", "offered_rps", "throughput_rps",
@@ -297,6 +319,7 @@ def run_load_bench(
         "offered_rps": headline["offered_rps"],
         "workers": headline["workers"],
         "tenants": tenants,
+        "store": "sqlite" if store is None else "postgresql",
         "duration_s": duration,
         "target_assemble_p99_ms": TARGET_P99_MS,
         "best_offered_rps": best,

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
             out, sessions=args.sessions, tenants=args.tenants, duration=args.duration,
             rps=[float(r) for r in args.rps.split(",")],
             workers=[int(w) for w in args.workers.split(",")], model=not args.no_model,
-            port=args.port,
+            port=args.port, store=_url(args.store),
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0

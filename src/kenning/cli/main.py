@@ -218,6 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--workers", default="1,2", help="server processes, comma-separated runs")
     b.add_argument("--no-model", action="store_true", help="serve without the MiniLM model")
     b.add_argument("--port", type=int, default=8765, help="loopback port of the server")
+    b.add_argument("--store", metavar="URL",
+                   help="serve this PostgreSQL database (its tenants t0..tN are erased before "
+                   "each run) instead of a fresh SQLite file")  # fmt: skip
     return parser
 
 

@@ -37,7 +37,8 @@ _LONG_TERM_TABLES = (
     "facts", "extraction_progress", "user_settings", "tenant_policy", "legal_holds",
     "purge_log", "procedures", "token_usage",
 )  # fmt: skip
-TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES)
+_SERVER_TABLES = ("api_keys",)
+TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES)
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
 
 # Serialises migrations of one database between processes (an arbitrary fixed key).
@@ -674,19 +675,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         "0006_api_keys",
         f"""
         -- Tenants' API keys for the server: the secret itself is never stored, only its hash.
-        -- Key ids are global (the server finds a key by id before it knows the tenant), so on
-        -- Citus this table stays on the coordinator, like the compaction queue.
+        -- The server finds a key by its id before it knows the tenant (kenning_api_key); ids
+        -- are random tokens, so the key includes the tenant only for distribution by tenant.
         CREATE TABLE api_keys (
             tenant text NOT NULL,
-            id text PRIMARY KEY,
+            id text NOT NULL,
             name text NOT NULL DEFAULT '',
             scopes jsonb NOT NULL,
             secret_hash text NOT NULL,
             created_at timestamptz NOT NULL,
-            revoked_at timestamptz
+            revoked_at timestamptz,
+            PRIMARY KEY (tenant, id)
         );
+        CREATE INDEX api_keys_id ON api_keys (id);
         CREATE INDEX api_keys_tenant ON api_keys (tenant, created_at);
-        {_rls(("api_keys",))}
+        {_rls(_SERVER_TABLES)}
 
         -- Authentication and the operator's key commands span tenants: key fields only.
         CREATE FUNCTION kenning_api_key(key_id text) RETURNS SETOF api_keys
