@@ -4,7 +4,8 @@ distributed by tenant.
 Citus cannot run here. Instead a workload that takes every store path (writes, searches,
 working-context state, jobs and their fenced leases, long-term facts and their extraction
 queue, consent, policy, legal holds, the purge, procedures, stats, API keys and usage, erasure,
-``kenning migrate``'s import) runs against real PostgreSQL while the driver's cursor records each statement's text, and each one is checked:
+``kenning migrate``'s import) runs against real PostgreSQL while the driver's cursor records
+each statement's text, and each one is checked:
 
 - every reference to a tenant table is constrained by tenant: a ``tenant = <value>``
   predicate (a router query, one shard) or a join on another tenant table's ``tenant``

@@ -18,9 +18,11 @@ from kenning import Memory
 from kenning.errors import InvalidInput, LegalHoldActive, StoreError
 from kenning.records import (
     USER,
+    ApiKey,
     AuditAction,
     AuditEntry,
     FactDraft,
+    KeyScope,
     NewEvent,
     PinDraft,
     PinKind,
@@ -77,7 +79,7 @@ def populated(pg_url: str, real_embedder: MemoEmbedder) -> Iterator[PostgresStor
 
 
 def _long_term_rows(store: PostgresStore, scope: Scope, source: str) -> None:
-    """A row in each long-term table of *scope*'s tenant."""
+    """A row in each long-term table of *scope*'s tenant, and an API key."""
     tenant, user = scope.tenant, Scope(scope.tenant, scope.user)
     store.put_tenant_policy(tenant, TenantPolicy(episode_days=3650))
     store.put_user_settings(user, UserSettings(share_across_sessions=True))
@@ -92,6 +94,7 @@ def _long_term_rows(store: PostgresStore, scope: Scope, source: str) -> None:
                                   version=0, tool_schema_hash="h", steps=("look up",)))  # fmt: skip
     store.add_usage(scope, "gpt-4o", input_tokens=10, output_tokens=2, cost=0.01)
     store.put_hold(Scope(tenant, "someone-else"), "audit")
+    store.put_api_key(ApiKey(f"key-{tenant}", tenant, (KeyScope.READ,), T0), secret_hash="h")
 
 
 def _counts(
