@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from kenning.cli.main import main
@@ -53,3 +54,44 @@ def test_bench_store_side_by_side_with_postgresql(
         assert set(alt["ms"]) >= {"pgvector_tenant", "tsvector_tenant", "kenning_bm25_tenant"}
     assert "In-database alternatives" in capsys.readouterr().out
     assert main([*args, "--store", str(tmp_path / "x.db")]) == 2
+    assert main([*args, "--vector-cache", str(tmp_path / "v.db")]) == 2  # needs --store
+
+
+def test_a_vector_cache_file_spreads_the_embedding_over_runs(tmp_path: Path, pg_url: str) -> None:
+    out, cache = tmp_path / "backends", tmp_path / "vectors.db"
+    args = ["bench", "store", "--sizes", "120", "--queries", "8", "--out", str(out),
+            "--store", pg_url, "--vector-cache", str(cache)]  # fmt: skip
+    assert main([*args, "--embed-only"]) == 0
+    first = json.loads((out / "embedding.json").read_text())
+    assert first["embedded_now"] == first["distinct_texts"] > 100
+    assert not (out / "report.json").exists()
+    assert main(args) == 0
+    again = json.loads((out / "report.json").read_text())["embedding"]
+    assert again["embedded_now"] == 0
+    assert again["read_from_cache_file"] == again["distinct_texts"] == first["distinct_texts"]
+
+
+def test_a_vector_cache_of_another_model_is_refused(tmp_path: Path) -> None:
+    from kenning.bench.vector_cache import CachedEmbedder
+    from kenning.embed.base import DelegatingEmbedder
+    from kenning.embed.minilm import MiniLMEmbedder
+    from kenning.errors import InvalidInput, ModelMismatch
+
+    class Renamed(DelegatingEmbedder):
+        @property
+        def model_id(self) -> str:
+            return "another-model"
+
+    model = MiniLMEmbedder()
+    cache = CachedEmbedder(model, tmp_path / "v.db")
+    assert cache.prepare(["order A-1 arrived broken"]) == 1
+    cache.close()
+    reopened = CachedEmbedder(model, tmp_path / "v.db")
+    assert reopened.prepare(["order A-1 arrived broken"]) == 0 and reopened.stored == 1
+    assert np.allclose(reopened.embed(["order A-1 arrived broken"])[0],
+                       model.embed(["order A-1 arrived broken"])[0], atol=1e-6)  # fmt: skip
+    reopened.close()
+    with pytest.raises(ModelMismatch):
+        CachedEmbedder(Renamed(model), tmp_path / "v.db")
+    with pytest.raises(InvalidInput):
+        CachedEmbedder(model, tmp_path)

@@ -19,12 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from kenning.bench.metrics import percentiles
 from kenning.bench.pg_alternatives import measure_alternatives
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
-from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
+from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
@@ -33,35 +31,10 @@ from kenning.store.postgres import redact
 from kenning.store.postgres.store import PostgresStore
 from kenning.store.sqlite.store import SQLiteStore
 
-__all__ = ["CachedEmbedder", "run_backends_bench"]
+__all__ = ["run_backends_bench"]
 
 TENANT = "bench"
 BACKENDS = ("sqlite", "postgresql")
-
-
-class CachedEmbedder(DelegatingEmbedder):
-    """The real model, each distinct text embedded once (:meth:`prepare` fills the cache)."""
-
-    def __init__(self, inner: Embedder) -> None:
-        super().__init__(inner)
-        self._cache: dict[str, np.ndarray] = {}
-
-    def prepare(self, texts: Sequence[str], batch: int = 256) -> None:
-        todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
-        for start in range(0, len(todo), batch):
-            chunk = todo[start : start + batch]
-            self._cache.update(zip(chunk, self.inner.embed(chunk), strict=True))
-
-    @property
-    def cached(self) -> int:
-        """Distinct texts embedded so far."""
-        return len(self._cache)
-
-    def embed(self, texts: Sequence[str]) -> Matrix:
-        self.prepare(texts)
-        if not texts:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return np.stack([self._cache[t] for t in texts]).astype(np.float32)
 
 
 def _wait_ready(memory: Memory) -> float:
@@ -98,18 +71,23 @@ def run_backends_bench(
     seed: int = 7,
     alternatives: bool = True,
     progress: bool = True,
+    vector_cache: Path | None = None,
+    embed_only: bool = False,
 ) -> dict[str, Any]:
     """Run the side-by-side benchmark, write ``out/report.json`` and ``out/report.md``.
 
     The PostgreSQL database at *url* must be one kenning may use for benchmarks: its tenant
     ``bench`` is erased first (and at the end). The in-database alternatives create (and drop)
-    indexes, which needs the URL's role to own kenning's tables.
+    indexes, which needs the URL's role to own kenning's tables. With *vector_cache* the
+    vectors are also kept in that file and read back by later runs (see
+    :mod:`kenning.bench.vector_cache`); *embed_only* stops once they are all there, so the
+    embedding of a large run can be done over several sittings.
     """
     from tqdm import tqdm
 
     sizes = sorted(set(sizes))
     out.mkdir(parents=True, exist_ok=True)
-    embedder = CachedEmbedder(MiniLMEmbedder())
+    embedder = CachedEmbedder(MiniLMEmbedder(), vector_cache)
     events = list(synthetic_events(sizes[-1], seed=seed))
     query_texts = synthetic_queries(queries, seed=seed + 1)
     settings = Settings()
@@ -118,24 +96,30 @@ def run_backends_bench(
          NewEvent(e.role, e.content, at=e.at, metadata={"speaker": e.speaker}))
         for e in events
     ]  # fmt: skip
-    batches = [rows[start : start + 256] for start in range(0, len(rows), 256)]
-    # What a store embeds is not the raw text (speaker, date, the previous turn): a throwaway
-    # store runs the same ingest once and leaves every vector in the cache.
+    # What a store embeds is not the raw text (speaker, date, chunks): computed by the same
+    # function ingest uses, then embedded once (or read from the cache file).
+    texts = [*embedded_texts(rows, settings), *query_texts]
     started = time.perf_counter()
-    warm = Memory(SQLiteStore(":memory:"), embedder=embedder, settings=settings)
-    for batch in tqdm(batches, unit="batch", desc="embed once", disable=not progress):
-        warm.ingest(batch)
-    warm.close()
-    embedder.prepare(query_texts)
+    with tqdm(total=len(texts), unit="text", desc="embed once", disable=not progress) as bar:
+        embedded_now = embedder.prepare(texts, progress=bar.update)
     embed_s = time.perf_counter() - started
     report: dict[str, Any] = {
         "bench": "store-backends",
         "postgresql": redact(url),
         "vectors": "each distinct text embedded once up front and reused by both stores: "
         "ingest rates exclude the model",
-        "embedding": {"distinct_texts": embedder.cached, "seconds": round(embed_s, 1)},
+        "embedding": {
+            "distinct_texts": embedder.cached,
+            "seconds": round(embed_s, 1),
+            "embedded_now": embedded_now,
+            "read_from_cache_file": embedder.cached - embedded_now,
+        },
         "sizes": {},
     }
+    if embed_only:
+        embedder.close()
+        (out / "embedding.json").write_text(json.dumps(report["embedding"], indent=2) + "\n")
+        return report
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
         cleanup = PostgresStore(url)
         cleanup.forget(Scope(TENANT))
@@ -178,6 +162,7 @@ def run_backends_bench(
             bar.close()
             for memory in memories.values():
                 memory.close()
+            embedder.close()
         cleanup = PostgresStore(url)
         cleanup.forget(Scope(TENANT))
         cleanup.close()
@@ -191,8 +176,11 @@ def _markdown(report: dict[str, Any]) -> str:
         "# kenning bench store: SQLite and PostgreSQL side by side",
         "",
         f"PostgreSQL: `{report['postgresql']}`. Vectors: {report['vectors']} "
-        f"({report['embedding']['distinct_texts']} distinct texts, "
-        f"{report['embedding']['seconds']} s). Same events, same order, stores alternating.",
+        f"({report['embedding']['distinct_texts']} distinct texts: "
+        f"{report['embedding']['embedded_now']} embedded in this run "
+        f"({report['embedding']['seconds']} s with any cache reads), "
+        f"{report['embedding']['read_from_cache_file']} read from a vector cache file). "
+        "Same events, same order, stores alternating.",
         "",
         "| events | store | ingest events/s | tenant p50 / p95 / p99 ms | user p50 / p95 / p99 ms "
         "| index wait s |",

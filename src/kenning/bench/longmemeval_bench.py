@@ -59,8 +59,8 @@ from kenning.bench.metrics import (
 )
 from kenning.bench.report import longmemeval_markdown, write_rankings, write_report
 from kenning.bench.split import PARTS, Part, in_part, split_by_stride
+from kenning.bench.vector_cache import embedded_texts
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
-from kenning.indexing import embedding_text, texts_to_embed
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
 from kenning.settings import Settings
@@ -269,21 +269,6 @@ def score_longmemeval(
     return out
 
 
-def _embedded_texts(rows: Sequence[tuple[Scope, NewEvent]], settings: Settings) -> set[str]:
-    """The texts kenning embeds for *rows* (each session is new, so a first turn has no
-    context), as :meth:`Memory.ingest` computes them."""
-    texts: set[str] = set()
-    previous: dict[str | None, str] = {}
-    for scope, event in rows:
-        indexed = texts_to_embed(
-            event, mode=settings.embed_text, chunk_chars=settings.chunk_chars,
-            previous=previous.get(scope.session) if settings.embed_context else None,
-        )  # fmt: skip
-        texts.update(t.text for t in indexed)
-        previous[scope.session] = embedding_text(event, settings.embed_text)
-    return texts
-
-
 def _digest(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
@@ -356,7 +341,7 @@ def run_longmemeval_bench(
         )
     facts = sum(len(memories["kenning"].facts.list(Scope(tenant_of(q), USER))) for q in questions)
     requested_at_ingest, computed_at_ingest = counting.requested, counting.computed
-    distinct_texts = len(_embedded_texts(rows, base))
+    distinct_texts = len(embedded_texts(rows, base))
     turn_of = {e.id: str(e.metadata["turn_id"]) for e in events}
     newest_first: dict[str, list[Event]] = {}
     for event in events:

@@ -32,10 +32,18 @@ def run(args: argparse.Namespace) -> int:
 
         url = _url(args.store)
         assert url is not None
-        run_backends_bench(out, url=url, sizes=_sizes(args.sizes), queries=args.queries,
-                           seed=args.seed)  # fmt: skip
+        cache = None if args.vector_cache is None else Path(args.vector_cache)
+        report = run_backends_bench(
+            out, url=url, sizes=_sizes(args.sizes), queries=args.queries, seed=args.seed,
+            vector_cache=cache, embed_only=args.embed_only,
+        )  # fmt: skip
+        if args.embed_only:
+            print(json.dumps(report["embedding"]))
+            return 0
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "store" and (args.vector_cache is not None or args.embed_only):
+        raise InvalidInput("--vector-cache and --embed-only go with --store postgresql://…")
     if args.bench == "store":
         from kenning.bench.store_bench import run_store_bench
 

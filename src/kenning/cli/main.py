@@ -166,6 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--write-path-events", type=_positive, default=3_000,
         help="events ingested with fact extraction off and on (write-path timing)",
     )  # fmt: skip
+    b.add_argument(
+        "--vector-cache", metavar="FILE",
+        help="with --store: keep the vectors in FILE (SQLite) and reuse them in later runs",
+    )  # fmt: skip
+    b.add_argument(
+        "--embed-only", action="store_true",
+        help="with --store: embed (into --vector-cache) and stop; rerun to continue or measure",
+    )  # fmt: skip
     b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
     b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     b.add_argument("--out", required=True)

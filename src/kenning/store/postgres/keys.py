@@ -4,7 +4,7 @@ A mixin of :class:`~kenning.store.postgres.store.PostgresStore`. Only a hash of 
 secret is stored. A key is written and listed per tenant under row-level security; looking one
 up by id (authentication, before the tenant is known), listing every tenant's keys and revoking
 by id go through ``SECURITY DEFINER`` functions that return key fields only (migration
-``0006_api_keys``).
+``0005_api_keys``).
 """
 
 from __future__ import annotations

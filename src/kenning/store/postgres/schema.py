@@ -270,6 +270,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             status text NOT NULL,
             attempts integer NOT NULL DEFAULT 0,
             error text,
+            -- The token of the claim that holds a running job: a worker whose lease ran out
+            -- and was taken over can neither renew nor finish it.
+            lease text,
             lease_until timestamptz,
             created_at timestamptz NOT NULL,
             updated_at timestamptz NOT NULL,
@@ -310,11 +313,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- The queue is the store's own machinery and spans tenants, so the application role
         -- reaches it only through these functions: they run as the tables' owner, return
         -- queue fields only, and never tenant content.
-        CREATE FUNCTION kenning_claim_compaction(now_at timestamptz, lease_s double precision)
-        RETURNS SETOF compaction_jobs
+        -- A claim writes a fresh lease token; renewing and finishing name it.
+        CREATE FUNCTION kenning_claim_compaction(
+            now_at timestamptz, lease_s double precision, token text
+        ) RETURNS SETOF compaction_jobs
         LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
             UPDATE compaction_jobs j
-            SET status = 'running', attempts = j.attempts + 1,
+            SET status = 'running', attempts = j.attempts + 1, lease = token,
                 lease_until = now_at + make_interval(secs => lease_s), updated_at = now_at
             FROM (
                 SELECT tenant, rowid FROM compaction_jobs
@@ -326,13 +331,33 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             RETURNING j.*
         $$;
 
-        CREATE FUNCTION kenning_finish_compaction(
-            job bigint, new_status text, now_at timestamptz, message text
-        ) RETURNS void
+        CREATE FUNCTION kenning_renew_compaction(
+            job bigint, token text, now_at timestamptz, lease_s double precision
+        ) RETURNS boolean
         LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
-            UPDATE compaction_jobs
-            SET status = new_status, error = message, lease_until = NULL, updated_at = now_at
-            WHERE rowid = job
+            WITH renewed AS (
+                UPDATE compaction_jobs
+                SET lease_until = now_at + make_interval(secs => lease_s), updated_at = now_at
+                WHERE rowid = job AND status = 'running' AND lease = token
+                RETURNING 1
+            )
+            SELECT EXISTS (SELECT 1 FROM renewed)
+        $$;
+
+        -- With a token, only while that token still holds the job (NULL: unconditionally).
+        CREATE FUNCTION kenning_finish_compaction(
+            job bigint, new_status text, now_at timestamptz, message text, token text
+        ) RETURNS boolean
+        LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
+            WITH finished AS (
+                UPDATE compaction_jobs
+                SET status = new_status, error = message, lease_until = NULL, lease = NULL,
+                    updated_at = now_at
+                WHERE rowid = job
+                    AND (token IS NULL OR (status = 'running' AND lease = token))
+                RETURNING 1
+            )
+            SELECT EXISTS (SELECT 1 FROM finished)
         $$;
 
         CREATE FUNCTION kenning_pending_compactions() RETURNS bigint
@@ -340,12 +365,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             SELECT count(*) FROM compaction_jobs WHERE status IN ('pending', 'running')
         $$;
 
-        REVOKE ALL ON FUNCTION kenning_claim_compaction(timestamptz, double precision),
-            kenning_finish_compaction(bigint, text, timestamptz, text),
-            kenning_pending_compactions() FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION kenning_claim_compaction(timestamptz, double precision),
-            kenning_finish_compaction(bigint, text, timestamptz, text),
-            kenning_pending_compactions() TO {APP_ROLE};
+        CREATE FUNCTION kenning_queue_stats()
+        RETURNS TABLE (pending bigint, running bigint, oldest_pending timestamptz)
+        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
+            SELECT count(*) FILTER (WHERE status = 'pending'),
+                   count(*) FILTER (WHERE status = 'running'),
+                   min(created_at) FILTER (WHERE status = 'pending')
+            FROM compaction_jobs WHERE status IN ('pending', 'running')
+        $$;
+
+        REVOKE ALL ON FUNCTION
+            kenning_claim_compaction(timestamptz, double precision, text),
+            kenning_renew_compaction(bigint, text, timestamptz, double precision),
+            kenning_finish_compaction(bigint, text, timestamptz, text, text),
+            kenning_pending_compactions(), kenning_queue_stats() FROM PUBLIC;
+        GRANT EXECUTE ON FUNCTION
+            kenning_claim_compaction(timestamptz, double precision, text),
+            kenning_renew_compaction(bigint, text, timestamptz, double precision),
+            kenning_finish_compaction(bigint, text, timestamptz, text, text),
+            kenning_pending_compactions(), kenning_queue_stats() TO {APP_ROLE};
         """,
     ),
     (
@@ -393,6 +431,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             session text NOT NULL,
             user_id text NOT NULL,
             done_seq bigint NOT NULL DEFAULT 0,
+            -- The token of the claim that holds the session: a reader whose lease was taken
+            -- over can neither write facts from it, renew it, nor record progress.
+            lease text,
             lease_until timestamptz,
             attempts integer NOT NULL DEFAULT 0,
             PRIMARY KEY (tenant, session)
@@ -485,120 +526,6 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- A session gets its progress row on its first claim; the row is then locked with
         -- SKIP LOCKED and the condition checked again on its newest version, so two workers
         -- never lease one session and neither waits for the other.
-        CREATE FUNCTION kenning_claim_extraction(now_at timestamptz, lease_s double precision)
-        RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
-                       last_seq bigint)
-        LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
-        #variable_conflict use_column
-        DECLARE
-            candidate record;
-        BEGIN
-            FOR candidate IN
-                SELECT s.tenant, s.session, s.user_id FROM sessions s
-                LEFT JOIN extraction_progress p ON p.tenant = s.tenant AND p.session = s.session
-                WHERE s.last_seq > coalesce(p.done_seq, 0)
-                    AND (p.lease_until IS NULL OR p.lease_until < now_at)
-                ORDER BY s.created_at, s.tenant, s.session
-                LIMIT 16
-            LOOP
-                INSERT INTO extraction_progress (tenant, session, user_id)
-                VALUES (candidate.tenant, candidate.session, candidate.user_id)
-                ON CONFLICT DO NOTHING;
-                RETURN QUERY
-                    UPDATE extraction_progress p
-                    SET lease_until = now_at + make_interval(secs => lease_s),
-                        attempts = p.attempts + 1
-                    FROM (
-                        SELECT q.tenant, q.session, s.last_seq FROM extraction_progress q
-                        JOIN sessions s ON s.tenant = q.tenant AND s.session = q.session
-                        WHERE q.tenant = candidate.tenant AND q.session = candidate.session
-                            AND s.last_seq > q.done_seq
-                            AND (q.lease_until IS NULL OR q.lease_until < now_at)
-                        FOR UPDATE OF q SKIP LOCKED
-                    ) picked
-                    WHERE p.tenant = picked.tenant AND p.session = picked.session
-                    RETURNING p.tenant, p.user_id, p.session, p.done_seq, picked.last_seq;
-                IF FOUND THEN
-                    RETURN;
-                END IF;
-            END LOOP;
-        END
-        $$;
-
-        REVOKE ALL ON FUNCTION kenning_pending_extractions(bigint),
-            kenning_claim_extraction(timestamptz, double precision) FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION kenning_pending_extractions(bigint),
-            kenning_claim_extraction(timestamptz, double precision) TO {APP_ROLE};
-        """,
-    ),
-    (
-        "0005_fenced_leases",
-        f"""
-        -- The token of the claim that holds a running compaction job or a session's fact
-        -- extraction: a worker whose lease ran out and was taken over can neither renew nor
-        -- finish it, nor write facts from it (see the SQLite schema's 0007 and 0009).
-        ALTER TABLE compaction_jobs ADD COLUMN lease text;
-        ALTER TABLE extraction_progress ADD COLUMN lease text;
-
-        DROP FUNCTION kenning_claim_compaction(timestamptz, double precision);
-        DROP FUNCTION kenning_finish_compaction(bigint, text, timestamptz, text);
-        DROP FUNCTION kenning_claim_extraction(timestamptz, double precision);
-
-        CREATE FUNCTION kenning_claim_compaction(
-            now_at timestamptz, lease_s double precision, token text
-        ) RETURNS SETOF compaction_jobs
-        LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
-            UPDATE compaction_jobs j
-            SET status = 'running', attempts = j.attempts + 1, lease = token,
-                lease_until = now_at + make_interval(secs => lease_s), updated_at = now_at
-            FROM (
-                SELECT tenant, rowid FROM compaction_jobs
-                WHERE status = 'pending' OR (status = 'running' AND lease_until < now_at)
-                ORDER BY rowid LIMIT 1
-                FOR UPDATE SKIP LOCKED
-            ) picked
-            WHERE j.tenant = picked.tenant AND j.rowid = picked.rowid
-            RETURNING j.*
-        $$;
-
-        CREATE FUNCTION kenning_renew_compaction(
-            job bigint, token text, now_at timestamptz, lease_s double precision
-        ) RETURNS boolean
-        LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
-            WITH renewed AS (
-                UPDATE compaction_jobs
-                SET lease_until = now_at + make_interval(secs => lease_s), updated_at = now_at
-                WHERE rowid = job AND status = 'running' AND lease = token
-                RETURNING 1
-            )
-            SELECT EXISTS (SELECT 1 FROM renewed)
-        $$;
-
-        -- With a token, only while that token still holds the job (NULL: unconditionally).
-        CREATE FUNCTION kenning_finish_compaction(
-            job bigint, new_status text, now_at timestamptz, message text, token text
-        ) RETURNS boolean
-        LANGUAGE sql SECURITY DEFINER SET search_path = public AS $$
-            WITH finished AS (
-                UPDATE compaction_jobs
-                SET status = new_status, error = message, lease_until = NULL, lease = NULL,
-                    updated_at = now_at
-                WHERE rowid = job
-                    AND (token IS NULL OR (status = 'running' AND lease = token))
-                RETURNING 1
-            )
-            SELECT EXISTS (SELECT 1 FROM finished)
-        $$;
-
-        CREATE FUNCTION kenning_queue_stats()
-        RETURNS TABLE (pending bigint, running bigint, oldest_pending timestamptz)
-        LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public AS $$
-            SELECT count(*) FILTER (WHERE status = 'pending'),
-                   count(*) FILTER (WHERE status = 'running'),
-                   min(created_at) FILTER (WHERE status = 'pending')
-            FROM compaction_jobs WHERE status IN ('pending', 'running')
-        $$;
-
         CREATE FUNCTION kenning_claim_extraction(
             now_at timestamptz, lease_s double precision, token text
         ) RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
@@ -655,24 +582,16 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE s.last_seq > coalesce(p.done_seq, 0)
         $$;
 
-        REVOKE ALL ON FUNCTION
-            kenning_claim_compaction(timestamptz, double precision, text),
-            kenning_renew_compaction(bigint, text, timestamptz, double precision),
-            kenning_finish_compaction(bigint, text, timestamptz, text, text),
-            kenning_queue_stats(),
+        REVOKE ALL ON FUNCTION kenning_pending_extractions(bigint),
             kenning_claim_extraction(timestamptz, double precision, text),
             kenning_extraction_stats() FROM PUBLIC;
-        GRANT EXECUTE ON FUNCTION
-            kenning_claim_compaction(timestamptz, double precision, text),
-            kenning_renew_compaction(bigint, text, timestamptz, double precision),
-            kenning_finish_compaction(bigint, text, timestamptz, text, text),
-            kenning_queue_stats(),
+        GRANT EXECUTE ON FUNCTION kenning_pending_extractions(bigint),
             kenning_claim_extraction(timestamptz, double precision, text),
             kenning_extraction_stats() TO {APP_ROLE};
         """,
     ),
     (
-        "0006_api_keys",
+        "0005_api_keys",
         f"""
         -- Tenants' API keys for the server: the secret itself is never stored, only its hash.
         -- The server finds a key by its id before it knows the tenant (kenning_api_key); ids
