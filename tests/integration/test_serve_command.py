@@ -119,3 +119,16 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
     requests = [line for line in lines if line.get("message") == "request"]
     assert requests and all("request_id" in line and "route" in line for line in requests)
     assert len({line["pid"] for line in lines}) >= 3  # the supervisor and two workers
+
+
+def test_key_commands_on_a_missing_file_say_so_and_create_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.db"
+    for args in (("keys", "list", "--db", str(missing)),
+                 ("keys", "revoke", "kn_x", "--store", f"sqlite:///{missing}")):  # fmt: skip
+        done = subprocess.run(_kenning(*args), capture_output=True, text=True)
+        assert done.returncode == 2 and "does not exist" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr
+    assert not missing.exists()
+    bad = subprocess.run(_kenning("keys", "list", "--store", "mysql://db/x"),
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 2 and "[unsupported]" in bad.stderr

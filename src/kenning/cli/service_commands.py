@@ -15,27 +15,28 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from kenning.cli.inputs import existing_db, new_db
 from kenning.errors import InvalidInput, Unsupported
 from kenning.store.postgres import is_postgres_url
 
 __all__ = ["add_parsers", "keys", "mcp", "serve"]
 
 
-def _store_path(args: argparse.Namespace) -> str:
-    """The SQLite file of ``--db`` or ``--store sqlite:///PATH``, or the PostgreSQL database of
-    ``--store postgresql://…``."""
+def _store_path(args: argparse.Namespace, *, create: bool = True) -> str:
+    """The SQLite file of ``--db`` or ``--store sqlite:///PATH`` (which must exist unless
+    *create*), or the PostgreSQL database of ``--store postgresql://…``."""
+    path: str = args.db
     if getattr(args, "store", None):
         url: str = args.store
-        if url.startswith("sqlite:///"):
-            return url[len("sqlite:///") :]
         if is_postgres_url(url):
             return url
-        raise Unsupported(
-            f"--store {url.split(':', 1)[0]}:… is not a store kenning serves: give "
-            "sqlite:///PATH or postgresql://user:password@host:5432/dbname (or --db PATH)"
-        )
-    path: str = args.db
-    return path
+        if not url.startswith("sqlite:///"):
+            raise Unsupported(
+                f"--store {url.split(':', 1)[0]}:… is not a store kenning serves: give "
+                "sqlite:///PATH or postgresql://user:password@host:5432/dbname (or --db PATH)"
+            )
+        path = url[len("sqlite:///") :]
+    return new_db(path) if create else existing_db(path)
 
 
 def _add_store(p: argparse.ArgumentParser) -> None:
@@ -150,7 +151,7 @@ def keys(args: argparse.Namespace) -> int:
     from kenning.store.open import open_store
     from kenning.store.protocol import Credentials
 
-    with closing(open_store(_store_path(args))) as store:
+    with closing(open_store(_store_path(args, create=args.action == "create"))) as store:
         if not isinstance(store, Credentials):
             raise Unsupported(f"the {store.backend} store cannot hold API keys")
         if args.action == "create":
