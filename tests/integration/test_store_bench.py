@@ -69,6 +69,15 @@ def test_a_vector_cache_file_spreads_the_embedding_over_runs(tmp_path: Path, pg_
     again = json.loads((out / "report.json").read_text())["embedding"]
     assert again["embedded_now"] == 0
     assert again["read_from_cache_file"] == again["distinct_texts"] == first["distinct_texts"]
+    # In-database alternatives stop at a size cap (tsvector ranking is far too slow at 1M).
+    from kenning.bench.backends_bench import run_backends_bench
+
+    capped = run_backends_bench(out, url=pg_url, sizes=(60, 120), queries=8, progress=False,
+                                vector_cache=cache, alternatives_max_size=60)  # fmt: skip
+    assert capped["embedding"]["embedded_now"] == 0
+    assert "postgresql_in_database" in capped["sizes"]["60"]
+    assert "postgresql_in_database" not in capped["sizes"]["120"]
+    assert "not timed at 120 events" in (out / "report.md").read_text()
 
 
 def test_a_vector_cache_of_another_model_is_refused(tmp_path: Path) -> None:
