@@ -396,7 +396,9 @@ def long_term_flow(where: list[str], tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["profile", "erase", *common, "--yes"]) == 2
     assert "[legal_hold]" in capsys.readouterr().err
     assert main(["profile", "erase", *common]) == 2  # no --yes
+    capsys.readouterr()
     assert main(["hold", "release", *where, "--tenant", "acme", "--user", "dana"]) == 0
+    assert capsys.readouterr().out.strip() == "no legal holds on tenant acme"
     assert main(["profile", "erase", *common, "--yes"]) == 0
     assert main(["purge", *where, "--tenant", "acme", "--json"]) == 0
     assert main(["procedures", "list", *where, "--tenant", "acme"]) == 0

@@ -236,7 +236,7 @@ def _hold(memory: Memory, args: argparse.Namespace) -> None:
     data = [{"user": h.scope.user, "session": h.scope.session, "reason": h.reason,
              "since": h.created_at.isoformat()} for h in holds]  # fmt: skip
     lines = [f"{h['user'] or '*'} / {h['session'] or '*'}: {h['reason']}" for h in data]
-    _print(data, as_json=args.json, lines=lines)
+    _print(data, as_json=args.json, lines=lines or [f"no legal holds on tenant {args.tenant}"])
 
 
 def _purge(memory: Memory, args: argparse.Namespace) -> None:
