@@ -383,11 +383,20 @@ class Partition(GraphRows):
         slot = np.full(len(self._session_codes.values), -1, dtype=np.int64)
         slot[codes] = np.arange(codes.size)
         picked = np.flatnonzero(rows[:n] & self._has_vector[:n])
-        picked = picked[slot[self._sessions[picked]] >= 0]
+        slots = slot[self._sessions[picked]]
+        keep = slots >= 0
+        picked, slots = picked[keep], slots[keep]
         sums = np.zeros((codes.size, self._dim), dtype=np.float32)
-        np.add.at(
-            sums, slot[self._sessions[picked]], self._matrix[picked] * self._weights[picked, None]
-        )
+        if picked.size == 0:
+            return sums
+        # Grouped sums by sorting and reduceat: np.add.at is unbuffered and about 10x slower
+        # (it was the largest part of a search's own time at LoCoMo scale). The stable sort
+        # keeps each session's rows in row order, the order np.add.at added them in.
+        order = np.argsort(slots, kind="stable")
+        picked, slots = picked[order], slots[order]
+        starts = np.flatnonzero(np.r_[True, slots[1:] != slots[:-1]])
+        weighted = self._matrix[picked] * self._weights[picked, None]
+        sums[slots[starts]] = np.add.reduceat(weighted, starts, axis=0)
         return sums
 
     def _session_in_scope(self, code: int, select: RowSelector) -> bool:
