@@ -13,11 +13,10 @@ run only while there is work.
 from __future__ import annotations
 
 import logging
-import threading
 from datetime import UTC, datetime
 
 from kenning.compaction.compactor import Compactor, Stopped
-from kenning.lease import Lease
+from kenning.lease import Lease, LeasedPool
 from kenning.records import CompactionJob, JobStatus
 from kenning.store.protocol import Store
 
@@ -32,71 +31,19 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class CompactionWorker:
+class CompactionWorker(LeasedPool[CompactionJob]):
     """Runs queued compactions on at most *threads* threads at once."""
 
     def __init__(
         self, store: Store, compactor: Compactor, *, lease_s: float, threads: int = 1
     ) -> None:
+        super().__init__(threads=threads, name="kenning-compactor", what="compaction worker")
         self._store = store
         self._compactor = compactor
         self._lease_s = lease_s
-        self._size = max(1, threads)
-        self._lock = threading.Lock()
-        self._threads: list[threading.Thread] = []
-        self._closed = False
-        self.completed = 0
-        self.failed = 0
-        self.lost = 0
 
-    @property
-    def threads(self) -> int:
-        """The pool's size."""
-        return self._size
-
-    @property
-    def busy(self) -> int:
-        """Threads draining the queue now."""
-        with self._lock:
-            return sum(t.is_alive() for t in self._threads)
-
-    def wake(self) -> None:
-        """Start draining threads, up to the pool's size."""
-        with self._lock:
-            if self._closed:
-                return
-            self._threads = [t for t in self._threads if t.is_alive()]
-            while len(self._threads) < self._size:
-                thread = threading.Thread(target=self._drain, name="kenning-compactor", daemon=True)
-                self._threads.append(thread)
-                thread.start()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the queue is drained (or *timeout*); True if idle."""
-        with self._lock:
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join(timeout)
-        return not any(t.is_alive() for t in threads)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            threads = list(self._threads)
-        for thread in threads:
-            thread.join()
-
-    def _drain(self) -> None:
-        while not self._closed:
-            try:
-                job = self._store.claim_compaction(at=_now(), lease_s=self._lease_s)
-            except Exception:  # the store is closing or broken: stop, the queue persists
-                log.exception("compaction worker could not read its queue")
-                return
-            if job is None:
-                return
-            if not self._run(job):
-                return
+    def _claim(self) -> CompactionJob | None:
+        return self._store.claim_compaction(at=_now(), lease_s=self._lease_s)
 
     def _run(self, job: CompactionJob) -> bool:
         """Run one claimed job; False when the worker should stop."""
@@ -112,13 +59,13 @@ class CompactionWorker:
         try:
             self._compactor.compact(
                 job.scope, model=job.model, budget=job.budget, reason=job.reason,
-                stop=lambda: self._closed or lease.lost, fence=lambda: lease.lost,
+                stop=lambda: self.closed or lease.lost, fence=lambda: lease.lost,
             )  # fmt: skip
         except Stopped:
             lease.release()
             if lease.lost:
                 # Another worker holds the job now; whatever was written stays valid.
-                self.lost += 1
+                self._count("lost")
                 log.warning("compaction job %d lost its lease and was taken over", job.id)
                 return True
             # Closing: hand the job back to the queue for the next open.
@@ -128,13 +75,10 @@ class CompactionWorker:
             lease.release()
             status = JobStatus.FAILED if job.attempts >= _MAX_ATTEMPTS else JobStatus.PENDING
             log.exception("compaction of %s failed (attempt %d)", job.scope, job.attempts)
-            self.failed += 1
+            self._count("failed")
             return self._finish(job, status, error=repr(exc)[:500])
         lease.release()
-        if self._finish(job, JobStatus.DONE):
-            self.completed += 1
-        else:
-            self.lost += 1
+        self._count("completed" if self._finish(job, JobStatus.DONE) else "lost")
         return True
 
     def _finish(self, job: CompactionJob, status: JobStatus, *, error: str | None = None) -> bool:
