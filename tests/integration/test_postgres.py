@@ -168,6 +168,35 @@ def test_a_raw_query_without_the_tenant_predicate_sees_only_its_tenant(
         assert row is not None and row[0] > 0
 
 
+def test_catch_up_reads_vectors_by_index_under_row_level_security(
+    populated: PostgresStore, pg_url: str
+) -> None:
+    """Row-level security keeps a join key that is not leakproof out of the index scan: the
+    partition query must look vectors up by plain columns, or each catch-up compares every
+    new row with every vector of the tenant once the tables are analyzed. Nested loops are
+    forced, so the plan shows where each key is applied whatever the table sizes."""
+    from kenning.store.postgres.search import _PARTITION_SQL
+
+    with psycopg.connect(pg_url) as conn:
+        # Enough vectors that looking each one up by its key is the plan to beat.
+        conn.execute(
+            "INSERT INTO vectors (tenant, hash, vec) SELECT 'acme', 'filler-' || g,"
+            " array_fill(0.0::real, ARRAY[(SELECT dimension FROM embedding_model)])::vector"
+            " FROM generate_series(1, 5000) AS g"
+        )
+        conn.execute("ANALYZE")
+        conn.execute(f"SET ROLE {APP_ROLE}")
+        for setting in ("hashjoin", "mergejoin", "seqscan", "material"):
+            conn.execute(f"SET enable_{setting} = off")
+        conn.execute("SELECT set_config('kenning.tenant', 'acme', false)")
+        sql = _PARTITION_SQL.format(unseen="AND (i.xact >= %s OR i.xact = ANY(%s))")
+        plan = "\n".join(
+            str(row[0]) for row in conn.execute(f"EXPLAIN {sql}", ["acme", 0, [0]]).fetchall()
+        )
+    assert "Join Filter" not in plan or ".hash" not in plan.split("Join Filter", 1)[1], plan
+    assert plan.count("hash = ") >= 2, plan  # both vector lookups are index conditions
+
+
 def test_the_store_itself_cannot_read_across_tenants_even_without_its_predicate(
     populated: PostgresStore,
 ) -> None:
