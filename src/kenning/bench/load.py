@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
+from kenning.bench.harness import open_bench_store
 from kenning.records import Scope
 from kenning.store.open import open_store
 
@@ -121,16 +122,6 @@ def _verify(location: str, acked: dict[str, list[str]]) -> tuple[int, int]:
     return lost, duplicated
 
 
-def _erase_tenants(location: str, tenants: int) -> None:
-    """Start a PostgreSQL run from nothing: erase the bench's tenants (and their keys' data)."""
-    store = open_store(location)
-    try:
-        for t in range(tenants):
-            store.forget(Scope(f"t{t}"))
-    finally:
-        store.close()
-
-
 def _one_run(
     work: Path, *, workers: int, rps: float, sessions: int, tenants: int, duration: float,
     model: bool, port: int, store: str | None = None,
@@ -139,7 +130,8 @@ def _one_run(
         location, where = str(work / "load.db"), ["--db", str(work / "load.db")]
     else:
         location, where = store, ["--store", store]
-        _erase_tenants(store, tenants)
+        # Each run starts from nothing: the bench tenants are erased first.
+        open_bench_store(store, [f"t{t}" for t in range(tenants)]).close()
     token = secrets.token_hex(16)
     (work / "admin").write_text(token)
     url = f"http://127.0.0.1:{port}"
