@@ -153,9 +153,13 @@ def check_reads(memory: Memory, scope: Scope, query: str, embedder: MemoEmbedder
 
 
 def owned(memory: Memory, scope: Scope) -> bool:
-    """The session holds something of its user (events, pins, task state or jobs)."""
+    """The session is its user's: it holds something of theirs (events, pins, task state,
+    jobs), or a write claimed it without leaving a row in it (a fact remembered from the
+    session is the user's, not the session's)."""
     store = memory.store
-    return bool(
+    assert scope.user is not None
+    claimed = {s.session for s in store.user_sessions(Scope(scope.tenant, scope.user))}
+    return scope.session in claimed or bool(
         store.events(scope)
         or store.pins(scope, history=True)
         or store.task_state(scope).version

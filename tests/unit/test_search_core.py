@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from kenning import InvalidFilter, InvalidInput, Memory, Scope, Settings
 from kenning.records import NewEvent, Role, to_utc
 from kenning.search.filters import parse_filters
-from kenning.search.fusion import FusionConfig, ItemStats, add_bonuses, fuse
+from kenning.search.fusion import Fused, FusionConfig, ItemStats, add_bonuses, best_first, fuse
 from kenning.store.records import Candidate
 from kenning.store.sqlite.fts import match_expression
 from kenning.store.sqlite.sql import where_clause
@@ -200,6 +200,15 @@ def test_fusion_is_deterministic_bounded_and_complete(
     assert {f.id for f in out} == {i for i, _ in lex} | {i for i, _ in vec}
     assert all(-1e-9 <= f.score <= 1 + 1e-9 for f in out)
     assert [f.score for f in out] == sorted((f.score for f in out), reverse=True)
+    assert out == sorted(out, key=lambda f: (-f.score, f.id))  # ties by id
+
+
+@given(st.lists(st.tuples(st.text("abc", max_size=3), st.sampled_from([0.0, 0.5, 1.0, -0.0]))))
+def test_best_first_orders_by_score_then_id(pairs: list[tuple[str, float]]) -> None:
+    fused = [Fused(id=key, score=score) for key, score in pairs]
+    expected = sorted(fused, key=lambda f: (-f.score, f.id))
+    best_first(fused)
+    assert fused == expected
 
 
 def test_fusion_config_validates() -> None:

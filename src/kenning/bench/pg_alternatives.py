@@ -27,7 +27,7 @@ from kenning.store.postgres.schema import APP_ROLE
 from kenning.store.postgres.vector import register_vector
 from kenning.text import query_terms
 
-__all__ = ["alternatives_markdown", "measure_alternatives"]
+__all__ = ["alternatives_markdown", "measure_alternatives", "recall_with_ties"]
 
 TENANT = "bench"
 _WORD = re.compile(r"[a-z0-9]+")
@@ -37,9 +37,10 @@ _RECALL_QUERIES = 20
 def _vector_sql(dim: int, *, user: bool) -> str:
     vec = f"v.vec::vector({dim})"
     return (
-        f"SELECT i.id FROM vectors v JOIN items i ON i.tenant = v.tenant AND i.embed_hash = v.hash"
+        f"SELECT i.id, {vec} <=> %s::vector({dim}) AS distance"
+        " FROM vectors v JOIN items i ON i.tenant = v.tenant AND i.embed_hash = v.hash"
         f" WHERE v.tenant = %s {'AND i.user_id = %s' if user else ''}"
-        f" ORDER BY {vec} <=> %s::vector({dim}) LIMIT %s"
+        " ORDER BY distance LIMIT %s"
     )
 
 
@@ -57,10 +58,24 @@ def _or_query(text: str) -> str:
 
 def _timed(
     conn: psycopg.Connection[Any], sql: str, params: Sequence[Any]
-) -> tuple[float, list[str]]:
+) -> tuple[float, list[Any]]:
     started = time.perf_counter()
     rows = conn.execute(sql, params).fetchall()
-    return (time.perf_counter() - started) * 1000, [r[0] for r in rows]
+    return (time.perf_counter() - started) * 1000, rows
+
+
+def recall_with_ties(found: Sequence[float], exact: Sequence[float], k: int = 10) -> float:
+    """Share of the top *k* found (by their exact distances) that belong in the exact top *k*.
+
+    Synthetic stores repeat texts, so many rows share one vector: a row tied with the exact
+    k-th distance is as right as the one exact search happened to return, and counting by id
+    would call it a miss.
+    """
+    if not exact:
+        return 1.0
+    bound = sorted(exact)[:k][-1] + 1e-6
+    want = min(k, len(exact))
+    return sum(1 for d in list(found)[:k] if d <= bound) / want
 
 
 def measure_alternatives(
@@ -108,11 +123,11 @@ def measure_alternatives(
                 user = users[i % len(users)]
                 for name, scope, sql, params in (
                     ("pgvector_tenant", Scope(TENANT), _vector_sql(dim, user=False),
-                     (TENANT, vec, 100)),
+                     (vec, TENANT, 100)),
                     ("pgvector_user", Scope(TENANT, user), _vector_sql(dim, user=True),
-                     (TENANT, user, vec, 100)),
+                     (vec, TENANT, user, 100)),
                 ):  # fmt: skip
-                    ms, ids = _timed(conn, sql, params)
+                    ms, rows = _timed(conn, sql, params)
                     times.setdefault(name, []).append(ms)
                     t0 = time.perf_counter()
                     store.nearest(scope, vec, model=model, filters=everything, limit=100)
@@ -122,9 +137,10 @@ def measure_alternatives(
                         conn.execute("SET enable_indexscan = off")
                         _, truth = _timed(conn, sql, params)
                         conn.execute("SET enable_indexscan = on")
-                        hit = len(set(ids[:10]) & set(truth[:10])) / max(1, min(10, len(truth)))
+                        hit = recall_with_ties([r[1] for r in rows], [r[1] for r in truth])
                         recall["hnsw_" + name.split("_")[1]].append(hit)
-                ms, ids = _timed(conn, _TEXT_SQL, (_or_query(query), TENANT, 100))
+                ms, text_rows = _timed(conn, _TEXT_SQL, (_or_query(query), TENANT, 100))
+                ids = [r[0] for r in text_rows]
                 times.setdefault("tsvector_tenant", []).append(ms)
                 t0 = time.perf_counter()
                 bm25 = store.lexical(Scope(TENANT), query, filters=everything, limit=100)
@@ -170,7 +186,8 @@ def alternatives_markdown(entries: Sequence[tuple[str, dict[str, Any]]]) -> list
     lines.append("")
     for size, entry in entries:
         lines.append(
-            f"- {size}: pgvector recall@10 vs exact {entry['pgvector_recall_at_10_vs_exact']}; "
+            f"- {size}: pgvector recall@10 vs exact (rows tied at the 10th distance count) "
+            f"{entry['pgvector_recall_at_10_vs_exact']}; "
             f"tsvector top-10 shares {entry['tsvector_top10_overlap_with_bm25']} with BM25's; "
             f"index builds: HNSW {entry['pgvector_hnsw_build_s']} s, GIN "
             f"{entry['gin_tsvector_build_s']} s"

@@ -6,10 +6,11 @@ candidates of both signals, for any time the query names as well, and for whole-
 scores, then loads only the records that can still reach the top k. Input is validated by
 :class:`~kenning.memory.Memory` before it gets here.
 
-The lexical candidates are searched on a worker thread while the query is embedded and its
-vector candidates are searched (both release the GIL for most of their work). What that buys
-depends on free cores: ``kenning bench store`` times it against every step inline, and on a
-busy 2-core machine it bought about 1% (p50 ratio 0.99), the embedding being CPU-bound itself.
+When the query still has to be embedded, the lexical candidates are searched on a worker
+thread meanwhile (the model releases the GIL for most of its work); a query whose vector is
+cached runs every step on the caller's thread. What the worker buys depends on free cores:
+``kenning bench store`` times it against every step inline, and on a busy 2-core machine it
+bought about 1% (p50 ratio 0.99), the embedding being CPU-bound itself.
 Which results were returned is recorded by a background
 :class:`~kenning.search.access.AccessRecorder`.
 """
@@ -38,6 +39,7 @@ from kenning.search.fusion import (
     ItemStats,
     Position,
     add_bonuses,
+    best_first,
     fuse,
     max_bonus,
     partner_lift,
@@ -144,13 +146,17 @@ class SearchEngine:
         asked = filters
         if as_keys:
             filters = replace(filters, kinds=(*filters.kinds, "fact"))
-        # Lexical searches start first: they run while the query is embedded.
         narrowed = (_within(filters, window) for window in windows)
         filter_sets = [filters, *(f for f in narrowed if f is not None)]
-        lexical_parts = [self._lexical(scope, query, f, limit) for f in filter_sets]
+        wants_vector = self.model() is not None and config.vector_weight > 0
+        # Lexical searches start first and run on a worker while the query is embedded; with
+        # its vector known there is nothing to wait for, and handing work to a thread would
+        # only add its cost.
+        behind = wants_vector and self._overlap and self._cached_vector(query) is None
+        lexical_parts = [self._lexical(scope, query, f, limit, behind) for f in filter_sets]
         degraded, reason = False, None
         qvec = None
-        if self.model() is not None and config.vector_weight > 0:
+        if wants_vector:
             try:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
@@ -175,15 +181,20 @@ class SearchEngine:
             self._access.record(scope, [h.id for h in hits], at=now)
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
 
-    def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
-        """The query's embedding; an agent assembling several windows per turn asks the same
-        question again, so recent query vectors are kept (the model is the slow part)."""
-        assert self._embedder is not None
+    def _cached_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         with self._query_lock:
             found = self._query_vectors.get(query)
             if found is not None:
                 self._query_vectors.move_to_end(query)
-                return found
+            return found
+
+    def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
+        """The query's embedding; an agent assembling several windows per turn asks the same
+        question again, so recent query vectors are kept (the model is the slow part)."""
+        assert self._embedder is not None
+        found = self._cached_vector(query)
+        if found is not None:
+            return found
         vector: npt.NDArray[np.float32] = self._embedder.embed([query])[0]
         with self._query_lock:
             self._query_vectors[query] = vector
@@ -251,7 +262,9 @@ class SearchEngine:
                 continue
             scores = {**(held.scores if held else {}), "fact": score, "score": score}
             out[item.id] = Fused(id=item.id, score=score, scores=scores)
-        return sorted(out.values(), key=lambda f: (-f.score, f.id))
+        ranked = list(out.values())
+        best_first(ranked)
+        return ranked
 
     def _rank(
         self,
@@ -286,6 +299,9 @@ class SearchEngine:
             head = (f.id for f in base[:depth])
             contenders = list(dict.fromkeys([*contenders, *head]))
         items = {item.id: item for item in self._records.items(scope, contenders)}
+        # Only loaded records can reach the top k: the others score below the floor and get
+        # neither a bonus nor a partner. Dropping them here spares both steps a full sort.
+        base = [f for f in base if f.id in items]
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         # Facts have no place in a conversation: only turns have partners.
@@ -325,12 +341,13 @@ class SearchEngine:
         return self._rerank_model if self._rerank_model is not None else _shipped_model()
 
     def _lexical(
-        self, scope: Scope, query: str, filters: Filters, limit: int
+        self, scope: Scope, query: str, filters: Filters, limit: int, behind: bool
     ) -> Callable[[], list[Candidate]]:
-        """Start the lexical search; the returned function waits for its candidates."""
+        """Start the lexical search (on a worker if *behind*); the returned function waits
+        for its candidates."""
         if self._fusion.lexical_weight <= 0:
             return list
-        if not self._overlap:
+        if not behind:
             found = self._index.lexical(scope, query, filters=filters, limit=limit)
             return lambda: found
         future = self._worker().submit(

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from operator import attrgetter
+from types import MappingProxyType
+from typing import Literal, NamedTuple
 
 from kenning.errors import InvalidInput
 from kenning.search.timeref import TimeWindow
 from kenning.store.records import Candidate, SessionCandidate
+
+_NO_SCORES: Mapping[str, float] = MappingProxyType({})
+_score = attrgetter("score")
+_id = attrgetter("id")
 
 __all__ = [
     "Fused",
@@ -25,6 +31,7 @@ __all__ = [
     "ItemStats",
     "Position",
     "add_bonuses",
+    "best_first",
     "fuse",
     "max_bonus",
     "partner_lift",
@@ -104,16 +111,15 @@ class FusionConfig:
             raise InvalidInput("candidates must be between 1 and 10000")
 
 
-@dataclass(frozen=True, slots=True)
-class ItemStats:
-    """What the bonuses need to know about a candidate."""
+class ItemStats(NamedTuple):
+    """What the bonuses need to know about a candidate (a named tuple, like the other records
+    built per candidate: a frozen dataclass costs three times as much to build)."""
 
     at: datetime
     access_count: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class Position:
+class Position(NamedTuple):
     """Where a record sits in its conversation: session, sequence number, who wrote it, and
     whether it asks something (holds a question mark)."""
 
@@ -123,13 +129,22 @@ class Position:
     asks: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Fused:
-    """A fused candidate with every signal that contributed, for explanation and debugging."""
+class Fused(NamedTuple):
+    """A fused candidate with every signal that contributed, for explanation and debugging.
+
+    A named tuple rather than a frozen dataclass: a search builds one per candidate (a few
+    hundred), and a frozen dataclass costs about 0.8 µs each to build against 0.25 µs.
+    """
 
     id: str
     score: float
-    scores: Mapping[str, float] = field(default_factory=dict)
+    scores: Mapping[str, float] = _NO_SCORES
+
+
+def best_first(fused: list[Fused]) -> None:
+    """Sort *fused* in place, best score first, ties by id (two stable C-level sorts)."""
+    fused.sort(key=_id)
+    fused.sort(key=_score, reverse=True)
 
 
 def _rrf(
@@ -146,12 +161,17 @@ def _rrf(
 def _weighted(
     lexical: Sequence[Candidate], vector: Sequence[Candidate], config: FusionConfig
 ) -> dict[str, float]:
-    total = config.lexical_weight + config.vector_weight
+    lexical_weight, vector_weight = config.lexical_weight, config.vector_weight
+    total = lexical_weight + vector_weight
     out: dict[str, float] = {}
+    # Clamped by comparisons rather than min/max calls: this runs for every candidate.
     for cand in lexical:
-        out[cand.id] = config.lexical_weight * min(max(cand.score, 0.0), 1.0)
+        s = cand.score
+        out[cand.id] = lexical_weight * (0.0 if s < 0.0 else 1.0 if s > 1.0 else s)
+    held = out.get
     for cand in vector:
-        out[cand.id] = out.get(cand.id, 0.0) + config.vector_weight * max(cand.score, 0.0)
+        s = cand.score
+        out[cand.id] = held(cand.id, 0.0) + (vector_weight * s if s > 0.0 else 0.0)
     fused = {key: value / total for key, value in out.items()}
     if config.sole_best_floor > 0:
         # A record missing from one signal's candidates scores zero there. For the record the
@@ -162,7 +182,7 @@ def _weighted(
         for ranked, other in ((lexical, vector), (vector, lexical)):
             if not ranked or not other:
                 continue
-            best = max(ranked, key=lambda c: c.score)  # the first of equals: the signal's own order
+            best = max(ranked, key=_score)  # the first of equals: the signal's own order
             if all(c.id != best.id for c in other):
                 floor = config.sole_best_floor * min(max(best.score, 0.0), 1.0)
                 fused[best.id] = max(fused[best.id], floor)
@@ -202,14 +222,17 @@ def _with_session(
     best: dict[str | None, float] = {}
     for key, value in base.items():
         group = session_of.get(key)
-        best[group] = max(best.get(group, 0.0), value)
+        top = best.get(group, 0.0)
+        best[group] = value if value > top else top
     if documents:
         best = {g: documents.get(g, value) for g, value in best.items()}
     blended, lift = {}, {}
+    scale = 1 + weight
     for key, value in base.items():
-        top = best[session_of.get(key)]
-        blended[key] = max(value, (value + weight * top) / (1 + weight))
-        lift[key] = blended[key] - value
+        lifted = (value + weight * best[session_of.get(key)]) / scale
+        score = lifted if lifted > value else value
+        blended[key] = score
+        lift[key] = score - value
     return blended, lift
 
 
@@ -260,7 +283,9 @@ def fuse(
     lex = {c.id: c.score for c in lexical}
     vec = {c.id: c.score for c in vector}
     out = []
-    for key in sorted(base, key=lambda key: (-base[key], key)):
+    # Best first, ties by id: two C-level sorts (stable, so the id order survives the second)
+    # take half the time of one sort keyed by a Python function (29 vs 62 µs for 157 keys).
+    for key in sorted(sorted(base), key=base.__getitem__, reverse=True):
         scores: dict[str, float] = {config.method: fused[key]}
         if key in lex:
             scores["bm25"] = lex[key]
@@ -293,7 +318,7 @@ def add_bonuses(
         bonus = _bonuses(item, config, now, windows)
         total = f.score + sum(bonus.values())
         out.append(Fused(id=f.id, score=total, scores={**f.scores, **bonus, "score": total}))
-    out.sort(key=lambda f: (-f.score, f.id))
+    best_first(out)
     return out if limit is None else out[:limit]
 
 
@@ -335,5 +360,5 @@ def partner_lift(
             out.append(Fused(id=f.id, score=lifted, scores=scores))
         else:
             out.append(f)
-    out.sort(key=lambda f: (-f.score, f.id))
+    best_first(out)
     return out

@@ -421,14 +421,21 @@ class Partition(GraphRows):
             seen: set[str] = set()
             sessions = self._session_codes.values
             kinds = self._kind_codes.values
-            for i in ranked:
-                row = int(positions[i])
-                record = self._ids[row]
+            ids = self._ids
+            # Python lists up front: reading numpy scalars one by one costs more than the rest.
+            rows = positions[ranked]
+            for row, score, session, kind in zip(
+                rows.tolist(),
+                scores[ranked].tolist(),
+                self._sessions[rows].tolist(),
+                self._kinds[rows].tolist(),
+                strict=True,
+            ):
+                record = ids[row]
                 if record in seen:
                     continue
                 seen.add(record)
-                kind = kinds[int(self._kinds[row])] or ""
-                out.append((record, float(scores[i]), sessions[int(self._sessions[row])], kind))
+                out.append((record, score, sessions[session], kinds[kind] or ""))
             if len(out) >= k or ranked.size >= scores.shape[0] or not self._shared_ids:
                 return out[:k]
             want *= 4  # chunks of one record took places: look deeper

