@@ -1,5 +1,6 @@
 """Whole-session cosine under a filter equals the cosine of the filtered rows' weighted sum,
-computed by brute force (the partition groups the sums by sorting, not row by row)."""
+computed by brute force (the partition groups the sums by sorting, not row by row, and takes
+a session that keeps most of its rows as its running sum less the rows left out)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ DIM = 8
 
 
 @st.composite
-def partitions(draw: st.DrawFn) -> tuple[IndexRows, tuple[str, ...], float | None, list[str]]:
+def partitions(
+    draw: st.DrawFn,
+) -> tuple[IndexRows, tuple[str, ...], tuple[str, ...], float | None, list[str]]:
     n = draw(st.integers(1, 40))
     seed = draw(st.integers(0, 2**16))
     rng = np.random.default_rng(seed)
@@ -32,27 +35,28 @@ def partitions(draw: st.DrawFn) -> tuple[IndexRows, tuple[str, ...], float | Non
         users=["u"] * n,
         sessions=sessions,
         roles=[("user", "assistant")[int(rng.integers(0, 2))] for _ in range(n)],
-        kinds=["event"] * n,
+        kinds=[("event", "fact")[int(rng.random() < 0.15)] for _ in range(n)],
         ats=np.arange(n, dtype=np.float64),
         weights=rng.uniform(0.2, 1.0, n).astype(np.float32),
     )
     roles = draw(st.sampled_from([(), ("user",), ("assistant",)]))
+    kinds = draw(st.sampled_from([(), ("event",), ("fact",)]))
     since = draw(st.one_of(st.none(), st.floats(0, n)))
     wanted = draw(st.lists(st.sampled_from([f"s{i}" for i in range(6)]), min_size=1, max_size=6))
-    return rows, roles, since, wanted
+    return rows, roles, kinds, since, wanted
 
 
 @settings(max_examples=200, deadline=None)
 @given(partitions())
 def test_filtered_session_cosine_matches_brute_force(
-    case: tuple[IndexRows, tuple[str, ...], float | None, list[str]],
+    case: tuple[IndexRows, tuple[str, ...], tuple[str, ...], float | None, list[str]],
 ) -> None:
-    rows, roles, since, wanted = case
+    rows, roles, kinds, since, wanted = case
     partition = Partition(DIM)
     partition.add(rows)
     query = np.random.default_rng(1).standard_normal(DIM).astype(np.float32)
     query /= np.linalg.norm(query)
-    select = RowSelector(roles=roles, since=since)
+    select = RowSelector(roles=roles, kinds=kinds, since=since)
     got = {name: cosine for name, _, cosine in partition.sessions([], query, select, wanted)}
     for name in dict.fromkeys(wanted):
         if name not in rows.sessions:
@@ -61,7 +65,8 @@ def test_filtered_session_cosine_matches_brute_force(
         chosen = [
             i for i, session in enumerate(rows.sessions)
             if session == name and rows.has_vector[i]
-            and (not roles or rows.roles[i] in roles) and (since is None or rows.ats[i] >= since)
+            and (not roles or rows.roles[i] in roles) and (not kinds or rows.kinds[i] in kinds)
+            and (since is None or rows.ats[i] >= since)
         ]  # fmt: skip
         assert rows.weights is not None
         total = sum((rows.vectors[i] * rows.weights[i] for i in chosen), np.zeros(DIM))

@@ -40,8 +40,8 @@ from kenning.search.fusion import (
     Position,
     add_bonuses,
     best_first,
+    contenders,
     fuse,
-    max_bonus,
     partner_lift,
     session_scores,
 )
@@ -281,24 +281,24 @@ class SearchEngine:
         """Add bonuses to fused candidates, lift partners, cut at *min_score* and *k*, load the
         winners.
 
-        A bonus adds at most ``max_bonus``, so a candidate more than that below the k-th base
-        score cannot enter the top k: only the others ("contenders") are loaded, once, and
-        serve both the bonuses and the hits. With the partner lift or the re-ranker on, the
-        best ``max(3 * k, 30)`` candidates are loaded too: a weak answer can rise next to the
-        question it answers, the re-ranker can lift a record from below the top k, and both
-        need each record's place in its conversation.
+        Bonuses are bounded, so only the candidates that can still enter the top k
+        (:func:`~kenning.search.fusion.contenders`; the time bonus counts only for records
+        whose time may lie in a named window) are loaded, once, and serve both the bonuses
+        and the hits. With the partner lift or the re-ranker on, the best ``max(3 * k, 30)``
+        candidates (counting the time bonus they will surely get) are loaded too: a weak
+        answer can rise next to the question it answers, the re-ranker can lift a record from
+        below the top k, and both need each record's place in its conversation.
         """
         base = signals.fused
         if not base:
             return []
-        floor = base[min(k, len(base)) - 1].score - max_bonus(config, windows)
-        contenders = [f.id for f in base if f.score >= floor]
+        times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
         model = self._reranker() if config.rerank else None
+        depth = 0
         if config.partner_weight > 0 or model is not None:
             depth = max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
-            head = (f.id for f in base[:depth])
-            contenders = list(dict.fromkeys([*contenders, *head]))
-        items = {item.id: item for item in self._records.items(scope, contenders)}
+        wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
+        items = {item.id: item for item in self._records.items(scope, wanted)}
         # Only loaded records can reach the top k: the others score below the floor and get
         # neither a bonus nor a partner. Dropping them here spares both steps a full sort.
         base = [f for f in base if f.id in items]

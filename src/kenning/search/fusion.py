@@ -9,6 +9,7 @@ default was chosen by measurement (see docs/benchmarks.md).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,8 +33,8 @@ __all__ = [
     "Position",
     "add_bonuses",
     "best_first",
+    "contenders",
     "fuse",
-    "max_bonus",
     "partner_lift",
     "session_scores",
 ]
@@ -252,9 +253,65 @@ def _bonuses(
     return out
 
 
-def max_bonus(config: FusionConfig, windows: Sequence[TimeWindow] = ()) -> float:
-    """The most any candidate's score can rise through bonuses."""
-    return config.recency_weight + config.access_weight + (config.time_weight if windows else 0.0)
+_EDGE = 0.001
+"""Seconds: a time this close to a window's edge may fall either side once it is read back as
+a datetime (microseconds), so it counts as perhaps inside, never as surely inside."""
+
+
+_SLACK = 1e-12
+
+
+def contenders(
+    fused: Sequence[Fused],
+    *,
+    k: int,
+    config: FusionConfig,
+    windows: Sequence[TimeWindow] = (),
+    times: Mapping[str, float] | None = None,
+    depth: int = 0,
+) -> list[str]:
+    """The ids among *fused* (best first) that can still reach the top *k* once bonuses
+    (:func:`add_bonuses`) are added, and the best *depth* by their floors; in *fused*'s order.
+
+    Each record's final score has a floor (its fused score, plus the time bonus when *times*
+    places it surely inside a time the query names) and a ceiling (the fused score plus every
+    bonus it may get: recency, access, and the time bonus unless its time is known to lie
+    outside every window). At least k records reach the k-th best floor, so a record whose
+    ceiling is below it cannot be among the top k. Without windows this is the k-th fused
+    score less the largest bonus. *times* holds records' times in epoch seconds where the
+    index knew them; a record missing there may lie anywhere.
+
+    The best *depth* records by floor are those a partner lift or a re-ranker may move:
+    ranked with the time bonus they will surely get, a turn inside the named time is not left
+    out for records outside it that the bonus passes by.
+    """
+    if not fused:
+        return []
+    other = config.recency_weight + config.access_weight
+    bonus = config.time_weight if windows else 0.0
+    if bonus == 0.0:
+        floor = fused[min(k, len(fused)) - 1].score - other
+        head = {f.id for f in fused[:depth]}
+        return [f.id for f in fused if f.score >= floor or f.id in head]
+    spans = [(w.start.timestamp(), w.end.timestamp()) for w in windows]
+    known = times or {}
+    floors: list[float] = []
+    reach: list[float] = []
+    for f in fused:
+        at = known.get(f.id)
+        surely = at is not None and any(s + _EDGE <= at < e - _EDGE for s, e in spans)
+        perhaps = at is None or any(s - _EDGE <= at < e + _EDGE for s, e in spans)
+        floors.append(f.score + bonus if surely else f.score)
+        reach.append(other + bonus if perhaps else other)
+    bar = heapq.nlargest(k, floors)[-1]
+    order = sorted(range(len(fused)), key=floors.__getitem__, reverse=True)  # stable
+    head = {fused[i].id for i in order[:depth]}
+    # The slack covers bonuses summed in another order than here (a unit in the last place).
+    return [
+        f.id
+        for f, up in zip(fused, reach, strict=True)
+        if f.score + up + _SLACK >= bar or f.id in head
+    ]
 
 
 def fuse(

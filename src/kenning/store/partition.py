@@ -27,8 +27,8 @@ from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector"]
 
-# (record id, score, session id, record kind)
-Ranked = tuple[str, float, str | None, str]
+# (record id, score, session id, record kind, record time in epoch seconds)
+Ranked = tuple[str, float, str | None, str, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,17 +378,42 @@ class Partition(GraphRows):
         ]
 
     def _masked_sums(self, codes: npt.NDArray[np.intp], rows: npt.NDArray[np.bool_]) -> F32:
-        """Sum of the selected row vectors of each session in *codes*."""
+        """Sum of the selected row vectors of each session in *codes*.
+
+        A session whose selection leaves out fewer rows than it keeps is its running sum less
+        the rows left out (a filter that drops the few facts from a session of turns reads a
+        few rows, not all); the others are summed from the rows kept. Keeping at least half
+        bounds the cancellation error of the subtraction.
+        """
         n = self._n
         slot = np.full(len(self._session_codes.values), -1, dtype=np.int64)
         slot[codes] = np.arange(codes.size)
-        picked = np.flatnonzero(rows[:n] & self._has_vector[:n])
-        slots = slot[self._sessions[picked]]
-        keep = slots >= 0
-        picked, slots = picked[keep], slots[keep]
+        row_slot = slot[self._sessions[:n]]
+        # Removed rows have no vector: neither side counts them.
+        wanted = (row_slot >= 0) & self._has_vector[:n]
+        kept_rows = wanted & rows[:n]
+        left_rows = wanted & ~rows[:n]
+        kept = np.bincount(row_slot[kept_rows], minlength=codes.size)
+        left = np.bincount(row_slot[left_rows], minlength=codes.size)
+        subtract = left < kept
         sums = np.zeros((codes.size, self._dim), dtype=np.float32)
+        sums[subtract] = self._session_sums[codes[subtract]]
+        by_rest = subtract[row_slot]  # row_slot -1 reads a value the masks discard
+        self._add_grouped(sums, np.flatnonzero(kept_rows & ~by_rest), row_slot, 1.0)
+        self._add_grouped(sums, np.flatnonzero(left_rows & by_rest), row_slot, -1.0)
+        return sums
+
+    def _add_grouped(
+        self,
+        sums: F32,
+        picked: npt.NDArray[np.intp],
+        row_slot: npt.NDArray[np.int64],
+        sign: float,
+    ) -> None:
+        """Add *sign* times the weighted vectors of rows *picked* to their slots of *sums*."""
         if picked.size == 0:
-            return sums
+            return
+        slots = row_slot[picked]
         # Grouped sums by sorting and reduceat: np.add.at is unbuffered and about 10x slower
         # (it was the largest part of a search's own time at LoCoMo scale). The stable sort
         # keeps each session's rows in row order, the order np.add.at added them in.
@@ -396,8 +421,7 @@ class Partition(GraphRows):
         picked, slots = picked[order], slots[order]
         starts = np.flatnonzero(np.r_[True, slots[1:] != slots[:-1]])
         weighted = self._matrix[picked] * self._weights[picked, None]
-        sums[slots[starts]] = np.add.reduceat(weighted, starts, axis=0)
-        return sums
+        sums[slots[starts]] += sign * np.add.reduceat(weighted, starts, axis=0)
 
     def _session_in_scope(self, code: int, select: RowSelector) -> bool:
         """A session is in scope when it is the selected session or belongs to the user."""
@@ -424,18 +448,19 @@ class Partition(GraphRows):
             ids = self._ids
             # Python lists up front: reading numpy scalars one by one costs more than the rest.
             rows = positions[ranked]
-            for row, score, session, kind in zip(
+            for row, score, session, kind, at in zip(
                 rows.tolist(),
                 scores[ranked].tolist(),
                 self._sessions[rows].tolist(),
                 self._kinds[rows].tolist(),
+                self._ats[rows].tolist(),
                 strict=True,
             ):
                 record = ids[row]
                 if record in seen:
                     continue
                 seen.add(record)
-                out.append((record, score, sessions[session], kinds[kind] or ""))
+                out.append((record, score, sessions[session], kinds[kind] or "", at))
             if len(out) >= k or ranked.size >= scores.shape[0] or not self._shared_ids:
                 return out[:k]
             want *= 4  # chunks of one record took places: look deeper

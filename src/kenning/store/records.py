@@ -88,16 +88,18 @@ class EventWrite:
     chunks: tuple[Chunk, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
     """A search candidate from one signal: the record's id, that signal's raw score, the
     session it belongs to (fusion can rank turns of the best-matching session together), and
-    its kind."""
+    its kind. A named tuple: a search builds a few hundred (see :class:`Item`)."""
 
     id: str
     score: float
     session: str | None = None
     kind: str = "event"
+    at: float | None = None
+    """When the record was written (epoch seconds), where the index knows it: bonuses for a
+    time the query names can then be bounded before the record is loaded."""
 
 
 @dataclass(frozen=True, slots=True)

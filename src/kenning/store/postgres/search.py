@@ -289,7 +289,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.lexical(terms, limit, select)
-        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
+        return list(map(Candidate._make, hits))
 
     def nearest(
         self,
@@ -309,7 +309,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
+        return list(map(Candidate._make, hits))
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

@@ -305,7 +305,7 @@ class SearchTables(Database):
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
             hits = partition.lexical(terms, limit, select)
-            return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
+            return list(map(Candidate._make, hits))
         return self._fts5_lexical(scope, query, filters=filters, limit=limit)
 
     def _fts5_lexical(
@@ -325,7 +325,7 @@ class SearchTables(Database):
         if filters.needs_sql or filters.since is not None or filters.until is not None:
             # Constraints FTS5 cannot express are joined in before ranking is cut.
             sql = (
-                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session, i.kind"
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session, i.kind, i.at"
                 " FROM items_fts"
                 " JOIN items i ON i.rowid = items_fts.rowid"
                 f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
@@ -335,7 +335,7 @@ class SearchTables(Database):
             # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
             # the outer constraint re-checks tenancy against the row itself.
             sql = (
-                "SELECT i.id, f.s, i.session, i.kind FROM"
+                "SELECT i.id, f.s, i.session, i.kind, i.at FROM"
                 f" (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
                 " WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
                 f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
@@ -345,8 +345,7 @@ class SearchTables(Database):
             rows = conn.execute(sql, args).fetchall()
             ideal = self._fts5_ideal(conn, query) if rows else 1.0
         return [
-            Candidate(id=row[0], score=-float(row[1]) / ideal, session=row[2], kind=row[3])
-            for row in rows
+            Candidate(row[0], -float(row[1]) / ideal, row[2], row[3], float(row[4])) for row in rows
         ]
 
     @staticmethod
@@ -381,7 +380,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return [Candidate(id=i, score=s, session=g, kind=k) for i, s, g, k in hits]
+        return list(map(Candidate._make, hits))
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
