@@ -18,6 +18,7 @@ import pytest
 import snowballstemmer
 
 from kenning import Memory, Scope, Settings
+from kenning.store.lexical_index import LexicalIndex
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.text import stem
 from tests.conftest import MemoEmbedder
@@ -84,6 +85,37 @@ def test_stemming_is_safe_across_threads(switchy: None) -> None:
     assert errors == []
     for words, got in zip(jobs, results, strict=True):
         assert got == [reference.stemWord(w) for w in words]
+
+
+def test_two_readers_of_fresh_postings_see_them_whole(switchy: None) -> None:
+    """Two searches reading postings that grew since they were last read (a query and the
+    time it names are searched on two threads) each get documents and term frequencies of the
+    same length. Before, one could see the other's new documents with the old frequencies
+    (ValueError in about 1 of 10 rounds)."""
+    index = LexicalIndex()
+    index.add(["refund order lisbon"] * 50, [""] * 50)
+    errors: list[str] = []
+    results: list[list[float]] = []
+    barrier = threading.Barrier(2)
+
+    def read() -> None:
+        try:
+            barrier.wait()
+            scores = index.scores(["refund", "order"])
+            assert scores is not None
+            results.append([float(scores[0]), float(scores[-1])])
+        except Exception as exc:  # kept as text: a traceback would pin the buffers
+            errors.append(repr(exc))
+
+    for _ in range(1_000):
+        index.add(["refund order"], [""])  # a writer, alone, as under the partition's lock
+        threads = [threading.Thread(target=read) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert results[-1] == results[-2]
+    assert errors == []
 
 
 def test_threads_search_and_add_at_once(tmp_path: Path, real_embedder: MemoEmbedder) -> None:

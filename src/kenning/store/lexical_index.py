@@ -31,20 +31,28 @@ LABEL_WEIGHT = 0.5
 
 
 class _Postings:
-    __slots__ = ("docs", "frozen_docs", "frozen_tf", "tf")
+    __slots__ = ("docs", "frozen", "tf")
 
     def __init__(self) -> None:
         self.docs = array("i")
         self.tf = array("f")
-        self.frozen_docs: npt.NDArray[np.int32] | None = None
-        self.frozen_tf: npt.NDArray[np.float32] | None = None
+        self.frozen: tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
 
     def arrays(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
-        if self.frozen_docs is None or self.frozen_docs.size != len(self.docs):
-            self.frozen_docs = np.frombuffer(self.docs, dtype=np.int32).copy()
-            self.frozen_tf = np.frombuffer(self.tf, dtype=np.float32).copy()
-        assert self.frozen_tf is not None
-        return self.frozen_docs, self.frozen_tf
+        """The postings as numpy arrays, refreshed after rows were added.
+
+        Readers share a partition (searches on several threads, e.g. a query and the time it
+        names): the pair is built whole and published in one assignment, so no reader sees
+        new documents with old term frequencies.
+        """
+        frozen = self.frozen
+        if frozen is None or frozen[0].size != len(self.docs):
+            frozen = (
+                np.frombuffer(self.docs, dtype=np.int32).copy(),
+                np.frombuffer(self.tf, dtype=np.float32).copy(),
+            )
+            self.frozen = frozen
+        return frozen
 
 
 def _idf(count: int, df: int) -> float:
