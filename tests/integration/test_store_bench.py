@@ -45,6 +45,7 @@ def test_bench_store_side_by_side_with_postgresql(
     assert main([*args, "--store", pg_url]) == 0
     report = json.loads((out / "report.json").read_text())
     assert "***" in report["postgresql"]  # no password in the report
+    assert "fact extraction off" in report["vectors"]
     first, second = report["sizes"]["150"], report["sizes"]["300"]
     for name in ("sqlite", "postgresql"):
         # The first step's rate is the overall one; the second's counts its own 150 events.

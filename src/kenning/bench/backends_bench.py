@@ -25,6 +25,7 @@ from kenning.bench.pg_alternatives import measure_alternatives
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.minilm import MiniLMEmbedder
+from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.settings import Settings
@@ -92,7 +93,11 @@ def run_backends_bench(
     embedder = CachedEmbedder(MiniLMEmbedder(), vector_cache)
     events = list(synthetic_events(sizes[-1], seed=seed))
     query_texts = synthetic_queries(queries, seed=seed + 1)
-    settings = Settings()
+    # Fact extraction off: with it on, the stores were still reading facts from the backlog
+    # while searches were timed, so every search caught its partition up first (at 200k
+    # events 42 vs 10 ms p50). The write path with facts is `kenning bench store
+    # --write-path-events`.
+    settings = Settings(longterm=LongTermSettings(extract=False))
     rows = [
         (Scope(e.tenant, e.user, e.session),
          NewEvent(e.role, e.content, at=e.at, metadata={"speaker": e.speaker}))
@@ -109,7 +114,7 @@ def run_backends_bench(
         "bench": "store-backends",
         "postgresql": redact(url),
         "vectors": "each distinct text embedded once up front and reused by both stores: "
-        "ingest rates exclude the model",
+        "ingest rates exclude the model; fact extraction off",
         "embedding": {
             "distinct_texts": embedder.cached,
             "seconds": round(embed_s, 1),
