@@ -152,11 +152,11 @@ class SearchEngine:
         # Lexical searches start first and run on a worker while the query is embedded; with
         # its vector known there is nothing to wait for, and handing work to a thread would
         # only add its cost.
-        behind = wants_vector and self._overlap and self._cached_vector(query) is None
+        qvec = self._cached_vector(query) if wants_vector else None
+        behind = wants_vector and self._overlap and qvec is None
         lexical_parts = [self._lexical(scope, query, f, limit, behind) for f in filter_sets]
         degraded, reason = False, None
-        qvec = None
-        if wants_vector:
+        if wants_vector and qvec is None:
             try:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
@@ -182,6 +182,8 @@ class SearchEngine:
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
 
     def _cached_vector(self, query: str) -> npt.NDArray[np.float32] | None:
+        """The query's embedding if it was made recently: an agent assembling several windows
+        per turn asks the same question again (the model is the slow part)."""
         with self._query_lock:
             found = self._query_vectors.get(query)
             if found is not None:
@@ -189,12 +191,8 @@ class SearchEngine:
             return found
 
     def _query_vector(self, query: str) -> npt.NDArray[np.float32]:
-        """The query's embedding; an agent assembling several windows per turn asks the same
-        question again, so recent query vectors are kept (the model is the slow part)."""
+        """Embed the query and keep its vector for :meth:`_cached_vector`."""
         assert self._embedder is not None
-        found = self._cached_vector(query)
-        if found is not None:
-            return found
         vector: npt.NDArray[np.float32] = self._embedder.embed([query])[0]
         with self._query_lock:
             self._query_vectors[query] = vector

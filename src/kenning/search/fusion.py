@@ -9,7 +9,6 @@ default was chosen by measurement (see docs/benchmarks.md).
 
 from __future__ import annotations
 
-import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -303,8 +302,8 @@ def contenders(
         perhaps = at is None or any(s - _EDGE <= at < e + _EDGE for s, e in spans)
         floors.append(f.score + bonus if surely else f.score)
         reach.append(other + bonus if perhaps else other)
-    bar = heapq.nlargest(k, floors)[-1]
     order = sorted(range(len(fused)), key=floors.__getitem__, reverse=True)  # stable
+    bar = floors[order[min(k, len(fused)) - 1]]
     head = {fused[i].id for i in order[:depth]}
     # The slack covers bonuses summed in another order than here (a unit in the last place).
     return [
