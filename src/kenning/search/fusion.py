@@ -113,7 +113,7 @@ class FusionConfig:
 
 class ItemStats(NamedTuple):
     """What the bonuses need to know about a candidate (a named tuple, like the other records
-    built per candidate: a frozen dataclass costs three times as much to build)."""
+    built per candidate: 0.36 µs to build against 0.47 µs for a frozen dataclass)."""
 
     at: datetime
     access_count: int = 0
@@ -133,7 +133,7 @@ class Fused(NamedTuple):
     """A fused candidate with every signal that contributed, for explanation and debugging.
 
     A named tuple rather than a frozen dataclass: a search builds one per candidate (a few
-    hundred), and a frozen dataclass costs about 0.8 µs each to build against 0.25 µs.
+    hundred), and a frozen dataclass took 0.58 µs each to build against 0.39 µs.
     """
 
     id: str
