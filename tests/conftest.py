@@ -67,19 +67,25 @@ def real_embedder(minilm: MiniLMEmbedder) -> MemoEmbedder:
     return MemoEmbedder(minilm)
 
 
-def open_store(backend: str, tmp_path: Path) -> Store:
+def open_store(
+    backend: str, tmp_path: Path, *, reply_weight: float = 0.0, fresh: bool = True
+) -> Store:
+    """A store of *backend* (*fresh*: PostgreSQL emptied first; False opens a second store on
+    the same database, as another process would)."""
+    w = reply_weight
     if backend == "sqlite-memory":
-        return SQLiteStore(":memory:")
+        return SQLiteStore(":memory:", reply_weight=w)
     if backend == "sqlite-file":
-        return SQLiteStore(tmp_path / "store.db")
+        return SQLiteStore(tmp_path / "store.db", reply_weight=w)
     if backend == "sqlite-fts5":
-        return SQLiteStore(tmp_path / "store.db", lexical="fts5")
+        return SQLiteStore(tmp_path / "store.db", lexical="fts5", reply_weight=w)
     if backend == "sqlite-hnsw":
-        return SQLiteStore(tmp_path / "store.db", ann=TINY_ANN)
+        return SQLiteStore(tmp_path / "store.db", ann=TINY_ANN, reply_weight=w)
     if backend == "postgresql":
         # Logged in as the application role: row-level security applies to every statement.
-        fresh_postgres()
-        return PostgresStore(PG_APP_URL, ann=TINY_ANN, pool_size=4)
+        if fresh:
+            fresh_postgres()
+        return PostgresStore(PG_APP_URL, ann=TINY_ANN, pool_size=4, reply_weight=w)
     raise AssertionError(f"unknown backend {backend}")
 
 

@@ -135,7 +135,7 @@ class Memory:
         from kenning.store.open import open_store
 
         settings = settings or Settings()
-        store = open_store(path, ann=settings.ann)
+        store = open_store(path, ann=settings.ann, reply_weight=settings.index_reply_weight)
         if isinstance(embedder, _Default):
             from kenning.embed.minilm import MiniLMEmbedder
 

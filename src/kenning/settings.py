@@ -15,6 +15,7 @@ from kenning.search.fusion import FusionConfig
 from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.rerank import RerankModel
 from kenning.store.ann import AnnConfig
+from kenning.store.replies import DEFAULT_REPLY_WEIGHT, check_reply_weight
 
 __all__ = ["EmbedText", "Settings"]
 
@@ -28,8 +29,14 @@ class Settings:
     ``embed_text`` chooses what is embedded for an event: the content alone, the content
     prefixed with the speaker (metadata ``speaker``/``name``, else the role), or also with the
     event's date; ``embed_context`` also embeds the end of the preceding turn of the same
-    session (see :func:`kenning.indexing.with_context`). ``max_query_chars`` bounds search
-    input; ``track_access`` records which results were returned (the access bonus reads it).
+    session (see :func:`kenning.indexing.with_context`). ``reply_weight`` indexes a turn that
+    answers someone else's question (the turn before it, holding a question mark) with that
+    question: its vector is searched as ``normalize(v + reply_weight · v_question)`` and its
+    lexical row holds the question's words at half weight (0 turns both off; ignored with
+    ``embed_context``, which already embeds the turn before; see :mod:`kenning.store.replies`).
+    It applies to stores that :meth:`Memory.open` opens.
+    ``max_query_chars`` bounds search input; ``track_access`` records which results were
+    returned (the access bonus reads it).
     ``context`` shapes windows (tier caps, pressure thresholds, retrieval), ``compaction`` the
     summaries, and ``pin_rules`` what pins are extracted from events.
     Content is stored whole up to ``max_content_chars``; content longer than twice
@@ -50,6 +57,7 @@ class Settings:
     max_k: int = 1_000
     embed_text: EmbedText = "speaker"
     embed_context: bool = False
+    reply_weight: float = DEFAULT_REPLY_WEIGHT
     embed_batch: int = 64
     fusion: FusionConfig = field(default_factory=FusionConfig)
     track_access: bool = True
@@ -60,6 +68,12 @@ class Settings:
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
     reader: QueryReader = field(default_factory=RuleReader)
     rerank_model: RerankModel | None = None
+
+    @property
+    def index_reply_weight(self) -> float:
+        """The reply weight the store indexes with: none when turns are embedded with the turn
+        before them already."""
+        return 0.0 if self.embed_context else self.reply_weight
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:
@@ -72,6 +86,10 @@ class Settings:
             raise InvalidInput("max_k must be between 1 and 100,000")
         if self.embed_text not in ("content", "speaker", "speaker_date"):
             raise InvalidInput("embed_text must be 'content', 'speaker' or 'speaker_date'")
+        try:
+            check_reply_weight(self.reply_weight)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
         if not 1 <= self.embed_batch <= 4096:
             raise InvalidInput("embed_batch must be between 1 and 4096")
         if not isinstance(self.reader, QueryReader):

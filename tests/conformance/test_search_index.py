@@ -5,17 +5,25 @@ Written once against the protocol, run over every backend (the ``store`` fixture
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
+from pathlib import Path
 
+import numpy as np
 import pytest
 
+from kenning.errors import InvalidInput
 from kenning.records import (
     Scope,
+    content_hash,
 )
 from kenning.search.filters import parse_filters
+from kenning.settings import Settings
 from kenning.store.protocol import Store
+from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.sqlite.store import SQLiteStore
 from tests.conformance.helpers import A1, A2, ALL, B1, G1, T0, ev, model_of, write
-from tests.conftest import MemoEmbedder
+from tests.conftest import BACKENDS, MemoEmbedder, open_store
 
 
 def test_lexical_is_constrained_by_scope(store: Store, real_embedder: MemoEmbedder) -> None:
@@ -216,3 +224,126 @@ def test_session_documents_hold_only_what_the_filters_admit(
         Scope("acme", "ann"), "espresso leaks", q, model=model, sessions=["a-s1"], filters=ALL
     )
     assert unfiltered[0].lexical > 0
+
+
+# -- a reply indexed with the turn it answers (kenning.store.replies) ----------------------
+
+_BASIS = ModelInfo("basis-4", 4)
+
+
+def _unit(i: int) -> np.ndarray:
+    v = np.zeros(4, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def _turns(store: Store, scope: Scope, turns: list[tuple[str, str, int]]) -> list[str]:
+    """Append (speaker, text, basis vector) turns with exact vectors."""
+    writes, vectors = [], {}
+    for i, (speaker, text, axis) in enumerate(turns):
+        event = ev(text, minutes=i, metadata={"speaker": speaker})
+        digest = content_hash(f"{speaker}: {text}")
+        writes.append(EventWrite(scope, event, digest))
+        vectors[(scope.tenant, digest)] = _unit(axis)
+    return [e.id for e in store.append_events(writes, model=_BASIS, vectors=vectors)]
+
+
+def _cosines(store: Store, scope: Scope, axis: int) -> dict[str, float]:
+    hits = store.nearest(scope, _unit(axis), model=_BASIS, filters=ALL, limit=10)
+    return {h.id: h.score for h in hits}
+
+
+@pytest.fixture(params=BACKENDS)
+def reply_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_an_answer_is_searched_with_the_question_it_answers(
+    reply_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(reply_backend, tmp_path, reply_weight=0.5)
+    try:
+        question, answer, more, reply, own, again = _turns(
+            store,
+            A1,
+            [("Ann", "did you visit the Louvre?", 0), ("Bob", "yes, last Tuesday!", 1),
+             ("Bob", "it was packed", 2), ("Ann", "how nice", 3),
+             ("Ann", "shall we go again?", 0), ("Ann", "maybe in May", 1)],
+        )  # fmt: skip
+        mixed = 0.5 / math.sqrt(1.25)
+        by_question = _cosines(store, A1, 0)
+        assert by_question[question] == pytest.approx(1.0, abs=1e-6)
+        assert by_question[answer] == pytest.approx(mixed, abs=1e-6)
+        assert _cosines(store, A1, 1)[answer] == pytest.approx(1.0 / math.sqrt(1.25), abs=1e-6)
+        # The same author going on answers nothing; a reply to a statement keeps its own
+        # vector; so does a turn after its own author's question.
+        assert by_question[more] == pytest.approx(0.0, abs=1e-6)
+        assert _cosines(store, A1, 2)[more] == pytest.approx(1.0, abs=1e-6)
+        assert _cosines(store, A1, 3)[reply] == pytest.approx(1.0, abs=1e-6)
+        assert _cosines(store, A1, 0)[own] == pytest.approx(1.0, abs=1e-6)
+        assert _cosines(store, A1, 1)[again] == pytest.approx(1.0, abs=1e-6)
+        # Turns of another session are never mixed in.
+        (first,) = _turns(store, A2, [("Bob", "a new day", 1)])
+        assert _cosines(store, A2, 1)[first] == pytest.approx(1.0, abs=1e-6)
+        if reply_backend != "sqlite-fts5":  # FTS5 ranks each row's own text
+            # The answer holds the question's words too, weaker than the question itself.
+            lexical = _lexical(store, A1, "Louvre")
+            assert set(lexical) == {question, answer}
+            assert 0 < lexical[answer] < lexical[question]
+    finally:
+        store.close()
+
+
+def _lexical(store: Store, scope: Scope, query: str) -> dict[str, float]:
+    return {c.id: c.score for c in store.lexical(scope, query, filters=ALL, limit=10)}
+
+
+def test_erasing_the_turn_answered_leaves_nothing_in_the_reply(
+    reply_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(reply_backend, tmp_path, reply_weight=0.5)
+    follower = None
+    try:
+        question, reply = _turns(
+            store, A1, [("Ann", "did you visit the Louvre?", 0), ("Bob", "yes, last Tuesday!", 1)]
+        )
+        if reply_backend != "sqlite-memory":
+            # Another process on the same database follows the erasure by delta.
+            follower = open_store(reply_backend, tmp_path, reply_weight=0.5, fresh=False)
+            assert _cosines(follower, A1, 0)[reply] == pytest.approx(0.5 / math.sqrt(1.25))
+        if reply_backend != "sqlite-fts5":  # FTS5 ranks each row's own text
+            assert set(_lexical(store, A1, "Louvre")) == {question, reply}
+        assert store.forget(A1, ids=[question]) == 1
+        for s in (store, follower):
+            if s is None:
+                continue
+            assert question not in _cosines(s, A1, 0)
+            assert _cosines(s, A1, 0).get(reply, 0.0) == pytest.approx(0.0, abs=1e-6)
+            assert _cosines(s, A1, 1)[reply] == pytest.approx(1.0, abs=1e-6)
+            assert _lexical(s, A1, "Louvre") == {}
+            status = s.partition_status("acme")  # type: ignore[attr-defined]
+            assert status.rows == 1
+    finally:
+        if follower is not None:
+            follower.close()
+        store.close()
+
+
+def test_no_reply_weight_keeps_every_vector_its_own(reply_backend: str, tmp_path: Path) -> None:
+    store = open_store(reply_backend, tmp_path)
+    try:
+        _, reply = _turns(
+            store, A1, [("Ann", "did you visit the Louvre?", 0), ("Bob", "yes, last Tuesday!", 1)]
+        )
+        assert _cosines(store, A1, 0).get(reply, 0.0) == pytest.approx(0.0, abs=1e-6)
+        assert _cosines(store, A1, 1)[reply] == pytest.approx(1.0, abs=1e-6)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("weight", [-0.1, 4.5, float("nan"), True])
+def test_a_bad_reply_weight_is_refused(weight: float, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput):
+        SQLiteStore(tmp_path / "x.db", reply_weight=weight)
+    with pytest.raises(InvalidInput):
+        Settings(reply_weight=weight)

@@ -8,7 +8,12 @@ from typing import Any
 
 import pytest
 
+from kenning.bench.harness import SEARCH_SYSTEMS, BenchStores
 from kenning.cli.main import main
+from kenning.records import NewEvent, Scope
+from kenning.store.records import ModelInfo
+from tests.conformance.helpers import ALL
+from tests.conftest import MemoEmbedder
 from tests.unit.test_longmemeval_bench import write_lme
 
 
@@ -127,3 +132,30 @@ def test_bench_assemble(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
             assert 0 < row["p50_ms"] <= row["p99_ms"]
             assert row["window_tokens"] <= 1000
     assert "kenning bench assemble" in capsys.readouterr().out
+
+
+def test_bench_baselines_search_plain_vectors(real_embedder: MemoEmbedder) -> None:
+    stores = BenchStores(None, ["bench"])
+    try:
+        memories = {name: stores.memory(name, real_embedder, None) for name in SEARCH_SYSTEMS}
+        scope = Scope("bench", "u", "s")
+        memories["kenning"].add_events(scope, [
+            NewEvent("user", "Did you get to visit the Louvre on your Paris trip?"),
+            NewEvent("assistant", "Yes, last Tuesday!"),
+        ])  # fmt: skip
+        query = real_embedder.embed(["Did you get to visit the Louvre on your Paris trip?"])[0]
+        model = ModelInfo(real_embedder.model_id, real_embedder.dimension)
+        cosines = {}
+        for name in ("kenning", "vector"):
+            store = memories[name].store
+            hits = store.nearest(Scope("bench"), query, model=model, filters=ALL, limit=2)
+            cosines[name] = {h.id: h.score for h in hits}
+        answer = next(e.id for e in memories["kenning"].get_session(scope) if e.seq == 2)
+        plain = float(real_embedder.embed(["assistant: Yes, last Tuesday!"])[0] @ query)
+        # Both systems see the same events; only kenning's answers are pulled toward questions.
+        assert cosines["vector"][answer] == pytest.approx(plain, abs=1e-5)
+        assert cosines["kenning"][answer] > plain + 0.2
+        assert memories["kenning"].store is not memories["vector"].store
+        assert memories["bm25"].store is memories["vector"].store
+    finally:
+        stores.close()

@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from kenning import FusionConfig, Memory, NewEvent, Scope, Settings
+from kenning import FusionConfig, Hit, Memory, NewEvent, Scope, Settings
 from kenning.search.plan import QueryPlan
 from kenning.search.rerank import FEATURES, RerankModel
 from tests.conftest import MemoEmbedder
@@ -20,9 +20,13 @@ NOW = datetime(2026, 3, 11, 20, 0, tzinfo=UTC)
 FRIDAY = datetime(2026, 3, 6, 18, 0, tzinfo=UTC)
 
 
-def _open(tmp_path: Path, embedder: MemoEmbedder, **fusion: object) -> Memory:
+def _open(
+    tmp_path: Path, embedder: MemoEmbedder, reply_weight: float | None = None, **fusion: object
+) -> Memory:
     tmp_path.mkdir(parents=True, exist_ok=True)
     settings = Settings(fusion=replace(FusionConfig(), **fusion))  # type: ignore[arg-type]
+    if reply_weight is not None:
+        settings = replace(settings, reply_weight=reply_weight)
     return Memory.open(tmp_path / "m.db", embedder=embedder, settings=settings)
 
 
@@ -202,9 +206,11 @@ def test_search_reads_the_query_with_the_settings_reader(
             assert any("session" in hit.scores for hit in results) is lifted
 
 
-def test_a_short_reply_rises_next_to_the_turn_it_answers(
-    tmp_path: Path, real_embedder: MemoEmbedder
-) -> None:
+_LOUVRE_QUERY = "When did I go to the Louvre museum in Paris?"
+
+
+def _louvre_rank(memory: Memory) -> tuple[int, Hit]:
+    """Where the short answer "Yes, last Tuesday!" ranks for a question about its question."""
     chat = [
         NewEvent("assistant", "Did you get to visit the Louvre on your Paris trip?", at=_at(9)),
         NewEvent("user", "Yes, last Tuesday! It was packed.", at=_at(9)),
@@ -212,20 +218,36 @@ def test_a_short_reply_rises_next_to_the_turn_it_answers(
     ]
     other = [NewEvent("user", f"Note {i}: museum tickets for the family are on my list.",
                       at=_at(20 + i)) for i in range(6)]  # fmt: skip
-    scope = Scope("acme", "dana")
-    query = "When did I go to the Louvre museum in Paris?"
+    memory.add_events(Scope("acme", "dana", "paris"), chat)
+    memory.add_events(Scope("acme", "dana", "notes"), other)
+    hits = memory.search(Scope("acme", "dana"), _LOUVRE_QUERY, k=5, now=NOW)
+    rank = next(i for i, h in enumerate(hits) if h.content.startswith("Yes"))
+    return rank, hits[rank]
+
+
+def test_a_short_reply_rises_next_to_the_turn_it_answers(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
     ranks = {}
     for weight in (1.0, 0.0):
-        with _open(tmp_path / str(weight), real_embedder, partner_weight=weight) as memory:
-            memory.add_events(Scope("acme", "dana", "paris"), chat)
-            memory.add_events(Scope("acme", "dana", "notes"), other)
-            hits = memory.search(scope, query, k=5, now=NOW)
-            contents = [h.content for h in hits]
-            ranks[weight] = next(i for i, c in enumerate(contents) if c.startswith("Yes"))
-            if weight:
-                reply = hits[ranks[weight]]
-                assert reply.scores["partner"] > 0
+        # The answer's vector as it was embedded: the partner lift alone.
+        with _open(tmp_path / str(weight), real_embedder, 0.0, partner_weight=weight) as memory:
+            ranks[weight], reply = _louvre_rank(memory)
+            assert (reply.scores.get("partner", 0.0) > 0) is (weight > 0)
     assert ranks[1.0] <= 1 < ranks[0.0]
+
+
+def test_an_answer_is_found_through_the_question_it_answers(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    found = {}
+    for weight in (0.7, 0.0):
+        # The partner lift off: the answer's own vector, pulled toward its question or not.
+        with _open(tmp_path / str(weight), real_embedder, weight, partner_weight=0.0) as memory:
+            rank, reply = _louvre_rank(memory)
+            found[weight] = (rank, reply.scores["cosine"])
+    assert found[0.7][0] <= 1 < found[0.0][0]
+    assert found[0.7][1] > found[0.0][1] + 0.2  # measured: 0.61 against 0.26
 
 
 def test_an_opt_in_rerank_model_reorders_the_best_candidates(

@@ -2,7 +2,8 @@
 
 The system under test is kenning's default retrieval path (``Memory.search`` with default
 settings); the baselines are the same path with one signal switched off, so every system
-shares the store, the embedder and the ingest. The only bench-specific setting is
+shares the data, the embedder and the ingest (:class:`BenchStores`). The only bench-specific
+setting is
 ``track_access=False``: access bonuses would otherwise make each answer depend on the
 questions asked before it.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -18,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
 from kenning.search.fusion import FusionConfig
@@ -32,6 +35,7 @@ __all__ = [
     "DEFAULT_K",
     "SEARCH_SYSTEMS",
     "TURNS",
+    "BenchStores",
     "Run",
     "format_memory_block",
     "ingest_rows",
@@ -50,6 +54,53 @@ DATASET_SYSTEMS = ("kenning", "kenning_nofacts", "bm25", "vector")
 # The datasets' gold labels are turns: every system ranks events, never facts.
 TURNS = ("event",)
 _SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")
+
+
+class BenchStores:
+    """The stores a dataset bench's systems search, over one copy of the data.
+
+    Each system gets a store that indexes as its settings say: kenning's partitions mix each
+    reply with the turn it answers (``Settings.reply_weight``), the single-signal baselines
+    search every vector as it is, as a plain vector search would. By default the data is a
+    temporary SQLite file (several stores follow one file), removed on :meth:`close`; with
+    *location*, the PostgreSQL database there (its bench *tenants* are erased first).
+    """
+
+    def __init__(self, location: str | None, tenants: Iterable[str]) -> None:
+        self._location = location
+        self._dir = (
+            tempfile.TemporaryDirectory(prefix="kenning-bench-") if location is None else None
+        )
+        self._stores: dict[float, Store] = {}
+        if location is not None:
+            open_bench_store(location, tenants).close()
+
+    def store(self, reply_weight: float) -> Store:
+        """The store whose partitions index with *reply_weight*."""
+        if reply_weight not in self._stores:
+            if self._dir is not None:
+                path = Path(self._dir.name) / "bench.db"
+                self._stores[reply_weight] = SQLiteStore(path, reply_weight=reply_weight)
+            else:
+                from kenning.store.postgres.store import PostgresStore
+
+                assert self._location is not None
+                self._stores[reply_weight] = PostgresStore(
+                    self._location, reply_weight=reply_weight
+                )
+        return self._stores[reply_weight]
+
+    def memory(self, system: str, embedder: Embedder, settings: Settings | None) -> Memory:
+        """A :class:`Memory` of *system* (see :func:`settings_for`) on its store."""
+        chosen = settings_for(system, settings)
+        return Memory(self.store(chosen.index_reply_weight), embedder=embedder, settings=chosen)
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+        if self._dir is not None:
+            self._dir.cleanup()
 
 
 def open_bench_store(location: str | None, tenants: Iterable[str]) -> Store:
@@ -84,7 +135,8 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
     base = replace(base, longterm=replace(base.longterm, extract=False))
     if system == "kenning_nofacts":
         return replace(base, fusion=replace(base.fusion, fact_key_weight=0.0))
-    # Baselines are the plain signal: no session blend, no query reading, no bonuses.
+    # Baselines are the plain signal: no session blend, no query reading, no bonuses, every
+    # vector searched as it is.
     plain = FusionConfig(
         session_weight=0.0,
         multi_target_session_weight=0.0,
@@ -102,7 +154,7 @@ def settings_for(system: str, base: Settings | None = None) -> Settings:
         fusion = replace(plain, lexical_weight=0.0, vector_weight=1.0)
     else:
         raise ValueError(f"unknown system {system!r}")
-    return replace(base, fusion=fusion)
+    return replace(base, fusion=fusion, reply_weight=0.0)
 
 
 def ingest_rows(

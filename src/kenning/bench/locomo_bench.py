@@ -25,13 +25,12 @@ from kenning.bench.datasets import LOCOMO_CATEGORIES, Conversation, Question, lo
 from kenning.bench.harness import (
     DATASET_SYSTEMS,
     DEFAULT_K,
+    BenchStores,
     Run,
     ingest_rows,
-    open_bench_store,
     own_search_ms,
     recent_window,
     safe_id,
-    settings_for,
     timed_search,
 )
 from kenning.bench.metrics import (
@@ -45,7 +44,6 @@ from kenning.bench.metrics import (
 from kenning.bench.report import locomo_markdown, write_rankings, write_report
 from kenning.bench.split import PARTS, Part, in_part, split_by_stride
 from kenning.embed.base import Embedder
-from kenning.memory import Memory
 from kenning.records import NewEvent, Scope
 from kenning.settings import Settings
 from kenning.tokens.routing import tokenizer_for
@@ -148,8 +146,9 @@ def run_locomo_bench(
 
     *part* restricts the run to the tuning or validation conversations; ``"all"`` runs both
     and reports each part beside the whole (``report["parts"]``). Per-question rankings of
-    every system go to ``rankings.json`` beside the reports. The store is an in-memory SQLite
-    one, or the PostgreSQL database *store_url* (its bench tenant is erased first).
+    every system go to ``rankings.json`` beside the reports. The data is a temporary SQLite
+    file, or the PostgreSQL database *store_url* (its bench tenant is erased first); see
+    :class:`~kenning.bench.harness.BenchStores`.
     """
     from tqdm import tqdm
 
@@ -160,9 +159,8 @@ def run_locomo_bench(
     questions = [q for q in questions if in_part(part_of[q.conversation_id], part)]
     now_of = {conv.id: conversation_now(conv) for conv in conversations}
     tokenizer = tokenizer_for(TOKEN_MODEL)
-    store = open_bench_store(store_url, [TENANT])
-    memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
-                for name in DATASET_SYSTEMS}  # fmt: skip
+    stores = BenchStores(store_url, [TENANT])
+    memories = {name: stores.memory(name, embedder, settings) for name in DATASET_SYSTEMS}
     rows = [row for conv in conversations for row in _rows(conv)]
     with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:
         events, ingest_rate = ingest_rows(memories["kenning"], rows, progress=bar.update)
@@ -272,5 +270,5 @@ def run_locomo_bench(
     write_report(out, report, locomo_markdown(report), plots=plots, run=run, curves=curves,
                  curve_label="turn recall@k")  # fmt: skip
     write_rankings(out, [q.id for q in questions], run)
-    store.close()
+    stores.close()
     return report

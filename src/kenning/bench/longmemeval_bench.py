@@ -40,12 +40,11 @@ from kenning.bench.harness import (
     DATASET_SYSTEMS,
     DEFAULT_K,
     TURNS,
+    BenchStores,
     Run,
     ingest_rows,
-    open_bench_store,
     recent_window,
     safe_id,
-    settings_for,
     timed_search,
 )
 from kenning.bench.metrics import (
@@ -61,7 +60,6 @@ from kenning.bench.report import longmemeval_markdown, write_rankings, write_rep
 from kenning.bench.split import PARTS, Part, in_part, split_by_stride
 from kenning.bench.vector_cache import embedded_texts
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
-from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
 from kenning.settings import Settings
 from kenning.tokens.base import Tokenizer
@@ -287,8 +285,8 @@ def run_longmemeval_bench(
 ) -> dict[str, Any]:
     """Run every system over the LongMemEval file *data*; write report.json, report.md, plots.
 
-    The store is an in-memory SQLite one, or the PostgreSQL database *store_url* (its bench
-    tenant is erased first).
+    The data is a temporary SQLite file, or the PostgreSQL database *store_url* (its bench
+    tenant is erased first); see :class:`~kenning.bench.harness.BenchStores`.
 
     Args:
         data: A LongMemEval file (``.json`` or ``.json.gz``, S, M or oracle).
@@ -332,9 +330,8 @@ def run_longmemeval_bench(
     )
     tokenizer = tokenizer_for(TOKEN_MODEL)
     counting = _MemoEmbedder(embedder)
-    store = open_bench_store(store_url, [tenant_of(q) for q in questions])
-    memories = {name: Memory(store, embedder=counting, settings=settings_for(name, base))
-                for name in DATASET_SYSTEMS}  # fmt: skip
+    stores = BenchStores(store_url, [tenant_of(q) for q in questions])
+    memories = {name: stores.memory(name, counting, base) for name in DATASET_SYSTEMS}
     with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:
         events, ingest_rate = ingest_rows(
             memories["kenning"], rows, batch=2048, progress=bar.update
@@ -495,6 +492,7 @@ def run_longmemeval_bench(
     write_rankings(out, [q.id for q in questions], run)
     for memory in memories.values():
         memory.close()
+    stores.close()
     return report
 
 

@@ -25,9 +25,9 @@ from typing import Any
 from kenning.bench.harness import (
     SEARCH_SYSTEMS,
     TURNS,
+    BenchStores,
     format_memory_block,
     ingest_rows,
-    settings_for,
     write_text,
 )
 from kenning.bench.metrics import mean, percentiles
@@ -37,7 +37,6 @@ from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
 from kenning.settings import Settings
-from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -122,9 +121,8 @@ def run_recall_bench(
 
     started = time.perf_counter()
     tokenizer = tokenizer_for(TOKEN_MODEL)
-    store = SQLiteStore(":memory:")
-    memories = {name: Memory(store, embedder=embedder, settings=settings_for(name, settings))
-                for name in SEARCH_SYSTEMS}  # fmt: skip
+    stores = BenchStores(None, [TENANT])
+    memories = {name: stores.memory(name, embedder, settings) for name in SEARCH_SYSTEMS}
     names = ("sliding_window", "summary_only", "vector", "bm25", "kenning")
     per_seed: dict[str, list[float]] = {name: [] for name in names}
     budgets: list[int] = []
@@ -154,6 +152,7 @@ def run_recall_bench(
             per_seed[name].append(mean(float(x) for x in found[name]))
     for memory in memories.values():
         memory.close()
+    stores.close()
 
     report: dict[str, Any] = {
         "suite": "recall",

@@ -23,7 +23,7 @@ LONGTERM = frozenset(
 
 
 _BENCH_STORE_HELP = (
-    "run on this PostgreSQL database instead of an in-memory SQLite store (the bench's tenant "
+    "run on this PostgreSQL database instead of a temporary SQLite file (the bench's tenant "
     "there is erased first)"
 )
 

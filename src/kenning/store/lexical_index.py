@@ -21,6 +21,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
+from kenning.store.replies import QUESTION_TERM_WEIGHT
 from kenning.text import stem, words
 
 __all__ = ["BM25_B", "BM25_K1", "LABEL_WEIGHT", "LexicalIndex"]
@@ -111,16 +112,28 @@ class LexicalIndex:
             docs, tf = docs[keep], tf[keep]
         return docs, tf
 
-    def add(self, texts: Sequence[str], labels: Sequence[str]) -> None:
-        """Append rows (in partition order) with their text and label."""
+    def add(
+        self,
+        texts: Sequence[str],
+        labels: Sequence[str],
+        questions: Sequence[str | None] | None = None,
+    ) -> None:
+        """Append rows (in partition order) with their text and label, and for an answer the
+        question it answers: each of its words the text lacks counts
+        :data:`~kenning.store.replies.QUESTION_TERM_WEIGHT` of an occurrence (the row's length
+        stays its own)."""
         start = len(self._lengths)
-        for offset, (text, label) in enumerate(zip(texts, labels, strict=True)):
+        asked = questions if questions is not None else [None] * len(texts)
+        for offset, (text, label, question) in enumerate(zip(texts, labels, asked, strict=True)):
             row = start + offset
             counts: Counter[str] = Counter(stem(w) for w in words(text))
             label_words = [stem(w) for w in words(label)] if label else []
             weighted: dict[str, float] = dict(counts)
             for term in label_words:
                 weighted[term] = weighted.get(term, 0.0) + LABEL_WEIGHT
+            if question:
+                for term in {stem(w) for w in words(question)} - counts.keys():
+                    weighted[term] = weighted.get(term, 0.0) + QUESTION_TERM_WEIGHT
             for term, tf in weighted.items():
                 postings = self._postings.get(term)
                 if postings is None:

@@ -16,10 +16,13 @@ from kenning.store.protocol import Store
 __all__ = ["open_store"]
 
 
-def open_store(location: str | Path, *, ann: AnnConfig | None = None) -> Store:
+def open_store(
+    location: str | Path, *, ann: AnnConfig | None = None, reply_weight: float = 0.0
+) -> Store:
     """The store at *location*, migrated to this kenning's schema: a PostgreSQL database for a
     ``postgresql://`` URL (``pip install 'kenning[postgres]'``), else a SQLite file (created if
-    missing)."""
+    missing). *reply_weight* mixes an answer's vector with the question it
+    answers (:mod:`kenning.store.replies`; 0: off)."""
     if is_postgres_url(location):
         try:
             from kenning.store.postgres.store import PostgresStore
@@ -27,7 +30,7 @@ def open_store(location: str | Path, *, ann: AnnConfig | None = None) -> Store:
             raise StoreError(
                 f"PostgreSQL needs its driver: pip install 'kenning[postgres]' ({exc})"
             ) from exc
-        return PostgresStore(str(location), ann=ann)
+        return PostgresStore(str(location), ann=ann, reply_weight=reply_weight)
     from kenning.store.sqlite.store import SQLiteStore
 
-    return SQLiteStore(location, ann=ann)
+    return SQLiteStore(location, ann=ann, reply_weight=reply_weight)

@@ -52,6 +52,10 @@ class IndexRows:
     kinds: Sequence[str]
     ats: npt.NDArray[np.float64]
     weights: npt.NDArray[np.float32] | None = None
+    # Per row, the rowid of the question its vector was mixed with (-1: none; see
+    # kenning.store.replies), whose erasure makes the row stale, and that question's text.
+    before: npt.NDArray[np.int64] | None = None
+    questions: Sequence[str | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,7 @@ class Partition(GraphRows):
         self._session_sums = np.zeros((0, dimension), dtype=np.float32)
         self._session_users: dict[int, int] = {}
         self._rowids = np.zeros(0, dtype=np.int64)
+        self._before = np.zeros(0, dtype=np.int64)
         self._row_print = np.zeros(0, dtype=np.uint64)  # fingerprint of each row's vector
         self._row_node = np.zeros(0, dtype=np.int64)  # graph node of each row, -1: none
         self._ats = np.zeros(0, dtype=np.float64)
@@ -164,6 +169,7 @@ class Partition(GraphRows):
         self._alive = grown(self._alive)  # type: ignore[assignment]
         self._weights = grown(self._weights)  # type: ignore[assignment]
         self._rowids = grown(self._rowids)  # type: ignore[assignment]
+        self._before = grown(self._before)  # type: ignore[assignment]
         self._row_print = grown(self._row_print)  # type: ignore[assignment]
         self._row_node = grown(self._row_node)  # type: ignore[assignment]
         self._ats = grown(self._ats)  # type: ignore[assignment]
@@ -213,6 +219,19 @@ class Partition(GraphRows):
         self._maybe_build()
         return int(positions.size)
 
+    def remix(self, gone: npt.NDArray[np.int64], read: Callable[[list[int]], IndexRows]) -> None:
+        """Index again, as *read* (rowids -> their rows now) gives them, the live rows whose
+        vectors were mixed with one of the removed rows *gone*: a removed turn leaves nothing
+        behind (see kenning.store.replies)."""
+        with self._rw.read():
+            n = self._n
+            if not (self._before[:n] >= 0).any():
+                return
+            stale = np.unique(self._rowids[:n][np.isin(self._before[:n], gone) & self._alive[:n]])
+        if stale.size:
+            self.remove(stale)
+            self.add(read(stale.tolist()))
+
     def _add(self, rows: IndexRows, count: int) -> None:
         self._grow(count)
         end = self._n + count
@@ -223,8 +242,9 @@ class Partition(GraphRows):
         self._weights[self._n : end] = weights
         if not self._shared_ids and rows.weights is not None and (weights < 1).any():
             self._shared_ids = True
-        self._lexical.add(rows.texts, rows.labels)
+        self._lexical.add(rows.texts, rows.labels, rows.questions)
         self._rowids[self._n : end] = rows.rowids
+        self._before[self._n : end] = -1 if rows.before is None else rows.before
         self._row_node[self._n : end] = -1
         if self._ann_config is not None:
             self._row_print[self._n : end] = fingerprints(rows.vectors)

@@ -171,7 +171,9 @@ class SearchIndex(Protocol):
         filters: Filters,
         limit: int,
     ) -> list[Candidate]:
-        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored."""
+        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored. A
+        store opened with a reply weight scores an answer to someone else's question by its
+        vector mixed with the question's (:mod:`kenning.store.replies`)."""
         ...
 
     def sessions(

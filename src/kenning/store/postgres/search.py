@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -31,9 +31,11 @@ from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
+from kenning.store.partition_rows import index_rows
 from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.sql import where_clause
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
+from kenning.store.replies import Question, check_reply_weight
 from kenning.text import query_terms, stem
 
 __all__ = ["PartitionStatus", "SearchTables"]
@@ -49,11 +51,22 @@ _PARTITION_SQL = (
     " extract(epoch FROM i.at)::float8,"
     " CASE WHEN c.embed_hash IS NOT NULL THEN vc.vec ELSE vi.vec END,"
     " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n"
+    " END, i.label, c.n, p.rowid, p.label, p.role, p.asks"
     " FROM items i LEFT JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid"
     " LEFT JOIN vectors vc ON vc.tenant = c.tenant AND vc.hash = c.embed_hash"
     " LEFT JOIN vectors vi ON vi.tenant = i.tenant AND vi.hash = i.embed_hash"
     " LEFT JOIN facts f ON f.tenant = i.tenant AND f.item = i.rowid"
+    # The whole event just before a whole event (kenning.store.replies): the session's last
+    # event before it, kept when it is the one just before. Row-level security keeps a qual
+    # with i.seq - 1 (subtraction is not leakproof) out of the index scan, which then read
+    # every turn of the session; p.seq < i.seq reaches the index and the backward scan stops
+    # at one row.
+    " LEFT JOIN LATERAL (SELECT p.rowid, p.label, p.role, p.seq, p.embed_hash,"
+    " strpos(p.text, '?') > 0 AS asks FROM items p"
+    " WHERE p.tenant = i.tenant AND p.session = i.session AND p.kind = 'event'"
+    " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
+    " ON c.item IS NULL AND i.kind = 'event' AND p.seq = i.seq - 1"
+    " AND p.embed_hash IS NOT NULL"
     " WHERE i.tenant = %s AND (f.item IS NULL OR f.status = 'active') {unseen}"
     " ORDER BY i.rowid, c.n"
 )
@@ -121,43 +134,45 @@ def _snapshot(conn: Conn) -> _Snapshot:
     return _Snapshot(xmax=int(row[0]), running=tuple(int(x) for x in row[1]))
 
 
-def _rows(conn: Conn, tenant: str, unseen: _Snapshot | None) -> list[Any]:
+def _rows(
+    conn: Conn, tenant: str, unseen: _Snapshot | None, *, rowids: Sequence[int] | None = None
+) -> list[Any]:
+    """The tenant's partition rows: all, those the snapshot *unseen* did not see, or *rowids*."""
     where, params = ("", []) if unseen is None else unseen.unseen()
+    if rowids is not None:
+        where, params = "AND i.rowid = ANY(%s)", [list(rowids)]
     with conn.cursor(binary=True) as cur:
         cur.execute(_PARTITION_SQL.format(unseen=where), [tenant, *params])
         return cur.fetchall()
 
 
-def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
-    has_vector = np.array([r[7] is not None for r in rows], dtype=np.bool_)
-    weights = None
-    if any(r[10] is not None for r in rows):
-        # The chunks of one record share its place in the session centroid.
-        per_record = Counter(r[0] for r in rows)
-        weights = np.array([1.0 / per_record[r[0]] for r in rows], dtype=np.float32)
-    matrix = np.zeros((len(rows), dimension), dtype=np.float32)
-    if dimension and has_vector.any():
-        matrix[has_vector] = np.stack([r[7] for r in rows if r[7] is not None])
-    return IndexRows(
-        ids=[r[1] for r in rows],
-        rowids=np.array([r[0] for r in rows], dtype=np.int64),
-        vectors=matrix,
-        has_vector=has_vector if dimension else np.zeros(len(rows), dtype=np.bool_),
-        texts=[r[8] for r in rows],
-        labels=[r[9] for r in rows],
-        users=[r[2] for r in rows],
-        sessions=[r[3] for r in rows],
-        roles=[r[4] for r in rows],
-        kinds=[r[5] for r in rows],
-        ats=np.array([r[6] for r in rows], dtype=np.float64),
-        weights=weights,
-    )
+def _questions_of(conn: Conn, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
+    """Reads whole records by rowid as questions (those a catch-up's answers need)."""
+
+    def fetch(rowids: list[int]) -> dict[int, Question]:
+        with conn.cursor(binary=True) as cur:
+            cur.execute(
+                "SELECT i.rowid, v.vec, i.text FROM items i"
+                " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                " WHERE i.tenant = %s AND i.rowid = ANY(%s)",
+                [tenant, rowids],
+            )
+            return {
+                int(r[0]): Question(np.asarray(r[1], dtype=np.float32), r[2])
+                for r in cur.fetchall()
+            }
+
+    return fetch
 
 
 class SearchTables(Database):
     """Candidates of both signals and whole-session scores over per-tenant partitions."""
 
-    def _init_search(self, *, ann: AnnConfig) -> None:
+    def _init_search(self, *, ann: AnnConfig, reply_weight: float) -> None:
+        try:
+            self._reply_weight = check_reply_weight(reply_weight)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
         # A PostgreSQL store has no file to keep a graph beside: it is rebuilt after a restart.
         self._ann = replace(ann, persist=False)
         self._partitions: dict[str, _Follower] = {}
@@ -188,7 +203,7 @@ class SearchTables(Database):
         seen = _snapshot(conn)
         rows = _rows(conn, tenant, None)
         partition = Partition(dimension, ann=self._ann)
-        partition.add(_index_rows(rows, dimension))
+        partition.add(self._indexed(conn, tenant, rows, dimension))
         follower = _Follower(partition, seen=seen)
         with self._plock:
             self._loads[tenant] += 1
@@ -231,14 +246,35 @@ class SearchTables(Database):
                 [tenant, *params],
             ).fetchall()
             if erased:
-                removed = partition.remove(np.array([r[0] for r in erased], dtype=np.int64))
-                follower.removed += removed
+                gone = np.array([r[0] for r in erased], dtype=np.int64)
+                follower.removed += partition.remove(gone)
+                self._unmix(conn, tenant, partition, gone)
             rows = _rows(conn, tenant, seen)
             if rows:
-                partition.add(_index_rows(rows, partition.dimension))
+                partition.add(self._indexed(conn, tenant, rows, partition.dimension))
                 follower.added += len(rows)
             follower.catch_ups += 1
             follower.seen = now
+
+    def _unmix(
+        self, conn: Conn, tenant: str, partition: Partition, gone: npt.NDArray[np.int64]
+    ) -> None:
+        def read(rowids: list[int]) -> IndexRows:
+            rows = _rows(conn, tenant, None, rowids=rowids)
+            return self._indexed(conn, tenant, rows, partition.dimension)
+
+        partition.remix(gone, read)
+
+    def _indexed(
+        self, conn: Conn, tenant: str, rows: Sequence[Sequence[Any]], dimension: int
+    ) -> IndexRows:
+        return index_rows(
+            rows,
+            dimension,
+            stack=np.stack,
+            reply_weight=self._reply_weight,
+            fetch=_questions_of(conn, tenant),
+        )
 
     def _after_append(self, tenants: set[str]) -> None:
         # Indexing is paid by the ingest, not by the next search.

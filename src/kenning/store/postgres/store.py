@@ -52,9 +52,10 @@ class PostgresStore(
         pool_size: int = 8,
         timeout_s: float = 30.0,
         ann: AnnConfig | None = None,
+        reply_weight: float = 0.0,
     ) -> None:
         super().__init__(url, pool_size=pool_size, timeout_s=timeout_s)
-        self._init_search(ann=ann if ann is not None else AnnConfig())
+        self._init_search(ann=ann if ann is not None else AnnConfig(), reply_weight=reply_weight)
 
     @property
     def backend(self) -> str:

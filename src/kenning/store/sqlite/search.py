@@ -38,7 +38,9 @@ from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
+from kenning.store.partition_rows import index_rows
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
+from kenning.store.replies import Question, check_reply_weight
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
@@ -52,13 +54,17 @@ _log = logging.getLogger(__name__)
 _PARTITION_COLUMNS = (
     "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
     " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n"
+    " END, i.label, c.n, p.rowid, p.label, p.role, instr(p.text, '?') > 0"
 )
 # Facts that are no longer active keep their rows (history) but are not searched.
 _PARTITION_FROM = (
     "FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
     " LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = coalesce(c.embed_hash, i.embed_hash)"
     " LEFT JOIN facts f ON f.item = i.rowid"
+    # The whole event just before a whole event (kenning.store.replies).
+    " LEFT JOIN items p ON c.item IS NULL AND i.kind = 'event' AND p.kind = 'event'"
+    " AND p.tenant = i.tenant AND p.session = i.session AND p.seq = i.seq - 1"
+    " AND p.embed_hash IS NOT NULL"
 )
 _LIVE = "(f.item IS NULL OR f.status = 'active')"
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
@@ -99,31 +105,33 @@ class _Follower:
     removed: int = 0
 
 
-def _index_rows(rows: Sequence[Sequence[Any]], dimension: int) -> IndexRows:
-    has_vector = np.array([r[7] is not None for r in rows], dtype=np.bool_)
-    weights = None
-    if any(r[10] is not None for r in rows):
-        # The chunks of one record share its place in the session centroid.
-        per_record = Counter(r[0] for r in rows)
-        weights = np.array([1.0 / per_record[r[0]] for r in rows], dtype=np.float32)
-    matrix = np.zeros((len(rows), dimension), dtype=np.float32)
-    if dimension and has_vector.any():
-        blob = b"".join(r[7] for r in rows if r[7] is not None)
-        matrix[has_vector] = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
-    return IndexRows(
-        ids=[r[1] for r in rows],
-        rowids=np.array([r[0] for r in rows], dtype=np.int64),
-        vectors=matrix,
-        has_vector=has_vector if dimension else np.zeros(len(rows), dtype=np.bool_),
-        texts=[r[8] for r in rows],
-        labels=[r[9] for r in rows],
-        users=[r[2] for r in rows],
-        sessions=[r[3] for r in rows],
-        roles=[r[4] for r in rows],
-        kinds=[r[5] for r in rows],
-        ats=np.array([r[6] for r in rows], dtype=np.float64),
-        weights=weights,
-    )
+def _blobs(dimension: int) -> Callable[[list[bytes]], npt.NDArray[np.float32]]:
+    def stack(blobs: list[bytes]) -> npt.NDArray[np.float32]:
+        return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dimension)
+
+    return stack
+
+
+def _questions_of(
+    conn: sqlite3.Connection, tenant: str
+) -> Callable[[list[int]], dict[int, Question]]:
+    """Reads whole records by rowid as questions (those a catch-up's answers need)."""
+
+    def fetch(rowids: list[int]) -> dict[int, Question]:
+        out: dict[int, Question] = {}
+        for chunk in chunks(rowids):
+            rows = conn.execute(
+                "SELECT i.rowid, v.vec, i.text FROM items i"
+                " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                f" WHERE i.tenant = ? AND i.rowid IN ({','.join('?' * len(chunk))})",
+                [tenant, *chunk],
+            )
+            out.update(
+                (int(r[0]), Question(np.frombuffer(r[1], dtype=np.float32), r[2])) for r in rows
+            )
+        return out
+
+    return fetch
 
 
 def _log_head(conn: sqlite3.Connection) -> int:
@@ -140,9 +148,15 @@ def _log_floor(conn: sqlite3.Connection) -> int:
 class SearchTables(Database):
     """Candidates of both signals and whole-session scores over per-tenant partitions."""
 
-    def _init_search(self, *, lexical: Literal["memory", "fts5"], ann: AnnConfig) -> None:
+    def _init_search(
+        self, *, lexical: Literal["memory", "fts5"], ann: AnnConfig, reply_weight: float
+    ) -> None:
         if lexical not in ("memory", "fts5"):
             raise InvalidInput("lexical must be 'memory' or 'fts5'")
+        try:
+            self._reply_weight = check_reply_weight(reply_weight)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
         self._lexical_mode = lexical
         if lexical == "fts5":
             with self._write(None) as conn:
@@ -182,7 +196,7 @@ class SearchTables(Database):
             (tenant,),
         ).fetchall()
         partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
-        partition.add(_index_rows(rows, dimension))
+        partition.add(self._indexed(conn, tenant, rows, dimension))
         follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
         with self._plock:
             self._loads[tenant] += 1
@@ -223,7 +237,9 @@ class SearchTables(Database):
                 ).fetchall()
                 removed = 0
                 if erased:
-                    removed = partition.remove(np.array([r[0] for r in erased], dtype=np.int64))
+                    gone = np.array([r[0] for r in erased], dtype=np.int64)
+                    removed = partition.remove(gone)
+                    self._unmix(conn, tenant, partition, gone)
                 if removed:
                     # A new row may reuse the rowid of an erased last row: look from the
                     # largest rowid still held.
@@ -237,12 +253,43 @@ class SearchTables(Database):
                 (hwm, tenant),
             ).fetchall()
             if rows:
-                partition.add(_index_rows(rows, partition.dimension))
+                partition.add(self._indexed(conn, tenant, rows, partition.dimension))
                 hwm = int(rows[-1][0])
                 follower.added += len(rows)
             follower.catch_ups += 1
             follower.hwm, follower.log_pos = hwm, max(head, follower.log_pos)
             follower.seen[id(conn)] = version
+
+    def _unmix(
+        self,
+        conn: sqlite3.Connection,
+        tenant: str,
+        partition: Partition,
+        gone: npt.NDArray[np.int64],
+    ) -> None:
+        def read(rowids: list[int]) -> IndexRows:
+            rows: list[Any] = []
+            for chunk in chunks(rowids):
+                rows += conn.execute(
+                    f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
+                    f" WHERE i.rowid IN ({','.join('?' * len(chunk))}) AND i.tenant = ?"
+                    f" AND {_LIVE} {_PARTITION_ORDER}",
+                    [*chunk, tenant],
+                ).fetchall()
+            return self._indexed(conn, tenant, rows, partition.dimension)
+
+        partition.remix(gone, read)
+
+    def _indexed(
+        self, conn: sqlite3.Connection, tenant: str, rows: Sequence[Sequence[Any]], dimension: int
+    ) -> IndexRows:
+        return index_rows(
+            rows,
+            dimension,
+            stack=_blobs(dimension),
+            reply_weight=self._reply_weight,
+            fetch=_questions_of(conn, tenant),
+        )
 
     def _after_append(self, tenants: set[str]) -> None:
         # Indexing is paid by the ingest, not by the next search.

@@ -50,9 +50,12 @@ class SQLiteStore(
         timeout_s: float = 30.0,
         lexical: Literal["memory", "fts5"] = "memory",
         ann: AnnConfig | None = None,
+        reply_weight: float = 0.0,
     ) -> None:
         super().__init__(path, timeout_s=timeout_s)
-        self._init_search(lexical=lexical, ann=ann if ann is not None else AnnConfig())
+        self._init_search(
+            lexical=lexical, ann=ann if ann is not None else AnnConfig(), reply_weight=reply_weight
+        )
 
     @property
     def backend(self) -> str:
