@@ -32,8 +32,12 @@ def test_bench_store_with_a_concurrent_writer(
     assert phase["events_seen_by_reader"] == phase["events_written_by_writers"]
     write = report["write_path"]
     assert write["events"] == 200 and write["facts_written"] > 0 and write["ratio"] > 0
+    written = report["after_write"]
+    assert written["writes"] == 60 and written["after_write_ms"]["p50"] > 0
+    assert written["settled_ms"]["p50"] > 0 and written["p50_ratio_after_over_settled"] > 0
     markdown = (out / "report.md").read_text()
     assert "A second process writing to the same file" in markdown
+    assert "right after a write of 2 events" in markdown
     assert "The lexical worker" in capsys.readouterr().out
 
 

@@ -142,6 +142,25 @@ def test_background_build_serves_exact_until_ready(data: npt.NDArray[np.float32]
     assert partition.nearest(-data[7], 1, RowSelector())[0][0] == "r4007"
 
 
+def test_rows_removed_during_a_build_bring_a_rebuild() -> None:
+    slow = replace(SYNC, background=True, m=32, ef_construction=400)
+    partition = Partition(DIM, ann=slow)
+    many = unit_vectors(8_000, seed=21)
+    partition.add(rows(many))
+    partition.start_ann()
+    saved: list[int] = []
+    partition._on_index = lambda p: saved.append(p.ann_status().nodes)
+    assert partition.ann_status().state == "building"
+    partition.remove(np.arange(1, 11, dtype=np.int64))  # during the build
+    assert partition.wait_ann(300)
+    status = partition.ann_status()
+    # The first build's graph had nodes for the removed rows; a second one has none.
+    assert (status.state, status.excluded, status.nodes) == ("ready", 0, 7_990)
+    assert partition.dump_ann() is not None
+    assert saved == [7_990]  # handed over to be saved once, complete
+    assert "r0" not in {r for r, *_ in partition.nearest(many[0], 10, RowSelector())}
+
+
 def test_index_round_trip_needs_matching_vectors(data: npt.NDArray[np.float32]) -> None:
     index = HnswIndex(DIM, m=16, ef_construction=32)
     index.add(data[:500])
@@ -304,6 +323,37 @@ def test_incremental_adds_of_duplicates() -> None:
     exact.add(rows(np.concatenate([dup, more])))
     for q in dup[:5]:
         assert ann.nearest(q, 100, RowSelector()) == exact.nearest(q, 100, RowSelector())
+
+
+def test_searches_between_small_adds_match_exact_without_sorting_again() -> None:
+    dup = repeated()
+    ann = built(dup)
+    exact = Partition(DIM)
+    exact.add(rows(dup))
+    ann.nearest(dup[0], 10, RowSelector())  # groups the rows by node once
+    groups = ann._groups
+    start = 5_500
+    for step in range(20):
+        # Two rows onto nodes that hold rows already, one with a vector of its own.
+        batch = np.concatenate([dup[3 * step : 3 * step + 2], unit_vectors(1, seed=100 + step)])
+        ann.add(rows(batch, start=start))
+        exact.add(rows(batch, start=start))
+        start += batch.shape[0]
+        for q in (batch[0], batch[2]):
+            for select in (RowSelector(), RowSelector(user="u1")):
+                got, want = ann.nearest(q, 50, select), exact.nearest(q, 50, select)
+                assert [r[0] for r in got] == [r[0] for r in want]
+                assert [r[1] for r in got] == pytest.approx([r[1] for r in want], abs=1e-6)
+    # The additions were kept beside the sorted rows, not sorted in again.
+    assert ann._groups is groups
+    # Past a few thousand additions, one sort is cheaper than the list: the next search sorts.
+    many = unit_vectors(4_200, seed=99)
+    ann.add(rows(many, start=start))
+    exact.add(rows(many, start=start))
+    assert ann._groups is None
+    got, want = ann.nearest(many[0], 50, RowSelector()), exact.nearest(many[0], 50, RowSelector())
+    assert [r[0] for r in got] == [r[0] for r in want]
+    assert ann.ann_status().exact_searches == 0
 
 
 def test_forgetting_one_of_several_rows_sharing_a_vector(tmp_path: Path) -> None:

@@ -143,6 +143,36 @@ def _overlap(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
     }
 
 
+def _after_write(
+    memory: Memory, queries: Sequence[str], *, seed: int, writes: int = 60
+) -> dict[str, Any]:
+    """Tenant searches right after a small write (two events: a turn and its reply) against
+    searches with nothing written since, alternating, each with a query of its own (query
+    embedding included): what following the tenant's own writes costs a search."""
+    fresh = synthetic_events(2 * writes, seed=seed)
+    after, settled = [], []
+    for i in range(writes):
+        started = time.perf_counter()
+        memory.search(Scope("bench"), queries[(2 * i) % len(queries)], k=10)
+        settled.append((time.perf_counter() - started) * 1000)
+        memory.ingest([
+            (Scope(ev.tenant, ev.user, f"written-{ev.session}"),
+             NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}))
+            for ev in (next(fresh), next(fresh))
+        ])  # fmt: skip
+        started = time.perf_counter()
+        memory.search(Scope("bench"), queries[(2 * i + 1) % len(queries)], k=10)
+        after.append((time.perf_counter() - started) * 1000)
+    after_ms, settled_ms = percentiles(after), percentiles(settled)
+    return {
+        "writes": writes,
+        "events_per_write": 2,
+        "after_write_ms": after_ms,
+        "settled_ms": settled_ms,
+        "p50_ratio_after_over_settled": round(after_ms["p50"] / settled_ms["p50"], 3),
+    }
+
+
 def _write_path(embedder: MiniLMEmbedder, *, seed: int, events: int = 3_000) -> dict[str, Any]:
     """Ingest the same events into fresh stores with fact extraction and consolidation off
     and on (alternating, twice each), timing on-runs until extraction is done."""
@@ -344,6 +374,14 @@ def run_store_bench(
             )
         else:
             memory.close()
+        # Last, on a store of its own: it adds events, whose facts then close facts and send
+        # the index into a rebuild, which would keep a closing store from saving it.
+        written = Memory.open(db, embedder=embedder, settings=Settings(ann=ann))
+        try:
+            _wait_for_index(written)
+            report["after_write"] = _after_write(written, query_texts, seed=seed + 3000)
+        finally:
+            written.close()
         if concurrent_writer:
             phases = [synthetic_queries(queries, seed=seed + 100 + i) for i in range(4)]
             report["concurrent_writer"] = run_concurrent_phase(
@@ -451,7 +489,15 @@ def _markdown(report: dict[str, Any]) -> str:
                 f"{ms['p99']:.2f} | {comp['embed_query']:.2f} | {comp['bm25']:.2f} | "
                 f"{comp['vector']:.2f} | {entry['rss_mb']} |"
             )
+    written = report["after_write"]
     lines += [
+        "",
+        f"Tenant search at {list(report['sizes'])[-1]} events right after a write of "
+        f"{written['events_per_write']} events, against one with nothing written since "
+        f"({written['writes']} of each, alternating): p50 / p95 "
+        f"{written['after_write_ms']['p50']:.2f} / {written['after_write_ms']['p95']:.2f} ms "
+        f"vs {written['settled_ms']['p50']:.2f} / {written['settled_ms']['p95']:.2f} ms "
+        f"(p50 ratio {written['p50_ratio_after_over_settled']}).",
         "",
         "## Vector index",
         "",

@@ -23,6 +23,9 @@ __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
 _BUILD_CHUNK = 2048
+# Rows added since the last sort that make the next graph search sort again (or an eighth of
+# the partition, if more).
+_REGROUP_ROWS = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,10 @@ class GraphRows:
         # Graph node -> a row position holding its vector (-1: no row has it, excluded).
         self._node_rep = np.zeros(0, dtype=np.int64)
         self._node_of: dict[int, int] = {}  # vector fingerprint -> node
+        # Each node's rows (see _rows_of): sorted once, then rows added since kept apart.
         self._groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
+        self._added_rows: dict[int, list[int]] = {}
+        self._added = 0
         self._excluded = 0
         self._builder: threading.Thread | None = None
         self._cancel = threading.Event()
@@ -136,11 +142,12 @@ class GraphRows:
         """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
         self._ann, self._node_rep, self._node_of = index, node_rep, node_of
         self._row_node[: self._n] = -1
-        self._groups = None
+        self._regroup()
         self._excluded = 0
 
     def _drop_index(self) -> None:
-        self._ann, self._node_rep, self._node_of, self._groups = None, self._node_rep[:0], {}, None
+        self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
+        self._regroup()
         self._row_node[: self._n] = -1
         self._excluded = 0
 
@@ -183,7 +190,7 @@ class GraphRows:
             nodes[odd] = len(index) + np.arange(odd.size, dtype=np.int64)
             self._add_nodes(positions[odd])
         self._row_node[positions] = nodes
-        self._groups = None
+        self._group_added(positions, nodes)
 
     def _repoint_nodes(self) -> None:
         """After rows were removed: each node is held by a live row of its own, or excluded
@@ -200,7 +207,7 @@ class GraphRows:
         held = (current >= 0) & self._alive[np.clip(current, 0, None)]
         self._node_rep = np.where(held, current, fallback)
         self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        self._groups = None
+        self._regroup()
 
     def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
         """Add graph nodes for the vectors of rows at *positions* (lock held)."""
@@ -212,8 +219,26 @@ class GraphRows:
             HnswIndex.build_threads(threads)
         self._node_rep = np.concatenate([self._node_rep, positions.astype(np.int64)])
 
-    def _node_rows(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """Each node's rows in insertion order: ``rows[bounds[i]:bounds[i + 1]]`` (lock held)."""
+    def _regroup(self) -> None:
+        """Forget the node-to-rows grouping; the next graph search sorts the rows again."""
+        self._groups = None
+        self._added_rows = {}
+        self._added = 0
+
+    def _group_added(self, positions: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> None:
+        """Note rows just mapped to *nodes*: a tenant that keeps writing would otherwise sort
+        all its rows again before every graph search (lock held)."""
+        if self._groups is None:
+            return
+        self._added += positions.size
+        if self._added > max(_REGROUP_ROWS, self._n // 8):
+            self._regroup()  # one sort costs less than scanning a long list of additions
+            return
+        for position, node in zip(positions.tolist(), nodes.tolist(), strict=True):
+            self._added_rows.setdefault(node, []).append(position)
+
+    def _rows_of(self, node: int) -> npt.NDArray[np.int64]:
+        """The rows of *node* in insertion order (lock held)."""
         if self._groups is None:
             assert self._ann is not None
             row_node = self._row_node[: self._n]
@@ -221,7 +246,13 @@ class GraphRows:
             nodes = np.arange(len(self._ann) + 1, dtype=np.int64)
             bounds = np.searchsorted(row_node[rows], nodes).astype(np.int64)
             self._groups = (bounds, rows)
-        return self._groups
+        bounds, rows = self._groups
+        # Rows added later have later positions: they follow the sorted ones.
+        sorted_rows = rows[bounds[node] : bounds[node + 1]] if node + 1 < bounds.size else rows[:0]
+        added = self._added_rows.get(node)
+        if added is None:
+            return sorted_rows
+        return np.concatenate([sorted_rows, np.asarray(added, dtype=np.int64)])
 
     def _cfg(self) -> AnnConfig:
         assert self._ann_config is not None
@@ -288,14 +319,23 @@ class GraphRows:
             HnswIndex.build_threads(threads)
             with self._ann_lock:
                 self._builder = None
-        if self._on_index is not None:
+        if self._excluded and not self._cancel.is_set():
+            # Rows removed while the graph was being built left nodes without a row: build
+            # again, as a removal does (an index with such nodes is never saved).
+            self._maybe_build()
+        elif self._on_index is not None:
             self._on_index(self)
 
     def wait_ann(self, timeout: float | None = None) -> bool:
-        """Wait for a running build; True if an index is ready afterwards."""
+        """Wait for a running build, and the builds it starts; True if an index is ready
+        afterwards."""
+        deadline = None if timeout is None else time.monotonic() + timeout
         job = self._builder
-        if job is not None and job is not threading.current_thread():
-            job.join(timeout)
+        while job is not None and job is not threading.current_thread():
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+            if job.is_alive() or self._builder is job:
+                break  # timed out
+            job = self._builder
         return self._ann is not None and self._builder is None
 
     def dump_ann(self) -> tuple[bytes, int] | None:
@@ -362,7 +402,6 @@ class GraphRows:
             if nodes.size == 0:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
             node_scores = self._matrix[self._node_rep[nodes]] @ query
-            bounds, node_rows = self._node_rows()
             scores: list[npt.NDArray[np.float32]] = []
             positions: list[npt.NDArray[np.int64]] = []
             total, last = 0, np.inf
@@ -371,7 +410,7 @@ class GraphRows:
                 if total >= k and score < last:
                     break  # later nodes score lower: the top k rows are all in hand
                 node = int(nodes[i])
-                rows = node_rows[bounds[node] : bounds[node + 1]]
+                rows = self._rows_of(node)
                 if mask is not None:
                     rows = rows[mask[rows]]
                 rows = rows[:k]  # rows of one node tie: the first k by insertion order win
