@@ -294,6 +294,22 @@ def test_an_answer_is_searched_with_the_question_it_answers(
         store.close()
 
 
+def test_an_answer_written_after_its_question_is_mixed_with_it(
+    reply_backend: str, tmp_path: Path
+) -> None:
+    """The question was indexed by an earlier write: the partition reads it back."""
+    store = open_store(reply_backend, tmp_path, reply_weight=0.5)
+    try:
+        (question,) = _turns(store, A1, [("Ann", "did you visit the Louvre?", 0)])
+        assert _cosines(store, A1, 0)[question] == pytest.approx(1.0, abs=1e-6)  # loaded
+        (answer,) = _turns(store, A1, [("Bob", "yes, last Tuesday!", 1)])
+        assert _cosines(store, A1, 0)[answer] == pytest.approx(0.5 / math.sqrt(1.25), abs=1e-6)
+        if reply_backend != "sqlite-fts5":
+            assert answer in _lexical(store, A1, "Louvre")
+    finally:
+        store.close()
+
+
 def _lexical(store: Store, scope: Scope, query: str) -> dict[str, float]:
     return {c.id: c.score for c in store.lexical(scope, query, filters=ALL, limit=10)}
 
