@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -206,13 +207,21 @@ def test_health_readiness_and_metrics(served: Served) -> None:
     assert 'route="/v1/sessions/{session}/assemble"' in text
 
 
+def _routed(caplog: pytest.LogCaptureFixture, route: str) -> list[logging.LogRecord]:
+    return [r for r in caplog.records if getattr(r, "route", None) == route]
+
+
 def test_logs_are_json_with_the_request_id(
     served: Served, caplog: pytest.LogCaptureFixture
 ) -> None:
     with caplog.at_level(logging.INFO, logger="kenning.server"):
         httpx.get(f"{served.url}/v1/me", headers=_auth(served.key("acme")) | {
             "X-Request-Id": "trace-7"})  # fmt: skip
-    records = [r for r in caplog.records if getattr(r, "route", None) == "/v1/me"]
+        # The server logs a request once its response is sent, so the client can be first.
+        deadline = time.monotonic() + 5
+        while not _routed(caplog, "/v1/me") and time.monotonic() < deadline:
+            time.sleep(0.01)
+    records = _routed(caplog, "/v1/me")
     assert records
     line = json.loads(JsonFormatter().format(records[-1]))
     assert line["request_id"] == "trace-7" and line["status"] == 200
