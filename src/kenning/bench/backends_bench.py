@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from kenning.bench.harness import open_bench_store
+from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.metrics import percentiles
 from kenning.bench.pg_alternatives import measure_alternatives
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
@@ -128,7 +128,7 @@ def run_backends_bench(
         (out / "embedding.json").write_text(json.dumps(report["embedding"], indent=2) + "\n")
         return report
     with tempfile.TemporaryDirectory(prefix="kenning-bench-") as tmp:
-        open_bench_store(url, [TENANT]).close()
+        erase_bench_tenants(url, [TENANT])
         memories = {
             "sqlite": Memory.open(Path(tmp) / "bench.db", embedder=embedder, settings=settings),
             "postgresql": Memory.open(url, embedder=embedder, settings=settings),
@@ -177,7 +177,7 @@ def run_backends_bench(
             for memory in memories.values():
                 memory.close()
             embedder.close()
-        open_bench_store(url, [TENANT]).close()
+        erase_bench_tenants(url, [TENANT])
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     (out / "report.md").write_text(_markdown(report))
     return report

@@ -37,10 +37,10 @@ __all__ = [
     "TURNS",
     "BenchStores",
     "Run",
+    "erase_bench_tenants",
     "format_memory_block",
     "ingest_rows",
     "memory_line",
-    "open_bench_store",
     "own_search_ms",
     "recent_window",
     "safe_id",
@@ -59,8 +59,8 @@ _SAFE_RE = re.compile(r"[^A-Za-z0-9._:@-]")
 class BenchStores:
     """The stores a dataset bench's systems search, over one copy of the data.
 
-    Each system gets a store that indexes as its settings say: kenning's partitions mix each
-    reply with the turn it answers (``Settings.reply_weight``), the single-signal baselines
+    Each system gets a store that indexes as its settings say: kenning's partitions index each
+    answer with the question it answers (``Settings.reply_weight``), the single-signal baselines
     search every vector as it is, as a plain vector search would. By default the data is a
     temporary SQLite file (several stores follow one file), removed on :meth:`close`; with
     *location*, the PostgreSQL database there (its bench *tenants* are erased first).
@@ -73,7 +73,7 @@ class BenchStores:
         )
         self._stores: dict[float, Store] = {}
         if location is not None:
-            open_bench_store(location, tenants).close()
+            erase_bench_tenants(location, tenants)
 
     def store(self, reply_weight: float) -> Store:
         """The store whose partitions index with *reply_weight*."""
@@ -103,17 +103,14 @@ class BenchStores:
             self._dir.cleanup()
 
 
-def open_bench_store(location: str | None, tenants: Iterable[str]) -> Store:
-    """The store a dataset bench runs on: an in-memory SQLite store, or the PostgreSQL database
-    at *location*, whose bench *tenants* are erased first so each run starts from nothing."""
-    if location is None:
-        return SQLiteStore(":memory:")
+def erase_bench_tenants(location: str, tenants: Iterable[str]) -> None:
+    """Erase the bench *tenants* from the PostgreSQL database at *location*, so a run starts
+    from nothing."""
     from kenning.store.postgres.store import PostgresStore
 
-    store = PostgresStore(location)
-    for tenant in dict.fromkeys(tenants):
-        store.forget(Scope(tenant))
-    return store
+    with PostgresStore(location) as store:
+        for tenant in dict.fromkeys(tenants):
+            store.forget(Scope(tenant))
 
 
 def safe_id(raw: str) -> str:

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 import numpy as np
 
-from kenning.bench.harness import open_bench_store
+from kenning.bench.harness import erase_bench_tenants
 from kenning.records import Scope
 from kenning.store.open import open_store
 
@@ -131,7 +131,7 @@ def _one_run(
     else:
         location, where = store, ["--store", store]
         # Each run starts from nothing: the bench tenants are erased first.
-        open_bench_store(store, [f"t{t}" for t in range(tenants)]).close()
+        erase_bench_tenants(store, [f"t{t}" for t in range(tenants)])
     token = secrets.token_hex(16)
     (work / "admin").write_text(token)
     url = f"http://127.0.0.1:{port}"

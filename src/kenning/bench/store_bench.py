@@ -374,8 +374,8 @@ def run_store_bench(
             )
         else:
             memory.close()
-        # Last, on a store of its own: it adds events, whose facts then close facts and send
-        # the index into a rebuild, which would keep a closing store from saving it.
+        # Last, on a store of its own: it adds events, whose facts may close others and start
+        # a graph rebuild, and a store closed during a rebuild saves no graph for the restart.
         written = Memory.open(db, embedder=embedder, settings=Settings(ann=ann))
         try:
             _wait_for_index(written)

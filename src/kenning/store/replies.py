@@ -109,10 +109,11 @@ def apply_replies(
     texts: list[str | None] = [None] * len(rows)
     if weight <= 0:
         return Replies(before, texts)
+    vectored = has_vector.tolist()  # a list reads faster than numpy scalars, row by row
     answers = [
         j
         for j, r in enumerate(rows)
-        if has_vector[j]
+        if vectored[j]
         and r[11] is not None
         and r[14]
         and author(r[12], r[13]) != author(r[9], r[4])
@@ -123,7 +124,7 @@ def apply_replies(
     here = {
         r[0]: Question(vectors[j].copy(), r[8])  # copied before any row is mixed
         for j, r in enumerate(rows)
-        if r[0] in asked and r[10] is None and has_vector[j]
+        if r[0] in asked and r[10] is None and vectored[j]
     }
     fetched = fetch(sorted(asked - here.keys())) if asked - here.keys() else {}
     mixed, questions = [], []
