@@ -41,7 +41,7 @@ from kenning.search.fusion import (
     add_bonuses,
     best_first,
     contenders,
-    fuse,
+    fuse_scores,
     partner_lift,
     session_scores,
 )
@@ -169,12 +169,14 @@ class SearchEngine:
             vector = _union(vector, self._nearest(scope, qvec, f, limit))
             lexical = _union(lexical, part())
         signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
+        records = _Records(self._records, scope)
         if as_keys:
             facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
-            fused = self._facts_as_keys(scope, signals.fused, facts, asked, config.fact_key_weight)
+            weight = config.fact_key_weight
+            fused = self._facts_as_keys(records, signals, facts, asked, weight)
             signals = replace(signals, fused=fused)
         hits = self._rank(
-            scope, signals, query=query, k=k, min_score=min_score, now=now, config=config,
+            records, signals, query=query, k=k, min_score=min_score, now=now, config=config,
             windows=windows,
         )  # fmt: skip
         if hits and self._access is not None:
@@ -210,8 +212,8 @@ class SearchEngine:
         vector: Sequence[Candidate],
         config: FusionConfig,
     ) -> _Signals:
-        """The candidates fused (best first), with their sessions' scores, before bonuses; and
-        what was fused."""
+        """The candidates fused (best first, not yet explained), with their sessions' scores,
+        before bonuses; and what was fused."""
         sessions = {}
         if config.session_weight > 0 and scope.session is None:
             wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
@@ -222,34 +224,38 @@ class SearchEngine:
                 ),
                 config,
             )
-        fused = fuse(lexical, vector, config=config, sessions=sessions)
-        return _Signals(fused=fused, lexical=list(lexical), vector=list(vector), sessions=sessions)
+        fusion = fuse_scores(lexical, vector, config=config, sessions=sessions)
+        return _Signals(
+            fused=fusion.ranked, explain=fusion.explain, lexical=list(lexical),
+            vector=list(vector), sessions=sessions,
+        )  # fmt: skip
 
     def _facts_as_keys(
         self,
-        scope: Scope,
-        fused: Sequence[Fused],
+        records: _Records,
+        signals: _Signals,
         facts: set[str],
         filters: Filters,
         weight: float,
     ) -> list[Fused]:
         """Replace each fact candidate by the turn it was read from: the turn scores at least
         *weight* times the fact's score (if the caller's filters admit the turn)."""
+        fused = signals.fused
         found = [f for f in fused if f.id in facts]
         if not found:
             return list(fused)
         sources = {
-            item.id: item.metadata.get("source_event_id")
-            for item in self._records.items(scope, [f.id for f in found])
+            key: item.metadata.get("source_event_id")
+            for key, item in records.load([f.id for f in found]).items()
         }
         lift: dict[str, float] = {}
         for f in found:
             source = sources.get(f.id)
             if isinstance(source, str):
                 lift[source] = max(lift.get(source, 0.0), weight * f.score)
-        events = self._records.items(scope, list(lift))
+        events = records.load(list(lift))
         out = {f.id: f for f in fused if f.id not in facts}
-        for item in events:
+        for item in events.values():
             admitted = admits(
                 filters, kind=item.kind, role=item.role, at=item.at, tags=item.tags,
                 metadata=item.metadata,
@@ -258,7 +264,8 @@ class SearchEngine:
             held = out.get(item.id)
             if not admitted or (held is not None and held.score >= score):
                 continue
-            scores = {**(held.scores if held else {}), "fact": score, "score": score}
+            was = signals.explain(held).scores if held is not None else {}
+            scores = {**was, "fact": score, "score": score}
             out[item.id] = Fused(id=item.id, score=score, scores=scores)
         ranked = list(out.values())
         best_first(ranked)
@@ -266,7 +273,7 @@ class SearchEngine:
 
     def _rank(
         self,
-        scope: Scope,
+        records: _Records,
         signals: _Signals,
         *,
         query: str,
@@ -296,10 +303,10 @@ class SearchEngine:
         if config.partner_weight > 0 or model is not None:
             depth = max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
         wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
-        items = {item.id: item for item in self._records.items(scope, wanted)}
+        items = records.load(wanted)
         # Only loaded records can reach the top k: the others score below the floor and get
         # neither a bonus nor a partner. Dropping them here spares both steps a full sort.
-        base = [f for f in base if f.id in items]
+        base = [signals.explain(f) for f in base if f.id in items]
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         # Facts have no place in a conversation: only turns have partners.
@@ -390,11 +397,33 @@ def _union(first: Sequence[Candidate], second: Sequence[Candidate]) -> list[Cand
     return [*first, *(c for c in second if c.id not in seen)]
 
 
+class _Records:
+    """The records one search has loaded, by id: a fact's source turn, loaded to be lifted
+    by the fact, is often a contender for the hits too and is read once."""
+
+    __slots__ = ("_loaded", "_log", "_scope")
+
+    def __init__(self, log: EventLog, scope: Scope) -> None:
+        self._log = log
+        self._scope = scope
+        self._loaded: dict[str, Item] = {}
+
+    def load(self, ids: Sequence[str]) -> dict[str, Item]:
+        """The records among *ids* that exist in the scope, by id."""
+        loaded = self._loaded
+        missing = [key for key in ids if key not in loaded]
+        if missing:
+            loaded.update((item.id, item) for item in self._log.items(self._scope, missing))
+        return {key: loaded[key] for key in ids if key in loaded}
+
+
 @dataclass(frozen=True, slots=True)
 class _Signals:
-    """Fused candidates and what they were fused from (the re-ranker's features need both)."""
+    """Fused candidates (explained on demand) and what they were fused from (the re-ranker's
+    features need both)."""
 
     fused: list[Fused]
+    explain: Callable[[Fused], Fused]
     lexical: list[Candidate]
     vector: list[Candidate]
     sessions: dict[str | None, float]

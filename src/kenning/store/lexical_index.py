@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,10 @@ __all__ = ["BM25_B", "BM25_K1", "LABEL_WEIGHT", "LexicalIndex"]
 BM25_K1 = 1.2
 BM25_B = 0.75
 LABEL_WEIGHT = 0.5
+_GROUP_MEMO = 8  # selections whose group statistics are kept (searches use one or two)
+
+_Scores = npt.NDArray[np.float32]
+_GroupStats = tuple["npt.NDArray[np.bool_] | None", int, "npt.NDArray[np.float64]"]
 
 
 class _Postings:
@@ -77,6 +81,11 @@ class LexicalIndex:
         # Live rows; None while no row was ever removed (the common case pays nothing).
         self._alive: npt.NDArray[np.bool_] | None = None
         self._removed = 0
+        # The index's state (rows, removed) with the last query's scores and the rows' norms.
+        self._scores_memo: tuple[tuple[int, int], tuple[str, ...], _Scores | None] | None = None
+        self._norm_memo: tuple[tuple[int, int], npt.NDArray[np.float32]] | None = None
+        # Per selection key: the index's state when computed, and the groups' statistics.
+        self._group_memo: dict[Hashable, tuple[tuple[int, int, int], _GroupStats]] = {}
 
     def __len__(self) -> int:
         return len(self._lengths)
@@ -150,26 +159,20 @@ class LexicalIndex:
         groups: npt.NDArray[np.int32],
         n_groups: int,
         rows: npt.NDArray[np.bool_] | None = None,
+        *,
+        key: Hashable | None = None,
     ) -> npt.NDArray[np.float32] | None:
         """BM25 of each group of rows taken as one document (e.g. a whole session).
 
-        ``groups`` maps each row to its group; statistics are over the groups. With *rows*
-        (a mask over row positions) a group's document holds only those rows.
+        ``groups`` maps each row to its group (a row's group never changes); statistics are
+        over the groups. With *rows* (a mask over row positions) a group's document holds
+        only those rows. A *key* names the selection *rows* makes (e.g. "events only"): the
+        groups' lengths are then kept for it until rows are added or removed.
         """
         n = len(self._lengths)
         if n == 0 or n_groups == 0:
             return None
-        keep = self._live_mask()[:n] if self._removed else None
-        if rows is not None:
-            keep = rows[:n] if keep is None else keep & rows[:n]
-        row_lengths = np.frombuffer(self._lengths, dtype=np.float32)
-        if keep is not None:
-            row_lengths = row_lengths * keep
-        lengths = np.bincount(groups[:n], weights=row_lengths, minlength=n_groups)
-        present = lengths > 0
-        count = int(present.sum())
-        average = float(lengths[present].mean()) if count else 1.0
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
+        keep, count, norm = self._group_stats(groups, n_groups, rows, key)
         out: npt.NDArray[np.float32] | None = None
         ideal = 0.0
         for term in dict.fromkeys(terms):
@@ -194,17 +197,75 @@ class LexicalIndex:
             return None
         return out / np.float32(ideal)
 
+    def _group_stats(
+        self,
+        groups: npt.NDArray[np.int32],
+        n_groups: int,
+        rows: npt.NDArray[np.bool_] | None,
+        key: Hashable | None,
+    ) -> _GroupStats:
+        """The rows kept, the number of non-empty groups and each group's BM25 length norm."""
+        state = (len(self._lengths), self._removed, n_groups)
+        found = self._group_memo.get(key) if key is not None else None
+        if found is not None and found[0] == state:
+            return found[1]
+        n = state[0]
+        keep = self._live_mask()[:n] if self._removed else None
+        if rows is not None:
+            keep = rows[:n] if keep is None else keep & rows[:n]
+        row_lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        if keep is not None:
+            row_lengths = row_lengths * keep
+        lengths = np.bincount(groups[:n], weights=row_lengths, minlength=n_groups)
+        present = lengths > 0
+        count = int(present.sum())
+        average = float(lengths[present].mean()) if count else 1.0
+        norm = np.asarray(BM25_K1 * (1 - BM25_B + BM25_B * lengths / average), dtype=np.float64)
+        stats = (keep, count, norm)
+        if key is not None:
+            if len(self._group_memo) >= _GROUP_MEMO and key not in self._group_memo:
+                self._group_memo.clear()
+            # One assignment: a reader on another thread sees the old entry or the new one.
+            self._group_memo[key] = (state, stats)
+        return stats
+
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
-        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
+        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches.
+
+        The array is read-only: the last query's scores are kept until rows are added or
+        removed, for a search that asks again under another filter (a time the query names).
+        """
+        state = (len(self._lengths), self._removed)
+        query = tuple(dict.fromkeys(terms))
+        memo = self._scores_memo
+        if memo is not None and memo[0] == state and memo[1] == query:
+            return memo[2]
+        out = self._scores(query)
+        if out is not None:
+            out.flags.writeable = False
+        self._scores_memo = (state, query, out)  # one assignment: readers see all or nothing
+        return out
+
+    def _row_norm(self) -> npt.NDArray[np.float32]:
+        """Each row's BM25 length norm, kept until rows are added or removed."""
+        state = (len(self._lengths), self._removed)
+        memo = self._norm_memo
+        if memo is not None and memo[0] == state:
+            return memo[1]
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        average = self._total_length / (state[0] - state[1])
+        norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
+        self._norm_memo = (state, norm)
+        return norm
+
+    def _scores(self, terms: tuple[str, ...]) -> npt.NDArray[np.float32] | None:
         n = len(self._lengths)
         live = n - self._removed
         if live <= 0:
             return None
-        lengths = np.frombuffer(self._lengths, dtype=np.float32)
-        average = self._total_length / live
         norm: npt.NDArray[np.float32] | None = None
         out: npt.NDArray[np.float32] | None = None
-        for term in dict.fromkeys(terms):
+        for term in terms:
             postings = self._postings.get(term)
             if postings is None:
                 continue
@@ -213,7 +274,7 @@ class LexicalIndex:
                 continue
             idf = _idf(live, docs.size)
             if norm is None:
-                norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
+                norm = self._row_norm()
                 out = np.zeros(n, dtype=np.float32)
             assert out is not None
             out[docs] += (idf * tf * (BM25_K1 + 1) / (tf + norm[docs])).astype(np.float32)

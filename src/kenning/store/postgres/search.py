@@ -325,7 +325,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.lexical(terms, limit, select)
-        return list(map(Candidate._make, hits))
+        return hits
 
     def nearest(
         self,
@@ -345,7 +345,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return list(map(Candidate._make, hits))
+        return hits
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

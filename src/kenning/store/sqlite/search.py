@@ -352,7 +352,7 @@ class SearchTables(Database):
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
             hits = partition.lexical(terms, limit, select)
-            return list(map(Candidate._make, hits))
+            return hits
         return self._fts5_lexical(scope, query, filters=filters, limit=limit)
 
     def _fts5_lexical(
@@ -427,7 +427,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
         hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return list(map(Candidate._make, hits))
+        return hits
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
