@@ -172,29 +172,34 @@ class LexicalIndex:
         n = len(self._lengths)
         if n == 0 or n_groups == 0:
             return None
-        keep, count, norm = self._group_stats(groups, n_groups, rows, key)
-        out: npt.NDArray[np.float32] | None = None
-        ideal = 0.0
-        for term in dict.fromkeys(terms):
-            postings = self._postings.get(term)
-            if postings is None:
-                ideal += _idf(count, 0)
-                continue
-            docs, tf = postings.arrays()
-            if keep is not None:
-                kept = keep[docs]
-                docs, tf = docs[kept], tf[kept]
-            group_tf = np.bincount(groups[docs], weights=tf, minlength=n_groups)
-            idf = _idf(count, int(np.count_nonzero(group_tf)))
-            ideal += idf
-            if out is None:
-                out = np.zeros(n_groups, dtype=np.float32)
-            hit = group_tf > 0
-            out[hit] += (idf * group_tf[hit] * (BM25_K1 + 1) / (group_tf[hit] + norm[hit])).astype(
-                np.float32
-            )
-        if out is None:
+        unique = list(dict.fromkeys(terms))
+        found = [p.arrays() for p in map(self._postings.get, unique) if p is not None]
+        if not found:
             return None
+        keep, count, norm = self._group_stats(groups, n_groups, rows, key)
+        # Every term at once: one term frequency per (term, group) cell.
+        docs = np.concatenate([d for d, _ in found])
+        tf = np.concatenate([t for _, t in found])
+        term = np.repeat(np.arange(len(found)), [d.size for d, _ in found])
+        if keep is not None:
+            kept = keep[docs]
+            docs, tf, term = docs[kept], tf[kept], term[kept]
+        group_tf = np.bincount(
+            term * n_groups + groups[docs], weights=tf, minlength=len(found) * n_groups
+        ).reshape(len(found), n_groups)
+        idfs = [_idf(count, int(df)) for df in np.count_nonzero(group_tf, axis=1).tolist()]
+        ideal = 0.0
+        matched = iter(idfs)
+        for postings in map(self._postings.get, unique):
+            ideal += _idf(count, 0) if postings is None else next(matched)
+        # A cell without the term adds exactly 0 (norm > 0); terms are added one after the
+        # other in float32, as a term-by-term loop would.
+        parts = (np.asarray(idfs)[:, None] * group_tf * (BM25_K1 + 1) / (group_tf + norm)).astype(
+            np.float32
+        )
+        out: npt.NDArray[np.float32] = parts[0].copy()
+        for part in parts[1:]:
+            out += part
         return out / np.float32(ideal)
 
     def _group_stats(
