@@ -297,7 +297,10 @@ class SearchEngine:
         base = signals.fused
         if not base:
             return []
-        times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
+        # Times matter only to place records inside or outside a time the query names.
+        times = None
+        if windows:
+            times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
         model = self._reranker() if config.rerank else None
         depth = 0
         if config.partner_weight > 0 or model is not None:
@@ -310,11 +313,15 @@ class SearchEngine:
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         # Facts have no place in a conversation: only turns have partners.
-        positions = {
-            key: Position(session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text)
-            for key, i in items.items()
-            if i.seq is not None
-        }
+        positions = {}
+        if depth:
+            positions = {
+                key: Position(
+                    session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text
+                )
+                for key, i in items.items()
+                if i.seq is not None
+            }
         if config.partner_weight > 0:
             fused = partner_lift(fused, positions, config.partner_weight)
         if model is not None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +28,10 @@ from kenning.store.records import Candidate
 from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector"]
+
+# Named tuples built from whole columns: tuple.__new__ is C, ``_make`` a Python call per row
+# (the columns are zipped strictly, so every row has all the fields).
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -503,7 +508,8 @@ class Partition(GraphRows):
             # scalars read one by one, cost more than the ranking itself.
             out = list(
                 map(
-                    Candidate._make,
+                    _new_tuple,
+                    repeat(Candidate),
                     zip(
                         map(self._ids.__getitem__, rows.tolist()),
                         scores[ranked].tolist(),
