@@ -6,13 +6,14 @@ Written once against the protocol, run over every backend (the ``store`` fixture
 from __future__ import annotations
 
 import math
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, ScopeConflict
 from kenning.records import (
     Scope,
     content_hash,
@@ -363,3 +364,45 @@ def test_a_bad_reply_weight_is_refused(weight: float, tmp_path: Path) -> None:
         SQLiteStore(tmp_path / "x.db", reply_weight=weight)
     with pytest.raises(InvalidInput):
         Settings(reply_weight=weight)
+
+
+@pytest.fixture(params=BACKENDS)
+def any_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_calls_inside_a_reading_block_see_one_state(
+    any_backend: str, tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    store = open_store(any_backend, tmp_path)
+    # Another process on the same database; an in-memory database has only this store.
+    other = (
+        store if any_backend == "sqlite-memory" else open_store(any_backend, tmp_path, fresh=False)
+    )
+    try:
+        write(store, real_embedder, [(A1, ev("refund the espresso machine"))])
+        late: list[str] = []
+
+        def write_late() -> None:
+            ids = write(other, real_embedder, [(A1, ev("refund the desk lamp", minutes=1))])
+            late.extend(ids)
+
+        writer = threading.Thread(target=write_late)
+        with store.reading(A1):
+            assert len(store.lexical(A1, "refund", filters=ALL, limit=10)) == 1
+            writer.start()
+            # Committed by then, except on an in-memory database, where it waits for the block.
+            writer.join(timeout=1 if any_backend == "sqlite-memory" else 30)
+            assert len(store.lexical(A1, "refund", filters=ALL, limit=10)) == 1
+            assert bool(late) == (any_backend != "sqlite-memory")
+            assert store.items(A1, late) == []
+        writer.join(timeout=30)
+        assert len(late) == 1
+        assert len(store.lexical(A1, "refund", filters=ALL, limit=10)) == 2
+        assert [i.id for i in store.items(A1, late)] == late
+        with pytest.raises(ScopeConflict), store.reading(Scope("acme", "bob", A1.session)):
+            pass
+    finally:
+        if other is not store:
+            other.close()
+        store.close()

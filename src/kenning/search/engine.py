@@ -154,31 +154,37 @@ class SearchEngine:
         # only add its cost.
         qvec = self._cached_vector(query) if wants_vector else None
         behind = wants_vector and self._overlap and qvec is None
-        lexical_parts = [self._lexical(scope, query, f, limit, behind) for f in filter_sets]
+        early = [self._lexical(scope, query, f, limit, True) for f in filter_sets] if behind else []
         degraded, reason = False, None
         if wants_vector and qvec is None:
             try:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
-        vector: list[Candidate] = []
-        lexical: list[Candidate] = []
-        for f, part in zip(filter_sets, lexical_parts, strict=True):
-            # Records of a named time may match too weakly to be among the best of the whole
-            # scope; the best of the window itself are candidates too.
-            vector = _union(vector, self._nearest(scope, qvec, f, limit))
-            lexical = _union(lexical, part())
-        signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
-        records = _Records(self._records, scope)
-        if as_keys:
-            facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
-            weight = config.fact_key_weight
-            fused = self._facts_as_keys(records, signals, facts, asked, weight)
-            signals = replace(signals, fused=fused)
-        hits = self._rank(
-            records, signals, query=query, k=k, min_score=min_score, now=now, config=config,
-            windows=windows,
-        )  # fmt: skip
+        # Everything after the embedding reads one snapshot (the worker's lexical search, if
+        # any, reads its own).
+        with self._index.reading(scope):
+            lexical_parts = early or [
+                self._lexical(scope, query, f, limit, False) for f in filter_sets
+            ]
+            vector: list[Candidate] = []
+            lexical: list[Candidate] = []
+            for f, part in zip(filter_sets, lexical_parts, strict=True):
+                # Records of a named time may match too weakly to be among the best of the
+                # whole scope; the best of the window itself are candidates too.
+                vector = _union(vector, self._nearest(scope, qvec, f, limit))
+                lexical = _union(lexical, part())
+            signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
+            records = _Records(self._records, scope)
+            if as_keys:
+                facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
+                weight = config.fact_key_weight
+                fused = self._facts_as_keys(records, signals, facts, asked, weight)
+                signals = replace(signals, fused=fused)
+            hits = self._rank(
+                records, signals, query=query, k=k, min_score=min_score, now=now,
+                config=config, windows=windows,
+            )  # fmt: skip
         if hits and self._access is not None:
             self._access.record(scope, [h.id for h in hits], at=now)
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)

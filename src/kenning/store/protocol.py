@@ -19,6 +19,7 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
@@ -192,6 +193,13 @@ class SearchIndex(Protocol):
 
     def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
         """Record an access to these items (for the access bonus)."""
+        ...
+
+    def reading(self, scope: Scope) -> AbstractContextManager[None]:
+        """A block whose calls to this store for *scope*, made by this thread, read one
+        committed state: a search's candidates, session scores and records agree, and the
+        store opens one read transaction instead of one per call. Nothing is written inside
+        (``touch`` comes after). Raises ``ScopeConflict`` as the calls inside would."""
         ...
 
 

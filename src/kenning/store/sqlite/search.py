@@ -25,7 +25,8 @@ import os
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -480,6 +481,12 @@ class SearchTables(Database):
             until=None if filters.until is None else filters.until.timestamp(),
             rowids=rowids,
         )
+
+    @contextmanager
+    def reading(self, scope: Scope) -> Iterator[None]:
+        # The calls inside find this thread's open read transaction and join it.
+        with self._read(scope):
+            yield
 
     # -- access statistics -----------------------------------------------------------------
 
