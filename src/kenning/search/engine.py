@@ -161,19 +161,22 @@ class SearchEngine:
                 qvec = self._query_vector(query)
             except ModelUnavailable as exc:
                 degraded, reason = True, f"vector search unavailable: {exc}"
+        # The worker's lexical candidates are taken before the snapshot below is opened: a
+        # store that serialises reads (SQLite in memory) would otherwise make each wait for
+        # the other.
+        found = [part() for part in early]
         # Everything after the embedding reads one snapshot (the worker's lexical search, if
-        # any, reads its own).
+        # any, read its own).
         with self._index.reading(scope):
-            lexical_parts = early or [
-                self._lexical(scope, query, f, limit, False) for f in filter_sets
-            ]
+            if not behind:
+                found = [self._lexical(scope, query, f, limit, False)() for f in filter_sets]
             vector: list[Candidate] = []
             lexical: list[Candidate] = []
-            for f, part in zip(filter_sets, lexical_parts, strict=True):
+            for f, part in zip(filter_sets, found, strict=True):
                 # Records of a named time may match too weakly to be among the best of the
                 # whole scope; the best of the window itself are candidates too.
                 vector = _union(vector, self._nearest(scope, qvec, f, limit))
-                lexical = _union(lexical, part())
+                lexical = _union(lexical, part)
             signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
             records = _Records(self._records, scope)
             if as_keys:

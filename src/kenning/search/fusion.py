@@ -432,6 +432,9 @@ def add_bonuses(
             out.append(f)
             continue
         bonus = _bonuses(item, config, now, windows)
+        if not bonus and f.scores.get("score") == f.score:
+            out.append(f)  # nothing to add, nothing to rebuild
+            continue
         total = f.score + sum(bonus.values())
         out.append(Fused(id=f.id, score=total, scores={**f.scores, **bonus, "score": total}))
     best_first(out)
