@@ -406,3 +406,36 @@ def test_calls_inside_a_reading_block_see_one_state(
         if other is not store:
             other.close()
         store.close()
+
+
+def test_also_adds_the_best_under_each_further_filter_once(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    ids = write(
+        store,
+        real_embedder,
+        [
+            (A1, ev("refund refund refund for the espresso machine", minutes=0)),
+            (A1, ev("refund for the desk lamp", minutes=60)),
+            (A1, ev("a refund was mentioned", minutes=120)),
+            (B1, ev("refund refund refund for bob", minutes=60)),
+        ],
+    )
+    strong, lamp, weak, bob = ids
+    window = parse_filters(None, since=T0 + timedelta(minutes=30), until=T0 + timedelta(minutes=90))
+    late = parse_filters(None, since=T0 + timedelta(minutes=100))
+    lexical = store.lexical(A1, "refund", filters=ALL, limit=1, also=[window, late, window])
+    assert [c.id for c in lexical] == [strong, lamp, weak]
+    # The scope binds every filter: bob's turn in the window is never a candidate.
+    wide = store.lexical(A1, "refund", filters=ALL, limit=3, also=[window])
+    assert bob not in {c.id for c in wide}
+    q = real_embedder.embed(["refund"])[0]
+    model = model_of(real_embedder)
+    vector = store.nearest(A1, q, model=model, filters=ALL, limit=1, also=[window, late])
+    each = [store.nearest(A1, q, model=model, filters=f, limit=1)[0] for f in (ALL, window, late)]
+    expected = list(dict.fromkeys(c.id for c in each))
+    assert [c.id for c in vector] == expected
+    assert set(expected) <= {strong, lamp, weak}
+    by_id = {c.id: c.score for c in each}
+    # A row's cosine may differ in the last bits between a full and a gathered product.
+    assert [c.score for c in vector] == pytest.approx([by_id[key] for key in expected], abs=1e-6)

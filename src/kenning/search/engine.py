@@ -146,15 +146,17 @@ class SearchEngine:
         asked = filters
         if as_keys:
             filters = replace(filters, kinds=(*filters.kinds, "fact"))
+        # Records of a named time may match too weakly to be among the best of the whole
+        # scope; the best of the window itself are candidates too.
         narrowed = (_within(filters, window) for window in windows)
-        filter_sets = [filters, *(f for f in narrowed if f is not None)]
+        also = [f for f in narrowed if f is not None]
         wants_vector = self.model() is not None and config.vector_weight > 0
         # Lexical searches start first and run on a worker while the query is embedded; with
         # its vector known there is nothing to wait for, and handing work to a thread would
         # only add its cost.
         qvec = self._cached_vector(query) if wants_vector else None
         behind = wants_vector and self._overlap and qvec is None
-        early = [self._lexical(scope, query, f, limit, True) for f in filter_sets] if behind else []
+        early = self._lexical(scope, query, filters, also, limit, True) if behind else None
         degraded, reason = False, None
         if wants_vector and qvec is None:
             try:
@@ -164,19 +166,14 @@ class SearchEngine:
         # The worker's lexical candidates are taken before the snapshot below is opened: a
         # store that serialises reads (SQLite in memory) would otherwise make each wait for
         # the other.
-        found = [part() for part in early]
+        found = early() if early is not None else None
         # Everything after the embedding reads one snapshot (the worker's lexical search, if
         # any, read its own).
         with self._index.reading(scope):
-            if not behind:
-                found = [self._lexical(scope, query, f, limit, False)() for f in filter_sets]
-            vector: list[Candidate] = []
-            lexical: list[Candidate] = []
-            for f, part in zip(filter_sets, found, strict=True):
-                # Records of a named time may match too weakly to be among the best of the
-                # whole scope; the best of the window itself are candidates too.
-                vector = _union(vector, self._nearest(scope, qvec, f, limit))
-                lexical = _union(lexical, part)
+            lexical = found
+            if lexical is None:
+                lexical = self._lexical(scope, query, filters, also, limit, False)()
+            vector = self._nearest(scope, qvec, filters, also, limit)
             signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
             records = _Records(self._records, scope)
             if as_keys:
@@ -362,17 +359,23 @@ class SearchEngine:
         return self._rerank_model if self._rerank_model is not None else _shipped_model()
 
     def _lexical(
-        self, scope: Scope, query: str, filters: Filters, limit: int, behind: bool
+        self,
+        scope: Scope,
+        query: str,
+        filters: Filters,
+        also: Sequence[Filters],
+        limit: int,
+        behind: bool,
     ) -> Callable[[], list[Candidate]]:
         """Start the lexical search (on a worker if *behind*); the returned function waits
         for its candidates."""
         if self._fusion.lexical_weight <= 0:
             return list
         if not behind:
-            found = self._index.lexical(scope, query, filters=filters, limit=limit)
+            found = self._index.lexical(scope, query, filters=filters, limit=limit, also=also)
             return lambda: found
         future = self._worker().submit(
-            self._index.lexical, scope, query, filters=filters, limit=limit
+            self._index.lexical, scope, query, filters=filters, limit=limit, also=also
         )
         return future.result
 
@@ -381,12 +384,15 @@ class SearchEngine:
         scope: Scope,
         qvec: npt.NDArray[np.float32] | None,
         filters: Filters,
+        also: Sequence[Filters],
         limit: int,
     ) -> list[Candidate]:
         model = self.model()
         if qvec is None or model is None or self._fusion.vector_weight <= 0:
             return []
-        return self._index.nearest(scope, qvec, model=model, filters=filters, limit=limit)
+        return self._index.nearest(
+            scope, qvec, model=model, filters=filters, limit=limit, also=also
+        )
 
 
 def _author(item: Item) -> str:
@@ -405,12 +411,6 @@ def _within(filters: Filters, window: TimeWindow) -> Filters | None:
     if since > until:
         return None
     return replace(filters, since=since, until=until)
-
-
-def _union(first: Sequence[Candidate], second: Sequence[Candidate]) -> list[Candidate]:
-    """Candidates of both lists, each once (a record's score is the same in both)."""
-    seen = {c.id for c in first}
-    return [*first, *(c for c in second if c.id not in seen)]
 
 
 class _Records:

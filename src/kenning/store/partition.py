@@ -27,7 +27,7 @@ from kenning.store.lexical_index import LexicalIndex
 from kenning.store.records import Candidate
 from kenning.store.rwlock import RWLock
 
-__all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector"]
+__all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "listed_once"]
 
 # Named tuples built from whole columns: tuple.__new__ is C, ``_make`` a Python call per row
 # (the columns are zipped strictly, so every row has all the fields).
@@ -326,10 +326,13 @@ class Partition(GraphRows):
             return None
         return _member(self._kinds[: self._n], codes, len(self._kind_codes.values))
 
-    def nearest(self, query: F32, k: int, select: RowSelector) -> list[Candidate]:
-        """Top *k* rows by cosine among the selected rows that have a vector."""
+    def nearest(
+        self, query: F32, k: int, select: RowSelector, also: Sequence[RowSelector] = ()
+    ) -> list[Candidate]:
+        """Top *k* rows by cosine among the selected rows that have a vector, then the top *k*
+        under each of *also* not listed yet."""
         with self._rw.read():
-            return self._nearest(query, k, select)
+            return listed_once([self._nearest(query, k, s) for s in (select, *also)])
 
     def _nearest(self, query: F32, k: int, select: RowSelector) -> list[Candidate]:
         n = self._n
@@ -357,10 +360,18 @@ class Partition(GraphRows):
             return self._top(self._matrix[positions] @ query, positions, k)
         return self._top((self._matrix[:n] @ query)[positions], positions, k)
 
-    def lexical(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Candidate]:
-        """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left out)."""
+    def lexical(
+        self,
+        terms: Sequence[str],
+        k: int,
+        select: RowSelector,
+        also: Sequence[RowSelector] = (),
+    ) -> list[Candidate]:
+        """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left
+        out), then the top *k* under each of *also* not listed yet (the rows' scores are
+        computed once)."""
         with self._rw.read():
-            return self._lexical_top(terms, k, select)
+            return listed_once([self._lexical_top(terms, k, s) for s in (select, *also)])
 
     def _lexical_top(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Candidate]:
         if self._n == 0 or k <= 0 or not terms:
@@ -557,4 +568,19 @@ def _member(
     table = np.zeros(n_codes, dtype=np.bool_)
     table[[code for code in codes if code >= 0]] = True
     out: npt.NDArray[np.bool_] = table[values]
+    return out
+
+
+def listed_once(lists: Sequence[list[Candidate]]) -> list[Candidate]:
+    """The candidates of *lists* in order, each record once, where it is first listed (one
+    signal scored it the same way in every list, up to rounding)."""
+    if len(lists) == 1:
+        return lists[0]
+    out: list[Candidate] = []
+    seen: set[str] = set()
+    for ranked in lists:
+        for cand in ranked:
+            if cand.id not in seen:
+                seen.add(cand.id)
+                out.append(cand)
     return out

@@ -159,8 +159,18 @@ class EventLog(Protocol):
 class SearchIndex(Protocol):
     """Ranked candidates of each signal; only records inside the scope and filters are scored."""
 
-    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
-        """BM25-ranked candidates for the words of *query*."""
+    def lexical(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        filters: Filters,
+        limit: int,
+        also: Sequence[Filters] = (),
+    ) -> list[Candidate]:
+        """BM25-ranked candidates for the words of *query*: the best *limit* under *filters*,
+        then the best *limit* under each of *also* that are not listed yet (e.g. the time a
+        query names, whose records may match too weakly to be among the best of the scope)."""
         ...
 
     def nearest(
@@ -171,10 +181,12 @@ class SearchIndex(Protocol):
         model: ModelInfo,
         filters: Filters,
         limit: int,
+        also: Sequence[Filters] = (),
     ) -> list[Candidate]:
-        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored. A
-        store opened with a reply weight scores an answer to someone else's question by its
-        vector mixed with the question's (:mod:`kenning.store.replies`)."""
+        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored, and
+        those under *also* are added as :meth:`lexical` adds them. A store opened with a
+        reply weight scores an answer to someone else's question by its vector mixed with the
+        question's (:mod:`kenning.store.replies`)."""
         ...
 
     def sessions(

@@ -318,15 +318,23 @@ class SearchTables(Database):
 
     # -- candidates ------------------------------------------------------------------------
 
-    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
+    def lexical(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        filters: Filters,
+        limit: int,
+        also: Sequence[Filters] = (),
+    ) -> list[Candidate]:
         terms = [stem(word) for word in query_terms(query)]
         if not terms:
             return []
         with self._read(scope) as conn:
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
-        hits = partition.lexical(terms, limit, select)
-        return hits
+            more = [self._selector(conn, scope, f) for f in also]
+        return partition.lexical(terms, limit, select, more)
 
     def nearest(
         self,
@@ -336,6 +344,7 @@ class SearchTables(Database):
         model: ModelInfo,
         filters: Filters,
         limit: int,
+        also: Sequence[Filters] = (),
     ) -> list[Candidate]:
         with self._read(scope) as conn:
             stored = self._model_in(conn)
@@ -345,8 +354,8 @@ class SearchTables(Database):
                 self._mismatch(stored, model)
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
-        hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return hits
+            more = [self._selector(conn, scope, f) for f in also]
+        return partition.nearest(np.asarray(vector, dtype=np.float32), limit, select, more)
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex
-from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
+from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector, listed_once
 from kenning.store.partition_rows import index_rows
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
 from kenning.store.replies import Question, check_reply_weight
@@ -344,7 +344,15 @@ class SearchTables(Database):
 
     # -- candidates ------------------------------------------------------------------------
 
-    def lexical(self, scope: Scope, query: str, *, filters: Filters, limit: int) -> list[Candidate]:
+    def lexical(
+        self,
+        scope: Scope,
+        query: str,
+        *,
+        filters: Filters,
+        limit: int,
+        also: Sequence[Filters] = (),
+    ) -> list[Candidate]:
         if self._lexical_mode == "memory":
             terms = [stem(word) for word in query_terms(query)]
             if not terms:
@@ -352,9 +360,12 @@ class SearchTables(Database):
             with self._read(scope) as conn:
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
-            hits = partition.lexical(terms, limit, select)
-            return hits
-        return self._fts5_lexical(scope, query, filters=filters, limit=limit)
+                more = [self._selector(conn, scope, f) for f in also]
+            return partition.lexical(terms, limit, select, more)
+        with self._read(scope):
+            return listed_once(
+                [self._fts5_lexical(scope, query, filters=f, limit=limit) for f in (filters, *also)]
+            )
 
     def _fts5_lexical(
         self, scope: Scope, query: str, *, filters: Filters, limit: int
@@ -418,6 +429,7 @@ class SearchTables(Database):
         model: ModelInfo,
         filters: Filters,
         limit: int,
+        also: Sequence[Filters] = (),
     ) -> list[Candidate]:
         with self._read(scope) as conn:
             stored = stored_model(conn)
@@ -427,8 +439,8 @@ class SearchTables(Database):
                 self._mismatch(stored, model)
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
-        hits = partition.nearest(np.asarray(vector, dtype=np.float32), limit, select)
-        return hits
+            more = [self._selector(conn, scope, f) for f in also]
+        return partition.nearest(np.asarray(vector, dtype=np.float32), limit, select, more)
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
