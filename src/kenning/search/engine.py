@@ -179,7 +179,8 @@ class SearchEngine:
             if as_keys:
                 facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
                 weight = config.fact_key_weight
-                fused = self._facts_as_keys(records, signals, facts, asked, weight)
+                ahead = max(self._depth(config, k), k)
+                fused = self._facts_as_keys(records, signals, facts, asked, weight, ahead)
                 signals = replace(signals, fused=fused)
             hits = self._rank(
                 records, signals, query=query, k=k, min_score=min_score, now=now,
@@ -243,16 +244,22 @@ class SearchEngine:
         facts: set[str],
         filters: Filters,
         weight: float,
+        ahead: int,
     ) -> list[Fused]:
         """Replace each fact candidate by the turn it was read from: the turn scores at least
-        *weight* times the fact's score (if the caller's filters admit the turn)."""
+        *weight* times the fact's score (if the caller's filters admit the turn).
+
+        The best *ahead* other candidates are read with the facts: the hits come from among
+        them, and a fact's source turn is often one of them too, so one read serves all three.
+        """
         fused = signals.fused
         found = [f for f in fused if f.id in facts]
         if not found:
             return list(fused)
+        head = [f.id for f in fused[: ahead + len(found)]]
+        loaded = records.load([*(f.id for f in found), *head])
         sources = {
-            key: item.metadata.get("source_event_id")
-            for key, item in records.load([f.id for f in found]).items()
+            f.id: loaded[f.id].metadata.get("source_event_id") for f in found if f.id in loaded
         }
         lift: dict[str, float] = {}
         for f in found:
@@ -308,9 +315,7 @@ class SearchEngine:
         if windows:
             times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
         model = self._reranker() if config.rerank else None
-        depth = 0
-        if config.partner_weight > 0 or model is not None:
-            depth = max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
+        depth = self._depth(config, k)
         wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
         items = records.load(wanted)
         # Only loaded records can reach the top k: the others score below the floor and get
@@ -354,6 +359,14 @@ class SearchEngine:
                 )
             )  # fmt: skip
         return out
+
+    def _depth(self, config: FusionConfig, k: int) -> int:
+        """How many of the best candidates a partner lift or the re-ranker may move (their
+        records are loaded)."""
+        if config.partner_weight <= 0 and not config.rerank:
+            return 0
+        model = self._reranker() if config.rerank else None
+        return max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
 
     def _reranker(self) -> RerankModel:
         return self._rerank_model if self._rerank_model is not None else _shipped_model()

@@ -14,7 +14,7 @@ reader-writer lock, so they run together while a change waits for them, and see 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
 
@@ -410,12 +410,9 @@ class Partition(GraphRows):
         wanted: Sequence[str | None],
     ) -> list[tuple[str | None, float, float]]:
         n_groups = len(self._session_codes.values)
-        codes = []
-        for name in dict.fromkeys(wanted):
-            code = self._session_codes.lookup(name)
-            if code < 0 or not self._session_in_scope(code, select):
-                continue
-            codes.append(code)
+        codes = self._sessions_in_scope(
+            map(self._session_codes.lookup, dict.fromkeys(wanted)), select
+        )
         n = self._n
         if not codes or n == 0:
             return []
@@ -496,13 +493,17 @@ class Partition(GraphRows):
         weighted = self._matrix[picked] * self._weights[picked, None]
         sums[slots[starts]] += sign * np.add.reduceat(weighted, starts, axis=0)
 
-    def _session_in_scope(self, code: int, select: RowSelector) -> bool:
-        """A session is in scope when it is the selected session or belongs to the user."""
-        if select.session is not None and self._session_codes.values[code] != select.session:
-            return False
+    def _sessions_in_scope(self, codes: Iterable[int], select: RowSelector) -> list[int]:
+        """The known sessions among *codes* that are in scope: the selected session, or those
+        of the selected user."""
+        kept = [code for code in codes if code >= 0]
+        if select.session is not None:
+            only = self._session_codes.lookup(select.session)
+            kept = [code for code in kept if code == only]
         if select.user is not None:
-            return bool(self._session_users.get(code) == self._user_codes.lookup(select.user))
-        return True
+            user, owner = self._user_codes.lookup(select.user), self._session_users.get
+            kept = [code for code in kept if owner(code) == user]
+        return kept
 
     def _top(
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int
