@@ -90,3 +90,66 @@ def test_bonuses_on_the_contenders_give_the_top_k_of_bonuses_on_all(
         [f for f in fused if f.id in wanted], config=config, stats=loaded, now=NOW, windows=windows
     )
     assert some[:k] == everything[:k]
+
+
+def _reference(
+    fused: list[Fused],
+    *,
+    k: int,
+    config: FusionConfig,
+    windows: list[TimeWindow],
+    times: dict[str, float],
+    depth: int,
+) -> list[str]:
+    """contenders() as first written: a plain loop over every candidate, no pruning."""
+    other = config.recency_weight + config.access_weight
+    bonus = config.time_weight if windows else 0.0
+    if bonus == 0.0:
+        floor = fused[min(k, len(fused)) - 1].score - other
+        head = {f.id for f in fused[:depth]}
+        return [f.id for f in fused if f.score >= floor or f.id in head]
+    edge = 0.001
+    spans = [(w.start.timestamp(), w.end.timestamp()) for w in windows]
+    floors, reach = [], []
+    for f in fused:
+        at = times.get(f.id)
+        surely = at is not None and any(s + edge <= at < e - edge for s, e in spans)
+        perhaps = at is None or any(s - edge <= at < e + edge for s, e in spans)
+        floors.append(f.score + bonus if surely else f.score)
+        reach.append(other + bonus if perhaps else other)
+    order = sorted(range(len(fused)), key=floors.__getitem__, reverse=True)
+    bar = floors[order[min(k, len(fused)) - 1]]
+    head = {fused[i].id for i in order[:depth]}
+    return [
+        f.id
+        for f, up in zip(fused, reach, strict=True)
+        if f.score + up + 1e-12 >= bar or f.id in head
+    ]
+
+
+@given(
+    scores,
+    st.data(),
+    st.integers(1, 5),
+    st.integers(0, 12),
+    st.sampled_from([0.0, 0.02, 0.1]),
+    st.sampled_from([0.0, 0.2, 0.5]),
+    st.booleans(),
+)
+def test_contenders_and_their_head_match_a_plain_loop_over_every_candidate(
+    base: dict[str, float],
+    data: st.DataObject,
+    k: int,
+    depth: int,
+    access: float,
+    time_weight: float,
+    named: bool,
+) -> None:
+    config = FusionConfig(access_weight=access, time_weight=time_weight, recency_weight=0.0)
+    fused = _fused(base)
+    when = {key: data.draw(st.sampled_from([INSIDE, OUTSIDE, WINDOW.start.timestamp()]))
+            for key in base}  # fmt: skip
+    known = {key: at for key, at in when.items() if data.draw(st.booleans())}
+    windows = [WINDOW] if named else []
+    got = contenders(fused, k=k, config=config, windows=windows, times=known, depth=depth)
+    assert got == _reference(fused, k=k, config=config, windows=windows, times=known, depth=depth)

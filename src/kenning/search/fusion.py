@@ -263,6 +263,7 @@ a datetime (microseconds), so it counts as perhaps inside, never as surely insid
 
 
 _SLACK = 1e-12
+_PRUNE = 1e-9  # more than the slack and any rounding of a floor or a ceiling
 
 
 def contenders(
@@ -297,6 +298,14 @@ def contenders(
         floor = fused[min(k, len(fused)) - 1].score - other
         head = {f.id for f in fused[:depth]}
         return [f.id for f in fused if f.score >= floor or f.id in head]
+    # Neither the k-th best floor nor the depth-th can fall below the k-th or depth-th best
+    # fused score (*fused* is best first), and no record gains more than other + bonus: the
+    # records further down take no part and are left out before the work below.
+    bound = fused[min(k, len(fused)) - 1].score - other
+    if depth:
+        bound = min(bound, fused[min(depth, len(fused)) - 1].score)
+    bound -= bonus + _PRUNE
+    fused = fused[: next((i for i, f in enumerate(fused) if f.score < bound), len(fused))]
     # Whole columns in numpy: a Python loop over a few hundred candidates, testing each time
     # against each window, was a tenth of a search's own time for queries that name a time.
     known = times or {}
