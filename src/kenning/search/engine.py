@@ -11,7 +11,10 @@ thread meanwhile (the model releases the GIL for most of its work); a query whos
 cached runs every step on the caller's thread. What the worker buys depends on free cores:
 ``kenning bench store`` times it against every step inline, and on a busy 2-core machine it
 bought about 1% (p50 ratio 0.99), the embedding being CPU-bound itself.
-Which results were returned is recorded by a background
+After the embedding, the search's store calls share one read snapshot
+(:meth:`~kenning.store.protocol.SearchIndex.reading`): candidates, session scores and records
+come from one committed state (but for lexical candidates already read on the worker). Which
+results were returned is recorded afterwards by a background
 :class:`~kenning.search.access.AccessRecorder`.
 """
 
