@@ -73,3 +73,30 @@ def test_filtered_session_cosine_matches_brute_force(
         norm = float(np.linalg.norm(total))
         expected = float(total @ query / norm) if norm > 0 else 0.0
         assert abs(got[name] - expected) < 1e-5, (name, got[name], expected)
+
+
+def test_a_kind_the_partition_lacks_does_not_stand_for_every_kind() -> None:
+    """Session BM25 statistics are kept per selection by kind: asking first for a kind no row
+    has must not leave its empty statistics behind for a search of every kind."""
+    rows = IndexRows(
+        ids=["a", "b", "c"],
+        rowids=np.arange(1, 4, dtype=np.int64),
+        vectors=np.zeros((3, DIM), dtype=np.float32),
+        has_vector=np.zeros(3, dtype=np.bool_),
+        texts=["refund the lamp", "refund the kettle", "hello there"],
+        labels=[""] * 3,
+        users=["u"] * 3,
+        sessions=["s1", "s1", "s2"],
+        roles=["user"] * 3,
+        kinds=["event"] * 3,
+        ats=np.arange(3, dtype=np.float64),
+    )
+    fresh, used = Partition(DIM), Partition(DIM)
+    fresh.add(rows)
+    used.add(rows)
+    wanted = ["s1", "s2"]
+    missing = used.sessions(["refund"], None, RowSelector(kinds=("procedure",)), wanted)
+    assert all(lexical == 0.0 for _, lexical, _ in missing)
+    expected = fresh.sessions(["refund"], None, RowSelector(), wanted)
+    assert expected[0][1] > 0.0
+    assert used.sessions(["refund"], None, RowSelector(), wanted) == expected

@@ -422,15 +422,16 @@ class Partition(GraphRows):
         kinds = self._kind_mask(select.kinds)
         rows = kinds if rest is None else rest if kinds is None else rest & kinds
         lexical = None
+        chosen = self._kind_codes_of(select.kinds)
         if terms:
-            # A selection by kind alone is the same rows until rows are added or removed.
-            key = None if rest is not None else tuple(self._kind_codes_of(select.kinds) or ())
+            # A selection by kind alone is the same rows until rows are added or removed; "no
+            # kind asked for is here" (no codes) is not "every kind" (None).
+            key = None if rest is not None else ("all",) if chosen is None else tuple(chosen)
             lexical = self._lexical.group_scores(terms, self._sessions, n_groups, rows, key=key)
         cosine = np.zeros(index.size, dtype=np.float32)
         if query is not None and self._dim:
             # Removed rows have no vector: no sum counts them.
             if rows is None or rest is None:
-                chosen = self._kind_codes_of(select.kinds)
                 by_kind = (
                     self._session_sums[:, index]
                     if chosen is None
