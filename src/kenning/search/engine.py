@@ -159,7 +159,9 @@ class SearchEngine:
         # only add its cost.
         qvec = self._cached_vector(query) if wants_vector else None
         behind = wants_vector and self._overlap and qvec is None
-        early = self._lexical(scope, query, filters, also, limit, True) if behind else None
+        early = None
+        if behind and config.lexical_weight > 0:
+            early = self._worker().submit(self._lexical, scope, query, filters, also, limit)
         degraded, reason = False, None
         if wants_vector and qvec is None:
             try:
@@ -169,13 +171,13 @@ class SearchEngine:
         # The worker's lexical candidates are taken before the snapshot below is opened: a
         # store that serialises reads (SQLite in memory) would otherwise make each wait for
         # the other.
-        found = early() if early is not None else None
+        found = early.result() if early is not None else None
         # Everything after the embedding reads one snapshot (the worker's lexical search, if
         # any, read its own).
         with self._index.reading(scope):
             lexical = found
             if lexical is None:
-                lexical = self._lexical(scope, query, filters, also, limit, False)()
+                lexical = self._lexical(scope, query, filters, also, limit)
             vector = self._nearest(scope, qvec, filters, also, limit)
             signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
             records = _Records(self._records, scope)
@@ -381,19 +383,11 @@ class SearchEngine:
         filters: Filters,
         also: Sequence[Filters],
         limit: int,
-        behind: bool,
-    ) -> Callable[[], list[Candidate]]:
-        """Start the lexical search (on a worker if *behind*); the returned function waits
-        for its candidates."""
+    ) -> list[Candidate]:
+        """The lexical candidates (none when the lexical signal is off)."""
         if self._fusion.lexical_weight <= 0:
-            return list
-        if not behind:
-            found = self._index.lexical(scope, query, filters=filters, limit=limit, also=also)
-            return lambda: found
-        future = self._worker().submit(
-            self._index.lexical, scope, query, filters=filters, limit=limit, also=also
-        )
-        return future.result
+            return []
+        return self._index.lexical(scope, query, filters=filters, limit=limit, also=also)
 
     def _nearest(
         self,

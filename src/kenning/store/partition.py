@@ -300,7 +300,7 @@ class Partition(GraphRows):
         if select.roles and not self._role_codes.covers(select.roles):
             codes = [self._role_codes.lookup(r) for r in select.roles]
             mask = both(_member(self._roles[:n], codes, len(self._role_codes.values)))
-        kinds = self._kind_mask(select.kinds)
+        kinds = self._kind_mask(self._kind_codes_of(select.kinds))
         if kinds is not None:
             mask = both(kinds)
         if select.since is not None:
@@ -319,9 +319,8 @@ class Partition(GraphRows):
             return None
         return [code for code in map(self._kind_codes.lookup, kinds) if code >= 0]
 
-    def _kind_mask(self, kinds: tuple[str, ...]) -> npt.NDArray[np.bool_] | None:
-        """The rows of one of *kinds* (None: all rows)."""
-        codes = self._kind_codes_of(kinds)
+    def _kind_mask(self, codes: list[int] | None) -> npt.NDArray[np.bool_] | None:
+        """The rows of one of the kinds *codes* (None: all rows)."""
         if codes is None:
             return None
         return _member(self._kinds[: self._n], codes, len(self._kind_codes.values))
@@ -419,10 +418,10 @@ class Partition(GraphRows):
         index = np.asarray(codes)
         # Scope (user, session) is decided per session above; the rest narrows the rows.
         rest = self._mask(replace(select, user=None, session=None, kinds=()), live=False)
-        kinds = self._kind_mask(select.kinds)
+        chosen = self._kind_codes_of(select.kinds)
+        kinds = self._kind_mask(chosen)
         rows = kinds if rest is None else rest if kinds is None else rest & kinds
         lexical = None
-        chosen = self._kind_codes_of(select.kinds)
         if terms:
             # A selection by kind alone is the same rows until rows are added or removed; "no
             # kind asked for is here" (no codes) is not "every kind" (None).
