@@ -21,7 +21,7 @@ from kenning.records import (
 from kenning.search.filters import parse_filters
 from kenning.settings import Settings
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.records import EventWrite, ModelInfo, Position
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conformance.helpers import A1, A2, ALL, B1, G1, T0, ev, model_of, write
 from tests.conftest import BACKENDS, MemoEmbedder, open_store
@@ -124,6 +124,43 @@ def test_items_and_touch(store: Store, real_embedder: MemoEmbedder) -> None:
     counts = {i.id: i.access_count for i in store.items(Scope("acme"), ids)}
     assert counts == {ids[0]: 2, ids[1]: 1}
     assert store.items(Scope("globex"), ids) == []
+
+
+def test_candidates_carry_each_turns_place_in_its_conversation(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    ids = write(
+        store,
+        real_embedder,
+        [
+            (A1, ev("did the parcel arrive?", metadata={"speaker": "  Ann "})),
+            (A1, ev("the parcel arrived", role="assistant")),
+            (A1, ev("parcel tracking says delivered", role="tool", tool_name="tracker")),
+            (A2, ev("parcel parcel?", metadata={"name": "Bo"})),
+        ],
+    )
+    asked, answered, tool, other = ids
+    expected = {
+        asked: Position("a-s1", 1, "Ann", asks=True),
+        answered: Position("a-s1", 2, "assistant"),
+        tool: Position("a-s1", 3, "tracker"),
+        other: Position("a-s2", 1, "Bo", asks=True),
+    }
+    lexical = store.lexical(Scope("acme", "ann"), "parcel", filters=ALL, limit=10)
+    vector = store.nearest(
+        Scope("acme", "ann"), real_embedder.embed(["parcel"])[0],
+        model=model_of(real_embedder), filters=ALL, limit=10,
+    )  # fmt: skip
+    for found in (lexical, vector):
+        assert {c.id: c.position for c in found} == expected
+    # The place is the index's: the same as the record's own session and sequence number.
+    for item in store.items(Scope("acme", "ann"), ids):
+        place = expected[item.id]
+        assert (place.session, place.seq) == (item.scope.session, item.seq)
+    # A turn written after the index was loaded carries its place too.
+    (later,) = write(store, real_embedder, [(A1, ev("parcel returned", role="assistant"))])
+    again = store.lexical(A1, "returned", filters=ALL, limit=10)
+    assert [(c.id, c.position) for c in again] == [(later, Position("a-s1", 4, "assistant"))]
 
 
 def test_query_words_never_match_scope_tokens(store: Store, real_embedder: MemoEmbedder) -> None:

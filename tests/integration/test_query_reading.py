@@ -10,6 +10,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from kenning import FusionConfig, Hit, Memory, NewEvent, Scope, Settings
 from kenning.search.plan import QueryPlan
 from kenning.search.rerank import FEATURES, RerankModel
@@ -235,6 +237,27 @@ def test_a_short_reply_rises_next_to_the_turn_it_answers(
             ranks[weight], reply = _louvre_rank(memory)
             assert (reply.scores.get("partner", 0.0) > 0) is (weight > 0)
     assert ranks[1.0] <= 1 < ranks[0.0]
+
+
+def test_a_question_lifts_its_answer_by_relevance_not_popularity(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    fusion = replace(FusionConfig(), access_weight=0.5, partner_weight=1.0)
+    settings = Settings(fusion=fusion, track_access=False, reply_weight=0.0)
+    with Memory.open(tmp_path / "m.db", embedder=real_embedder, settings=settings) as memory:
+        _, reply = _louvre_rank(memory)
+        assert reply.scores.get("partner", 0.0) > 0
+        first = memory.search(Scope("acme", "dana"), _LOUVRE_QUERY, k=5, now=NOW)
+        (question,) = [h for h in first if h.content.startswith("Did")]
+        for _ in range(20):
+            memory.store.touch(Scope("acme", "dana"), [question.id], at=NOW)
+        hits = memory.search(Scope("acme", "dana"), _LOUVRE_QUERY, k=5, now=NOW)
+        by_id = {h.id: h for h in hits}
+        # The question gains its access bonus; the answer it lifts does not.
+        assert by_id[question.id].scores["access"] > 0.3
+        assert by_id[question.id].score > question.score + 0.3
+        assert by_id[reply.id].score == pytest.approx(reply.score)
+        assert "access" not in by_id[reply.id].scores
 
 
 def test_an_answer_is_found_through_the_question_it_answers(

@@ -40,7 +40,6 @@ from kenning.search.fusion import (
     Fused,
     FusionConfig,
     ItemStats,
-    Position,
     add_bonuses,
     best_first,
     contenders,
@@ -53,7 +52,7 @@ from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.rerank import RerankModel, RerankRecord, features, rerank
 from kenning.search.timeref import TimeWindow
 from kenning.store.protocol import EventLog, SearchIndex
-from kenning.store.records import Candidate, Item, ModelInfo
+from kenning.store.records import Candidate, Item, ModelInfo, Position
 
 __all__ = ["SearchEngine"]
 
@@ -184,7 +183,7 @@ class SearchEngine:
             if as_keys:
                 facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
                 weight = config.fact_key_weight
-                ahead = max(self._depth(config, k), k)
+                ahead = k
                 fused = self._facts_as_keys(records, signals, facts, asked, weight, ahead)
                 signals = replace(signals, fused=fused)
             hits = self._rank(
@@ -301,16 +300,18 @@ class SearchEngine:
         config: FusionConfig,
         windows: Sequence[TimeWindow] = (),
     ) -> list[Hit]:
-        """Add bonuses to fused candidates, lift partners, cut at *min_score* and *k*, load the
-        winners.
+        """Lift partners, add bonuses to fused candidates, cut at *min_score* and *k*, load
+        the winners.
 
         Bonuses are bounded, so only the candidates that can still enter the top k
         (:func:`~kenning.search.fusion.contenders`; the time bonus counts only for records
         whose time may lie in a named window) are loaded, once, and serve both the bonuses
-        and the hits. With the partner lift or the re-ranker on, the best ``max(3 * k, 30)``
-        candidates (counting the time bonus they will surely get) are loaded too: a weak
-        answer can rise next to the question it answers, the re-ranker can lift a record from
-        below the top k, and both need each record's place in its conversation.
+        and the hits. The partner lift moves the best ``max(3 * k, 30)`` candidates (counting
+        the time bonus they will surely get) before any is loaded: a weak answer can rise next
+        to the question it answers, and the index gives each turn's place in its
+        conversation with the candidate. It lifts by relevance (fused scores); bonuses come
+        after, so a record's popularity does not pass to its partner. With the re-ranker on,
+        the best of the re-ranker's depth are loaded too (its features read the records).
         """
         base = signals.fused
         if not base:
@@ -321,25 +322,28 @@ class SearchEngine:
             times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
         model = self._reranker() if config.rerank else None
         depth = self._depth(config, k)
+        positions: dict[str, Position] = {}
+        if depth:
+            # The records the lift or the re-ranker may move: no other can reach the top k.
+            moved = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
+            places = {
+                c.id: c.position
+                for c in (*signals.lexical, *signals.vector)
+                if c.position is not None
+            }
+            positions = {key: places[key] for key in moved if key in places}
+            held = set(moved)
+            base = [signals.explain(f) for f in base if f.id in held]
+            if config.partner_weight > 0:
+                base = partner_lift(base, positions, config.partner_weight)
+        depth = model.depth if model is not None else 0
         wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
         items = records.load(wanted)
         # Only loaded records can reach the top k: the others score below the floor and get
-        # neither a bonus nor a partner. Dropping them here spares both steps a full sort.
+        # no bonus. Dropping them here spares the next steps a full sort.
         base = [signals.explain(f) for f in base if f.id in items]
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
-        # Facts have no place in a conversation: only turns have partners.
-        positions = {}
-        if depth:
-            positions = {
-                key: Position(
-                    session=i.scope.session, seq=i.seq, author=_author(i), asks="?" in i.text
-                )
-                for key, i in items.items()
-                if i.seq is not None
-            }
-        if config.partner_weight > 0:
-            fused = partner_lift(fused, positions, config.partner_weight)
         if model is not None:
             x = features(
                 fused[: model.depth], query=query, method=config.method,
@@ -347,7 +351,7 @@ class SearchEngine:
                 windows=windows,
                 records={key: RerankRecord(at=items[key].at, position=place,
                                            text=items[key].text)
-                         for key, place in positions.items()},
+                         for key, place in positions.items() if key in items},
             )  # fmt: skip
             fused = rerank(fused, x, model)
         fused = fused[:k]
@@ -366,8 +370,7 @@ class SearchEngine:
         return out
 
     def _depth(self, config: FusionConfig, k: int) -> int:
-        """How many of the best candidates a partner lift or the re-ranker may move (their
-        records are loaded)."""
+        """How many of the best candidates a partner lift or the re-ranker may move."""
         if config.partner_weight <= 0 and not config.rerank:
             return 0
         model = self._reranker() if config.rerank else None
@@ -403,15 +406,6 @@ class SearchEngine:
         return self._index.nearest(
             scope, qvec, model=model, filters=filters, limit=limit, also=also
         )
-
-
-def _author(item: Item) -> str:
-    """Who wrote *item*: its speaker or name (metadata), else its role."""
-    for key in ("speaker", "name"):
-        value = item.metadata.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return item.role.value
 
 
 def _within(filters: Filters, window: TimeWindow) -> Filters | None:

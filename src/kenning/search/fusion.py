@@ -22,7 +22,7 @@ import numpy as np
 
 from kenning.errors import InvalidInput
 from kenning.search.timeref import TimeWindow
-from kenning.store.records import Candidate, SessionCandidate
+from kenning.store.records import Candidate, Position, SessionCandidate
 
 _NO_SCORES: Mapping[str, float] = MappingProxyType({})
 _score = attrgetter("score")
@@ -122,16 +122,6 @@ class ItemStats(NamedTuple):
 
     at: datetime
     access_count: int = 0
-
-
-class Position(NamedTuple):
-    """Where a record sits in its conversation: session, sequence number, who wrote it, and
-    whether it asks something (holds a question mark)."""
-
-    session: str | None
-    seq: int
-    author: str
-    asks: bool = False
 
 
 class Fused(NamedTuple):

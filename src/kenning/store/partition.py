@@ -24,7 +24,7 @@ import numpy.typing as npt
 from kenning.store.ann import AnnConfig, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
-from kenning.store.records import Candidate
+from kenning.store.records import Candidate, Position
 from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "listed_once"]
@@ -59,6 +59,8 @@ class IndexRows:
     # kenning.store.replies), whose erasure makes the row stale, and that question's text.
     before: npt.NDArray[np.int64] | None = None
     questions: Sequence[str | None] | None = None
+    # Per row, the turn's place in its conversation (None: not a turn of a session).
+    positions: Sequence[Position | None] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,7 @@ class Partition(GraphRows):
         self._roles = np.zeros(0, dtype=np.int16)
         self._kinds = np.zeros(0, dtype=np.int16)
         self._ids: list[str] = []
+        self._positions: list[Position | None] = []
         self._weights = np.zeros(0, dtype=np.float32)
         self._shared_ids = False  # some record has several rows (chunks)
         self._user_codes = _Codes()
@@ -270,6 +273,7 @@ class Partition(GraphRows):
             )
         self._roles[self._n : end] = [self._role_codes.code(r) for r in rows.roles]
         self._ids.extend(rows.ids)
+        self._positions.extend([None] * count if rows.positions is None else rows.positions)
         self._n = end
 
     def _grow_sums(self) -> None:
@@ -518,16 +522,18 @@ class Partition(GraphRows):
             rows = positions[ranked]
             # Whole columns through C-level map and zip: a Python loop over the rows, or numpy
             # scalars read one by one, cost more than the ranking itself.
+            listed = rows.tolist()
             out = list(
                 map(
                     _new_tuple,
                     repeat(Candidate),
                     zip(
-                        map(self._ids.__getitem__, rows.tolist()),
+                        map(self._ids.__getitem__, listed),
                         scores[ranked].tolist(),
                         map(self._session_codes.values.__getitem__, self._sessions[rows].tolist()),
                         map(self._kind_codes.values.__getitem__, self._kinds[rows].tolist()),
                         self._ats[rows].tolist(),
+                        map(self._positions.__getitem__, listed),
                         strict=True,
                     ),
                 )

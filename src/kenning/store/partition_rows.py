@@ -1,7 +1,9 @@
 """Partition rows as both backends' partition queries return them.
 
 Each row: rowid, id, user, session, role, kind, at (epoch seconds), vector, text, label, chunk
-number (NULL for a whole record), then the turn before it (see :mod:`kenning.store.replies`).
+number (NULL for a whole record), then the turn before it (see :mod:`kenning.store.replies`),
+then the record's own sequence number (NULL outside a session's sequence) and whether its
+whole text holds a question mark.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.store.partition import IndexRows
-from kenning.store.replies import Question, apply_replies
+from kenning.store.records import Position
+from kenning.store.replies import Question, apply_replies, author
 
 __all__ = ["index_rows"]
 
@@ -57,4 +60,8 @@ def index_rows(
         weights=weights,
         before=replies.before,
         questions=replies.questions,
+        positions=[
+            None if r[15] is None else Position(r[3], int(r[15]), author(r[9], r[4]), bool(r[16]))
+            for r in rows
+        ],
     )

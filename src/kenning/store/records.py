@@ -37,6 +37,7 @@ __all__ = [
     "Item",
     "MessageRow",
     "ModelInfo",
+    "Position",
     "SessionCandidate",
     "SessionInfo",
     "StoreStats",
@@ -88,6 +89,17 @@ class EventWrite:
     chunks: tuple[Chunk, ...] = ()
 
 
+class Position(NamedTuple):
+    """Where a turn sits in its conversation: session, sequence number, who wrote it (its
+    label: speaker, name or tool; else its role), and whether it asks something (its text
+    holds a question mark)."""
+
+    session: str | None
+    seq: int
+    author: str
+    asks: bool = False
+
+
 class Candidate(NamedTuple):
     """A search candidate from one signal: the record's id, that signal's raw score, the
     session it belongs to (fusion can rank turns of the best-matching session together), and
@@ -100,6 +112,10 @@ class Candidate(NamedTuple):
     at: float | None = None
     """When the record was written (epoch seconds), where the index knows it: bonuses for a
     time the query names can then be bounded before the record is loaded."""
+    position: Position | None = None
+    """The turn's place in its conversation (None: not a turn of a session, or the index does
+    not know it): a question and its answer can be lifted toward each other before either
+    record is loaded."""
 
 
 @dataclass(frozen=True, slots=True)

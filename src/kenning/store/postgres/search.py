@@ -52,7 +52,7 @@ _PARTITION_SQL = (
     " extract(epoch FROM i.at)::float8,"
     " CASE WHEN c.embed_hash IS NOT NULL THEN vc.vec ELSE vi.vec END,"
     " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n, p.rowid, p.label, p.role, p.asks"
+    " END, i.label, c.n, p.rowid, p.label, p.role, p.asks, i.seq, strpos(i.text, '?') > 0"
     " FROM items i LEFT JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid"
     " LEFT JOIN vectors vc ON vc.tenant = c.tenant AND vc.hash = c.embed_hash"
     " LEFT JOIN vectors vi ON vi.tenant = i.tenant AND vi.hash = i.embed_hash"

@@ -40,8 +40,8 @@ from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector, listed_once
 from kenning.store.partition_rows import index_rows
-from kenning.store.records import Candidate, ModelInfo, SessionCandidate
-from kenning.store.replies import Question, check_reply_weight
+from kenning.store.records import Candidate, ModelInfo, Position, SessionCandidate
+from kenning.store.replies import Question, author, check_reply_weight
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
@@ -55,7 +55,8 @@ _log = logging.getLogger(__name__)
 _PARTITION_COLUMNS = (
     "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
     " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n, p.rowid, p.label, p.role, instr(p.text, '?') > 0"
+    " END, i.label, c.n, p.rowid, p.label, p.role, instr(p.text, '?') > 0,"
+    " i.seq, instr(i.text, '?') > 0"
 )
 # Facts that are no longer active keep their rows (history) but are not searched.
 _PARTITION_FROM = (
@@ -68,6 +69,8 @@ _PARTITION_FROM = (
     " AND p.embed_hash IS NOT NULL"
 )
 _LIVE = "(f.item IS NULL OR f.status = 'active')"
+# What an FTS5 candidate carries besides its id and score (see Candidate).
+_FTS5_RECORD = "i.session, i.kind, i.at, i.seq, i.label, i.role, instr(i.text, '?') > 0"
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
@@ -384,7 +387,7 @@ class SearchTables(Database):
         if filters.needs_sql or filters.since is not None or filters.until is not None:
             # Constraints FTS5 cannot express are joined in before ranking is cut.
             sql = (
-                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, i.session, i.kind, i.at"
+                f"SELECT i.id, bm25(items_fts, {_BM25_WEIGHTS}) AS s, {_FTS5_RECORD}"
                 " FROM items_fts"
                 " JOIN items i ON i.rowid = items_fts.rowid"
                 f" WHERE items_fts MATCH ? AND {where} ORDER BY s, i.rowid LIMIT ?"
@@ -394,7 +397,7 @@ class SearchTables(Database):
             # The scope is inside MATCH, so FTS5 ranks in-scope rows only and can cut early;
             # the outer constraint re-checks tenancy against the row itself.
             sql = (
-                "SELECT i.id, f.s, i.session, i.kind, i.at FROM"
+                f"SELECT i.id, f.s, {_FTS5_RECORD} FROM"
                 f" (SELECT rowid, bm25(items_fts, {_BM25_WEIGHTS}) AS s FROM items_fts"
                 " WHERE items_fts MATCH ? ORDER BY s LIMIT ?) f"
                 f" JOIN items i ON i.rowid = f.rowid WHERE {where} ORDER BY f.s, i.rowid"
@@ -404,8 +407,13 @@ class SearchTables(Database):
             rows = conn.execute(sql, args).fetchall()
             ideal = self._fts5_ideal(conn, query) if rows else 1.0
         return [
-            Candidate(row[0], -float(row[1]) / ideal, row[2], row[3], float(row[4])) for row in rows
-        ]
+            Candidate(
+                row[0], -float(row[1]) / ideal, row[2], row[3], float(row[4]),
+                None if row[5] is None
+                else Position(row[2], int(row[5]), author(row[6], row[7]), bool(row[8])),
+            )
+            for row in rows
+        ]  # fmt: skip
 
     @staticmethod
     def _fts5_ideal(conn: sqlite3.Connection, query: str) -> float:
