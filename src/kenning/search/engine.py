@@ -27,6 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
+from itertools import chain
+from operator import attrgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -57,6 +59,7 @@ from kenning.store.records import Candidate, Item, ModelInfo, Position
 __all__ = ["SearchEngine"]
 
 _QUERY_CACHE = 256
+_session = attrgetter("session")
 _PARTNER_DEPTH = 30
 """The partner lift applies among the best max(3 * k, this) candidates."""
 
@@ -181,7 +184,7 @@ class SearchEngine:
             signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
             records = _Records(self._records, scope)
             if as_keys:
-                facts = {c.id for c in [*lexical, *vector] if c.kind == "fact"}
+                facts = {c.id for c in chain(lexical, vector) if c.kind == "fact"}
                 weight = config.fact_key_weight
                 ahead = k
                 fused = self._facts_as_keys(records, signals, facts, asked, weight, ahead)
@@ -227,7 +230,7 @@ class SearchEngine:
         before bonuses; and what was fused."""
         sessions = {}
         if config.session_weight > 0 and scope.session is None:
-            wanted = list(dict.fromkeys(c.session for c in [*lexical, *vector]))
+            wanted = list(dict.fromkeys(map(_session, chain(lexical, vector))))
             model = self.model() if qvec is not None else None
             sessions = session_scores(
                 self._index.sessions(
@@ -237,8 +240,8 @@ class SearchEngine:
             )
         fusion = fuse_scores(lexical, vector, config=config, sessions=sessions)
         return _Signals(
-            fused=fusion.ranked, explain=fusion.explain, lexical=list(lexical),
-            vector=list(vector), sessions=sessions,
+            fused=fusion.ranked, explain=fusion.explain, position=fusion.position,
+            lexical=list(lexical), vector=list(vector), sessions=sessions,
         )  # fmt: skip
 
     def _facts_as_keys(
@@ -309,7 +312,8 @@ class SearchEngine:
         and the hits. The partner lift moves the best ``max(3 * k, 30)`` candidates (counting
         the time bonus they will surely get) before any is loaded: a weak answer can rise next
         to the question it answers, and the index gives each turn's place in its
-        conversation with the candidate. It lifts by relevance (fused scores); bonuses come
+        conversation with the candidate (a fact's source turn that is no candidate itself has
+        no place there and is not lifted). It lifts by relevance (fused scores); bonuses come
         after, so a record's popularity does not pass to its partner. With the re-ranker on,
         the best of the re-ranker's depth are loaded too (its features read the records).
         """
@@ -323,15 +327,12 @@ class SearchEngine:
         model = self._reranker() if config.rerank else None
         depth = self._depth(config, k)
         positions: dict[str, Position] = {}
-        if depth:
+        explained = depth > 0
+        if explained:
             # The records the lift or the re-ranker may move: no other can reach the top k.
             moved = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
-            places = {
-                c.id: c.position
-                for c in (*signals.lexical, *signals.vector)
-                if c.position is not None
-            }
-            positions = {key: places[key] for key in moved if key in places}
+            found = zip(moved, map(signals.position, moved), strict=True)
+            positions = {key: place for key, place in found if place is not None}
             held = set(moved)
             base = [signals.explain(f) for f in base if f.id in held]
             if config.partner_weight > 0:
@@ -341,7 +342,10 @@ class SearchEngine:
         items = records.load(wanted)
         # Only loaded records can reach the top k: the others score below the floor and get
         # no bonus. Dropping them here spares the next steps a full sort.
-        base = [signals.explain(f) for f in base if f.id in items]
+        if explained:
+            base = [f for f in base if f.id in items]
+        else:
+            base = [signals.explain(f) for f in base if f.id in items]
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         if model is not None:
@@ -444,6 +448,7 @@ class _Signals:
 
     fused: list[Fused]
     explain: Callable[[Fused], Fused]
+    position: Callable[[str], Position | None]
     lexical: list[Candidate]
     vector: list[Candidate]
     sessions: dict[str | None, float]

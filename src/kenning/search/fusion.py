@@ -295,13 +295,14 @@ def contenders(
     if depth:
         bound = min(bound, fused[min(depth, len(fused)) - 1].score)
     bound -= bonus + _PRUNE
-    fused = fused[: next((i for i, f in enumerate(fused) if f.score < bound), len(fused))]
     # Whole columns in numpy: a Python loop over a few hundred candidates, testing each time
     # against each window, was a tenth of a search's own time for queries that name a time.
+    scores = np.fromiter(map(_score, fused), dtype=np.float64, count=len(fused))
+    cut = int(np.searchsorted(-scores, -bound, side="right"))  # the first score below bound
+    scores = scores[:cut]
+    ids = list(map(_id, fused[:cut]))
     known = times or {}
-    ids = [f.id for f in fused]
-    scores = np.array([f.score for f in fused], dtype=np.float64)
-    ats = np.array([known.get(key, math.nan) for key in ids], dtype=np.float64)
+    ats = np.fromiter(map(known.get, ids, repeat(math.nan)), dtype=np.float64, count=cut)
     surely = np.zeros(len(ids), dtype=np.bool_)
     perhaps = np.isnan(ats)  # a record whose time is unknown may lie anywhere
     for window in windows:
@@ -324,7 +325,9 @@ class Fusion:
     its score but not yet what it was made of; :meth:`explain` adds that to the few a search
     keeps (building it for every candidate was a third of fusion's time)."""
 
-    __slots__ = ("_candidates", "_lex", "_method", "_methods", "_session", "_vec", "ranked")
+    __slots__ = (
+        "_by_id", "_candidates", "_lex", "_method", "_methods", "_session", "_vec", "ranked",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -340,8 +343,15 @@ class Fusion:
         self._methods = methods
         self._session = session
         self._candidates = candidates
-        self._lex: dict[str, float] | None = None
-        self._vec: dict[str, float] | None = None
+        self._lex: dict[str, Candidate] = {}
+        self._vec: dict[str, Candidate] = {}
+        self._by_id = False  # the two dictionaries are built on first use
+
+    def _build(self) -> None:
+        lexical, vector = self._candidates
+        self._lex = dict(zip(map(_id, lexical), lexical, strict=True))
+        self._vec = dict(zip(map(_id, vector), vector, strict=True))
+        self._by_id = True
 
     def explain(self, fused: Fused) -> Fused:
         """*fused* with every signal that contributed (``scores``), if it has none yet: the
@@ -349,21 +359,28 @@ class Fusion:
         lift, and ``score``."""
         if fused.scores or fused.id not in self._methods:
             return fused
-        if self._lex is None or self._vec is None:
-            lexical, vector = self._candidates
-            self._lex = {c.id: c.score for c in lexical}
-            self._vec = {c.id: c.score for c in vector}
+        if not self._by_id:
+            self._build()
+        lex, vec = self._lex, self._vec
         key = fused.id
         own = self._methods[key]
         scores: dict[str, float] = {self._method: own}
-        if key in self._lex:
-            scores["bm25"] = self._lex[key]
-        if key in self._vec:
-            scores["cosine"] = self._vec[key]
+        if key in lex:
+            scores["bm25"] = lex[key].score
+        if key in vec:
+            scores["cosine"] = vec[key].score
         if self._session:
             scores["session"] = fused.score - own
         scores["score"] = fused.score
         return Fused(id=key, score=fused.score, scores=scores)
+
+    def position(self, key: str) -> Position | None:
+        """Where the candidate *key* sits in its conversation, as the index gave it (None: not
+        a candidate, not a turn, or not known)."""
+        if not self._by_id:
+            self._build()
+        found = self._lex.get(key) or self._vec.get(key)
+        return None if found is None else found.position
 
 
 def fuse_scores(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from sys import intern
 from typing import Any
 
 import numpy as np
@@ -60,8 +61,13 @@ def index_rows(
         weights=weights,
         before=replies.before,
         questions=replies.questions,
-        positions=[
-            None if r[15] is None else Position(r[3], int(r[15]), author(r[9], r[4]), bool(r[16]))
-            for r in rows
-        ],
+        positions=[_position(r) for r in rows],
     )
+
+
+def _position(row: Sequence[Any]) -> Position | None:
+    """A row's place in its conversation (None outside a session's sequence). Its strings are
+    interned: the rows of a session share one session id and a few authors."""
+    if row[15] is None or row[3] is None:
+        return None
+    return Position(intern(row[3]), int(row[15]), intern(author(row[9], row[4])), bool(row[16]))

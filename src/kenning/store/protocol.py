@@ -170,7 +170,10 @@ class SearchIndex(Protocol):
     ) -> list[Candidate]:
         """BM25-ranked candidates for the words of *query*: the best *limit* under *filters*,
         then the best *limit* under each of *also* that are not listed yet (e.g. the time a
-        query names, whose records may match too weakly to be among the best of the scope)."""
+        query names, whose records may match too weakly to be among the best of the scope).
+        Each candidate of a session's turn carries its ``position`` (session, sequence number,
+        author, whether it asks): the search lifts a question and its answer with it before
+        loading either; a candidate without one takes no part in that lift."""
         ...
 
     def nearest(
@@ -183,10 +186,11 @@ class SearchIndex(Protocol):
         limit: int,
         also: Sequence[Filters] = (),
     ) -> list[Candidate]:
-        """Cosine-ranked candidates; only vectors inside *scope* and *filters* are scored, and
-        those under *also* are added as :meth:`lexical` adds them. A store opened with a
-        reply weight scores an answer to someone else's question by its vector mixed with the
-        question's (:mod:`kenning.store.replies`)."""
+        """Cosine-ranked candidates, with positions as :meth:`lexical` gives them; only vectors
+        inside *scope* and *filters* are scored, and those under *also* are added as
+        :meth:`lexical` adds them. A store opened with a reply weight scores an answer to
+        someone else's question by its vector mixed with the question's
+        (:mod:`kenning.store.replies`)."""
         ...
 
     def sessions(
