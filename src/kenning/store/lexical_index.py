@@ -31,7 +31,6 @@ BM25_B = 0.75
 LABEL_WEIGHT = 0.5
 _GROUP_MEMO = 8  # selections whose group statistics are kept (searches use one or two)
 
-_Scores = npt.NDArray[np.float32]
 _GroupStats = tuple["npt.NDArray[np.bool_] | None", int, "npt.NDArray[np.float64]"]
 
 
@@ -81,8 +80,7 @@ class LexicalIndex:
         # Live rows; None while no row was ever removed (the common case pays nothing).
         self._alive: npt.NDArray[np.bool_] | None = None
         self._removed = 0
-        # The index's state (rows, removed) with the last query's scores and the rows' norms.
-        self._scores_memo: tuple[tuple[int, int], tuple[str, ...], _Scores | None] | None = None
+        # The index's state (rows, removed) with the rows' norms.
         self._norm_memo: tuple[tuple[int, int], npt.NDArray[np.float32]] | None = None
         # Per selection key: the index's state when computed, and the groups' statistics.
         self._group_memo: dict[Hashable, tuple[tuple[int, int, int], _GroupStats]] = {}
@@ -235,21 +233,8 @@ class LexicalIndex:
         return stats
 
     def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
-        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches.
-
-        The array is read-only: the last query's scores are kept until rows are added or
-        removed, for a search that asks again under another filter (a time the query names).
-        """
-        state = (len(self._lengths), self._removed)
-        query = tuple(dict.fromkeys(terms))
-        memo = self._scores_memo
-        if memo is not None and memo[0] == state and memo[1] == query:
-            return memo[2]
-        out = self._scores(query)
-        if out is not None:
-            out.flags.writeable = False
-        self._scores_memo = (state, query, out)  # one assignment: readers see all or nothing
-        return out
+        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
+        return self._scores(tuple(dict.fromkeys(terms)))
 
     def _row_norm(self) -> npt.NDArray[np.float32]:
         """Each row's BM25 length norm, kept until rows are added or removed."""

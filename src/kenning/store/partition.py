@@ -374,14 +374,16 @@ class Partition(GraphRows):
         out), then the top *k* under each of *also* not listed yet (the rows' scores are
         computed once)."""
         with self._rw.read():
-            return listed_once([self._lexical_top(terms, k, s) for s in (select, *also)])
+            if self._n == 0 or k <= 0 or not terms:
+                return []
+            scores = self._lexical.scores(terms)
+            if scores is None:
+                return []
+            return listed_once([self._lexical_top(scores, k, s) for s in (select, *also)])
 
-    def _lexical_top(self, terms: Sequence[str], k: int, select: RowSelector) -> list[Candidate]:
-        if self._n == 0 or k <= 0 or not terms:
-            return []
-        scores = self._lexical.scores(terms)
-        if scores is None:
-            return []
+    def _lexical_top(
+        self, scores: npt.NDArray[np.float32], k: int, select: RowSelector
+    ) -> list[Candidate]:
         mask = self._mask(select)
         matched = scores > 0 if mask is None else (scores > 0) & mask
         positions = np.flatnonzero(matched)
