@@ -296,3 +296,23 @@ def test_an_opt_in_rerank_model_reorders_the_best_candidates(
             assert ("rerank" in hits[0].scores) is on
             assert hits[0].score >= hits[1].score
     assert tops == {False: "Dana", True: "Priya"}
+
+
+def test_equal_scores_keep_the_order_records_were_written(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    # BM25 alone scores equal texts exactly equal (cosines may differ in the last bits).
+    fusion = replace(FusionConfig(), lexical_weight=1.0, vector_weight=0.0)
+    settings = Settings(track_access=False, fusion=fusion)
+    with Memory.open(tmp_path / "m.db", embedder=real_embedder, settings=settings) as memory:
+        written = []
+        for i in range(6):
+            scope = Scope("acme", "dana", f"s{i}")
+            (event,) = memory.add_events(scope, [NewEvent("user", "Thanks, that helps!",
+                                                          at=_at(10))])  # fmt: skip
+            written.append(event.id)
+        memory.add_events(Scope("acme", "dana", "other"),
+                          [NewEvent("user", "The parcel is late.", at=_at(10))])  # fmt: skip
+        hits = memory.search(Scope("acme", "dana"), "thanks, that helps", k=6, now=NOW)
+        assert len({h.score for h in hits}) == 1  # six equal scores
+        assert [h.id for h in hits] == written

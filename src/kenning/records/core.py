@@ -9,7 +9,9 @@ from __future__ import annotations
 import enum
 import hashlib
 import re
-import uuid
+import secrets
+import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -87,9 +89,41 @@ def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp
         ) from exc
 
 
+class _IdClock:
+    """Milliseconds since the epoch and a sequence number within the millisecond, never going
+    back in this process (a clock stepped back, or 65,536 ids in one millisecond, borrow the
+    next millisecond)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ms = 0
+        self._seq = 0
+
+    def tick(self) -> tuple[int, int]:
+        now = time.time_ns() // 1_000_000
+        with self._lock:
+            if now > self._ms:
+                self._ms, self._seq = now, 0
+            elif self._seq < 0xFFFF:
+                self._seq += 1
+            else:
+                self._ms, self._seq = self._ms + 1, 0
+            return self._ms, self._seq
+
+
+_ID_CLOCK = _IdClock()
+
+
 def new_event_id() -> str:
-    """A fresh, globally unique event id."""
-    return f"ev_{uuid.uuid4().hex}"
+    """A fresh, globally unique event id that sorts by creation in this process: 12 hex digits
+    of milliseconds, 4 of sequence, 16 random (as long as a UUID's hex).
+
+    Search breaks equal scores by id, so with these ids the earlier-written record comes
+    first, the same in every run that writes the same events in the same order (random ids
+    made a baseline's ties, and its metrics' third decimal, change from run to run).
+    """
+    ms, seq = _ID_CLOCK.tick()
+    return f"ev_{ms:012x}{seq:04x}{secrets.randbits(64):016x}"
 
 
 def content_hash(text: str) -> str:
