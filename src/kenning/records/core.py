@@ -91,8 +91,8 @@ def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp
 
 class _IdClock:
     """Milliseconds since the epoch and a sequence number within the millisecond, never going
-    back in this process (a clock stepped back, or 65,536 ids in one millisecond, borrow the
-    next millisecond)."""
+    back in this process: while the clock stands still or has stepped back, the sequence of
+    the last millisecond counts on, and past 65,535 it borrows the next millisecond."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

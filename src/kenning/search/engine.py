@@ -186,8 +186,7 @@ class SearchEngine:
             if as_keys:
                 facts = {c.id for c in chain(lexical, vector) if c.kind == "fact"}
                 weight = config.fact_key_weight
-                ahead = k
-                fused = self._facts_as_keys(records, signals, facts, asked, weight, ahead)
+                fused = self._facts_as_keys(records, signals, facts, asked, weight, ahead=k)
                 signals = replace(signals, fused=fused)
             hits = self._rank(
                 records, signals, query=query, k=k, min_score=min_score, now=now,
@@ -327,8 +326,7 @@ class SearchEngine:
         model = self._reranker() if config.rerank else None
         depth = self._depth(config, k)
         positions: dict[str, Position] = {}
-        explained = depth > 0
-        if explained:
+        if depth:
             # The records the lift or the re-ranker may move: no other can reach the top k.
             moved = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
             found = zip(moved, map(signals.position, moved), strict=True)
@@ -337,15 +335,12 @@ class SearchEngine:
             base = [signals.explain(f) for f in base if f.id in held]
             if config.partner_weight > 0:
                 base = partner_lift(base, positions, config.partner_weight)
-        depth = model.depth if model is not None else 0
-        wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
+        read = model.depth if model is not None else 0  # the re-ranker's features read records
+        wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=read)
         items = records.load(wanted)
         # Only loaded records can reach the top k: the others score below the floor and get
         # no bonus. Dropping them here spares the next steps a full sort.
-        if explained:
-            base = [f for f in base if f.id in items]
-        else:
-            base = [signals.explain(f) for f in base if f.id in items]
+        base = [signals.explain(f) for f in base if f.id in items]
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         if model is not None:

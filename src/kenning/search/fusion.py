@@ -325,9 +325,7 @@ class Fusion:
     its score but not yet what it was made of; :meth:`explain` adds that to the few a search
     keeps (building it for every candidate was a third of fusion's time)."""
 
-    __slots__ = (
-        "_by_id", "_candidates", "_lex", "_method", "_methods", "_session", "_vec", "ranked",
-    )  # fmt: skip
+    __slots__ = ("_candidates", "_lex", "_method", "_methods", "_session", "_vec", "ranked")
 
     def __init__(
         self,
@@ -343,15 +341,16 @@ class Fusion:
         self._methods = methods
         self._session = session
         self._candidates = candidates
-        self._lex: dict[str, Candidate] = {}
+        # Each signal's candidates by id, built on first use (None: not yet).
+        self._lex: dict[str, Candidate] | None = None
         self._vec: dict[str, Candidate] = {}
-        self._by_id = False  # the two dictionaries are built on first use
 
-    def _build(self) -> None:
+    def _by_id(self) -> dict[str, Candidate]:
+        """Build both maps; return the lexical one."""
         lexical, vector = self._candidates
-        self._lex = dict(zip(map(_id, lexical), lexical, strict=True))
         self._vec = dict(zip(map(_id, vector), vector, strict=True))
-        self._by_id = True
+        self._lex = dict(zip(map(_id, lexical), lexical, strict=True))
+        return self._lex
 
     def explain(self, fused: Fused) -> Fused:
         """*fused* with every signal that contributed (``scores``), if it has none yet: the
@@ -359,9 +358,8 @@ class Fusion:
         lift, and ``score``."""
         if fused.scores or fused.id not in self._methods:
             return fused
-        if not self._by_id:
-            self._build()
-        lex, vec = self._lex, self._vec
+        lex = self._lex if self._lex is not None else self._by_id()
+        vec = self._vec
         key = fused.id
         own = self._methods[key]
         scores: dict[str, float] = {self._method: own}
@@ -377,9 +375,8 @@ class Fusion:
     def position(self, key: str) -> Position | None:
         """Where the candidate *key* sits in its conversation, as the index gave it (None: not
         a candidate, not a turn, or not known)."""
-        if not self._by_id:
-            self._build()
-        found = self._lex.get(key) or self._vec.get(key)
+        lex = self._lex if self._lex is not None else self._by_id()
+        found = lex.get(key) or self._vec.get(key)
         return None if found is None else found.position
 
 

@@ -232,10 +232,6 @@ class LexicalIndex:
             self._group_memo[key] = (state, stats)
         return stats
 
-    def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
-        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
-        return self._scores(tuple(dict.fromkeys(terms)))
-
     def _row_norm(self) -> npt.NDArray[np.float32]:
         """Each row's BM25 length norm, kept until rows are added or removed."""
         state = (len(self._lengths), self._removed)
@@ -248,7 +244,9 @@ class LexicalIndex:
         self._norm_memo = (state, norm)
         return norm
 
-    def _scores(self, terms: tuple[str, ...]) -> npt.NDArray[np.float32] | None:
+    def scores(self, terms: Sequence[str]) -> npt.NDArray[np.float32] | None:
+        """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
+        terms = tuple(dict.fromkeys(terms))
         n = len(self._lengths)
         live = n - self._removed
         if live <= 0:

@@ -20,7 +20,7 @@ from kenning.store.partition import IndexRows
 from kenning.store.records import Position
 from kenning.store.replies import Question, apply_replies, author
 
-__all__ = ["index_rows"]
+__all__ = ["index_rows", "turn_position"]
 
 F32 = npt.NDArray[np.float32]
 
@@ -61,13 +61,16 @@ def index_rows(
         weights=weights,
         before=replies.before,
         questions=replies.questions,
-        positions=[_position(r) for r in rows],
+        positions=[turn_position(r[3], r[15], r[9], r[4], r[16]) for r in rows],
     )
 
 
-def _position(row: Sequence[Any]) -> Position | None:
-    """A row's place in its conversation (None outside a session's sequence). Its strings are
-    interned: the rows of a session share one session id and a few authors."""
-    if row[15] is None or row[3] is None:
+def turn_position(
+    session: str | None, seq: int | None, label: str | None, role: str, asks: object
+) -> Position | None:
+    """A record's place in its conversation from its stored columns (None outside a session's
+    sequence). Its strings are interned: a session's turns share one session id and a few
+    authors."""
+    if seq is None or session is None:
         return None
-    return Position(intern(row[3]), int(row[15]), intern(author(row[9], row[4])), bool(row[16]))
+    return Position(intern(session), int(seq), intern(author(label, role)), bool(asks))

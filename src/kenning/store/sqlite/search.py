@@ -39,9 +39,9 @@ from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector, listed_once
-from kenning.store.partition_rows import index_rows
-from kenning.store.records import Candidate, ModelInfo, Position, SessionCandidate
-from kenning.store.replies import Question, author, check_reply_weight
+from kenning.store.partition_rows import index_rows, turn_position
+from kenning.store.records import Candidate, ModelInfo, SessionCandidate
+from kenning.store.replies import Question, check_reply_weight
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
@@ -409,8 +409,7 @@ class SearchTables(Database):
         return [
             Candidate(
                 row[0], -float(row[1]) / ideal, row[2], row[3], float(row[4]),
-                None if row[5] is None
-                else Position(row[2], int(row[5]), author(row[6], row[7]), bool(row[8])),
+                turn_position(row[2], row[5], row[6], row[7], row[8]),
             )
             for row in rows
         ]  # fmt: skip
