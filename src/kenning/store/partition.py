@@ -33,6 +33,9 @@ __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "listed_once"]
 # (the columns are zipped strictly, so every row has all the fields).
 _new_tuple = tuple.__new__
 
+_Scored = tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]
+"""Scores of some partition rows, and those rows' positions."""
+
 
 @dataclass(frozen=True, slots=True)
 class IndexRows:
@@ -335,33 +338,34 @@ class Partition(GraphRows):
         """Top *k* rows by cosine among the selected rows that have a vector, then the top *k*
         under each of *also* not listed yet."""
         with self._rw.read():
-            return listed_once([self._nearest(query, k, s) for s in (select, *also)])
+            return self._listed([self._nearest(query, k, s) for s in (select, *also)], k)
 
-    def _nearest(self, query: F32, k: int, select: RowSelector) -> list[Candidate]:
+    def _nearest(self, query: F32, k: int, select: RowSelector) -> _Scored | None:
+        """The selected rows' cosines (None: no row to rank)."""
         n = self._n
         if n == 0 or k <= 0:
-            return []
+            return None
         mask = self._mask(select)
         if not self._has_vector[:n].all():
             mask = self._has_vector[:n] if mask is None else mask & self._has_vector[:n]
         selected = n if mask is None else int(np.count_nonzero(mask))
         if selected == 0:
-            return []
+            return None
         # Chunks of one record may fill several places: the graph proposes more rows then.
         found = self._ann_nearest(query, 2 * k if self._shared_ids else k, mask, selected)
         if found is not None:
             self._ann_searches += 1
             # The graph proposes rows; their scores are exact, ranked like the exact path.
-            return self._top(found[0], found[1], k)
+            return found
         self._exact_searches += 1
         if mask is None:
-            return self._top(self._matrix[:n] @ query, None, k)
+            return self._matrix[:n] @ query, np.arange(n)
         positions = np.flatnonzero(mask)
         # Rows outside the selection never reach the ranking. Gathering few rows is cheaper
         # than one pass over all; for a wide selection the single pass is cheaper.
         if positions.size * 3 < n:
-            return self._top(self._matrix[positions] @ query, positions, k)
-        return self._top((self._matrix[:n] @ query)[positions], positions, k)
+            return self._matrix[positions] @ query, positions
+        return (self._matrix[:n] @ query)[positions], positions
 
     def lexical(
         self,
@@ -379,17 +383,46 @@ class Partition(GraphRows):
             scores = self._lexical.scores(terms)
             if scores is None:
                 return []
-            return listed_once([self._lexical_top(scores, k, s) for s in (select, *also)])
+            return self._listed([self._matched(scores, s) for s in (select, *also)], k)
 
-    def _lexical_top(
-        self, scores: npt.NDArray[np.float32], k: int, select: RowSelector
-    ) -> list[Candidate]:
+    def _matched(self, scores: npt.NDArray[np.float32], select: RowSelector) -> _Scored | None:
+        """The selected rows that match, with their scores (None: none)."""
         mask = self._mask(select)
         matched = scores > 0 if mask is None else (scores > 0) & mask
         positions = np.flatnonzero(matched)
         if positions.size == 0:
+            return None
+        return scores[positions], positions
+
+    def _listed(self, found: Sequence[_Scored | None], k: int) -> list[Candidate]:
+        """The top *k* of each scored selection in turn, each record once, where it is first
+        listed."""
+        if self._shared_ids:
+            return listed_once([self._top(f[0], f[1], k) for f in found if f is not None])
+        # A record is one row: the rows already listed are dropped before any candidate is
+        # built (the selections of a named time mostly repeat the scope's best).
+        rows, scores = [], []
+        listed: npt.NDArray[np.bool_] | None = None
+        for f in found:
+            if f is None:
+                continue
+            ranked = self._ranked_rows(f[0], f[1], k)
+            top, values = f[1][ranked], f[0][ranked]
+            if listed is None:
+                if len(found) > 1:
+                    listed = np.zeros(self._n, dtype=np.bool_)
+            else:
+                new = ~listed[top]
+                top, values = top[new], values[new]
+            if listed is not None:
+                listed[top] = True
+            rows.append(top)
+            scores.append(values)
+        if not rows:
             return []
-        return self._top(scores[positions], positions, k)
+        if len(rows) == 1:
+            return self._candidates(rows[0], scores[0])
+        return self._candidates(np.concatenate(rows), np.concatenate(scores))
 
     def sessions(
         self,
@@ -511,37 +544,38 @@ class Partition(GraphRows):
             kept = [code for code in kept if owner(code) == user]
         return kept
 
-    def _top(
-        self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp] | None, k: int
+    def _candidates(
+        self, rows: npt.NDArray[np.intp], scores: npt.NDArray[np.float32]
     ) -> list[Candidate]:
-        """The *k* best records (score, then insertion order); a record indexed as several
-        rows counts once, with its best row."""
-        if positions is None:
-            positions = np.arange(scores.shape[0])
+        """Candidates of partition *rows* with their *scores*, in that order."""
+        # Whole columns through C-level map and zip: a Python loop over the rows, or numpy
+        # scalars read one by one, cost more than the ranking itself.
+        listed = rows.tolist()
+        return list(
+            map(
+                _new_tuple,
+                repeat(Candidate),
+                zip(
+                    map(self._ids.__getitem__, listed),
+                    scores.tolist(),
+                    map(self._session_codes.values.__getitem__, self._sessions[rows].tolist()),
+                    map(self._kind_codes.values.__getitem__, self._kinds[rows].tolist()),
+                    self._ats[rows].tolist(),
+                    map(self._positions.__getitem__, listed),
+                    strict=True,
+                ),
+            )
+        )
+
+    def _top(
+        self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], k: int
+    ) -> list[Candidate]:
+        """The *k* best records (score, then insertion order) where a record may be indexed
+        as several rows (chunks): each counts once, with its best row."""
         want = k
         while True:
             ranked = self._ranked_rows(scores, positions, want)
-            rows = positions[ranked]
-            # Whole columns through C-level map and zip: a Python loop over the rows, or numpy
-            # scalars read one by one, cost more than the ranking itself.
-            listed = rows.tolist()
-            out = list(
-                map(
-                    _new_tuple,
-                    repeat(Candidate),
-                    zip(
-                        map(self._ids.__getitem__, listed),
-                        scores[ranked].tolist(),
-                        map(self._session_codes.values.__getitem__, self._sessions[rows].tolist()),
-                        map(self._kind_codes.values.__getitem__, self._kinds[rows].tolist()),
-                        self._ats[rows].tolist(),
-                        map(self._positions.__getitem__, listed),
-                        strict=True,
-                    ),
-                )
-            )
-            if not self._shared_ids:
-                return out
+            out = self._candidates(positions[ranked], scores[ranked])
             # The first of a record's rows is its best: ranked rows are best first.
             unique: list[Candidate] = []
             seen: set[str] = set()

@@ -118,10 +118,9 @@ class Candidate(NamedTuple):
     record is loaded."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionCandidate:
+class SessionCandidate(NamedTuple):
     """A session scored as one document: normalised BM25 over its text, cosine to its
-    centroid."""
+    centroid. A named tuple: a search builds one per session its candidates come from."""
 
     session: str | None
     lexical: float

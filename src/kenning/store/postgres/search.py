@@ -389,7 +389,7 @@ class SearchTables(Database):
             select = self._selector(conn, scope, filters)
         query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
         scored = partition.sessions(terms, query_vec, select, sessions)
-        return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
+        return list(map(SessionCandidate._make, scored))
 
     @staticmethod
     def _selector(conn: Conn, scope: Scope, filters: Filters) -> RowSelector:

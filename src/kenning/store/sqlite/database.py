@@ -25,8 +25,9 @@ from pathlib import Path
 
 from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
 from kenning.records import Event, Scope
-from kenning.store.records import EventWrite
+from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sqlite.schema import migrate
+from kenning.store.sqlite.sql import stored_model
 
 __all__ = ["Database"]
 
@@ -97,6 +98,7 @@ class Database:
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
+        self._known_model: ModelInfo | None = None
         try:
             self._conn = _connect(self._path, timeout_s)
             migrate(self._conn)
@@ -227,6 +229,17 @@ class Database:
         if conn is self._conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
         return int(self._local.version)
+
+    def _model_in(self, conn: sqlite3.Connection) -> ModelInfo | None:
+        """The stored embedding model as *conn* sees it. The row is written once and never
+        changed, so once a reader connection (query-only: what it sees is committed) has seen
+        it, it is remembered: searches then skip a statement per call."""
+        known = self._known_model
+        if known is None:
+            known = stored_model(conn)
+            if conn is not self._conn:
+                self._known_model = known
+        return known
 
     def _checkpoint(self) -> None:
         """Fold the write-ahead log into the file and truncate it (erased text must not

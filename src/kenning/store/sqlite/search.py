@@ -44,7 +44,7 @@ from kenning.store.records import Candidate, ModelInfo, SessionCandidate
 from kenning.store.replies import Question, check_reply_weight
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
-from kenning.store.sqlite.sql import by_ids, chunks, stored_model, where_clause
+from kenning.store.sqlite.sql import by_ids, chunks, where_clause
 from kenning.text import query_terms, stem
 
 __all__ = ["PartitionStatus", "SearchTables"]
@@ -191,7 +191,7 @@ class SearchTables(Database):
         return follower.partition
 
     def _load(self, conn: sqlite3.Connection, tenant: str) -> _Follower:
-        model = stored_model(conn)
+        model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
         rows = conn.execute(
@@ -224,7 +224,7 @@ class SearchTables(Database):
             return
         with follower.lock:
             partition = follower.partition
-            model = stored_model(conn)
+            model = self._model_in(conn)
             if _log_floor(conn) > follower.log_pos or (
                 model is not None and model.dimension != partition.dimension
             ):
@@ -439,7 +439,7 @@ class SearchTables(Database):
         also: Sequence[Filters] = (),
     ) -> list[Candidate]:
         with self._read(scope) as conn:
-            stored = stored_model(conn)
+            stored = self._model_in(conn)
             if stored is None:
                 return []
             if stored != model:
@@ -472,7 +472,7 @@ class SearchTables(Database):
             if vector is not None:
                 if model is None:
                     raise InvalidInput("a query vector needs the model it belongs to")
-                stored = stored_model(conn)
+                stored = self._model_in(conn)
                 if stored is None:
                     vector = None
                 elif stored != model:
@@ -481,7 +481,7 @@ class SearchTables(Database):
             select = self._selector(conn, scope, filters)
         query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
         scored = partition.sessions(terms, query_vec, select, sessions)
-        return [SessionCandidate(session=g, lexical=lx, cosine=c) for g, lx, c in scored]
+        return list(map(SessionCandidate._make, scored))
 
     @staticmethod
     def _selector(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> RowSelector:
