@@ -332,7 +332,8 @@ class SearchEngine:
             found = zip(moved, map(signals.position, moved), strict=True)
             positions = {key: place for key, place in found if place is not None}
             held = set(moved)
-            base = [signals.explain(f) for f in base if f.id in held]
+            # Explained once loaded (below): most of those moved are not.
+            base = [f for f in base if f.id in held]
             if config.partner_weight > 0:
                 base = partner_lift(base, positions, config.partner_weight)
         read = model.depth if model is not None else 0  # the re-ranker's features read records

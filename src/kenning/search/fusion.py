@@ -325,7 +325,9 @@ class Fusion:
     its score but not yet what it was made of; :meth:`explain` adds that to the few a search
     keeps (building it for every candidate was a third of fusion's time)."""
 
-    __slots__ = ("_candidates", "_lex", "_method", "_methods", "_session", "_vec", "ranked")
+    __slots__ = (
+        "_candidates", "_fused", "_lex", "_method", "_methods", "_session", "_vec", "ranked",
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -333,12 +335,14 @@ class Fusion:
         *,
         method: str,
         methods: dict[str, float],
+        fused: dict[str, float],
         session: bool,
         candidates: tuple[Sequence[Candidate], Sequence[Candidate]],
     ) -> None:
         self.ranked = ranked
         self._method = method
         self._methods = methods
+        self._fused = fused
         self._session = session
         self._candidates = candidates
         # Each signal's candidates by id, built on first use (None: not yet).
@@ -353,14 +357,14 @@ class Fusion:
         return self._lex
 
     def explain(self, fused: Fused) -> Fused:
-        """*fused* with every signal that contributed (``scores``), if it has none yet: the
+        """*fused* with every signal that contributed (``scores``), if not yet explained: the
         method's score, ``bm25`` and ``cosine`` where that signal found it, the ``session``
-        lift, and ``score``."""
-        if fused.scores or fused.id not in self._methods:
+        lift, then what was recorded since fusion (a ``partner`` lift), and ``score``."""
+        key = fused.id
+        if key not in self._methods or self._method in fused.scores:
             return fused
         lex = self._lex if self._lex is not None else self._by_id()
         vec = self._vec
-        key = fused.id
         own = self._methods[key]
         scores: dict[str, float] = {self._method: own}
         if key in lex:
@@ -368,8 +372,10 @@ class Fusion:
         if key in vec:
             scores["cosine"] = vec[key].score
         if self._session:
-            scores["session"] = fused.score - own
+            scores["session"] = self._fused[key] - own
         scores["score"] = fused.score
+        if fused.scores:
+            scores.update(fused.scores)
         return Fused(id=key, score=fused.score, scores=scores)
 
     def position(self, key: str) -> Position | None:
@@ -410,6 +416,7 @@ def fuse_scores(
         ranked,
         method=config.method,
         methods=methods,
+        fused=base,
         session=config.session_weight > 0,
         candidates=(lexical, vector),
     )
