@@ -125,6 +125,7 @@ class Partition(GraphRows):
         self._alive = np.zeros(0, dtype=np.bool_)
         self._lexical = LexicalIndex()
         self._has_vector = np.zeros(0, dtype=np.bool_)
+        self._vectorless = 0  # rows without a vector (removed rows among them)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
         # Sum of the row vectors of each kind in each session: a session's centroid direction,
         # kept by kind because a search for events in a tenant with facts leaves the facts
@@ -223,6 +224,7 @@ class Partition(GraphRows):
                     self._matrix[positions]
                     * (self._has_vector[positions] * self._weights[positions])[:, None],
                 )
+            self._vectorless += int(np.count_nonzero(self._has_vector[positions]))
             self._has_vector[positions] = False
             self._matrix[positions] = 0.0
             if self._ann is not None:
@@ -248,6 +250,7 @@ class Partition(GraphRows):
         end = self._n + count
         self._matrix[self._n : end] = rows.vectors
         self._has_vector[self._n : end] = rows.has_vector
+        self._vectorless += count - int(np.count_nonzero(rows.has_vector))
         self._alive[self._n : end] = True
         weights = np.ones(count, dtype=np.float32) if rows.weights is None else rows.weights
         self._weights[self._n : end] = weights
@@ -346,7 +349,7 @@ class Partition(GraphRows):
         if n == 0 or k <= 0:
             return None
         mask = self._mask(select)
-        if not self._has_vector[:n].all():
+        if self._vectorless:
             mask = self._has_vector[:n] if mask is None else mask & self._has_vector[:n]
         selected = n if mask is None else int(np.count_nonzero(mask))
         if selected == 0:
