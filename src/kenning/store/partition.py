@@ -405,19 +405,15 @@ class Partition(GraphRows):
         # A record is one row: the rows already listed are dropped before any candidate is
         # built (the selections of a named time mostly repeat the scope's best).
         rows, scores = [], []
-        listed: npt.NDArray[np.bool_] | None = None
+        listed = np.zeros(self._n, dtype=np.bool_) if len(found) > 1 else None
         for f in found:
             if f is None:
                 continue
             ranked = self._ranked_rows(f[0], f[1], k)
             top, values = f[1][ranked], f[0][ranked]
-            if listed is None:
-                if len(found) > 1:
-                    listed = np.zeros(self._n, dtype=np.bool_)
-            else:
+            if listed is not None:
                 new = ~listed[top]
                 top, values = top[new], values[new]
-            if listed is not None:
                 listed[top] = True
             rows.append(top)
             scores.append(values)
