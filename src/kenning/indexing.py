@@ -1,24 +1,32 @@
-"""What gets indexed for a record: the text that is embedded, and the chunks a long record is
-indexed as (pure)."""
+"""What gets indexed for a record: the text that is embedded, the sentence units a record of
+several sentences is embedded as, and the chunks a long record is indexed as (pure)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from kenning.records import Event, NewEvent, Role, event_label
 
 __all__ = [
     "CONTEXT_CHARS",
+    "DEFAULT_UNIT_CHARS",
     "IndexedText",
     "chunk_spans",
     "embedding_text",
     "texts_to_embed",
+    "unit_spans",
     "with_context",
 ]
 
 # How much of the preceding turn goes into a turn's embedded text: its end, which is what the
 # turn usually answers.
 CONTEXT_CHARS = 400
+# The shortest sentence unit: shorter sentences join the next one (measured among 25, 60 and
+# 120 on the tuning parts of both dev sets; docs/benchmarks.md).
+DEFAULT_UNIT_CHARS = 60
+# A sentence ends at ". ", "! " or "? " (any whitespace after the mark), or at a line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def embedding_text(event: NewEvent | Event, mode: str) -> str:
@@ -92,12 +100,50 @@ def chunk_spans(text: str, *, size: int) -> list[tuple[int, int]]:
     return spans
 
 
+def unit_spans(text: str, *, min_chars: int) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` spans of the sentence units of *text*; ``[]`` when it has one.
+
+    Sentences end at ".", "!" or "?" followed by whitespace, or at a line break. A sentence
+    shorter than *min_chars* joins the one after it (the last joins the one before), so a unit
+    is a statement, not a fragment like "Thanks!" whose meaning lies in the rest; a text
+    shorter than twice *min_chars* is one unit. A unit has no whitespace at either end; the
+    whitespace between joined sentences stays in it.
+
+    >>> unit_spans("I moved to Lisbon in May. My new office is near the river.", min_chars=20)
+    [(0, 25), (26, 58)]
+    >>> unit_spans("Thanks! That works.", min_chars=20)
+    []
+    """
+    breaks = [(end.start(), end.end()) for end in _SENTENCE_END.finditer(text)]
+    pieces: list[list[int]] = []
+    start = 0
+    for stop, after in [*breaks, (len(text), len(text))]:
+        piece = text[start:stop]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            pieces.append([start + lead, start + len(piece.rstrip())])
+        start = after
+    units: list[list[int]] = []
+    for span in pieces:
+        if units and units[-1][1] - units[-1][0] < min_chars:
+            units[-1][1] = span[1]
+        else:
+            units.append(span)
+    if len(units) > 1 and units[-1][1] - units[-1][0] < min_chars:
+        last = units.pop()
+        units[-1][1] = last[1]
+    return [(a, b) for a, b in units] if len(units) > 1 else []
+
+
 @dataclass(frozen=True, slots=True)
 class IndexedText:
-    """A text embedded for a record: the whole record (``span`` None) or one of its chunks."""
+    """A text embedded for a record: the whole record (``span`` None), one of its chunks, or
+    one of its sentence units. A chunk is its own lexical document (``lexical``); a unit is
+    not: the whole record is the lexical document of a record embedded by units."""
 
     text: str
     span: tuple[int, int] | None = None
+    lexical: bool = True
 
 
 def texts_to_embed(
@@ -106,16 +152,28 @@ def texts_to_embed(
     mode: str,
     previous: str | None = None,
     chunk_chars: int,
+    unit_chars: int = DEFAULT_UNIT_CHARS,
 ) -> list[IndexedText]:
-    """What is embedded for *event*: one text, or one per chunk when it is long.
+    """What is embedded for *event*: one text, one per chunk when it is long, or one per
+    sentence unit (:func:`unit_spans`) when it holds several.
 
-    *previous* is the embedded text of the session's preceding turn when turns are embedded
-    with their context (see :func:`with_context`); chunks are embedded on their own.
+    A long record's chunks and a record's sentence units are embedded on their own. A record
+    of several sentences is found by its best-matching unit: a statement made in passing
+    ("By the way, I turned 32 last month") is not drowned by the rest of its message.
+    *unit_chars* is the shortest unit (0: records are embedded whole, as they are when turns
+    are embedded with their context). *previous* is the embedded text of the session's
+    preceding turn when turns are embedded with their context (see :func:`with_context`).
     """
     spans = chunk_spans(event.content, size=chunk_chars)
-    if not spans:
+    if spans:
+        return [
+            IndexedText(embedding_text(replace(event, content=event.content[a:b]), mode), (a, b))
+            for a, b in spans
+        ]
+    units = unit_spans(event.content, min_chars=unit_chars) if unit_chars else []
+    if not units:
         return [IndexedText(with_context(embedding_text(event, mode), previous))]
     return [
-        IndexedText(embedding_text(replace(event, content=event.content[a:b]), mode), (a, b))
-        for a, b in spans
+        IndexedText(embedding_text(replace(event, content=event.content[a:b]), mode), (a, b), False)
+        for a, b in units
     ]

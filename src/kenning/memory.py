@@ -243,13 +243,13 @@ class Memory:
                 previous[key] = embedding_text(tail[0], mode) if tail else None
             indexed = texts_to_embed(
                 event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
-                chunk_chars=settings.chunk_chars,
+                chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
             )  # fmt: skip
             previous[key] = embedding_text(event, mode)
             hashes = [content_hash(t.text) for t in indexed]
             texts.update(((scope.tenant, h), t.text) for h, t in zip(hashes, indexed, strict=True))
             chunks = tuple(
-                Chunk(t.span[0], t.span[1], h)
+                Chunk(t.span[0], t.span[1], h, lexical=t.lexical)
                 for h, t in zip(hashes, indexed, strict=True)
                 if t.span is not None
             )

@@ -8,6 +8,7 @@ from typing import Literal
 from kenning.compaction.plan import CompactionSettings
 from kenning.context.assembler import ContextSettings
 from kenning.errors import InvalidInput
+from kenning.indexing import DEFAULT_UNIT_CHARS
 from kenning.longterm.service import LongTermSettings
 from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
@@ -41,7 +42,10 @@ class Settings:
     summaries, and ``pin_rules`` what pins are extracted from events.
     Content is stored whole up to ``max_content_chars``; content longer than twice
     ``chunk_chars`` is indexed as chunks of about ``chunk_chars`` (each with its own lexical row
-    and vector) that a search returns as the one event.
+    and vector) that a search returns as the one event. A shorter record of several sentences
+    is embedded sentence by sentence (sentences shorter than ``unit_chars`` join the next) and
+    found by its best sentence, while its whole text stays its lexical document; 0 embeds every
+    record whole, as ``embed_context`` does (see :func:`kenning.indexing.texts_to_embed`).
     ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold). ``reader``
@@ -53,6 +57,7 @@ class Settings:
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
     chunk_chars: int = 2_000
+    unit_chars: int = DEFAULT_UNIT_CHARS
     max_query_chars: int = 4_000
     max_k: int = 1_000
     embed_text: EmbedText = "speaker"
@@ -75,11 +80,19 @@ class Settings:
         before them already."""
         return 0.0 if self.embed_context else self.reply_weight
 
+    @property
+    def index_unit_chars(self) -> int:
+        """The shortest sentence unit records are embedded by: none (0) when turns are
+        embedded with the turn before them, as one text."""
+        return 0 if self.embed_context else self.unit_chars
+
     def __post_init__(self) -> None:
         if not 1 <= self.max_content_chars <= 10_000_000:
             raise InvalidInput("max_content_chars must be between 1 and 10,000,000")
         if not 200 <= self.chunk_chars <= 100_000:
             raise InvalidInput("chunk_chars must be between 200 and 100,000")
+        if not (self.unit_chars == 0 or 10 <= self.unit_chars <= self.chunk_chars):
+            raise InvalidInput("unit_chars must be 0 (off) or between 10 and chunk_chars")
         if not 1 <= self.max_query_chars <= 100_000:
             raise InvalidInput("max_query_chars must be between 1 and 100,000")
         if not 1 <= self.max_k <= 100_000:

@@ -21,7 +21,7 @@ from kenning.records import (
 from kenning.search.filters import parse_filters
 from kenning.settings import Settings
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite, ModelInfo, Position
+from kenning.store.records import Chunk, EventWrite, ModelInfo, Position
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conformance.helpers import A1, A2, ALL, B1, G1, T0, ev, model_of, write
 from tests.conftest import BACKENDS, MemoEmbedder, open_store
@@ -476,3 +476,109 @@ def test_also_adds_the_best_under_each_further_filter_once(
     by_id = {c.id: c.score for c in each}
     # A row's cosine may differ in the last bits between a full and a gathered product.
     assert [c.score for c in vector] == pytest.approx([by_id[key] for key in expected], abs=1e-6)
+
+
+# -- records embedded by sentence units (kenning.indexing) ------------------------------------
+
+
+def _by_units(
+    store: Store, scope: Scope, turns: list[tuple[str, list[tuple[str, int]]]], minutes: int = 0
+) -> list[str]:
+    """Append (speaker, [(sentence, basis vector)]) turns; a turn of several sentences is
+    written as units, each with its own exact vector, as Memory.ingest writes it."""
+    writes, vectors = [], {}
+    for i, (speaker, sentences) in enumerate(turns):
+        text = " ".join(s for s, _ in sentences)
+        event = ev(text, minutes=minutes + i, metadata={"speaker": speaker})
+        if len(sentences) == 1:
+            digest = content_hash(f"{speaker}: {text}")
+            writes.append(EventWrite(scope, event, digest))
+            vectors[(scope.tenant, digest)] = _unit(sentences[0][1])
+            continue
+        units, start = [], 0
+        for sentence, axis in sentences:
+            digest = content_hash(f"{speaker}: {sentence}")
+            units.append(Chunk(start, start + len(sentence), digest, lexical=False))
+            vectors[(scope.tenant, digest)] = _unit(axis)
+            start += len(sentence) + 1
+        writes.append(EventWrite(scope, event, None, chunks=tuple(units)))
+    return [e.id for e in store.append_events(writes, model=_BASIS, vectors=vectors)]
+
+
+def test_a_record_of_units_is_found_by_its_best_unit_and_read_whole(
+    any_backend: str, tmp_path: Path
+) -> None:
+    store = open_store(any_backend, tmp_path)
+    try:
+        sentences = [("I need a new espresso machine.", 0), ("By the way, my cat is Pixel.", 1)]
+        filler = [("Ann", [("the weather is fine today", 2)]), ("Ann", [("see you", 3)])]
+        (record,) = _by_units(store, A1, [("Ann", sentences)])
+        _by_units(store, A1, filler, minutes=5)
+        # The same text as one record, with the same neighbours, in a tenant of its own.
+        g1 = Scope("globex", "ann", "g-s1")
+        (whole,) = _turns(store, g1, [("Ann", " ".join(s for s, _ in sentences), 0)])
+        _by_units(store, g1, filler, minutes=5)
+        for axis in (0, 1):
+            hits = store.nearest(A1, _unit(axis), model=_BASIS, filters=ALL, limit=10)
+            assert [h.id for h in hits].count(record) == 1
+            assert hits[0].id == record and hits[0].score == pytest.approx(1.0, abs=1e-6)
+        [item] = store.items(A1, [record])
+        assert item.text == " ".join(s for s, _ in sentences)
+        # Its whole text is its one lexical document: a query across both units scores it
+        # as the same text written whole, and units add no document to the statistics.
+        lexical = store.lexical(A1, "espresso Pixel", filters=ALL, limit=10)
+        assert [c.id for c in lexical] == [record]
+        assert lexical[0].score == pytest.approx(_lexical(store, g1, "espresso Pixel")[whole])
+        assert store.forget(A1, ids=[record]) == 1
+        assert record not in _cosines(store, A1, 0) and record not in _cosines(store, A1, 1)
+        assert store.lexical(A1, "espresso", filters=ALL, limit=10) == []
+        if any_backend != "postgresql":
+            assert store.partition_status("acme").rows == 2  # type: ignore[attr-defined]
+    finally:
+        store.close()
+
+
+def test_units_take_part_in_replies_on_both_sides(reply_backend: str, tmp_path: Path) -> None:
+    store = open_store(reply_backend, tmp_path, reply_weight=0.5)
+    follower = None
+    try:
+        # A question embedded by units: its direction is its units' together.
+        _, answer = _by_units(
+            store,
+            A1,
+            [("Ann", [("I was in Paris for a week.", 0), ("Did you visit the Louvre?", 2)]),
+             ("Bob", [("yes, last Tuesday!", 1)])],
+        )  # fmt: skip
+        toward = 0.5 / math.sqrt(2)  # the question's direction (e0 + e2) / sqrt(2), weighed
+        mixed = toward / math.sqrt(1 + 0.25)
+        assert _cosines(store, A1, 0)[answer] == pytest.approx(mixed, abs=1e-6)
+        assert _cosines(store, A1, 1)[answer] == pytest.approx(1 / math.sqrt(1.25), abs=1e-6)
+        # An answer embedded by units, written after its question was indexed: each unit is
+        # pulled toward the question, and its document holds the question's words.
+        (asked,) = _by_units(store, A2, [("Ann", [("Did you see the Mona Lisa?", 0)])])
+        assert _cosines(store, A2, 0)[asked] == pytest.approx(1.0, abs=1e-6)
+        (reply,) = _by_units(
+            store,
+            A2,
+            [("Bob", [("Yes, it was smaller than I thought.", 1), ("The queue was long.", 3)])],
+            minutes=1,
+        )
+        assert _cosines(store, A2, 0)[reply] == pytest.approx(0.5 / math.sqrt(1.25), abs=1e-6)
+        assert _cosines(store, A2, 3)[reply] == pytest.approx(1 / math.sqrt(1.25), abs=1e-6)
+        if reply_backend != "sqlite-fts5":  # FTS5 ranks each row's own text
+            assert set(_lexical(store, A2, "Mona")) == {asked, reply}
+        if reply_backend != "sqlite-memory":
+            # Another process loads the same rows and mixes them the same way.
+            follower = open_store(reply_backend, tmp_path, reply_weight=0.5, fresh=False)
+            assert _cosines(follower, A1, 0)[answer] == pytest.approx(mixed, abs=1e-6)
+            assert _cosines(follower, A2, 0)[reply] == pytest.approx(
+                0.5 / math.sqrt(1.25), abs=1e-6
+            )
+        # Erasing the question leaves each unit of the answer its own vector again.
+        assert store.forget(A2, ids=[asked]) == 1
+        assert _cosines(store, A2, 0).get(reply, 0.0) == pytest.approx(0.0, abs=1e-6)
+        assert _cosines(store, A2, 1)[reply] == pytest.approx(1.0, abs=1e-6)
+    finally:
+        if follower is not None:
+            follower.close()
+        store.close()

@@ -34,6 +34,7 @@ def embedded_texts(rows: Iterable[tuple[Scope, NewEvent]], settings: Settings) -
     for scope, event in rows:
         indexed = texts_to_embed(
             event, mode=settings.embed_text, chunk_chars=settings.chunk_chars,
+            unit_chars=settings.index_unit_chars,
             previous=previous.get(scope.session) if settings.embed_context else None,
         )  # fmt: skip
         texts.update(dict.fromkeys(t.text for t in indexed))

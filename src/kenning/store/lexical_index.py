@@ -8,7 +8,8 @@ tenant-wide query over 100k records costs about a millisecond, where FTS5 has to
 Statistics (row count, document frequency, average length) are the tenant's own: another
 tenant's data never moves a score. Removed rows (erased records) drop out of the statistics at
 once: document frequencies are counted over live rows, so scores equal those of an index built
-without them.
+without them. A row may have no document (a record's sentence unit: the record's whole text is
+its document, on another row); it never matches and counts in no statistic.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ class LexicalIndex:
         self._postings: dict[str, _Postings] = {}
         self._lengths = array("f")
         self._total_length = 0.0
+        self._docless = array("b")  # per row: 1 when the row has no document
+        self._textless = 0  # live rows without a document
         # Live rows; None while no row was ever removed (the common case pays nothing).
         self._alive: npt.NDArray[np.bool_] | None = None
         self._removed = 0
@@ -99,6 +102,11 @@ class LexicalIndex:
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
         self._total_length -= float(lengths[rows].sum())
         self._removed += int(rows.size)
+        self._textless -= int(np.frombuffer(self._docless, dtype=np.int8)[rows].sum())
+
+    def _documents(self) -> int:
+        """Live rows with a document: the row count of the statistics."""
+        return len(self._lengths) - self._removed - self._textless
 
     def _live_mask(self) -> npt.NDArray[np.bool_]:
         n = len(self._lengths)
@@ -121,18 +129,24 @@ class LexicalIndex:
 
     def add(
         self,
-        texts: Sequence[str],
+        texts: Sequence[str | None],
         labels: Sequence[str],
         questions: Sequence[str | None] | None = None,
     ) -> None:
         """Append rows (in partition order) with their text and label, and for an answer the
         question it answers: each of its words the text lacks counts
         :data:`~kenning.store.replies.QUESTION_TERM_WEIGHT` of an occurrence (the row's length
-        stays its own)."""
+        stays its own). A row whose text is None has no document."""
         start = len(self._lengths)
         asked = questions if questions is not None else [None] * len(texts)
         for offset, (text, label, question) in enumerate(zip(texts, labels, asked, strict=True)):
             row = start + offset
+            if text is None:
+                self._lengths.append(0.0)
+                self._docless.append(1)
+                self._textless += 1
+                continue
+            self._docless.append(0)
             counts: Counter[str] = Counter(stem(w) for w in words(text))
             label_words = [stem(w) for w in words(label)] if label else []
             weighted: dict[str, float] = dict(counts)
@@ -239,7 +253,7 @@ class LexicalIndex:
         if memo is not None and memo[0] == state:
             return memo[1]
         lengths = np.frombuffer(self._lengths, dtype=np.float32)
-        average = self._total_length / (state[0] - state[1])
+        average = self._total_length / self._documents()
         norm = (BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)).astype(np.float32)
         self._norm_memo = (state, norm)
         return norm
@@ -248,7 +262,7 @@ class LexicalIndex:
         """Normalised BM25 of every row for the (stemmed) *terms*; None if nothing matches."""
         terms = tuple(dict.fromkeys(terms))
         n = len(self._lengths)
-        live = n - self._removed
+        live = self._documents()
         if live <= 0:
             return None
         norm: npt.NDArray[np.float32] | None = None
@@ -272,7 +286,7 @@ class LexicalIndex:
 
     def ideal(self, terms: Sequence[str]) -> float:
         """The BM25 score of an average-length row holding each of *terms* once: Σ IDF."""
-        live = len(self._lengths) - self._removed
+        live = self._documents()
         total = 0.0
         for term in dict.fromkeys(terms):
             postings = self._postings.get(term)

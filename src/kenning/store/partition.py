@@ -41,16 +41,18 @@ _Scored = tuple[npt.NDArray[np.float32], npt.NDArray[np.intp]]
 class IndexRows:
     """Rows to add to a partition: ids, vectors and the attributes masks are built from.
 
-    A long record is indexed as several rows (its chunks) with the same id and rowid; a
-    search returns the record once, with its best row's score. ``weights`` (default 1) scale
-    a row's share of its session's centroid, so a record's chunks count as one record.
+    A long record is indexed as several rows (its chunks), a record of several sentences as
+    a row per sentence unit, with the same id and rowid; a search returns the record once, with
+    its best row's score. A row's text is its lexical document; a unit's is None but for the
+    first unit's, which holds the record's whole text. ``weights`` (default 1) scale a row's
+    share of its session's centroid, so a record's rows count as one record.
     """
 
     ids: Sequence[str]
     rowids: npt.NDArray[np.int64]
     vectors: F32
     has_vector: npt.NDArray[np.bool_]
-    texts: Sequence[str]
+    texts: Sequence[str | None]
     labels: Sequence[str]
     users: Sequence[str | None]
     sessions: Sequence[str | None]

@@ -67,19 +67,22 @@ class ModelInfo:
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """A span of a long record indexed on its own (lexical and vector), and the hash of its
-    embedded text."""
+    """A span of a record with a vector of its own, and the hash of its embedded text: a
+    chunk of a long record, also its own lexical document (``lexical``), or a sentence unit,
+    whose record's whole text is the lexical document (see :mod:`kenning.indexing`)."""
 
     start: int
     stop: int
     embed_hash: str | None = None
+    lexical: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class EventWrite:
     """One event to append: its scope, the validated input, the hash of its embedded text,
     its id, the pins extracted from it (committed in the same transaction), and for a long
-    event the chunks it is indexed as (then *embed_hash* is None: the chunks carry vectors)."""
+    event or one of several sentences the chunks or units it is indexed as (then *embed_hash*
+    is None: they carry the vectors)."""
 
     scope: Scope
     event: NewEvent

@@ -11,6 +11,11 @@ The answer's lexical row also holds the question's words it lacks, each at
 :data:`QUESTION_TERM_WEIGHT` of an occurrence, so "when did they visit the Louvre" finds the
 answer by its words too.
 
+A turn embedded by sentence units (:mod:`kenning.indexing`) takes part on both sides: each of an
+answer's units is pulled toward the question, and a question's vector is the direction of its
+units together (their unit vectors summed, then normalised). A long record indexed as chunks
+takes no part.
+
 The stored vectors stay the embeddings of each text alone (a text is embedded once, and erasing
 a turn removes its vector), so the mix is made where a partition is built, and made again when
 the question is erased. Measured on LoCoMo and LongMemEval in ``docs/benchmarks.md`` ("An
@@ -34,6 +39,7 @@ __all__ = [
     "author",
     "check_reply_weight",
     "mix_replies",
+    "questions",
 ]
 
 F32 = npt.NDArray[np.float32]
@@ -87,6 +93,25 @@ def mix_replies(
     vectors[index] = _unit(mixed)
 
 
+def questions(rows: Sequence[tuple[int, F32, str]]) -> dict[int, Question]:
+    """Questions by rowid from ``(rowid, vector, text)`` rows: one per whole record, or one per
+    sentence unit of a record (its vector is then their directions summed, normalised)."""
+    grouped: dict[int, tuple[list[F32], str]] = {}
+    for rowid, vector, text in rows:
+        grouped.setdefault(rowid, ([], text))[0].append(vector)
+    return {
+        rowid: Question(vectors[0] if len(vectors) == 1 else _direction(vectors), text)
+        for rowid, (vectors, text) in grouped.items()
+    }
+
+
+def _direction(vectors: Sequence[F32]) -> F32:
+    """The unit vector of the sum of *vectors* taken at unit length."""
+    summed: F32 = _unit(np.stack(vectors)).sum(axis=0)
+    norm = float(np.linalg.norm(summed))
+    return summed / np.float32(norm) if norm > 0 else summed
+
+
 def apply_replies(
     rows: Sequence[Sequence[Any]],
     vectors: F32,
@@ -100,10 +125,11 @@ def apply_replies(
 
     Both backends' partition queries give a row's own rowid, role, text, label and chunk
     number at 0, 4, 8, 9 and 10, then the turn before it at 11-14 (rowid, label, role, whether
-    it holds a question mark; NULL when the row is not a whole event or the turn just before
-    it is not a whole event). A question is read from its own row among *rows* (a partition
-    load reads the turns of a session together), else by *fetch* (rowid -> question; absent:
-    none).
+    it holds a question mark; NULL when the row is a chunk of a long record or the turn just
+    before it is one, or is no event). A question is read from its own rows among *rows* (a
+    partition load reads the turns of a session together; a record embedded by sentence units
+    has a row per unit, the first holding its text), else by *fetch* (rowid -> question;
+    absent: none).
     """
     before = np.full(len(rows), -1, dtype=np.int64)
     texts: list[str | None] = [None] * len(rows)
@@ -121,24 +147,23 @@ def apply_replies(
     if not answers:
         return Replies(before, texts)
     asked = {int(rows[j][11]) for j in answers}
-    here = {
-        r[0]: Question(vectors[j].copy(), r[8])  # copied before any row is mixed
-        for j, r in enumerate(rows)
-        if r[0] in asked and r[10] is None and vectored[j]
-    }
+    # Copied before any row is mixed; a unit without text (not the first) adds its vector.
+    own = [(j, r) for j, r in enumerate(rows) if r[0] in asked and vectored[j]]
+    first = {r[0]: r[8] for _, r in own if r[8] is not None}
+    here = questions([(r[0], vectors[j].copy(), first.get(r[0], "")) for j, r in own])
     fetched = fetch(sorted(asked - here.keys())) if asked - here.keys() else {}
-    mixed, questions = [], []
+    mixed, toward = [], []
     for j in answers:
         rowid = int(rows[j][11])
         question = here.get(rowid) or fetched.get(rowid)
         if question is None:
             continue
         mixed.append(j)
-        questions.append(question.vector)
+        toward.append(question.vector)
         before[j] = rowid
         texts[j] = question.text
     if mixed:
-        mix_replies(vectors, np.stack(questions), mixed, weight)
+        mix_replies(vectors, np.stack(toward), mixed, weight)
     return Replies(before, texts)
 
 

@@ -286,7 +286,7 @@ class EventTables(Database):
                 details.append((tenant, rowid, event.tool_name, jsonb(event.tool_args),
                                 jsonb(event.tool_result)))  # fmt: skip
             chunks += [
-                (tenant, rowid, n, c.start, c.stop, c.embed_hash)
+                (tenant, rowid, n, c.start, c.stop, c.embed_hash, c.lexical)
                 for n, c in enumerate(write.chunks)
             ]
         if details:
@@ -297,8 +297,8 @@ class EventTables(Database):
             )
         if chunks:
             conn.cursor().executemany(
-                "INSERT INTO item_chunks (tenant, item, n, start, stop, embed_hash)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
+                "INSERT INTO item_chunks (tenant, item, n, start, stop, embed_hash, lexical)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 chunks,
             )
 

@@ -633,6 +633,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             kenning_revoke_api_key(text, timestamptz) TO {APP_ROLE};
         """,
     ),
+    (
+        "0006_sentence_units",
+        """
+        -- A record of several sentences is embedded by sentence: its units are spans with a
+        -- vector each, like a long record's chunks, but not lexical documents (the whole
+        -- record is one). Chunks written before are lexical.
+        ALTER TABLE item_chunks ADD COLUMN lexical boolean NOT NULL DEFAULT true;
+        """,
+    ),
 )
 
 

@@ -36,12 +36,13 @@ from kenning.store.partition_rows import index_rows
 from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.sql import where_clause
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
-from kenning.store.replies import Question, check_reply_weight
+from kenning.store.replies import Question, check_reply_weight, questions
 from kenning.text import query_terms, stem
 
 __all__ = ["PartitionStatus", "SearchTables"]
 
-# One row per record, or per chunk of a chunked record (its text span, its own vector).
+# One row per record, or per chunk of a chunked record (its text span, its own vector), or per
+# sentence unit (its own vector; the first unit's text is the record's, the others' none).
 # Facts that are no longer active keep their rows (history) but are not searched.
 # A chunk's vector, else the item's: two plain equality joins. Joining vectors on
 # coalesce(c.embed_hash, i.embed_hash) kept row-level security from pushing the key into the
@@ -51,23 +52,27 @@ _PARTITION_SQL = (
     "SELECT i.rowid, i.id, i.user_id, i.session, i.role, i.kind,"
     " extract(epoch FROM i.at)::float8,"
     " CASE WHEN c.embed_hash IS NOT NULL THEN vc.vec ELSE vi.vec END,"
-    " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n, p.rowid, p.label, p.role, p.asks, i.seq, strpos(i.text, '?') > 0"
+    " CASE WHEN c.item IS NULL THEN i.text"
+    " WHEN c.lexical THEN substr(i.text, c.start + 1, c.stop - c.start)"
+    " WHEN c.n = 0 THEN i.text END,"
+    " i.label, c.n, p.rowid, p.label, p.role, p.asks, i.seq, strpos(i.text, '?') > 0"
     " FROM items i LEFT JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid"
     " LEFT JOIN vectors vc ON vc.tenant = c.tenant AND vc.hash = c.embed_hash"
     " LEFT JOIN vectors vi ON vi.tenant = i.tenant AND vi.hash = i.embed_hash"
     " LEFT JOIN facts f ON f.tenant = i.tenant AND f.item = i.rowid"
-    # The whole event just before a whole event (kenning.store.replies): the session's last
-    # event before it, kept when it is the one just before. Row-level security keeps a qual
-    # with i.seq - 1 (subtraction is not leakproof) out of the index scan, which then read
-    # every turn of the session; p.seq < i.seq reaches the index and the backward scan stops
-    # at one row.
+    # The event just before an event, neither indexed as chunks (kenning.store.replies): the
+    # session's last event before it, kept when it is the one just before. Row-level security
+    # keeps a qual with i.seq - 1 (subtraction is not leakproof) out of the index scan, which
+    # then read every turn of the session; p.seq < i.seq reaches the index and the backward
+    # scan stops at one row.
     " LEFT JOIN LATERAL (SELECT p.rowid, p.label, p.role, p.seq, p.embed_hash,"
-    " strpos(p.text, '?') > 0 AS asks FROM items p"
+    " strpos(p.text, '?') > 0 AS asks, EXISTS (SELECT 1 FROM item_chunks pc"
+    " WHERE pc.tenant = p.tenant AND pc.item = p.rowid AND NOT pc.lexical) AS units"
+    " FROM items p"
     " WHERE p.tenant = i.tenant AND p.session = i.session AND p.kind = 'event'"
     " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
-    " ON c.item IS NULL AND i.kind = 'event' AND p.seq = i.seq - 1"
-    " AND p.embed_hash IS NOT NULL"
+    " ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event' AND p.seq = i.seq - 1"
+    " AND (p.embed_hash IS NOT NULL OR p.units)"
     " WHERE i.tenant = %s AND (f.item IS NULL OR f.status = 'active') {unseen}"
     " ORDER BY i.rowid, c.n"
 )
@@ -148,20 +153,24 @@ def _rows(
 
 
 def _questions_of(conn: Conn, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
-    """Reads whole records by rowid as questions (those a catch-up's answers need)."""
+    """Reads records by rowid as questions (those a catch-up's answers need): a whole record's
+    vector, or each of a record's sentence units' (see kenning.store.replies.questions)."""
 
     def fetch(rowids: list[int]) -> dict[int, Question]:
         with conn.cursor(binary=True) as cur:
             cur.execute(
                 "SELECT i.rowid, v.vec, i.text FROM items i"
                 " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                " WHERE i.tenant = %s AND i.rowid = ANY(%s)"
+                " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i"
+                " JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid AND NOT c.lexical"
+                " JOIN vectors v ON v.tenant = c.tenant AND v.hash = c.embed_hash"
                 " WHERE i.tenant = %s AND i.rowid = ANY(%s)",
-                [tenant, rowids],
+                [tenant, rowids, tenant, rowids],
             )
-            return {
-                int(r[0]): Question(np.asarray(r[1], dtype=np.float32), r[2])
-                for r in cur.fetchall()
-            }
+            return questions(
+                [(int(r[0]), np.asarray(r[1], dtype=np.float32), r[2]) for r in cur.fetchall()]
+            )
 
     return fetch
 

@@ -123,9 +123,9 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "item_chunks": (
-        "SELECT c.item, i.tenant, c.n, c.start, c.stop, c.embed_hash FROM item_chunks c"
-        " JOIN items i ON i.rowid = c.item WHERE i.tenant = ?",
-        ("item", "tenant", "n", "start", "stop", "embed_hash"),
+        "SELECT c.item, i.tenant, c.n, c.start, c.stop, c.embed_hash, c.lexical"
+        " FROM item_chunks c JOIN items i ON i.rowid = c.item WHERE i.tenant = ?",
+        ("item", "tenant", "n", "start", "stop", "embed_hash", "lexical"),
         "ON CONFLICT DO NOTHING",
     ),
     "token_counts": (
@@ -312,7 +312,7 @@ _TIMES = {
 }  # fmt: skip
 _JSON = {"tags", "metadata", "tool_args", "tool_result", "body", "steps", "scopes"}
 _ARRAYS = {"sources"}  # JSON lists in the file, text[] here
-_BOOLS = {"current", "active", "pinned", "share_across_sessions", "sensitive_facts"}
+_BOOLS = {"current", "active", "pinned", "share_across_sessions", "sensitive_facts", "lexical"}
 _ITEM_KEYED = ("event_details", "item_chunks", "token_counts", "item_access", "facts")
 # The tables that name tenants (every other table's rows belong to a row of these).
 _TENANT_SOURCES = (

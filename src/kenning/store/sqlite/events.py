@@ -210,9 +210,10 @@ class EventTables(Database):
         )  # fmt: skip
         if write.chunks:
             conn.executemany(
-                "INSERT INTO item_chunks (item, n, start, stop, embed_hash) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO item_chunks (item, n, start, stop, embed_hash, lexical)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 [
-                    (cur.lastrowid, n, c.start, c.stop, c.embed_hash)
+                    (cur.lastrowid, n, c.start, c.stop, c.embed_hash, c.lexical)
                     for n, c in enumerate(write.chunks)
                 ],
             )

@@ -425,6 +425,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE extraction_progress ADD COLUMN lease TEXT;
         """,
     ),
+    (
+        "0010_sentence_units",
+        """
+        -- A record of several sentences is embedded by sentence: its units are spans with a
+        -- vector each, like a long record's chunks, but not lexical documents (the whole
+        -- record is one). Chunks written before are lexical.
+        ALTER TABLE item_chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1;
+        """,
+    ),
 )
 
 

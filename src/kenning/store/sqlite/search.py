@@ -41,7 +41,7 @@ from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector, listed_once
 from kenning.store.partition_rows import index_rows, turn_position
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
-from kenning.store.replies import Question, check_reply_weight
+from kenning.store.replies import Question, check_reply_weight, questions
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import by_ids, chunks, where_clause
@@ -51,22 +51,25 @@ __all__ = ["PartitionStatus", "SearchTables"]
 
 _log = logging.getLogger(__name__)
 
-# One row per record, or per chunk of a chunked record (its text span, its own vector).
+# One row per record, or per chunk of a chunked record (its text span, its own vector), or per
+# sentence unit (its own vector; the first unit's text is the record's, the others' none).
 _PARTITION_COLUMNS = (
     "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
-    " CASE WHEN c.item IS NULL THEN i.text ELSE substr(i.text, c.start + 1, c.stop - c.start)"
-    " END, i.label, c.n, p.rowid, p.label, p.role, instr(p.text, '?') > 0,"
-    " i.seq, instr(i.text, '?') > 0"
+    " CASE WHEN c.item IS NULL THEN i.text"
+    " WHEN c.lexical THEN substr(i.text, c.start + 1, c.stop - c.start)"
+    " WHEN c.n = 0 THEN i.text END, i.label, c.n, p.rowid, p.label, p.role,"
+    " instr(p.text, '?') > 0, i.seq, instr(i.text, '?') > 0"
 )
 # Facts that are no longer active keep their rows (history) but are not searched.
 _PARTITION_FROM = (
     "FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
     " LEFT JOIN vectors v ON v.tenant = i.tenant AND v.hash = coalesce(c.embed_hash, i.embed_hash)"
     " LEFT JOIN facts f ON f.item = i.rowid"
-    # The whole event just before a whole event (kenning.store.replies).
-    " LEFT JOIN items p ON c.item IS NULL AND i.kind = 'event' AND p.kind = 'event'"
-    " AND p.tenant = i.tenant AND p.session = i.session AND p.seq = i.seq - 1"
-    " AND p.embed_hash IS NOT NULL"
+    # The event just before an event, neither indexed as chunks (kenning.store.replies).
+    " LEFT JOIN items p ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event'"
+    " AND p.kind = 'event' AND p.tenant = i.tenant AND p.session = i.session"
+    " AND p.seq = i.seq - 1 AND (p.embed_hash IS NOT NULL OR EXISTS (SELECT 1 FROM"
+    " item_chunks pc WHERE pc.item = p.rowid AND NOT pc.lexical))"
 )
 _LIVE = "(f.item IS NULL OR f.status = 'active')"
 # What an FTS5 candidate carries besides its id and score (see Candidate).
@@ -119,21 +122,25 @@ def _blobs(dimension: int) -> Callable[[list[bytes]], npt.NDArray[np.float32]]:
 def _questions_of(
     conn: sqlite3.Connection, tenant: str
 ) -> Callable[[list[int]], dict[int, Question]]:
-    """Reads whole records by rowid as questions (those a catch-up's answers need)."""
+    """Reads records by rowid as questions (those a catch-up's answers need): a whole record's
+    vector, or each of a record's sentence units' (see kenning.store.replies.questions)."""
 
     def fetch(rowids: list[int]) -> dict[int, Question]:
-        out: dict[int, Question] = {}
+        found: list[tuple[int, npt.NDArray[np.float32], str]] = []
         for chunk in chunks(rowids):
+            marks = ",".join("?" * len(chunk))
             rows = conn.execute(
                 "SELECT i.rowid, v.vec, i.text FROM items i"
                 " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
-                f" WHERE i.tenant = ? AND i.rowid IN ({','.join('?' * len(chunk))})",
-                [tenant, *chunk],
+                f" WHERE i.tenant = ? AND i.rowid IN ({marks})"
+                " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i"
+                " JOIN item_chunks c ON c.item = i.rowid AND NOT c.lexical"
+                " JOIN vectors v ON v.tenant = i.tenant AND v.hash = c.embed_hash"
+                f" WHERE i.tenant = ? AND i.rowid IN ({marks})",
+                [tenant, *chunk, tenant, *chunk],
             )
-            out.update(
-                (int(r[0]), Question(np.frombuffer(r[1], dtype=np.float32), r[2])) for r in rows
-            )
-        return out
+            found += [(int(r[0]), np.frombuffer(r[1], dtype=np.float32), r[2]) for r in rows]
+        return questions(found)
 
     return fetch
 
