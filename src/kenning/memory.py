@@ -66,6 +66,9 @@ def _as_new_event(value: EventLike) -> NewEvent:
     raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(value).__name__}")
 
 
+_MAX_SEQ = 2**63 - 1  # a sequence number is a 64-bit integer in both stores
+
+
 class Memory:
     """kenning's memory over one store.
 
@@ -298,7 +301,17 @@ class Memory:
     # -- reads -----------------------------------------------------------------------------
 
     def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]:
-        """The events of the session of *scope*, in sequence order."""
+        """The events of the session of *scope*, in sequence order (only those after
+        *after_seq*, a sequence number from 0 to 2**63 - 1, when given).
+
+        Raises :class:`~kenning.errors.InvalidInput` for an *after_seq* out of that range.
+        """
+        if after_seq is not None and (
+            not isinstance(after_seq, int)
+            or isinstance(after_seq, bool)
+            or not 0 <= after_seq <= _MAX_SEQ
+        ):
+            raise InvalidInput(f"after_seq must be an integer from 0 to {_MAX_SEQ}")
         return self._store.events(scope.require_session(), after_seq=after_seq)
 
     def search(

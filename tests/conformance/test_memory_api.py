@@ -72,6 +72,10 @@ def test_add_events_assigns_sequence_and_skips_repeated_ids(memory: Any) -> None
     stored = memory.get_session(DANA)
     assert [e.id for e in stored] == [e.id for e in first]
     assert memory.get_session(DANA, after_seq=1) == stored[1:]
+    assert memory.get_session(DANA, after_seq=2**63 - 1) == []
+    for bad in (-1, 2**63):  # a sequence number is a 64-bit integer in every store
+        with pytest.raises(InvalidInput, match="after_seq"):
+            memory.get_session(DANA, after_seq=bad)
     assert memory.get_session(Scope("acme", "dana", "never")) == []
 
 
