@@ -97,3 +97,57 @@ def test_candidates_match_a_brute_force_ranking(
     for cand in lexical:
         assert cand.score == scores[int(cand.id[1:])]
         assert cand.at == rows.ats[int(cand.id[1:])]
+
+
+@st.composite
+def records_of_rows(draw: st.DrawFn) -> tuple[IndexRows, list[int], int]:
+    """Records of one to four rows each (a long record's chunks, a message's sentence units):
+    the rows of a record share its id and rowid."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=1, max_size=30))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = sum(sizes)
+    owner = np.repeat(np.arange(len(sizes)), sizes)
+    vectors = rng.standard_normal((n, DIM)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    if draw(st.booleans()):  # equal rows: ties decided by insertion order
+        vectors[rng.random(n) < 0.3] = vectors[0]
+    rows = IndexRows(
+        ids=[f"r{i}" for i in owner],
+        rowids=owner.astype(np.int64) + 1,
+        vectors=vectors,
+        has_vector=np.ones(n, dtype=np.bool_),
+        texts=["alpha"] * n,
+        labels=[""] * n,
+        users=["u0"] * n,
+        sessions=["s0"] * n,
+        roles=["user"] * n,
+        kinds=["event"] * n,
+        ats=np.zeros(n),
+        weights=np.array([1.0 / sizes[i] for i in owner], dtype=np.float32),
+    )
+    removed = draw(st.lists(st.integers(1, len(sizes)), max_size=len(sizes) // 3, unique=True))
+    return rows, removed, draw(st.integers(1, 12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(records_of_rows())
+def test_a_record_of_several_rows_is_listed_once_by_its_best_row(
+    case: tuple[IndexRows, list[int], int],
+) -> None:
+    rows, removed, k = case
+    partition = Partition(DIM)
+    partition.add(rows)
+    partition.remove(np.asarray(removed, dtype=np.int64))
+    query = np.random.default_rng(3).standard_normal(DIM).astype(np.float32)
+    query /= np.linalg.norm(query)
+    cosines = (partition._matrix[: len(rows.ids)] @ query).tolist()
+    best: dict[str, tuple[float, int]] = {}
+    for i, key in enumerate(rows.ids):
+        if int(rows.rowids[i]) in removed:
+            continue
+        if key not in best or (-cosines[i], i) < best[key]:
+            best[key] = (-cosines[i], i)
+    expected = sorted(best, key=best.__getitem__)[:k]
+    got = partition.nearest(query, k, RowSelector())
+    assert [c.id for c in got] == expected
+    assert [c.score for c in got] == [-best[key][0] for key in expected]

@@ -42,10 +42,11 @@ class IndexRows:
     """Rows to add to a partition: ids, vectors and the attributes masks are built from.
 
     A long record is indexed as several rows (its chunks), a record of several sentences as
-    a row per sentence unit, with the same id and rowid; a search returns the record once, with
-    its best row's score. A row's text is its lexical document; a unit's is None but for the
-    first unit's, which holds the record's whole text. ``weights`` (default 1) scale a row's
-    share of its session's centroid, so a record's rows count as one record.
+    a row per sentence unit, with the same id and rowid, next to each other; a search returns
+    the record once, with its best row's score. A row's text is its lexical document; a unit's
+    is None but for the first unit's, which holds the record's whole text. ``weights``
+    (default 1) scale a row's share of its session's centroid, so a record's rows count as one
+    record.
     """
 
     ids: Sequence[str]
@@ -572,21 +573,23 @@ class Partition(GraphRows):
         self, scores: npt.NDArray[np.float32], positions: npt.NDArray[np.intp], k: int
     ) -> list[Candidate]:
         """The *k* best records (score, then insertion order) where a record may be indexed
-        as several rows (chunks): each counts once, with its best row."""
-        want = k
-        while True:
-            ranked = self._ranked_rows(scores, positions, want)
-            out = self._candidates(positions[ranked], scores[ranked])
-            # The first of a record's rows is its best: ranked rows are best first.
-            unique: list[Candidate] = []
-            seen: set[str] = set()
-            for cand in out:
-                if cand.id not in seen:
-                    seen.add(cand.id)
-                    unique.append(cand)
-            if len(unique) >= k or ranked.size >= scores.shape[0]:
-                return unique[:k]
-            want *= 4  # chunks of one record took places: look deeper
+        as several rows (chunks, sentence units): each counts once, with its best row.
+
+        A record's rows are adjacent in the partition (see :class:`IndexRows`), so in
+        partition order they form one run: its best score is the run's maximum, and records
+        are ranked whole, without building a candidate for each row.
+        """
+        if positions.size > 1 and not bool((positions[1:] > positions[:-1]).all()):
+            order = np.argsort(positions, kind="stable")  # a graph's proposals
+            positions, scores = positions[order], scores[order]
+        rowids = self._rowids[positions]
+        starts = np.flatnonzero(np.concatenate(([True], rowids[1:] != rowids[:-1])))
+        if starts.size == 0:
+            return []
+        best = np.maximum.reduceat(scores, starts)
+        first = positions[starts]
+        ranked = self._ranked_rows(best, first, k)
+        return self._candidates(first[ranked], best[ranked])
 
     @staticmethod
     def _ranked_rows(
