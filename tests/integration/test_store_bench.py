@@ -20,6 +20,9 @@ def test_bench_store_with_a_concurrent_writer(
     assert main([*args, "--concurrent-writer"]) == 0
     report = json.loads((out / "report.json").read_text())
     entry = report["sizes"]["300"]
+    # One sentence per event: a row per event, and one per fact read from the events.
+    assert report["sentences_per_event"] == 1
+    assert 300 <= entry["partition_rows"] < 1.25 * 300
     worker = entry["tenant_scope"]["lexical_worker"]
     assert worker["with_worker_ms"]["p50"] > 0 and worker["inline_ms"]["p50"] > 0
     phase = report["concurrent_writer"]
@@ -39,6 +42,19 @@ def test_bench_store_with_a_concurrent_writer(
     assert "A second process writing to the same file" in markdown
     assert "right after a write of 2 events" in markdown
     assert "The lexical worker" in capsys.readouterr().out
+
+
+def test_bench_store_with_events_of_several_sentences(tmp_path: Path) -> None:
+    """Events of three sentences are embedded by sentence: about two rows or more per event
+    (sentences under 60 characters join the next), where events of one sentence have one."""
+    out = tmp_path / "store"
+    args = ["bench", "store", "--sizes", "200", "--queries", "10", "--out", str(out),
+            "--write-path-events", "50", "--sentences", "3"]  # fmt: skip
+    assert main(args) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["sentences_per_event"] == 3
+    assert report["sizes"]["200"]["partition_rows"] >= 2 * 200
+    assert "3 sentence(s) per event" in (out / "report.md").read_text()
 
 
 def test_bench_store_side_by_side_with_postgresql(

@@ -73,6 +73,13 @@ def _vector_paths(memory: Memory) -> tuple[int, int]:
     return status.ann_searches, status.exact_searches
 
 
+def _partition_rows(memory: Memory) -> int:
+    """Rows of the tenant's partition: one per event, or per sentence of an event of several."""
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    return store.partition_status("bench").rows
+
+
 def _latency(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) -> dict[str, Any]:
     embedder = memory.embedder
     assert isinstance(embedder, MiniLMEmbedder)
@@ -144,12 +151,12 @@ def _overlap(memory: Memory, scopes: Sequence[Scope], queries: Sequence[str]) ->
 
 
 def _after_write(
-    memory: Memory, queries: Sequence[str], *, seed: int, writes: int = 60
+    memory: Memory, queries: Sequence[str], *, seed: int, writes: int = 60, sentences: int = 1
 ) -> dict[str, Any]:
     """Tenant searches right after a small write (two events: a turn and its reply) against
     searches with nothing written since, alternating, each with a query of its own (query
     embedding included): what following the tenant's own writes costs a search."""
-    fresh = synthetic_events(2 * writes, seed=seed)
+    fresh = synthetic_events(2 * writes, seed=seed, sentences=sentences)
     after, settled = [], []
     for i in range(writes):
         started = time.perf_counter()
@@ -173,10 +180,12 @@ def _after_write(
     }
 
 
-def _write_path(embedder: MiniLMEmbedder, *, seed: int, events: int = 3_000) -> dict[str, Any]:
+def _write_path(
+    embedder: MiniLMEmbedder, *, seed: int, events: int = 3_000, sentences: int = 1
+) -> dict[str, Any]:
     """Ingest the same events into fresh stores with fact extraction and consolidation off
     and on (alternating, twice each), timing on-runs until extraction is done."""
-    stream = list(synthetic_events(events, seed=seed + 500))
+    stream = list(synthetic_events(events, seed=seed + 500, sentences=sentences))
     rows = [
         (Scope(ev.tenant, ev.user, ev.session),
          NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}))
@@ -279,13 +288,15 @@ def run_store_bench(
     ann: AnnConfig | None = None,
     concurrent_writer: bool = False,
     write_path_events: int = 3_000,
+    sentences: int = 1,
 ) -> dict[str, Any]:
     """Run the benchmark, write ``out/report.json`` and ``out/report.md``, return the report.
 
     With *concurrent_writer*, the largest size is also searched from a fresh store while
     another process writes to the same file (:mod:`kenning.bench.concurrent_bench`).
     *write_path_events* events are ingested with fact extraction off and on to time the
-    write path.
+    write path. Each event holds *sentences* sentences (more than one: kenning embeds it by
+    sentence, :mod:`kenning.indexing`); the raw model's baseline embeds such events whole.
     """
     from tqdm import tqdm
 
@@ -295,7 +306,10 @@ def run_store_bench(
     t0 = time.perf_counter()
     embedder.load()
     load_s = time.perf_counter() - t0
-    probe = [e.content for e in synthetic_events(1024, seed=seed + 1000, tenant="probe")]
+    probe = [
+        e.content
+        for e in synthetic_events(1024, seed=seed + 1000, tenant="probe", sentences=sentences)
+    ]
     _raw_throughput(embedder, probe[:128])  # warm-up
     raw_before = _raw_throughput(embedder, probe)
 
@@ -303,6 +317,7 @@ def run_store_bench(
         "bench": "store",
         "machine_note": "rates and latencies from one process on this machine; see medians",
         "model": {"id": embedder.model_id, "load_s": round(load_s, 3), "threads": embedder.threads},
+        "sentences_per_event": sentences,
         "sizes": {},
     }
     query_texts = synthetic_queries(queries, seed=seed + 1)
@@ -321,7 +336,7 @@ def run_store_bench(
         stored = 0
         ingest_s = 0.0
         first_rate = None
-        stream = synthetic_events(sizes[-1], seed=seed)
+        stream = synthetic_events(sizes[-1], seed=seed, sentences=sentences)
         users: list[str] = []
         bar = tqdm(total=sizes[-1], unit="ev", desc="ingest", disable=not progress)
         for size in sizes:
@@ -362,6 +377,7 @@ def run_store_bench(
                 "vector_index": index,
                 "tenant_scope": _latency(memory, tenant_scope, query_texts),
                 "user_scope": _latency(memory, user_scopes, query_texts),
+                "partition_rows": _partition_rows(memory),
                 "rss_mb": round(_rss_mb(), 1),
                 "db_mb": round((Path(tmp) / "bench.db").stat().st_size / 2**20, 1),
             }
@@ -379,7 +395,9 @@ def run_store_bench(
         written = Memory.open(db, embedder=embedder, settings=Settings(ann=ann))
         try:
             _wait_for_index(written)
-            report["after_write"] = _after_write(written, query_texts, seed=seed + 3000)
+            report["after_write"] = _after_write(
+                written, query_texts, seed=seed + 3000, sentences=sentences
+            )
         finally:
             written.close()
         if concurrent_writer:
@@ -387,7 +405,9 @@ def run_store_bench(
             report["concurrent_writer"] = run_concurrent_phase(
                 db, embedder, phases, Settings(ann=ann)
             )
-    report["write_path"] = _write_path(embedder, seed=seed, events=write_path_events)
+    report["write_path"] = _write_path(
+        embedder, seed=seed, events=write_path_events, sentences=sentences
+    )
     raw_after = _raw_throughput(embedder, probe)
     raw = (raw_before + raw_after) / 2
     assert first_rate is not None
@@ -462,22 +482,23 @@ def _markdown(report: dict[str, Any]) -> str:
         "# kenning bench store",
         "",
         f"Model: `{report['model']['id']}` (load {report['model']['load_s']} s, "
-        f"{report['model']['threads']} threads). Synthetic support conversations, one tenant.",
+        f"{report['model']['threads']} threads). Synthetic support conversations, one tenant, "
+        f"{report['sentences_per_event']} sentence(s) per event.",
         "",
         "## Ingest with embeddings",
         "",
         "| measure | value |",
         "|---|---|",
-        "| raw model throughput, batch 64 (before / after) | "
-        f"{raw['before']} / {raw['after']} sentences/s |",
+        "| raw model throughput, batch 64, events embedded whole (before / after) | "
+        f"{raw['before']} / {raw['after']} texts/s |",
         f"| kenning ingest, first stage | {ing['ingest_events_per_s_first_stage']} events/s |",
         f"| ratio to raw (target >= 0.8) | {ing['ratio_to_raw']} |",
         "",
         "## Search latency (k=10, query embedding included)",
         "",
-        "| events | scope | p50 ms | p95 ms | p99 ms | embed p50 | bm25 p50 | vector p50 "
+        "| events | rows | scope | p50 ms | p95 ms | p99 ms | embed p50 | bm25 p50 | vector p50 "
         "| RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for size, entry in report["sizes"].items():
         for scope in ("tenant_scope", "user_scope"):
@@ -485,7 +506,8 @@ def _markdown(report: dict[str, Any]) -> str:
             ms = lat["search_ms"]
             comp = lat["components_ms_p50"]
             lines.append(
-                f"| {size} | {scope.replace('_scope', '')} | {ms['p50']:.2f} | {ms['p95']:.2f} | "
+                f"| {size} | {entry['partition_rows']} | {scope.replace('_scope', '')} | "
+                f"{ms['p50']:.2f} | {ms['p95']:.2f} | "
                 f"{ms['p99']:.2f} | {comp['embed_query']:.2f} | {comp['bm25']:.2f} | "
                 f"{comp['vector']:.2f} | {entry['rss_mb']} |"
             )

@@ -112,8 +112,12 @@ def synthetic_events(
     users: int = 200,
     turns_per_session: int = 20,
     start: datetime | None = None,
+    sentences: int = 1,
 ) -> Iterator[SyntheticEvent]:
-    """Yield *count* events alternating user/assistant turns across users and sessions."""
+    """Yield *count* events alternating user/assistant turns across users and sessions, each
+    of *sentences* sentences (with 1, the same events for a seed as before the option)."""
+    if sentences < 1:
+        raise ValueError("sentences must be at least 1")
     rng = random.Random(seed)
     at = start or datetime(2026, 1, 1, tzinfo=UTC)
     session_no = 0
@@ -124,14 +128,18 @@ def synthetic_events(
         session_no += 1
         for turn in range(min(turns_per_session, count - produced)):
             is_user = turn % 2 == 0
-            template = rng.choice(_USER_TEMPLATES if is_user else _AGENT_TEMPLATES)
+            templates = _USER_TEMPLATES if is_user else _AGENT_TEMPLATES
+            template = rng.choice(templates)
             at += timedelta(seconds=rng.randrange(5, 600))
+            content = _fill(template, rng)
+            for _ in range(sentences - 1):
+                content += " " + _fill(rng.choice(templates), rng)
             yield SyntheticEvent(
                 tenant=tenant,
                 user=user,
                 session=session,
                 role="user" if is_user else "assistant",
-                content=_fill(template, rng),
+                content=content,
                 at=at,
                 speaker=user if is_user else "agent",
             )

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         report = run_store_bench(
             out, sizes=_sizes(args.sizes), queries=args.queries, seed=args.seed,
             concurrent_writer=args.concurrent_writer, write_path_events=args.write_path_events,
+            sentences=args.sentences,
         )  # fmt: skip
         print((out / "report.md").read_text())
         print(json.dumps(report["targets"], indent=2))

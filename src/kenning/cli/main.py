@@ -167,6 +167,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="events ingested with fact extraction off and on (write-path timing)",
     )  # fmt: skip
     b.add_argument(
+        "--sentences", type=_positive, default=1,
+        help="sentences per synthetic event (more than one: events are embedded by sentence)",
+    )  # fmt: skip
+    b.add_argument(
         "--vector-cache", metavar="FILE",
         help="with --store: keep the vectors in FILE (SQLite) and reuse them in later runs",
     )  # fmt: skip

@@ -79,7 +79,7 @@ class FusionConfig:
     multi_target_session_weight: float = 0.0
     partner_weight: float = 1.0
     rerank: bool = False
-    sole_best_floor: float = 0.8
+    sole_best_floor: float = 0.6
     recency_weight: float = 0.0
     recency_half_life_days: float = 30.0
     access_weight: float = 0.02
