@@ -164,16 +164,14 @@ def texts_to_embed(
     are embedded with their context). *previous* is the embedded text of the session's
     preceding turn when turns are embedded with their context (see :func:`with_context`).
     """
-    spans = chunk_spans(event.content, size=chunk_chars)
-    if spans:
-        return [
-            IndexedText(embedding_text(replace(event, content=event.content[a:b]), mode), (a, b))
-            for a, b in spans
-        ]
-    units = unit_spans(event.content, min_chars=unit_chars) if unit_chars else []
-    if not units:
+    spans, lexical = chunk_spans(event.content, size=chunk_chars), True
+    if not spans and unit_chars:
+        spans, lexical = unit_spans(event.content, min_chars=unit_chars), False
+    if not spans:
         return [IndexedText(with_context(embedding_text(event, mode), previous))]
     return [
-        IndexedText(embedding_text(replace(event, content=event.content[a:b]), mode), (a, b), False)
-        for a, b in units
+        IndexedText(
+            embedding_text(replace(event, content=event.content[a:b]), mode), (a, b), lexical
+        )
+        for a, b in spans
     ]
