@@ -134,18 +134,18 @@ def test_the_embedders_lone_best_match_is_not_buried(
     tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     """A paraphrase BM25 cannot see (no shared word) is the embedder's best match."""
-    answer = "What else can I do for the later part of the day? I wind down by 9:30 pm."
+    answer = "After dinner I like to unwind quietly, and lights are out by half past nine."
     turns = [
-        "Can you suggest activities for a company picnic?",
-        "Suggest some outdoor activities near the lake.",
-        "Can you suggest fun activities for toddlers?",
+        "Any recommendations for a team offsite this spring?",
+        "Recommend some hiking trails near the lake.",
+        "Any recommendations for games that toddlers enjoy?",
         answer,
-        "Can you suggest a good laptop for students?",
-        "List some activities for a science class.",
-        "My kids' school activities start at eight.",
-        "Which activities count toward my fitness tracker goal?",
+        "Can you recommend a good laptop for students?",
+        "Recommend a few experiments for a science class.",
+        "My kids' football practice starts at eight.",
+        "Which workouts count toward my fitness tracker goal?",
     ]
-    query = "Can you suggest some activities that I can do in the evening?"
+    query = "Can you recommend some things to do in the evening?"
 
     def ranked(path: Path, floor: float) -> list[str]:
         settings = Settings(fusion=FusionConfig(sole_best_floor=floor))
@@ -163,7 +163,8 @@ def test_the_embedders_lone_best_match_is_not_buried(
                 assert "bm25" not in found[answer].scores
             return [h.content for h in hits]
 
-    rescued, plain = ranked(tmp_path / "a.db", 0.8), ranked(tmp_path / "b.db", 0.0)
+    default = FusionConfig().sole_best_floor
+    rescued, plain = ranked(tmp_path / "a.db", default), ranked(tmp_path / "b.db", 0.0)
     assert rescued.index(answer) <= 3
     assert answer not in plain or plain.index(answer) > rescued.index(answer)
 

@@ -28,7 +28,7 @@ def inside(windows: tuple[TimeWindow, ...], at: datetime) -> bool:
     [
         ("What artist did I start listening to last Friday?", NOW, ["2023-03-31"],
          ["2023-04-05", "2023-03-24"]),
-        ("What kitchen appliance did I buy 10 days ago?", day("2023-03-25", 18),
+        ("Which blender did I order 10 days ago?", day("2023-03-25", 18),
          ["2023-03-15"], ["2023-03-20", "2023-03-05"]),
         ("Which bike did I service the past weekend?", day("2023-03-21", 21),
          ["2023-03-18", "2023-03-19"], ["2023-03-11", "2023-03-14"]),
@@ -70,7 +70,7 @@ def test_named_times_become_windows(query: str, now: datetime, yes: list[str],
         "You may want to check the order first.",
         "Which sports have I played in the past?",
         "What did I say about the week-long trip?",
-        "When did Melanie paint a sunrise?",
+        "When did Priya sketch the old lighthouse?",
         "I may go to the march on Saturday evening",
     ],
 )
@@ -145,7 +145,7 @@ def test_time_phrases_never_raise_and_stay_in_the_past(
         "Which happened first, the road trip or the new lens?",
         "Which restaurant did I like better, Nopa or Zuni?",
         "How long had I been bird watching when I attended the workshop?",
-        "What brand of BBQ sauce am I currently obsessed with?",
+        "Which brand of hot sauce am I currently hooked on?",
         "In what order did I visit Rome, Paris and Berlin?",
         "Was the replacement sent before or after I returned the broken one?",
         "What is the average age of my parents?",
@@ -162,10 +162,10 @@ def test_questions_with_several_targets(query: str) -> None:
 @pytest.mark.parametrize(
     "query",
     [
-        "What kind of soup did John make recently?",
-        "When did Melanie paint a sunrise?",
+        "What kind of bread did Omar bake recently?",
+        "When did Priya sketch the old lighthouse?",
         "How long have I been living in my apartment?",
-        "Where did I go on a week-long trip with my family?",
+        "Where did we stay on the week-long trip with my cousins?",
         "What's the wifi password at the house?",
         # Bare "order", "first", "or", "times", "between", "total" and two quoted phrases
         # mark single targets in ordinary product queries (issue 10).
