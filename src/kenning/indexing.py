@@ -158,8 +158,9 @@ def texts_to_embed(
     sentence unit (:func:`unit_spans`) when it holds several.
 
     A long record's chunks and a record's sentence units are embedded on their own. A record
-    of several sentences is found by its best-matching unit: a statement made in passing
-    ("By the way, I turned 32 last month") is not drowned by the rest of its message.
+    of several sentences is found by its best-matching unit: a statement made in passing ("By
+    the way, my landlord raised the rent to 1,450 EUR") is not drowned by the rest of its
+    message.
     *unit_chars* is the shortest unit (0: records are embedded whole, as they are when turns
     are embedded with their context). *previous* is the embedded text of the session's
     preceding turn when turns are embedded with their context (see :func:`with_context`).
