@@ -14,7 +14,7 @@ from kenning.pins.extract import DEFAULT_RULES, ExtractionRules
 from kenning.records import DEFAULT_MAX_CONTENT_CHARS
 from kenning.search.fusion import FusionConfig
 from kenning.search.reader import QueryReader, RuleReader
-from kenning.search.rerank import RerankModel
+from kenning.search.rerank import Reranker
 from kenning.store.ann import AnnConfig
 from kenning.store.replies import DEFAULT_REPLY_WEIGHT, check_reply_weight
 
@@ -72,7 +72,7 @@ class Settings:
     ann: AnnConfig = field(default_factory=AnnConfig)
     longterm: LongTermSettings = field(default_factory=LongTermSettings)
     reader: QueryReader = field(default_factory=RuleReader)
-    rerank_model: RerankModel | None = None
+    rerank_model: Reranker | None = None
 
     @property
     def index_reply_weight(self) -> float:
@@ -107,3 +107,5 @@ class Settings:
             raise InvalidInput("embed_batch must be between 1 and 4096")
         if not isinstance(self.reader, QueryReader):
             raise InvalidInput("reader must have a read(text, now) method (a QueryReader)")
+        if self.rerank_model is not None and not isinstance(self.rerank_model, Reranker):
+            raise InvalidInput("rerank_model must have depth and order(fused, x) (a Reranker)")

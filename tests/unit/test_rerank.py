@@ -118,3 +118,17 @@ def test_the_shipped_model_loads_and_bad_files_do_not(tmp_path: Path) -> None:
         RerankModel(weights=(1.0,))
     with pytest.raises(InvalidInput, match="finite"):
         RerankModel(weights=(math.nan,) * len(FEATURES))
+
+
+def test_settings_take_any_reranker_and_refuse_what_is_none() -> None:
+    from kenning.search.rerank import Reranker
+    from kenning.settings import Settings
+
+    model = RerankModel.load()
+    assert isinstance(model, Reranker)
+    assert Settings(rerank_model=model).rerank_model is model
+    with pytest.raises(InvalidInput, match="a Reranker"):
+        Settings(rerank_model=object())  # type: ignore[arg-type]
+    x = np.zeros((3, len(FEATURES)))
+    x[2, FEATURES.index("final")] = 1.0
+    assert [f.id for f in model.order(FUSED, x)] == [f.id for f in rerank(FUSED, x, model)]

@@ -85,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         print((out / "report.md").read_text())
         return 0
+    if args.bench == "rerank":
+        return _rerank(args, out)
     if args.bench == "reader":
         from kenning.bench.reader_bench import run_reader_bench
 
@@ -127,6 +129,39 @@ def run(args: argparse.Namespace) -> int:
     raise InvalidInput(f"unknown bench {args.bench!r}")
 
 
+def _l2s(text: str) -> list[float]:
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise InvalidInput(f"--l2 {text!r} must be comma-separated numbers") from exc
+    if not values or not all(0 < v < 1e6 for v in values):
+        raise InvalidInput("--l2 needs at least one strength, each > 0")
+    return values
+
+
+def _rerank(args: argparse.Namespace, out: Path) -> int:
+    from kenning.bench.rerank_bench import WEIGHTS_FILE, run_rerank_bench
+    from kenning.bench.vector_cache import CachedEmbedder
+
+    if args.depth < 2:
+        raise InvalidInput("--depth must be at least 2")
+    l2s = _l2s(args.l2)
+    locomo = _data(args.locomo, "--locomo")
+    longmemeval = _data(args.longmemeval, "--longmemeval")
+    cache = None if args.vector_cache is None else Path(args.vector_cache)
+    embedder = CachedEmbedder(MiniLMEmbedder(), cache)
+    try:
+        report = run_rerank_bench(
+            locomo, longmemeval, out, embedder=embedder, l2s=l2s, depth=args.depth,
+            progress=lambda line: print(line, flush=True),
+        )  # fmt: skip
+    finally:
+        embedder.close()
+    print((out / "report.md").read_text())
+    print(f"weights: {out / WEIGHTS_FILE} ({report['chosen']})")
+    return 0
+
+
 def _url(store: str | None) -> str | None:
     from kenning.store.postgres import is_postgres_url, redact
 
@@ -135,10 +170,10 @@ def _url(store: str | None) -> str | None:
     return store
 
 
-def _data(path: str) -> Path:
+def _data(path: str, flag: str = "--data") -> Path:
     data = Path(path)
     if not data.is_file():
-        raise InvalidInput(f"--data {path} is not a file")
+        raise InvalidInput(f"{flag} {path} is not a file")
     return data
 
 

@@ -199,6 +199,19 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
     b.add_argument("--no-plots", action="store_true")
+    b = bench.add_parser(
+        "rerank", help="train the opt-in re-ranker on the tuning parts, choose it on validation"
+    )
+    b.add_argument("--locomo", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--longmemeval", required=True, help="LongMemEval JSON file (.json[.gz])")
+    b.add_argument("--out", required=True, help="directory for the weights and the reports")
+    b.add_argument("--l2", default="0.001,0.003,0.01,0.03,0.1",
+                   help="comma-separated L2 strengths to fit (one model each)")  # fmt: skip
+    b.add_argument("--depth", type=_positive, default=30, help="candidates re-ordered")
+    b.add_argument(
+        "--vector-cache", metavar="FILE",
+        help="keep the vectors in FILE (SQLite) and reuse them in later runs",
+    )  # fmt: skip
     b = bench.add_parser("reader", help="query reader precision/recall on labelled product queries")
     b.add_argument("--out", required=True)
     b.add_argument("--data", help="a labelled JSONL file (default: the set shipped with kenning)")

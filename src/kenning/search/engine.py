@@ -51,7 +51,7 @@ from kenning.search.fusion import (
 )
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.reader import QueryReader, RuleReader
-from kenning.search.rerank import RerankModel, RerankRecord, features, rerank
+from kenning.search.rerank import Reranker, RerankModel, RerankRecord, features
 from kenning.search.timeref import TimeWindow
 from kenning.store.protocol import EventLog, SearchIndex
 from kenning.store.records import Candidate, Item, ModelInfo, Position
@@ -81,7 +81,7 @@ class SearchEngine:
         *,
         fusion: FusionConfig,
         reader: QueryReader | None = None,
-        rerank_model: RerankModel | None = None,
+        rerank_model: Reranker | None = None,
         track_access: bool = True,
         overlap: bool = True,
     ) -> None:
@@ -353,7 +353,7 @@ class SearchEngine:
                                            text=items[key].text)
                          for key, place in positions.items() if key in items},
             )  # fmt: skip
-            fused = rerank(fused, x, model)
+            fused = model.order(fused, x)
         fused = fused[:k]
         out = []
         for f in fused:
@@ -376,7 +376,7 @@ class SearchEngine:
         model = self._reranker() if config.rerank else None
         return max(3 * k, _PARTNER_DEPTH, model.depth if model is not None else 0)
 
-    def _reranker(self) -> RerankModel:
+    def _reranker(self) -> Reranker:
         return self._rerank_model if self._rerank_model is not None else _shipped_model()
 
     def _lexical(

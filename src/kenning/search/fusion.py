@@ -57,10 +57,10 @@ class FusionConfig:
     ``max(s, (s + w * p) / (1 + w))`` (see :func:`partner_lift`; 0 turns it off); it applies
     among the best ``max(3 * k, 30)`` candidates. ``rerank`` (off by default) re-orders the
     best candidates by the learned model of :mod:`kenning.search.rerank`
-    (``Settings.rerank_model``, default the one shipped with kenning, trained before
-    messages were embedded by sentence); measured in docs/benchmarks.md: with sentence units
-    it adds LongMemEval turn recall and costs LoCoMo's validation part a point of turn
-    recall.
+    (``Settings.rerank_model``, default the one shipped with kenning, trained by ``kenning
+    bench rerank``); measured in docs/benchmarks.md: on top of sentence units and the
+    partner lift it adds LongMemEval validation turn recall and costs LoCoMo's validation
+    part turn recall and nDCG, and it does not raise the tuning objective.
     ``recency_weight`` adds ``w * 0.5 ** (age_days / half_life_days)`` (off by default: with
     a realistic ``now`` it cost LoCoMo recall on the tuning part and moved no LongMemEval
     metric; see docs/benchmarks.md); ``access_weight`` adds

@@ -8,7 +8,10 @@ of its question or answer partner — and ``w`` was learned (pairwise logistic l
 tuning parts of the development data and selected on their validation parts
 (docs/benchmarks.md). Nothing in the features names a dataset, an id or an answer.
 
-The weights ship with kenning (``kenning/data/rerank_weights.jsonl``). Re-ordering keeps the
+The weights ship with kenning (``kenning/data/rerank_weights.jsonl``); ``kenning bench rerank
+--locomo FILE --longmemeval FILE --out DIR`` trains them again (:mod:`kenning.bench.rerank_bench`)
+and writes a file :meth:`RerankModel.load` reads. Any :class:`Reranker` can take the model's
+place (``Settings(rerank_model=...)``). Re-ordering keeps the
 scale of scores: the re-ranked records take the scores of the top ``depth`` in their new
 order, so scores still fall down the list and ``min_score`` keeps its meaning; each hit's
 model score is ``scores["rerank"]``.
@@ -24,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -33,7 +37,7 @@ from kenning.search.fusion import Fused, Position
 from kenning.search.timeref import TimeWindow
 from kenning.store.records import Candidate
 
-__all__ = ["FEATURES", "RerankModel", "RerankRecord", "features", "rerank"]
+__all__ = ["FEATURES", "RerankModel", "RerankRecord", "Reranker", "features", "rerank"]
 
 FEATURES = (
     "lexical", "cosine", "has_lexical", "has_vector", "lexical_rank", "vector_rank", "session",
@@ -51,9 +55,30 @@ _MISSING_RANK = 100
 """A record missing from a signal's list ranks this far below the list's last record."""
 
 
+@runtime_checkable
+class Reranker(Protocol):
+    """What re-orders the best fused candidates from their features.
+
+    The engine computes :func:`features` of its best ``depth`` candidates (after lifts and
+    bonuses) and hands them, with every fused candidate best first, to :meth:`order`, whose
+    result is ranked as it comes. :class:`RerankModel` is the shipped one; ``kenning bench
+    rerank`` plugs in a recorder of the features it trains on.
+    """
+
+    @property
+    def depth(self) -> int:
+        """How many of the best candidates get features (at least 2)."""
+        ...
+
+    def order(self, fused: Sequence[Fused], x: npt.NDArray[np.float64]) -> list[Fused]:
+        """*fused* re-ordered; *x* holds the features of its first ``len(x)`` candidates."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class RerankModel:
-    """Linear weights over :data:`FEATURES`, and how many of the best candidates to re-order."""
+    """Linear weights over :data:`FEATURES`, and how many of the best candidates to re-order
+    (a :class:`Reranker`)."""
 
     weights: tuple[float, ...]
     depth: int = 30
@@ -90,6 +115,10 @@ class RerankModel:
         if names != FEATURES:
             raise InvalidInput("the rerank model's features differ from kenning.search.rerank")
         return cls(weights=weights, depth=depth)
+
+    def order(self, fused: Sequence[Fused], x: npt.NDArray[np.float64]) -> list[Fused]:
+        """:func:`rerank` by this model."""
+        return rerank(fused, x, self)
 
 
 @dataclass(frozen=True, slots=True)
