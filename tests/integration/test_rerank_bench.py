@@ -137,6 +137,10 @@ def test_bench_rerank_refuses_bad_input(tmp_path: Path, capsys: pytest.CaptureFi
     locomo, lme = _fixtures(tmp_path)
     base = ["bench", "rerank", "--locomo", str(locomo), "--longmemeval", str(lme), "--out",
             str(tmp_path / "o")]  # fmt: skip
+    swapped = ["bench", "rerank", "--locomo", str(locomo), "--longmemeval", str(locomo),
+               "--out", str(tmp_path / "o")]  # fmt: skip
+    assert main(swapped) == 2  # refused before anything is ingested
+    assert "question_id" in capsys.readouterr().err
     assert main([*base, "--l2", "0,1"]) == 2
     assert "--l2" in capsys.readouterr().err
     assert main([*base, "--l2", "x"]) == 2

@@ -36,7 +36,13 @@ import numpy.typing as npt
 
 from kenning.bench import locomo_bench as loc
 from kenning.bench import longmemeval_bench as lme
-from kenning.bench.datasets import load_locomo, load_longmemeval
+from kenning.bench.datasets import (
+    Conversation,
+    LMEQuestion,
+    Question,
+    load_locomo,
+    load_longmemeval,
+)
 from kenning.bench.harness import TURNS, BenchStores, ingest_rows, safe_id
 from kenning.bench.report import table
 from kenning.bench.rerank_fit import Group, fit_pairwise, group_weights
@@ -140,10 +146,10 @@ class _Dataset:
 
 
 def _locomo(
-    path: Path, stores: BenchStores, embedder: Embedder, settings: Settings,
-    recorder: FeatureRecorder, progress: Callable[[str], None],
+    loaded: tuple[list[Conversation], list[Question]], stores: BenchStores, embedder: Embedder,
+    settings: Settings, recorder: FeatureRecorder, progress: Callable[[str], None],
 ) -> _Dataset:  # fmt: skip
-    conversations, questions = load_locomo(path)
+    conversations, questions = loaded
     part_of = loc.locomo_parts(conversations)
     now_of = {c.id: loc.conversation_now(c) for c in conversations}
     memory = stores.memory("kenning", embedder, settings)
@@ -181,10 +187,9 @@ def _locomo(
 
 
 def _longmemeval(
-    path: Path, stores: BenchStores, embedder: Embedder, settings: Settings,
+    every: list[LMEQuestion], stores: BenchStores, embedder: Embedder, settings: Settings,
     recorder: FeatureRecorder, progress: Callable[[str], None],
 ) -> _Dataset:  # fmt: skip
-    every = load_longmemeval(path)
     part_of = lme.longmemeval_parts(every)  # the split counts every question of the file
     questions = [q for q in every if lme._scored(q)]
     rows = [row for question in questions for row in lme._rows(question)]
@@ -273,11 +278,14 @@ def run_rerank_bench(
     recorder = FeatureRecorder(depth)
     base = settings or Settings()
     searching = replace(base, fusion=replace(base.fusion, rerank=True), rerank_model=recorder)
+    # Both files are read before anything is embedded: a bad second file fails at once.
+    conversations = load_locomo(locomo)
+    questions = load_longmemeval(longmemeval)
     stores = BenchStores(None, [loc.TENANT])
     try:
         data = {
-            "locomo": _locomo(locomo, stores, embedder, searching, recorder, progress),
-            "longmemeval": _longmemeval(longmemeval, stores, embedder, searching, recorder,
+            "locomo": _locomo(conversations, stores, embedder, searching, recorder, progress),
+            "longmemeval": _longmemeval(questions, stores, embedder, searching, recorder,
                                         progress),
         }  # fmt: skip
     finally:
