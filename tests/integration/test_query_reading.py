@@ -6,6 +6,7 @@ same search with that part switched off, so the test shows what the part changes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from kenning import FusionConfig, Hit, Memory, NewEvent, Scope, Settings
+from kenning.errors import InvalidInput
+from kenning.search.fusion import Fused
 from kenning.search.plan import QueryPlan
 from kenning.search.rerank import FEATURES, RerankModel
 from tests.conftest import MemoEmbedder
@@ -297,6 +300,28 @@ def test_an_opt_in_rerank_model_reorders_the_best_candidates(
             assert ("rerank" in hits[0].scores) is on
             assert hits[0].score >= hits[1].score
     assert tops == {False: "Dana", True: "Priya"}
+
+
+class _Dropping:
+    """A re-ranker that loses its last candidate."""
+
+    depth = 30
+
+    def order(self, fused: Sequence[Fused], x: object) -> list[Fused]:
+        return list(fused[:-1])
+
+
+def test_a_reranker_that_drops_a_candidate_is_refused(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    settings = Settings(fusion=replace(FusionConfig(), rerank=True), rerank_model=_Dropping())
+    with Memory.open(tmp_path / "m.db", embedder=real_embedder, settings=settings) as memory:
+        memory.add_events(Scope("acme", "dana", "s1"), [
+            NewEvent("user", "The blender jug arrived cracked.", at=_at(2)),
+            NewEvent("assistant", "A new jug ships on Thursday.", at=_at(2)),
+        ])  # fmt: skip
+        with pytest.raises(InvalidInput, match="re-ordering"):
+            memory.search(Scope("acme"), "when does the jug ship?", k=2, now=NOW)
 
 
 def test_equal_scores_keep_the_order_records_were_written(

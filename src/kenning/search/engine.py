@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.embed.base import Embedder
-from kenning.errors import ModelUnavailable
+from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.records import Filters, Scope
 from kenning.search.access import AccessRecorder
 from kenning.search.filters import admits
@@ -353,7 +353,14 @@ class SearchEngine:
                                            text=items[key].text)
                          for key, place in positions.items() if key in items},
             )  # fmt: skip
-            fused = model.order(fused, x)
+            ordered = model.order(fused, x)
+            # A re-ranker is pluggable: one that drops or repeats a candidate would return
+            # hits that were never ranked, or the same record twice.
+            if len(ordered) != len(fused) or {f.id for f in ordered} != {f.id for f in fused}:
+                raise InvalidInput(
+                    "the re-ranker must return a re-ordering of the candidates it was given"
+                )
+            fused = ordered
         fused = fused[:k]
         out = []
         for f in fused:

@@ -71,7 +71,11 @@ class Reranker(Protocol):
         ...
 
     def order(self, fused: Sequence[Fused], x: npt.NDArray[np.float64]) -> list[Fused]:
-        """*fused* re-ordered; *x* holds the features of its first ``len(x)`` candidates."""
+        """*fused* re-ordered; *x* holds the features of its first ``len(x)`` candidates.
+
+        The result must hold every candidate of *fused* once: the search raises
+        :class:`~kenning.errors.InvalidInput` otherwise.
+        """
         ...
 
 
