@@ -76,23 +76,23 @@ def test_records_of_a_named_time_are_found_beyond_the_best_of_the_scope(
         assert all("espresso" not in h.content for h in hits)
 
 
-# Session a is about charity events and holds one fact; session b is about something else
+# Session a is about late deliveries and holds one fact; session b is about something else
 # and holds the other fact in passing. Background chatter gives BM25 realistic statistics.
-CHARITY_A = [
-    "I raised $200 at the charity bake sale last month.",
-    "I'm thinking about organizing a charity event of my own.",
-    "I'll start researching some charities to support.",
-    "Do charities accept volunteers on weekends?",
-    "Maybe a charity concert would work in our town.",
-    "Charity events need sponsors, how do I find them?",
-    "Which charity events draw the biggest crowds?",
-    "Should a charity event sell tickets or ask for donations?",
-    "How early should I book a venue for a charity event?",
+DELIVERY_A = [
+    "I got a $20 refund for the late delivery last month.",
+    "I'm thinking about switching to express delivery.",
+    "I'll start comparing delivery options in my area.",
+    "Do couriers deliver on weekends?",
+    "Maybe a parcel locker would work in our building.",
+    "Late deliveries keep happening, how do I complain?",
+    "Which delivery slots are least likely to be late?",
+    "Should a late delivery be refunded or credited?",
+    "How early should I order for delivery before the holidays?",
 ]
-CHARITY_B = [
+DELIVERY_B = [
     "I'm trying to cut plastic waste at home, any tips?",
     "Reusable bags keep piling up in my car.",
-    "By the way, the charity run got me $150 in pledges.",
+    "By the way, the delayed parcel got me a $15 refund too.",
     "Is composting possible in a small apartment?",
 ]
 BACKGROUND = [
@@ -103,9 +103,9 @@ BACKGROUND = [
 ]  # fmt: skip
 
 
-def _charity_memory(path: Path, embedder: MemoEmbedder, settings: Settings) -> Memory:
+def _delivery_memory(path: Path, embedder: MemoEmbedder, settings: Settings) -> Memory:
     memory = Memory.open(path, embedder=embedder, settings=settings)
-    for session, texts, days in (("a", CHARITY_A, 30), ("b", CHARITY_B, 10),
+    for session, texts, days in (("a", DELIVERY_A, 30), ("b", DELIVERY_B, 10),
                                  ("bg", BACKGROUND, 50)):  # fmt: skip
         memory.add_events(Scope("acme", "dana", session), [
             NewEvent("user", text, at=_at(days) + timedelta(minutes=i))
@@ -118,16 +118,16 @@ def test_a_question_with_several_targets_reaches_every_session(
     tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     scope = Scope("acme", "dana")
-    query = "How much money did I raise in total at charity events?"
-    with _charity_memory(tmp_path / "a.db", real_embedder, Settings()) as memory:
+    query = "How much money was I refunded in total for late deliveries?"
+    with _delivery_memory(tmp_path / "a.db", real_embedder, Settings()) as memory:
         several = [h.content for h in memory.search(scope, query, k=8, now=NOW)]
         assert all("session" not in h.scores for h in memory.search(scope, query, now=NOW))
-        single = memory.search(scope, "Which charity events draw crowds?", now=NOW)
+        single = memory.search(scope, "Which delivery slots are least often late?", now=NOW)
         assert any(h.scores.get("session", 0) > 0 for h in single)
     one = Settings(fusion=FusionConfig(multi_target_session_weight=1.0))
-    with _charity_memory(tmp_path / "b.db", real_embedder, one) as memory:
+    with _delivery_memory(tmp_path / "b.db", real_embedder, one) as memory:
         lifted = [h.content for h in memory.search(scope, query, k=8, now=NOW)]
-    fact_a, fact_b = CHARITY_A[0], CHARITY_B[2]
+    fact_a, fact_b = DELIVERY_A[0], DELIVERY_B[2]
     assert fact_a in several and fact_b in several
     # Read as one target, session a's other turns are lifted above session b's fact.
     assert fact_b not in lifted or lifted.index(fact_b) > several.index(fact_b)
@@ -148,7 +148,7 @@ def test_the_embedders_lone_best_match_is_not_buried(
         "My kids' football practice starts at eight.",
         "Which workouts count toward my fitness tracker goal?",
     ]
-    query = "Can you recommend some things to do in the evening?"
+    query = "Can you recommend a way to relax at night?"
 
     def ranked(path: Path, floor: float) -> list[str]:
         settings = Settings(fusion=FusionConfig(sole_best_floor=floor))

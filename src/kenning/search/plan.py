@@ -16,7 +16,7 @@ queries (``kenning bench reader``): the bare words "or", "first", "order", "time
 "between" and "total" mark single-target queries far more often than not ("the status of my
 order", "my first job", "tea or coffee", "the order total"), so each counts only inside a
 phrase that carries the meaning. "And", "which" and number words are left out for the same
-reason ("What did Mel and her kids paint?").
+reason ("What did Omar and his team ship?").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Time references in a query ("last Friday", "two weeks ago", "in March") as time windows.
 
-A question that names a time ("what did I buy 10 days ago?") is about records from that
+A question that names a time ("what did I order 10 days ago?") is about records from that
 time, so search can favour them. The parser is rule-based and pure: it reads English
 expressions relative to the search's ``now`` and returns half-open UTC windows. It only
 fires on an explicit anchor (``ago``, ``last``, ``past``, ``this``, ``yesterday``, a weekday
