@@ -105,6 +105,17 @@ def test_bench_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "# kenning bench recall" in capsys.readouterr().out
 
 
+def test_bench_out_must_be_a_writable_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "report"
+    taken.write_text("not a directory")
+    for out in (taken, taken / "below"):
+        assert main(["bench", "reader", "--out", str(out)]) == 2
+        assert "is a file, not a directory" in capsys.readouterr().err
+    assert taken.read_text() == "not a directory"
+
+
 def test_bench_longmemeval_missing_file(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.json")
     assert main(["bench", "longmemeval", "--data", missing, "--out", str(tmp_path)]) == 2

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -26,7 +27,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
-    out = Path(args.out)
+    out = _out(args.out)
     if args.bench == "store" and args.store is not None:
         from kenning.bench.backends_bench import run_backends_bench
 
@@ -127,6 +128,17 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report["targets"], indent=2))
         return 0
     raise InvalidInput(f"unknown bench {args.bench!r}")
+
+
+def _out(path: str) -> Path:
+    """The report directory, checked before any bench starts (they write at the end)."""
+    out = Path(path)
+    existing = next((p for p in (out, *out.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise InvalidInput(f"--out {path}: {existing} is a file, not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InvalidInput(f"--out {path}: {existing} is not writable")
+    return out
 
 
 def _l2s(text: str) -> list[float]:
