@@ -10,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -134,6 +135,37 @@ def test_ingest_errors_name_the_line(
 def test_search_errors_are_typed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", "x", "--db", str(tmp_path / "missing.db"), "--tenant", "t"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_a_file_that_is_no_kenning_store_is_left_unchanged(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    events = tmp_path / "e.jsonl"
+    events.write_text(
+        json.dumps({"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "hi"})
+        + "\n"
+    )
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    assert main(["search", "hi", "--db", str(empty), "--tenant", "t"]) == 2
+    assert "empty file, not a kenning database" in capsys.readouterr().err
+    assert empty.stat().st_size == 0
+    other = tmp_path / "other.db"
+    with closing(sqlite3.connect(other)) as conn:
+        conn.execute("CREATE TABLE orders (id INTEGER PRIMARY KEY)")
+        conn.commit()
+    before = other.read_bytes()
+    for args in (["search", "hi", "--tenant", "t"], ["ingest", str(events)]):
+        assert main([*args, "--db", str(other)]) == 2
+        err = capsys.readouterr().err
+        assert "[invalid_input]" in err and "another program (tables: orders)" in err
+    assert other.read_bytes() == before
+    assert not Path(f"{other}-wal").exists()
+    # An empty file is a new store to write into.
+    assert main(["ingest", str(events), "--db", str(empty)]) == 0
+    capsys.readouterr()
+    assert main(["search", "hi", "--db", str(empty), "--tenant", "t", "--user", "u"]) == 0
+    assert "hi" in capsys.readouterr().out
     main(["demo", "--db", str(tmp_path / "d.db")])
     capsys.readouterr()
     args = ["search", "x", "--db", str(tmp_path / "d.db"), "--tenant", "acme"]

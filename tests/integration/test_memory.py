@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -131,6 +133,25 @@ def test_degraded_when_model_is_down(tmp_path: Path) -> None:
         results = m.search(S, "refund")
         assert results.degraded and "unavailable" in (results.reason or "")
         assert [h.content for h in results] == ["refund for order A-1"]
+
+
+def test_another_programs_database_is_refused_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO users (name) VALUES ('dana')")
+        conn.commit()
+    before = path.read_bytes()
+    with pytest.raises(InvalidInput, match="another program"):
+        Memory.open(path, embedder=DownEmbedder())
+    assert path.read_bytes() == before
+    with closing(sqlite3.connect(path)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
+    # A database kenning made opens again as itself.
+    with Memory.open(tmp_path / "k.db", embedder=DownEmbedder()) as m:
+        m.add_events(S, [{"role": "user", "content": "refund for order A-1"}])
+    with Memory.open(tmp_path / "k.db", embedder=DownEmbedder()) as m:
+        assert [h.content for h in m.search(S, "refund")] == ["refund for order A-1"]
 
 
 def test_get_session_and_forget(memory: Memory) -> None:

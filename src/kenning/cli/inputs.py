@@ -89,6 +89,9 @@ def existing_db(path: str) -> str:
         raise InvalidInput(f"{path} is a directory, not a kenning database file")
     if not found.is_file():
         raise InvalidInput(f"{path} does not exist: ingest events first (kenning ingest)")
+    # Opening it would make it a kenning store: a command that only reads must not.
+    if found.stat().st_size == 0:
+        raise InvalidInput(f"{path} is an empty file, not a kenning database: ingest events first")
     return path
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
 from kenning.records import Event, Scope
 from kenning.store.records import EventWrite, ModelInfo
-from kenning.store.sqlite.schema import migrate
+from kenning.store.sqlite.schema import check_owned, migrate
 from kenning.store.sqlite.sql import stored_model
 
 __all__ = ["Database"]
@@ -73,8 +73,14 @@ def check_generation(conn: sqlite3.Connection, tenant: str, generation: int | No
         )
 
 
-def _connect(path: str, timeout_s: float) -> sqlite3.Connection:
+def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=timeout_s)
+    if first and path != ":memory:":
+        try:
+            check_owned(conn, path)
+        except BaseException:
+            conn.close()
+            raise
     if path != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -100,7 +106,7 @@ class Database:
         self._readers_lock = threading.Lock()
         self._known_model: ModelInfo | None = None
         try:
-            self._conn = _connect(self._path, timeout_s)
+            self._conn = _connect(self._path, timeout_s, first=True)
             migrate(self._conn)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc

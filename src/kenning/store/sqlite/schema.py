@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 import time
 
-from kenning.errors import StoreError
+from kenning.errors import InvalidInput, StoreError
 
-__all__ = ["MIGRATIONS", "migrate"]
+__all__ = ["MIGRATIONS", "check_owned", "migrate"]
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -450,6 +450,27 @@ def _statements(script: str) -> list[str]:
     if buf.strip():
         raise StoreError("incomplete statement at the end of a migration")
     return out
+
+
+def check_owned(conn: sqlite3.Connection, path: str) -> None:
+    """Refuse a database that holds another program's tables and no kenning schema.
+
+    Opening one would add kenning's tables to it and switch it to WAL mode for good (both
+    persist in the file), so the check runs before any pragma or migration writes. An empty
+    file, or a database without tables, is a new kenning store.
+    """
+    tables = [
+        row[0]
+        for row in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+    ]
+    if tables and "migrations" not in tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise InvalidInput(
+            f"{path} is a SQLite database of another program (tables: {shown}), not a kenning "
+            "store; nothing was changed in it: give a new file or a kenning database"
+        )
 
 
 def migrate(conn: sqlite3.Connection) -> list[str]:
