@@ -9,15 +9,13 @@ import math
 import threading
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from kenning.errors import InvalidInput, ScopeConflict
-from kenning.records import (
-    Scope,
-    content_hash,
-)
+from kenning.records import Filters, Scope, content_hash
 from kenning.search.filters import parse_filters
 from kenning.settings import Settings
 from kenning.store.protocol import Store
@@ -476,6 +474,31 @@ def test_also_adds_the_best_under_each_further_filter_once(
     by_id = {c.id: c.score for c in each}
     # A row's cosine may differ in the last bits between a full and a gathered product.
     assert [c.score for c in vector] == pytest.approx([by_id[key] for key in expected], abs=1e-6)
+
+
+def test_also_limit_caps_what_each_further_filter_adds(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    texts = ["refund refund refund for the espresso machine", "refund refund for the grinder"]
+    texts += [f"a refund for order A-{n}" for n in range(4)]
+    ids = write(store, real_embedder, [(A1, ev(t, minutes=10 * i)) for i, t in enumerate(texts)])
+    late = parse_filters(None, since=T0 + timedelta(minutes=15))  # the last four
+    q = real_embedder.embed(["refund"])[0]
+    model = model_of(real_embedder)
+
+    def lexical(filters: Filters, **kw: Any) -> list[str]:
+        return [c.id for c in store.lexical(A1, "refund", filters=filters, **kw)]
+
+    def nearest(filters: Filters, **kw: Any) -> list[str]:
+        return [c.id for c in store.nearest(A1, q, model=model, filters=filters, **kw)]
+
+    for search in (lexical, nearest):
+        head = search(ALL, limit=1)
+        inside = [key for key in search(late, limit=10) if key not in head]
+        assert sorted(inside) == sorted(set(ids[2:]) - set(head))
+        assert search(ALL, limit=1, also=[late]) == head + inside[:1]  # default: limit
+        assert search(ALL, limit=1, also=[late], also_limit=2) == head + inside[:2]
+        assert search(ALL, limit=1, also=[late], also_limit=10) == head + inside
 
 
 # -- records embedded by sentence units (kenning.indexing) ------------------------------------

@@ -215,7 +215,8 @@ def test_fusion_config_validates() -> None:
     for bad in ({"method": "max"}, {"rrf_k": -1}, {"lexical_weight": 0, "vector_weight": 0},
                 {"recency_half_life_days": 0}, {"candidates": 0}, {"time_weight": -0.1},
                 {"multi_target_session_weight": float("nan")},
-                {"sole_best_floor": 1.5}):  # fmt: skip
+                {"sole_best_floor": 1.5}, {"window_candidates": 0},
+                {"window_candidates": 2.5}, {"candidates": True}):  # fmt: skip
         with pytest.raises(InvalidInput):
             FusionConfig(**bad)  # type: ignore[arg-type]
 

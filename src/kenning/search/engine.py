@@ -397,7 +397,9 @@ class SearchEngine:
         """The lexical candidates (none when the lexical signal is off)."""
         if self._fusion.lexical_weight <= 0:
             return []
-        return self._index.lexical(scope, query, filters=filters, limit=limit, also=also)
+        return self._index.lexical(
+            scope, query, filters=filters, limit=limit, also=also, also_limit=self._also(limit)
+        )
 
     def _nearest(
         self,
@@ -411,8 +413,13 @@ class SearchEngine:
         if qvec is None or model is None or self._fusion.vector_weight <= 0:
             return []
         return self._index.nearest(
-            scope, qvec, model=model, filters=filters, limit=limit, also=also
-        )
+            scope, qvec, model=model, filters=filters, limit=limit, also=also,
+            also_limit=self._also(limit),
+        )  # fmt: skip
+
+    def _also(self, limit: int) -> int:
+        """How many candidates each time the query names adds (never more than the scope's)."""
+        return min(limit, self._fusion.window_candidates)
 
 
 def _within(filters: Filters, window: TimeWindow) -> Filters | None:

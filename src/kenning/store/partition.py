@@ -339,12 +339,20 @@ class Partition(GraphRows):
         return _member(self._kinds[: self._n], codes, len(self._kind_codes.values))
 
     def nearest(
-        self, query: F32, k: int, select: RowSelector, also: Sequence[RowSelector] = ()
+        self,
+        query: F32,
+        k: int,
+        select: RowSelector,
+        also: Sequence[RowSelector] = (),
+        also_k: int | None = None,
     ) -> list[Candidate]:
-        """Top *k* rows by cosine among the selected rows that have a vector, then the top *k*
-        under each of *also* not listed yet."""
+        """Top *k* rows by cosine among the selected rows that have a vector, then the top
+        *also_k* (default *k*) under each of *also* not listed yet."""
+        more = k if also_k is None else also_k
         with self._rw.read():
-            return self._listed([self._nearest(query, k, s) for s in (select, *also)], k)
+            found = [self._nearest(query, k, select)]
+            found += [self._nearest(query, more, s) for s in also]
+            return self._listed(found, k, more)
 
     def _nearest(self, query: F32, k: int, select: RowSelector) -> _Scored | None:
         """The selected rows' cosines (None: no row to rank)."""
@@ -379,17 +387,19 @@ class Partition(GraphRows):
         k: int,
         select: RowSelector,
         also: Sequence[RowSelector] = (),
+        also_k: int | None = None,
     ) -> list[Candidate]:
         """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left
-        out), then the top *k* under each of *also* not listed yet (the rows' scores are
-        computed once)."""
+        out), then the top *also_k* (default *k*) under each of *also* not listed yet (the
+        rows' scores are computed once)."""
         with self._rw.read():
             if self._n == 0 or k <= 0 or not terms:
                 return []
             scores = self._lexical.scores(terms)
             if scores is None:
                 return []
-            return self._listed([self._matched(scores, s) for s in (select, *also)], k)
+            found = [self._matched(scores, s) for s in (select, *also)]
+            return self._listed(found, k, k if also_k is None else also_k)
 
     def _matched(self, scores: npt.NDArray[np.float32], select: RowSelector) -> _Scored | None:
         """The selected rows that match, with their scores (None: none)."""
@@ -400,19 +410,21 @@ class Partition(GraphRows):
             return None
         return scores[positions], positions
 
-    def _listed(self, found: Sequence[_Scored | None], k: int) -> list[Candidate]:
-        """The top *k* of each scored selection in turn, each record once, where it is first
-        listed."""
+    def _listed(self, found: Sequence[_Scored | None], k: int, also_k: int) -> list[Candidate]:
+        """The top *k* of the first scored selection, then the top *also_k* of each other in
+        turn, each record once, where it is first listed."""
+        depths = [k, *[also_k] * (len(found) - 1)]
         if self._shared_ids:
-            return listed_once([self._top(f[0], f[1], k) for f in found if f is not None])
+            pairs = zip(found, depths, strict=True)
+            return listed_once([self._top(f[0], f[1], d) for f, d in pairs if f is not None])
         # A record is one row: the rows already listed are dropped before any candidate is
         # built (the selections of a named time mostly repeat the scope's best).
         rows, scores = [], []
         listed = np.zeros(self._n, dtype=np.bool_) if len(found) > 1 else None
-        for f in found:
+        for f, depth in zip(found, depths, strict=True):
             if f is None:
                 continue
-            ranked = self._ranked_rows(f[0], f[1], k)
+            ranked = self._ranked_rows(f[0], f[1], depth)
             top, values = f[1][ranked], f[0][ranked]
             if listed is not None:
                 new = ~listed[top]

@@ -167,10 +167,12 @@ class SearchIndex(Protocol):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         """BM25-ranked candidates for the words of *query*: the best *limit* under *filters*,
-        then the best *limit* under each of *also* that are not listed yet (e.g. the time a
-        query names, whose records may match too weakly to be among the best of the scope).
+        then the best *also_limit* (default *limit*) under each of *also* that are not listed
+        yet (e.g. the time a query names, whose records may match too weakly to be among the
+        best of the scope).
         Each candidate of a session's turn carries its ``position`` (session, sequence number,
         author, whether it asks): the search lifts a question and its answer with it before
         loading either; a candidate without one takes no part in that lift."""
@@ -185,6 +187,7 @@ class SearchIndex(Protocol):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         """Cosine-ranked candidates, with positions as :meth:`lexical` gives them; only vectors
         inside *scope* and *filters* are scored, and those under *also* are added as

@@ -335,6 +335,7 @@ class SearchTables(Database):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         terms = [stem(word) for word in query_terms(query)]
         if not terms:
@@ -343,7 +344,7 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
             more = [self._selector(conn, scope, f) for f in also]
-        return partition.lexical(terms, limit, select, more)
+        return partition.lexical(terms, limit, select, more, also_limit)
 
     def nearest(
         self,
@@ -354,6 +355,7 @@ class SearchTables(Database):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         with self._read(scope) as conn:
             stored = self._model_in(conn)
@@ -364,7 +366,9 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
             more = [self._selector(conn, scope, f) for f in also]
-        return partition.nearest(np.asarray(vector, dtype=np.float32), limit, select, more)
+        return partition.nearest(
+            np.asarray(vector, dtype=np.float32), limit, select, more, also_limit
+        )
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:

@@ -362,6 +362,7 @@ class SearchTables(Database):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         if self._lexical_mode == "memory":
             terms = [stem(word) for word in query_terms(query)]
@@ -371,10 +372,14 @@ class SearchTables(Database):
                 partition = self._partition(conn, scope.tenant)
                 select = self._selector(conn, scope, filters)
                 more = [self._selector(conn, scope, f) for f in also]
-            return partition.lexical(terms, limit, select, more)
+            return partition.lexical(terms, limit, select, more, also_limit)
+        depth = limit if also_limit is None else also_limit
         with self._read(scope):
             return listed_once(
-                [self._fts5_lexical(scope, query, filters=f, limit=limit) for f in (filters, *also)]
+                [
+                    self._fts5_lexical(scope, query, filters=filters, limit=limit),
+                    *(self._fts5_lexical(scope, query, filters=f, limit=depth) for f in also),
+                ]
             )
 
     def _fts5_lexical(
@@ -444,6 +449,7 @@ class SearchTables(Database):
         filters: Filters,
         limit: int,
         also: Sequence[Filters] = (),
+        also_limit: int | None = None,
     ) -> list[Candidate]:
         with self._read(scope) as conn:
             stored = self._model_in(conn)
@@ -454,7 +460,9 @@ class SearchTables(Database):
             partition = self._partition(conn, scope.tenant)
             select = self._selector(conn, scope, filters)
             more = [self._selector(conn, scope, f) for f in also]
-        return partition.nearest(np.asarray(vector, dtype=np.float32), limit, select, more)
+        return partition.nearest(
+            np.asarray(vector, dtype=np.float32), limit, select, more, also_limit
+        )
 
     @staticmethod
     def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
