@@ -231,6 +231,24 @@ def _lines(rows: list[dict[str, object]]) -> bytes:
     return b"".join(json.dumps(r).encode() + b"\n" for r in rows)
 
 
+def test_a_byte_order_mark_starts_the_file_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "caf\u00e9"}
+    plain, marked = tmp_path / "plain.jsonl", tmp_path / "marked.jsonl"
+    plain.write_bytes(_lines([row]))
+    marked.write_bytes(b"\xef\xbb\xbf" + _lines([row]).replace(b"\n", b"\r\n"))
+    db = tmp_path / "k.db"
+    assert main(["ingest", str(marked), "--db", str(db)]) == 0
+    # The same event: the mark and the line ending are not part of it.
+    assert main(["ingest", str(plain), "--db", str(db)]) == 0
+    assert "skipped 1 already present" in capsys.readouterr().out
+    inside = tmp_path / "inside.jsonl"
+    inside.write_bytes(_lines([row]) + b"\xef\xbb\xbf" + _lines([row]))
+    assert main(["ingest", str(inside), "--db", str(tmp_path / "other.db")]) == 2
+    assert "inside.jsonl:2: not valid JSON" in capsys.readouterr().err
+
+
 def test_bad_bytes_and_files_get_typed_errors_and_no_traceback(tmp_path: Path) -> None:
     row = {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "caf\u00e9"}
     good = tmp_path / "good.jsonl"

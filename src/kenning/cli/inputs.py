@@ -30,6 +30,7 @@ __all__ = [
 ]
 
 _SCOPE_KEYS = ("tenant", "user", "session")
+_BOM = b"\xef\xbb\xbf"
 
 EVENT_FIELDS = {
     "tenant": "tenant id (required)",
@@ -151,6 +152,9 @@ def read_events(
     yields the same ids (and identical lines in one file stay distinct)."""
     seen: Counter[bytes] = Counter()
     for number, raw in enumerate(lines, start=1):
+        if number == 1 and raw.startswith(_BOM):
+            # Editors on Windows save UTF-8 with a byte order mark; the events are the same.
+            raw = raw[len(_BOM) :]
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
