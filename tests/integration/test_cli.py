@@ -291,6 +291,31 @@ def test_bad_bytes_and_files_get_typed_errors_and_no_traceback(tmp_path: Path) -
     assert done.returncode == 2 and "is a directory" in done.stderr
 
 
+def test_prompt_and_tool_files_may_be_pipes_and_carry_a_byte_order_mark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    row = {"tenant": "t", "user": "u", "session": "s", "role": "user", "content": "order A-7"}
+    events = tmp_path / "e.jsonl"
+    events.write_bytes(_lines([row]))
+    db = tmp_path / "k.db"
+    assert main(["ingest", str(events), "--db", str(db)]) == 0
+    capsys.readouterr()
+    tools = tmp_path / "tools.json"
+    tools.write_bytes(b"\xef\xbb\xbf" + json.dumps([]).encode())
+    read, write = os.pipe()
+    os.write(write, b"\xef\xbb\xbfYou are a support agent.")
+    os.close(write)
+    common = ["--db", str(db), "--tenant", "t", "--user", "u", "--session", "s"]
+    try:
+        args = ["assemble", *common, "--budget", "500", "--model", "gpt-4o", "--json"]
+        args += ["--system-file", f"/dev/fd/{read}", "--tools-file", str(tools)]
+        assert main(args) == 0
+    finally:
+        os.close(read)
+    window = json.loads(capsys.readouterr().out)
+    assert window["messages"][0] == {"role": "system", "content": "You are a support agent."}
+
+
 def _text(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "text.json"
     path.write_text(text)

@@ -110,14 +110,19 @@ def _readable(path: str, what: str) -> Path:
     found = Path(path)
     if found.is_dir():
         raise InvalidInput(f"{what} {path} is a directory, not a file")
-    if not found.is_file():
+    # A pipe or process substitution (<(...)) exists without being a regular file.
+    if not found.exists():
         raise InvalidInput(f"{what} {path} does not exist")
     return found
 
 
 def read_text_file(path: str, what: str) -> str:
-    """The UTF-8 text of a file given on the command line."""
-    data = _readable(path, what).read_bytes()
+    """The UTF-8 text of a file given on the command line (a byte order mark is read past)."""
+    try:
+        data = _readable(path, what).read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{what} {path} cannot be read: {exc.strerror or exc}") from exc
+    data = data.removeprefix(_BOM)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
