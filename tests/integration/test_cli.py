@@ -316,6 +316,21 @@ def test_prompt_and_tool_files_may_be_pipes_and_carry_a_byte_order_mark(
     assert window["messages"][0] == {"role": "system", "content": "You are a support agent."}
 
 
+def test_paths_the_system_refuses_get_a_typed_error(tmp_path: Path) -> None:
+    long_name = str(tmp_path / ("a" * 5000))
+    unreadable = "/proc/self/mem"  # exists, and reading it from the start fails (EIO)
+    for args, message in (
+        (["ingest", long_name, "--db", str(tmp_path / "k.db")], "File name too long"),
+        (["search", "x", "--db", long_name, "--tenant", "t"], "File name too long"),
+        (["ingest", unreadable, "--db", str(tmp_path / "k.db")], "cannot be read"),
+    ):
+        done = kenning(*args)
+        assert done.returncode == 2, (args[0], done.stderr)
+        assert message in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert f"({len(long_name)} characters)" in done.stderr or unreadable in args
+    assert not (tmp_path / "k.db").exists()
+
+
 def _text(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "text.json"
     path.write_text(text)

@@ -69,8 +69,13 @@ def ingest(args: argparse.Namespace) -> int:
         if not Path(source).exists():
             raise InvalidInput(f"{source} does not exist")
         # A pipe or process substitution (<(...)) is read like a file.
-        with open(source, "rb") as stream:
-            rows = list(read_events(stream, source=source, max_chars=settings.max_content_chars))
+        try:
+            with open(source, "rb") as stream:
+                rows = list(
+                    read_events(stream, source=source, max_chars=settings.max_content_chars)
+                )
+        except OSError as exc:
+            raise InvalidInput(f"{source} cannot be read: {exc.strerror or exc}") from exc
     added = 0
     done = 0
     started = time.perf_counter()

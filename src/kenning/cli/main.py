@@ -270,6 +270,15 @@ def _require_pin_args(args: argparse.Namespace) -> None:
         raise InvalidInput("pins set needs --value (or --amount and --currency)")
 
 
+def _os_message(exc: OSError) -> str:
+    """What the system said, and about which file (a very long name is shortened)."""
+    name = exc.filename if isinstance(exc.filename, str) else None
+    if name is not None and len(name) > 80:
+        name = f"{name[:40]}...{name[-20:]} ({len(name)} characters)"
+    what = exc.strerror or str(exc)
+    return f"{name}: {what}" if name else what
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kenning`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
@@ -315,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kenning: interrupted", file=sys.stderr)
         return 130
+    except OSError as exc:
+        # A path the system refuses (too long, unreadable, a device that fails): the command
+        # changed nothing it had not committed, and a traceback would say no more than this.
+        print(f"kenning: error [os_error]: {_os_message(exc)}", file=sys.stderr)
+        return 2
     raise AssertionError(f"unhandled command {args.command!r}")  # pragma: no cover
 
 
