@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from kenning.records import Event, NewEvent, Role, event_label
+from kenning.records import Event, NewEvent, Role, content_hash, event_label
+from kenning.store.records import Chunk
 
 __all__ = [
     "CONTEXT_CHARS",
     "DEFAULT_UNIT_CHARS",
+    "IndexPlan",
     "IndexedText",
     "chunk_spans",
     "embedding_text",
+    "index_plan",
     "texts_to_embed",
     "unit_spans",
     "with_context",
@@ -176,3 +179,40 @@ def texts_to_embed(
         )
         for a, b in spans
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexPlan:
+    """How a record is to be indexed: the hash of its one embedded text (*embed_hash*) or its
+    *chunks* (chunks of a long record, or sentence units), and each embedded text by hash."""
+
+    embed_hash: str | None
+    chunks: tuple[Chunk, ...]
+    texts: dict[str, str]
+
+    def same_rows(self, embed_hash: str | None, chunks: tuple[Chunk, ...]) -> bool:
+        """True if a record indexed with *embed_hash* and *chunks* already has these rows."""
+        return (self.embed_hash, self.chunks) == (embed_hash, chunks)
+
+
+def index_plan(
+    event: NewEvent | Event,
+    *,
+    mode: str,
+    previous: str | None = None,
+    chunk_chars: int,
+    unit_chars: int = DEFAULT_UNIT_CHARS,
+) -> IndexPlan:
+    """The index rows of *event* under these settings (see :func:`texts_to_embed`): what
+    ingest writes, and what ``kenning reindex`` compares the stored rows with."""
+    indexed = texts_to_embed(
+        event, mode=mode, previous=previous, chunk_chars=chunk_chars, unit_chars=unit_chars
+    )
+    hashes = [content_hash(t.text) for t in indexed]
+    chunks = tuple(
+        Chunk(t.span[0], t.span[1], h, lexical=t.lexical)
+        for h, t in zip(hashes, indexed, strict=True)
+        if t.span is not None
+    )
+    texts = {h: t.text for h, t in zip(hashes, indexed, strict=True)}
+    return IndexPlan(None if chunks else hashes[0], chunks, texts)

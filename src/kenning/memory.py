@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +24,7 @@ from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
-from kenning.indexing import embedding_text, texts_to_embed
+from kenning.indexing import embedding_text, index_plan
 from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
@@ -33,16 +33,16 @@ from kenning.records import (
     Event,
     NewEvent,
     Scope,
-    content_hash,
     new_event_id,
     to_utc,
 )
+from kenning.reindexing import ReindexReport, reindex
 from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Store
-from kenning.store.records import Chunk, EventWrite, ModelInfo
+from kenning.store.records import EventWrite, ModelInfo
 
 __all__ = ["Memory"]
 
@@ -213,7 +213,7 @@ class Memory:
 
         Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event is
         invalid. If the embedding model is unavailable the events are still recorded and the
-        search over them is lexical until they are embedded.
+        search over them is lexical until :meth:`reindex` embeds them.
         """
         if not isinstance(scope, Scope):
             raise InvalidInput("scope must be a kenning.Scope")
@@ -244,23 +244,17 @@ class Memory:
             if settings.embed_context and key not in previous:
                 tail = self._store.events(scope, tail=1)
                 previous[key] = embedding_text(tail[0], mode) if tail else None
-            indexed = texts_to_embed(
+            plan = index_plan(
                 event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
                 chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
             )  # fmt: skip
             previous[key] = embedding_text(event, mode)
-            hashes = [content_hash(t.text) for t in indexed]
-            texts.update(((scope.tenant, h), t.text) for h, t in zip(hashes, indexed, strict=True))
-            chunks = tuple(
-                Chunk(t.span[0], t.span[1], h, lexical=t.lexical)
-                for h, t in zip(hashes, indexed, strict=True)
-                if t.span is not None
-            )
+            texts.update(((scope.tenant, h), text) for h, text in plan.texts.items())
             event_id = new_event_id()
             writes.append(
                 EventWrite(
-                    scope=scope, event=event, embed_hash=None if chunks else hashes[0],
-                    id=event_id, chunks=chunks,
+                    scope=scope, event=event, embed_hash=plan.embed_hash,
+                    id=event_id, chunks=plan.chunks,
                     pins=tuple(self._context.pin_drafts(scope, event, event_id=event_id)),
                 )
             )  # fmt: skip
@@ -362,6 +356,25 @@ class Memory:
         if "fact" in parsed.kinds:
             results = self._facts.weigh(scope, results, min_score=min_score, now=when)
         return results
+
+    def reindex(
+        self,
+        tenant: str,
+        *,
+        batch: int = 512,
+        stop: Callable[[], bool] | None = None,
+        progress: Callable[[ReindexReport], None] | None = None,
+    ) -> ReindexReport:
+        """Rebuild the index rows of *tenant*'s events that differ from what ingest writes
+        under this memory's settings: events written before sentence units or with other
+        embedding settings, and events stored while the embedding model was down. Search
+        keeps serving; each batch of *batch* events is committed whole, *stop* is asked
+        between batches. Running it again changes nothing. See :mod:`kenning.reindexing`.
+        """
+        return reindex(
+            self._store, self._embedder, self._settings, tenant, batch=batch, stop=stop,
+            progress=progress,
+        )  # fmt: skip
 
     # -- erasure and lifecycle -------------------------------------------------------------
 

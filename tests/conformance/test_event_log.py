@@ -20,7 +20,7 @@ from kenning.records import (
     content_hash,
 )
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.records import Chunk, EventWrite, IndexChange, ModelInfo
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conformance.helpers import A1, A2, ALL, B1, G1, T0, ev, model_of, write
 from tests.conftest import MemoEmbedder
@@ -271,3 +271,52 @@ def test_events_and_their_pins_commit_together(store: Store, real_embedder: Memo
     assert written.id == "ev_pinned"
     [pin] = store.pins(A1)
     assert (pin.value, pin.source_event_id) == ("A-77", "ev_pinned")
+
+
+def test_reindex_replaces_an_events_rows_atomically_and_search_follows(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    """``index_layouts`` pages a tenant's events in order with their rows; ``reindex_events``
+    replaces them (one vector becomes two units here) and the search index follows at once."""
+    first, second = "I moved to Lisbon in May last year.", "My new office is near the river."
+    text = f"{first} {second}"
+    ids = write(store, real_embedder, [(A1, ev(text)), (A1, ev("lunch at noon", minutes=1))])
+    write(store, real_embedder, [(G1, ev("another tenant's turn"))])
+    model = model_of(real_embedder)
+    layouts = store.index_layouts("acme", after=0, limit=1)
+    assert [(lay.event.id, lay.embed_hash, lay.chunks) for lay in layouts] == [
+        (ids[0], content_hash(text), ())
+    ]
+    rest = store.index_layouts("acme", after=layouts[0].cursor, limit=10)
+    assert [lay.event.id for lay in rest] == [ids[1]]
+    assert store.index_layouts("acme", after=rest[0].cursor, limit=10) == []
+    assert layouts[0].event == store.events(A1)[0]
+    q = real_embedder.embed(["Where is the office?"])[0]
+    whole = store.nearest(A1, q, model=model, filters=ALL, limit=1)[0].score
+    units = (Chunk(0, len(first), content_hash(first), lexical=False),
+             Chunk(len(first) + 1, len(text), content_hash(second), lexical=False))  # fmt: skip
+    vectors = dict(zip([content_hash(first), content_hash(second)],
+                       real_embedder.embed([first, second]), strict=True))  # fmt: skip
+    done = store.reindex_events(
+        "acme", [IndexChange(ids[0], None, units)], model=model, vectors=vectors
+    )
+    assert done == 1
+    [now] = store.index_layouts("acme", after=0, limit=1)
+    assert (now.embed_hash, now.chunks, now.cursor) == (None, units, layouts[0].cursor)
+    # Found by its second sentence's own vector, and still once, as the whole record.
+    best = store.nearest(A1, q, model=model, filters=ALL, limit=5)
+    assert [c.id for c in best].count(ids[0]) == 1
+    assert best[0].id == ids[0] and best[0].score > whole
+    assert best[0].score == pytest.approx(float(vectors[content_hash(second)] @ q), abs=1e-6)
+    assert [c.id for c in store.lexical(A1, "Lisbon office", filters=ALL, limit=5)] == [ids[0]]
+    # A bad change writes nothing: not a vector of the model.
+    bad = {content_hash("x"): np.zeros(7, dtype=np.float32)}
+    with pytest.raises(InvalidInput):
+        store.reindex_events(
+            "acme", [IndexChange(ids[1], content_hash("x"))], model=model, vectors=bad
+        )
+    assert store.index_layouts("acme", after=0, limit=10)[1] == rest[0]
+    # Another tenant's event is not this tenant's to rewrite.
+    [other] = store.index_layouts("globex", after=0, limit=10)
+    assert store.reindex_events("acme", [IndexChange(other.event.id, "h")]) == 0
+    assert store.index_layouts("globex", after=0, limit=10) == [other]

@@ -83,6 +83,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print a JSON list of hits")
 
+    p = sub.add_parser(
+        "reindex",
+        help="rebuild a tenant's index rows under kenning's default settings",
+        description="Rebuild the index rows of a tenant's events that differ from what "
+        "`kenning ingest` writes now (kenning's default settings; a program with settings of "
+        "its own calls Memory.reindex): events written before sentence units or under other "
+        "embedding settings, and events stored while the embedding model was down (found by "
+        "their words only). "
+        "Search keeps serving; each batch is committed whole, so Ctrl-C loses nothing and "
+        "running it again finishes the rest.",
+    )
+    add_location(p, "SQLite database file")
+    p.add_argument("--tenant", required=True)
+    p.add_argument("--batch", type=_positive, default=512, help="events per atomic batch")
+    p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
+
     p = sub.add_parser("assemble", help="build the token-budgeted window for a session")
     add_location(p, "SQLite database file")
     p.add_argument("--tenant", required=True)
@@ -293,6 +309,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return commands.ingest(args)
         if args.command == "search":
             return commands.search(args)
+        if args.command == "reindex":
+            return commands.reindex(args)
         if args.command in ("assemble", "pins"):
             from kenning.cli import context_commands
 

@@ -55,6 +55,8 @@ from kenning.store.records import (
     EventWrite,
     ExtractionJob,
     FactChanges,
+    IndexChange,
+    IndexLayout,
     Item,
     ModelInfo,
     SessionCandidate,
@@ -71,6 +73,7 @@ __all__ = [
     "JobQueue",
     "PolicyStore",
     "ProcedureStore",
+    "Reindexing",
     "SearchIndex",
     "Store",
 ]
@@ -219,6 +222,33 @@ class SearchIndex(Protocol):
         committed state: a search's candidates, session scores and records agree, and the
         store opens one read transaction instead of one per call. Nothing is written inside
         (``touch`` comes after). Raises ``ScopeConflict`` as the calls inside would."""
+        ...
+
+
+@runtime_checkable
+class Reindexing(Protocol):
+    """Rebuilding events' index rows in place: after the settings that decide what is embedded
+    change (sentence units, a turn's context, chunk size), or for events stored while the
+    embedding model was down."""
+
+    def index_layouts(self, tenant: str, *, after: int, limit: int) -> list[IndexLayout]:
+        """Up to *limit* of the tenant's events whose cursor is above *after*, in cursor
+        order, each with how it is indexed now (a session's events come in sequence order)."""
+        ...
+
+    def reindex_events(
+        self,
+        tenant: str,
+        changes: Sequence[IndexChange],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
+    ) -> int:
+        """Replace the index rows of the tenant's events named by *changes*, with the new
+        *vectors* (hash -> unit vector of *model*), in one transaction; return how many
+        events were rewritten. An event erased since it was read is skipped. Every process's
+        search partition indexes those events again from the new rows (and the answers mixed
+        with one of them, :mod:`kenning.store.replies`)."""
         ...
 
 
@@ -534,8 +564,8 @@ class ProcedureStore(Protocol):
 
 @runtime_checkable
 class Store(
-    EventLog, SearchIndex, ContextState, JobQueue, FactStore, PolicyStore, ProcedureStore,
-    Protocol,
+    EventLog, SearchIndex, Reindexing, ContextState, JobQueue, FactStore, PolicyStore,
+    ProcedureStore, Protocol,
 ):  # fmt: skip
     """A backend that offers every protocol over one database.
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -11,7 +11,9 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from kenning.errors import InvalidInput
 from kenning.records import (
+    Event,
     FactDraft,
     FactStatus,
     JSONScalar,
@@ -34,6 +36,8 @@ __all__ = [
     "Chunk",
     "ContextSnapshot",
     "EventWrite",
+    "IndexChange",
+    "IndexLayout",
     "Item",
     "MessageRow",
     "ModelInfo",
@@ -43,6 +47,7 @@ __all__ = [
     "StoreStats",
     "Usage",
     "Vectors",
+    "check_changes",
 ]
 
 
@@ -90,6 +95,47 @@ class EventWrite:
     id: str = field(default_factory=new_event_id)
     pins: tuple[PinDraft, ...] = ()
     chunks: tuple[Chunk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexLayout:
+    """How an event is indexed now: the hash of its one embedded text, or the chunks or
+    sentence units it is embedded as (see :class:`EventWrite`). *cursor* orders a tenant's
+    events for :meth:`~kenning.store.protocol.Reindexing.index_layouts`."""
+
+    cursor: int
+    event: Event
+    embed_hash: str | None
+    chunks: tuple[Chunk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IndexChange:
+    """An event's index rows as they are to be: one embedded text (*embed_hash*) or its
+    *chunks*, as :class:`EventWrite` carries them."""
+
+    id: str
+    embed_hash: str | None
+    chunks: tuple[Chunk, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.id, str) or not self.id:
+            raise InvalidInput("an index change needs the event's id")
+        if (self.embed_hash is None) == (not self.chunks):
+            raise InvalidInput(
+                f"event {self.id!r}: give either one embedded text's hash or its chunks"
+            )
+        for c in self.chunks:
+            if not 0 <= c.start < c.stop or not c.embed_hash:
+                raise InvalidInput(f"event {self.id!r}: a chunk needs a span and a hash")
+
+
+def check_changes(changes: Sequence[IndexChange]) -> None:
+    """InvalidInput unless each change is an :class:`IndexChange` and names its event once."""
+    if not all(isinstance(c, IndexChange) for c in changes):
+        raise InvalidInput("changes must be IndexChange records")
+    if len({c.id for c in changes}) != len(changes):
+        raise InvalidInput("an event appears twice among the changes")
 
 
 class Position(NamedTuple):

@@ -105,8 +105,9 @@ def erase_generation(conn: Conn, tenant: str) -> int:
 
 
 def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
-    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), or
-    closed facts whose rows stay for their history (``hide``). Every process's partitions
+    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), closed
+    facts whose rows stay for their history (``hide``), or events whose index rows were
+    rebuilt (``reindex``: they come back from their new rows). Every process's partitions
     follow this log by delta."""
     if rowids:
         conn.execute(

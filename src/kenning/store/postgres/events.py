@@ -23,7 +23,16 @@ from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
 from kenning.store.postgres.database import Conn, Database, erase_generation, log_removed
 from kenning.store.postgres.sql import jsonb, scope_sql, where_clause
-from kenning.store.records import EventWrite, Item, ModelInfo, SessionInfo
+from kenning.store.records import (
+    Chunk,
+    EventWrite,
+    IndexChange,
+    IndexLayout,
+    Item,
+    ModelInfo,
+    SessionInfo,
+    check_changes,
+)
 
 __all__ = ["EventTables", "checked_vector", "copy_rows", "stored_model"]
 
@@ -348,6 +357,92 @@ class EventTables(Database):
                 (scope.tenant, scope.user),
             ).fetchall()
         return [SessionInfo(r[0], r[1], int(r[2])) for r in rows]
+
+    # -- reindexing ------------------------------------------------------------------------
+
+    def index_layouts(self, tenant: str, *, after: int, limit: int) -> list[IndexLayout]:
+        if limit < 1:
+            raise InvalidInput("limit must be >= 1")
+        with self._read(Scope(tenant)) as conn:
+            rows = conn.execute(
+                f"SELECT {_EVENT_COLUMNS}, i.embed_hash, i.rowid FROM items i"
+                " LEFT JOIN event_details d ON d.tenant = i.tenant AND d.item = i.rowid"
+                " WHERE i.tenant = %s AND i.kind = 'event' AND i.rowid > %s"
+                " ORDER BY i.rowid LIMIT %s",
+                (tenant, int(after), int(limit)),
+            ).fetchall()
+            spans: dict[int, list[Chunk]] = {}
+            if rows:
+                for item, start, stop, digest, lexical in conn.execute(
+                    "SELECT item, start, stop, embed_hash, lexical FROM item_chunks"
+                    " WHERE tenant = %s AND item = ANY(%s) ORDER BY item, n",
+                    (tenant, [int(r[18]) for r in rows]),
+                ):
+                    spans.setdefault(int(item), []).append(
+                        Chunk(int(start), int(stop), digest, lexical=bool(lexical))
+                    )
+        return [
+            IndexLayout(int(r[18]), _event(r), r[17], tuple(spans.get(int(r[18]), ())))
+            for r in rows
+        ]
+
+    def reindex_events(
+        self,
+        tenant: str,
+        changes: Sequence[IndexChange],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
+    ) -> int:
+        if vectors and model is None:
+            raise InvalidInput("vectors were given without the model they belong to")
+        if not changes:
+            return 0
+        check_changes(changes)
+        staged = [(tenant, d, checked_vector(v, model, d)) for d, v in (vectors or {}).items()]
+        with self._write(Scope(tenant)) as conn:
+            if model is not None and staged:
+                self._check_model(conn, model, claim=True)
+            if staged:
+                stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), staged,
+                                  binary_types=("text", "text", "vector"))  # fmt: skip
+                conn.execute(
+                    f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec"
+                    f" FROM {stage} ON CONFLICT DO NOTHING"
+                )
+            found = dict(
+                conn.execute(
+                    "SELECT id, rowid FROM items WHERE tenant = %s AND kind = 'event'"
+                    " AND id = ANY(%s)",
+                    (tenant, [c.id for c in changes]),
+                ).fetchall()
+            )
+            live = [c for c in changes if c.id in found]  # the others were erased since
+            if not live:
+                return 0
+            rowids = [int(found[c.id]) for c in live]
+            cur = conn.cursor()
+            cur.executemany(
+                "UPDATE items SET embed_hash = %s WHERE tenant = %s AND rowid = %s",
+                [(c.embed_hash, tenant, r) for c, r in zip(live, rowids, strict=True)],
+            )
+            conn.execute(
+                "DELETE FROM item_chunks WHERE tenant = %s AND item = ANY(%s)", (tenant, rowids)
+            )
+            spans = [
+                (tenant, r, n, c.start, c.stop, c.embed_hash, c.lexical)
+                for change, r in zip(live, rowids, strict=True)
+                for n, c in enumerate(change.chunks)
+            ]
+            if spans:
+                cur.executemany(
+                    "INSERT INTO item_chunks (tenant, item, n, start, stop, embed_hash, lexical)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    spans,
+                )
+            log_removed(conn, tenant, rowids, op="reindex")
+        self._after_append({tenant})
+        return len(live)
 
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         where, params = where_clause(scope, Filters(kinds=KINDS))

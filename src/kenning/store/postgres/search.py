@@ -249,17 +249,24 @@ class SearchTables(Database):
                 self._load(conn, tenant)
                 return
             where, params = seen.unseen("l")
-            # Erased rows, and facts closed since (their rows stay for history).
-            erased = conn.execute(
-                "SELECT l.item FROM index_log l WHERE l.tenant = %s"
-                f" AND l.op IN ('erase', 'hide') {where}",
+            # Erased rows, facts closed since (their rows stay for history), and events
+            # whose index rows were rebuilt (they come back from the new rows).
+            logged = conn.execute(
+                "SELECT l.item, l.op FROM index_log l WHERE l.tenant = %s"
+                f" AND l.op IN ('erase', 'hide', 'reindex') {where}",
                 [tenant, *params],
             ).fetchall()
-            if erased:
-                gone = np.array([r[0] for r in erased], dtype=np.int64)
+            again: set[int] = set()
+            if logged:
+                gone = np.array([r[0] for r in logged], dtype=np.int64)
                 follower.removed += partition.remove(gone)
                 self._unmix(conn, tenant, partition, gone)
+                again = {int(r[0]) for r in logged if r[1] == "reindex"}
             rows = _rows(conn, tenant, seen)
+            # A record written and rebuilt since the last look is among the new rows already.
+            again -= {int(r[0]) for r in rows}
+            if again:
+                rows += _rows(conn, tenant, None, rowids=sorted(again))
             if rows:
                 partition.add(self._indexed(conn, tenant, rows, partition.dimension))
                 follower.added += len(rows)

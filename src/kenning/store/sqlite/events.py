@@ -18,7 +18,16 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, ModelMismatch
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
-from kenning.store.records import EventWrite, Item, ModelInfo, SessionInfo
+from kenning.store.records import (
+    Chunk,
+    EventWrite,
+    IndexChange,
+    IndexLayout,
+    Item,
+    ModelInfo,
+    SessionInfo,
+    check_changes,
+)
 from kenning.store.sqlite.database import Database, check_owner, erase_generation
 from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.sql import (
@@ -310,6 +319,82 @@ class EventTables(Database):
                         )
                     )  # fmt: skip
         return out
+
+    # -- reindexing ------------------------------------------------------------------------
+
+    def index_layouts(self, tenant: str, *, after: int, limit: int) -> list[IndexLayout]:
+        if limit < 1:
+            raise InvalidInput("limit must be >= 1")
+        with self._read(Scope(tenant)) as conn:
+            rows = conn.execute(
+                f"SELECT {_EVENT_COLUMNS}, i.embed_hash FROM items i"
+                " LEFT JOIN event_details d ON d.item = i.rowid"
+                " WHERE i.tenant = ? AND i.kind = 'event' AND i.rowid > ?"
+                " ORDER BY i.rowid LIMIT ?",
+                (tenant, int(after), int(limit)),
+            ).fetchall()
+            spans: dict[int, list[Chunk]] = {}
+            for chunk in chunks([int(r[0]) for r in rows]):
+                for item, start, stop, digest, lexical in conn.execute(
+                    "SELECT item, start, stop, embed_hash, lexical FROM item_chunks"
+                    f" WHERE item IN ({','.join('?' * len(chunk))}) ORDER BY item, n",
+                    list(chunk),
+                ):
+                    spans.setdefault(int(item), []).append(
+                        Chunk(int(start), int(stop), digest, lexical=bool(lexical))
+                    )
+        return [
+            IndexLayout(int(r[0]), _event(r), r[18], tuple(spans.get(int(r[0]), ()))) for r in rows
+        ]
+
+    def reindex_events(
+        self,
+        tenant: str,
+        changes: Sequence[IndexChange],
+        *,
+        model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
+    ) -> int:
+        if vectors and model is None:
+            raise InvalidInput("vectors were given without the model they belong to")
+        if not changes:
+            return 0
+        check_changes(changes)
+        done = 0
+        with self._write(Scope(tenant)) as conn:
+            if model is not None and vectors:
+                self._check_model(conn, model, claim=True)
+                conn.executemany(
+                    "INSERT OR IGNORE INTO vectors (tenant, hash, vec) VALUES (?, ?, ?)",
+                    [(tenant, d, _vector_blob(v, model, d)) for d, v in vectors.items()],
+                )
+            for change in changes:
+                row = conn.execute(
+                    "SELECT rowid FROM items WHERE id = ? AND tenant = ? AND kind = 'event'",
+                    (change.id, tenant),
+                ).fetchone()
+                if row is None:  # erased since it was read
+                    continue
+                rowid = int(row[0])
+                conn.execute(
+                    "UPDATE items SET embed_hash = ? WHERE rowid = ?", (change.embed_hash, rowid)
+                )
+                conn.execute("DELETE FROM item_chunks WHERE item = ?", (rowid,))
+                conn.executemany(
+                    "INSERT INTO item_chunks (item, n, start, stop, embed_hash, lexical)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (rowid, n, c.start, c.stop, c.embed_hash, c.lexical)
+                        for n, c in enumerate(change.chunks)
+                    ],
+                )
+                conn.execute(
+                    "INSERT INTO index_log (tenant, item, op) VALUES (?, ?, 'reindex')",
+                    (tenant, rowid),
+                )
+                done += 1
+        self._after_append({tenant})
+        return done
 
     # -- token counts ----------------------------------------------------------------------
 

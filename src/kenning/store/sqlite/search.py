@@ -240,22 +240,31 @@ class SearchTables(Database):
                 return
             head = _log_head(conn)
             hwm = follower.hwm
+            again: list[int] = []
             if head > follower.log_pos:
-                erased = conn.execute(
-                    "SELECT item FROM index_log WHERE tenant = ? AND id > ?"
-                    " AND op IN ('erase', 'hide')",
+                logged = conn.execute(
+                    "SELECT item, op FROM index_log WHERE tenant = ? AND id > ?"
+                    " AND op IN ('erase', 'hide', 'reindex')",
                     (tenant, follower.log_pos),
                 ).fetchall()
                 removed = 0
-                if erased:
-                    gone = np.array([r[0] for r in erased], dtype=np.int64)
+                if logged:
+                    gone = np.array([r[0] for r in logged], dtype=np.int64)
                     removed = partition.remove(gone)
                     self._unmix(conn, tenant, partition, gone)
+                    again = sorted({int(r[0]) for r in logged if r[1] == "reindex"})
                 if removed:
                     # A new row may reuse the rowid of an erased last row: look from the
                     # largest rowid still held.
                     hwm = partition.max_rowid
                     follower.removed += removed
+            # Reindexed events come back from their new rows; those above the high-water
+            # mark come with the new rows below.
+            again = [rowid for rowid in again if rowid <= hwm]
+            if again:
+                back = self._read_rows(conn, tenant, again, partition.dimension)
+                partition.add(back)
+                follower.added += len(back.ids)
             rows = conn.execute(
                 f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
                 # Unary + keeps the planner on the rowid range (new rows only) instead of
@@ -279,17 +288,23 @@ class SearchTables(Database):
         gone: npt.NDArray[np.int64],
     ) -> None:
         def read(rowids: list[int]) -> IndexRows:
-            rows: list[Any] = []
-            for chunk in chunks(rowids):
-                rows += conn.execute(
-                    f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
-                    f" WHERE i.rowid IN ({','.join('?' * len(chunk))}) AND i.tenant = ?"
-                    f" AND {_LIVE} {_PARTITION_ORDER}",
-                    [*chunk, tenant],
-                ).fetchall()
-            return self._indexed(conn, tenant, rows, partition.dimension)
+            return self._read_rows(conn, tenant, rowids, partition.dimension)
 
         partition.remix(gone, read)
+
+    def _read_rows(
+        self, conn: sqlite3.Connection, tenant: str, rowids: list[int], dimension: int
+    ) -> IndexRows:
+        """The partition rows of the tenant's live records with these rowids."""
+        rows: list[Any] = []
+        for chunk in chunks(rowids):
+            rows += conn.execute(
+                f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM}"
+                f" WHERE i.rowid IN ({','.join('?' * len(chunk))}) AND i.tenant = ?"
+                f" AND {_LIVE} {_PARTITION_ORDER}",
+                [*chunk, tenant],
+            ).fetchall()
+        return self._indexed(conn, tenant, rows, dimension)
 
     def _indexed(
         self, conn: sqlite3.Connection, tenant: str, rows: Sequence[Sequence[Any]], dimension: int
