@@ -4,6 +4,7 @@ second store on the same database stands for another process)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from kenning.errors import ModelMismatch, ModelUnavailable
 from kenning.reindexing import ReindexReport
 from kenning.store.records import IndexChange
 from tests.conftest import MemoEmbedder, open_store
+from tests.integration.test_bench_commands import _locomo
 
 CHAT = Scope("acme", "dana", "s1")
 FRESH = Scope("fresh", "dana", "s1")
@@ -170,3 +172,24 @@ def test_kenning_reindex_command(
     with pytest.raises(SystemExit):
         main(["reindex", "--db", str(db), "--tenant", "acme", "--batch", "0"])
     assert "--batch: must be >= 1" in capsys.readouterr().err
+
+
+def test_kenning_bench_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bench on a small LoCoMo-shaped file: the reindexed store ranks as a fresh one."""
+    data = tmp_path / "locomo.json"
+    conversation = _locomo()[0]
+    turns = conversation["conversation"]["session_1"]
+    turns[0]["text"] = (
+        "I adopted a cat named Miso from the shelter on Elm Street last weekend. "
+        "She sleeps on the radiator all afternoon and hides under the sofa when guests arrive."
+    )
+    data.write_text(json.dumps([conversation]))
+    out = tmp_path / "out"
+    assert main(["bench", "reindex", "--data", str(data), "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["reindex"]["checked"] == report["turns"] == 5
+    assert report["reindex"]["rebuilt"] == 1 and report["reindex"]["embedded"] == 2
+    rows = report["partition_rows"]
+    assert rows["before"] == 5 and rows["after"] == rows["fresh"] == 6
+    assert report["top10_same_as_fresh"]["after"] == report["questions"]
+    assert "questions whose top 10 equal" in capsys.readouterr().out

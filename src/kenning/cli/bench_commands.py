@@ -88,6 +88,12 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if args.bench == "rerank":
         return _rerank(args, out)
+    if args.bench == "reindex":
+        from kenning.bench.reindex_bench import run_reindex_bench
+
+        run_reindex_bench(_data(args.data), out, embedder=MiniLMEmbedder(), batch=args.batch)
+        print((out / "report.md").read_text())
+        return 0
     if args.bench == "reader":
         from kenning.bench.reader_bench import run_reader_bench
 

@@ -228,6 +228,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--vector-cache", metavar="FILE",
         help="keep the vectors in FILE (SQLite) and reuse them in later runs",
     )  # fmt: skip
+    b = bench.add_parser(
+        "reindex", help="a store of whole-message vectors reindexed, against a fresh ingest"
+    )
+    b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--out", required=True)
+    b.add_argument("--batch", type=_positive, default=512, help="events per reindex batch")
     b = bench.add_parser("reader", help="query reader precision/recall on labelled product queries")
     b.add_argument("--out", required=True)
     b.add_argument("--data", help="a labelled JSONL file (default: the set shipped with kenning)")
