@@ -130,12 +130,21 @@ class IndexChange:
                 raise InvalidInput(f"event {self.id!r}: a chunk needs a span and a hash")
 
 
-def check_changes(changes: Sequence[IndexChange]) -> None:
-    """InvalidInput unless each change is an :class:`IndexChange` and names its event once."""
+def check_changes(
+    changes: Sequence[IndexChange],
+    *,
+    model: ModelInfo | None,
+    vectors: Mapping[str, npt.NDArray[np.float32]] | None,
+) -> bool:
+    """Whether a reindex has anything to write; InvalidInput unless each change is an
+    :class:`IndexChange` naming its event once, and vectors come with their model."""
+    if vectors and model is None:
+        raise InvalidInput("vectors were given without the model they belong to")
     if not all(isinstance(c, IndexChange) for c in changes):
         raise InvalidInput("changes must be IndexChange records")
     if len({c.id for c in changes}) != len(changes):
         raise InvalidInput("an event appears twice among the changes")
+    return bool(changes)
 
 
 class Position(NamedTuple):

@@ -355,11 +355,8 @@ class EventTables(Database):
         model: ModelInfo | None = None,
         vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
     ) -> int:
-        if vectors and model is None:
-            raise InvalidInput("vectors were given without the model they belong to")
-        if not changes:
+        if not check_changes(changes, model=model, vectors=vectors):
             return 0
-        check_changes(changes)
         done = 0
         with self._write(Scope(tenant)) as conn:
             if model is not None and vectors:
