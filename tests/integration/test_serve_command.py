@@ -132,3 +132,24 @@ def test_key_commands_on_a_missing_file_say_so_and_create_nothing(tmp_path: Path
     bad = subprocess.run(_kenning("keys", "list", "--store", "mysql://db/x"),
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "[unsupported]" in bad.stderr
+
+
+def test_serve_on_a_port_in_use_says_so_and_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "k.db"
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = str(holder.getsockname()[1])
+        done = subprocess.run(
+            _kenning("serve", "--db", str(db), "--port", port, "--no-model"),
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Traceback" not in done.stderr
+    assert "another server is running there?" in done.stderr
+    assert not db.exists()  # refused before the store was opened
+    bad = subprocess.run(
+        _kenning("serve", "--db", str(db), "--host", "no-such-host.invalid", "--no-model"),
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "is not an address to listen on" in bad.stderr

@@ -8,8 +8,10 @@ receive those and read nothing else. The admin credential is read from a file or
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
+import socket
 import sys
 from contextlib import closing
 from pathlib import Path
@@ -126,6 +128,7 @@ def serve(args: argparse.Namespace) -> int:
         json_logs=not args.text_logs,
     )  # fmt: skip
     configure_logging(json_logs=settings.json_logs)
+    _check_listen(settings.host, settings.port)
     # Migrate once, here, before the workers open the store.
     open_store(settings.db).close()
     common: dict[str, Any] = {
@@ -144,6 +147,27 @@ def serve(args: argparse.Namespace) -> int:
             **common,
         )  # fmt: skip
     return 0
+
+
+def _check_listen(host: str, port: int) -> None:
+    """InvalidInput if nothing can listen on *host*:*port* (another server holds it, or the
+    address is not this machine's), before the store is opened and the workers start; uvicorn
+    would log the failure and exit 3."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise InvalidInput(f"--host {host!r} is not an address to listen on: {exc}") from exc
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        # As uvicorn binds: a port left in TIME_WAIT by a server that just stopped is free.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise InvalidInput(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+                + (" (another server is running there?)" if exc.errno == errno.EADDRINUSE else "")
+            ) from exc
 
 
 def keys(args: argparse.Namespace) -> int:
