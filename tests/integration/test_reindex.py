@@ -14,8 +14,11 @@ from kenning import InvalidInput, Memory, Scope, Settings
 from kenning.cli.main import main
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.errors import ModelMismatch, ModelUnavailable
+from kenning.indexing import DEFAULT_UNIT_CHARS, unit_spans
 from kenning.reindexing import ReindexReport
+from kenning.store.postgres import search as pg_search
 from kenning.store.records import IndexChange
+from kenning.store.sqlite import search as sqlite_search
 from tests.conftest import MemoEmbedder, open_store
 from tests.integration.test_bench_commands import _locomo
 
@@ -193,3 +196,40 @@ def test_kenning_bench_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert rows["before"] == 5 and rows["after"] == rows["fresh"] == 6
     assert report["top10_same_as_fresh"]["after"] == report["questions"]
     assert "questions whose top 10 equal" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_reindex_keeps_the_index_log_short_and_a_follower_behind_it_reloads(
+    backend: str, tmp_path: Path, real_embedder: MemoEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = pg_search if backend == "postgresql" else sqlite_search
+    monkeypatch.setattr(module, "_LOG_KEEP", 2)
+    store = open_store(backend, tmp_path)
+    texts = [f"{IN_PASSING} Note {n}: the shelf by the window." for n in range(8)]
+    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))
+    old.add_events(CHAT, [{"role": "user", "content": t} for t in texts])
+    other = open_store(backend, tmp_path, fresh=False)
+    follower = Memory(other, embedder=real_embedder, settings=QUIET)
+    assert follower.search(CHAT, QUERIES[0], k=3)
+    now = Memory(store, embedder=real_embedder, settings=QUIET)
+    try:
+        assert now.reindex("acme").rebuilt == len(texts)
+        # 8 entries logged, more than twice the 2 kept: pruned down to the last 2.
+        assert _log_entries(store, backend) == 2
+        loads = other.partition_status("acme").loads  # type: ignore[attr-defined]
+        # The follower had seen none of them: it is behind the pruned log and loads again.
+        assert _ranking(follower, QUERIES[0]) == _ranking(now, QUERIES[0])
+        assert other.partition_status("acme").loads == loads + 1  # type: ignore[attr-defined]
+        units = len(unit_spans(texts[0], min_chars=DEFAULT_UNIT_CHARS))
+        assert _rows(other) == _rows(store) == units * len(texts)
+    finally:
+        for memory in (follower, now, old):
+            memory.close()
+
+
+def _log_entries(store: object, backend: str) -> int:
+    if backend == "postgresql":
+        with store._read(Scope("acme")) as conn:  # type: ignore[attr-defined]
+            return int(conn.execute("SELECT count(*) FROM index_log").fetchone()[0])
+    with store._read(None) as conn:  # type: ignore[attr-defined]
+        return int(conn.execute("SELECT count(*) FROM index_log").fetchone()[0])

@@ -438,7 +438,7 @@ class EventTables(Database):
                     spans,
                 )
             log_removed(conn, tenant, rowids, op="reindex")
-        self._after_append({tenant})
+        self._after_reindex(tenant)
         return len(live)
 
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:

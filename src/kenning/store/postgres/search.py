@@ -301,6 +301,11 @@ class SearchTables(Database):
         self._catch_up_loaded({tenant})
         self._prune_log(tenant)
 
+    def _after_reindex(self, tenant: str) -> None:
+        self._catch_up_loaded({tenant})
+        # A reindex logs every event it rewrites: the log is kept as short as after erasures.
+        self._prune_log(tenant)
+
     def _catch_up_loaded(self, tenants: set[str]) -> None:
         with self._plock:
             loaded = {t: self._partitions[t] for t in tenants if t in self._partitions}

@@ -123,6 +123,9 @@ class Database:
     def _after_forget(self, tenant: str) -> None:
         """Called after records of *tenant* were erased and committed."""
 
+    def _after_reindex(self, tenant: str) -> None:
+        """Called after events of *tenant* got new index rows (search partitions follow)."""
+
     def _derive_from_events(
         self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
     ) -> None:

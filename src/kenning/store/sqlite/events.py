@@ -390,7 +390,7 @@ class EventTables(Database):
                     (tenant, rowid),
                 )
                 done += 1
-        self._after_append({tenant})
+        self._after_reindex(tenant)
         return done
 
     # -- token counts ----------------------------------------------------------------------
