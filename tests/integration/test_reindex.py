@@ -5,6 +5,8 @@ second store on the same database stands for another process)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -233,3 +235,58 @@ def _log_entries(store: object, backend: str) -> int:
             return int(conn.execute("SELECT count(*) FROM index_log").fetchone()[0])
     with store._read(None) as conn:  # type: ignore[attr-defined]
         return int(conn.execute("SELECT count(*) FROM index_log").fetchone()[0])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_search_keeps_serving_while_another_process_reindexes(
+    backend: str, tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    """Searches in one store run throughout a reindex made through another (a second process
+    on the same database): none fails, each sees every event once, and the last equals a
+    fresh ingest's ranking."""
+    texts = [f"{IN_PASSING} Note {n}: the shelf by the window." for n in range(12)]
+    events = [{"role": "user", "content": t} for t in texts]
+    store = open_store(backend, tmp_path)
+    fresh = Memory(store, embedder=real_embedder, settings=QUIET)
+    fresh.add_events(FRESH, events)
+    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))
+    old.add_events(CHAT, events)
+    reader = Memory(open_store(backend, tmp_path, fresh=False), embedder=real_embedder,
+                    settings=QUIET)  # fmt: skip
+    done = threading.Event()
+    seen: list[int] = []
+    errors: list[BaseException] = []
+
+    def search() -> None:
+        try:
+            while not done.is_set():
+                hits = reader.search(CHAT, QUERIES[0], k=len(texts) + 5)
+                assert len({h.id for h in hits}) == len(hits) == len(texts)
+                seen.append(len(hits))
+        except BaseException as exc:  # reported below, with the thread's own traceback
+            errors.append(exc)
+
+    def between_batches(_: ReindexReport) -> None:
+        """Let a search run against each committed batch (the model's memo makes batches
+        quicker than a search)."""
+        before = len(seen)
+        deadline = time.monotonic() + 10
+        while len(seen) <= before and not errors and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    now = Memory(store, embedder=real_embedder, settings=QUIET)
+    worker = threading.Thread(target=search)
+    worker.start()
+    try:
+        report = now.reindex("acme", batch=1, progress=between_batches)
+    finally:
+        done.set()
+        worker.join(timeout=60)
+    try:
+        assert not errors, errors
+        assert report.rebuilt == len(texts)
+        assert len(seen) > len(texts)  # searches ran between the batches
+        assert _ranking(reader, QUERIES[0]) == _ranking(fresh, QUERIES[0], FRESH)
+    finally:
+        for memory in (reader, now, old, fresh):
+            memory.close()
