@@ -23,6 +23,7 @@ from kenning.store.records import IndexChange
 from kenning.store.sqlite import search as sqlite_search
 from tests.conftest import MemoEmbedder, open_store
 from tests.integration.test_bench_commands import _locomo
+from tests.unit.test_longmemeval_bench import lme_items
 
 CHAT = Scope("acme", "dana", "s1")
 FRESH = Scope("fresh", "dana", "s1")
@@ -180,24 +181,35 @@ def test_kenning_reindex_command(
 
 
 def test_kenning_bench_reindex(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """The bench on a small LoCoMo-shaped file: the reindexed store ranks as a fresh one."""
-    data = tmp_path / "locomo.json"
+    """The bench on small LoCoMo- and LongMemEval-shaped files: the reindexed stores rank as
+    fresh ones."""
+    locomo = tmp_path / "locomo.json"
     conversation = _locomo()[0]
-    turns = conversation["conversation"]["session_1"]
-    turns[0]["text"] = (
-        "I adopted a cat named Miso from the shelter on Elm Street last weekend. "
-        "She sleeps on the radiator all afternoon and hides under the sofa when guests arrive."
-    )
-    data.write_text(json.dumps([conversation]))
+    conversation["conversation"]["session_1"][0]["text"] = LONG_CAT
+    locomo.write_text(json.dumps([conversation]))
+    longmemeval = tmp_path / "lme.json"
+    question = json.loads(json.dumps(lme_items()[0]))
+    question["haystack_sessions"][0][0]["content"] = LONG_CAT
+    longmemeval.write_text(json.dumps([question]))
     out = tmp_path / "out"
-    assert main(["bench", "reindex", "--data", str(data), "--out", str(out)]) == 0
-    report = json.loads((out / "report.json").read_text())
-    assert report["reindex"]["checked"] == report["turns"] == 5
-    assert report["reindex"]["rebuilt"] == 1 and report["reindex"]["embedded"] == 2
-    rows = report["partition_rows"]
-    assert rows["before"] == 5 and rows["after"] == rows["fresh"] == 6
-    assert report["top10_same_as_fresh"]["after"] == report["questions"]
-    assert "questions whose top 10 equal" in capsys.readouterr().out
+    argv = ["bench", "reindex", "--locomo", str(locomo), "--longmemeval", str(longmemeval)]
+    assert main([*argv, "--out", str(out)]) == 0
+    loc_report, lme_report = json.loads((out / "report.json").read_text())["datasets"]
+    for report in (loc_report, lme_report):
+        assert report["reindex"]["checked"] == report["turns"]
+        assert report["reindex"]["rebuilt"] == 1 and report["reindex"]["embedded"] == 2
+        rows = report["partition_rows"]
+        assert rows["after"] == rows["fresh"] == rows["before"] + 1
+        assert report["top10_same_as_fresh"]["after"] == report["questions"]
+    assert loc_report["turns"] == 5 and "top 10 equal" in capsys.readouterr().out
+    assert main(["bench", "reindex", "--out", str(out)]) == 2
+    assert "--locomo FILE, --longmemeval FILE or both" in capsys.readouterr().err
+
+
+LONG_CAT = (
+    "I adopted a cat named Miso from the shelter on Elm Street last weekend. "
+    "She sleeps on the radiator all afternoon and hides under the sofa when guests arrive."
+)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -91,7 +91,11 @@ def run(args: argparse.Namespace) -> int:
     if args.bench == "reindex":
         from kenning.bench.reindex_bench import run_reindex_bench
 
-        run_reindex_bench(_data(args.data), out, embedder=MiniLMEmbedder(), batch=args.batch)
+        files = {
+            flag: None if path is None else _data(path, f"--{flag}")
+            for flag, path in (("locomo", args.locomo), ("longmemeval", args.longmemeval))
+        }
+        run_reindex_bench(out, embedder=MiniLMEmbedder(), batch=args.batch, **files)
         print((out / "report.md").read_text())
         return 0
     if args.bench == "reader":

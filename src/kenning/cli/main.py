@@ -231,7 +231,8 @@ def build_parser() -> argparse.ArgumentParser:
     b = bench.add_parser(
         "reindex", help="a store of whole-message vectors reindexed, against a fresh ingest"
     )
-    b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--locomo", help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--longmemeval", help="LongMemEval JSON file (.json[.gz])")
     b.add_argument("--out", required=True)
     b.add_argument("--batch", type=_positive, default=512, help="events per reindex batch")
     b = bench.add_parser("reader", help="query reader precision/recall on labelled product queries")
