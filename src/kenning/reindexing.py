@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from kenning.embed.base import Embedder
-from kenning.errors import InvalidInput, ModelMismatch
+from kenning.errors import InvalidInput
 from kenning.indexing import IndexPlan, embedding_text, index_plan
 from kenning.records import Event, Scope
 from kenning.settings import Settings
@@ -60,14 +60,8 @@ def reindex(
         raise InvalidInput("batch must be an integer >= 1")
     if embedder is None:
         raise InvalidInput("reindexing needs the embedding model (a Memory with an embedder)")
+    # The store refuses another model's vectors (ModelMismatch) at the first batch's lookup.
     model = ModelInfo(embedder.model_id, embedder.dimension)
-    stored = store.model()
-    if stored is not None and stored != model:
-        raise ModelMismatch(
-            f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); the "
-            f"embedder is {model.model_id} ({model.dimension}-d). Reindexing keeps the store's "
-            "model: open it with the same embedder"
-        )
     report = ReindexReport(tenant)
     planner = _Planner(store, settings, tenant)
     cursor = 0
@@ -86,12 +80,12 @@ def reindex(
             changed = changed or any(h in missing for h in plan.texts)
             if changed:
                 rebuilt += 1
+                planner.rebuilt(layout.event)
             elif planner.follows_rebuilt(layout.event):
                 relinked += 1
             else:
                 continue
             changes.append(IndexChange(layout.event.id, plan.embed_hash, plan.chunks))
-            planner.rebuilt(layout.event, changed=changed)
         texts = list(dict.fromkeys(hashes[h] for h in hashes if h in missing))
         vectors = {}
         if texts:
@@ -152,6 +146,5 @@ class _Planner:
     def follows_rebuilt(self, event: Event) -> bool:
         return (event.scope.user, event.scope.session, event.seq - 1) in self._rebuilt
 
-    def rebuilt(self, event: Event, *, changed: bool) -> None:
-        if changed:
-            self._rebuilt.add((event.scope.user, event.scope.session, event.seq))
+    def rebuilt(self, event: Event) -> None:
+        self._rebuilt.add((event.scope.user, event.scope.session, event.seq))

@@ -7,8 +7,9 @@ whole (``unit_chars=0``: how kenning indexed before sentence units), once with t
 The first is then reindexed under the defaults, tenant by tenant. Every question is searched
 in both (k=10, at the question's own ``now``), before and after the reindex, and the bench
 counts the questions whose top 10 are the same as the fresh store's. It times the reindex
-against the model embedding the same texts in the same batches, in the same process, so the
-ratio is what the rebuild adds to the model's own work.
+against the model alone embedding the same texts, in calls of ``batch`` texts (a reindex
+makes one call per page of ``batch`` events), in the same process, so the ratio is about what
+the rebuild adds to the model's own work.
 """
 
 from __future__ import annotations
@@ -27,12 +28,11 @@ from kenning.bench import longmemeval_bench as lme
 from kenning.bench.datasets import load_locomo, load_longmemeval
 from kenning.bench.harness import TURNS, ingest_rows, safe_id
 from kenning.bench.report import table
-from kenning.bench.vector_cache import CachedEmbedder
+from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
-from kenning.indexing import index_plan
 from kenning.memory import Memory
-from kenning.records import NewEvent, Scope
+from kenning.records import NewEvent, Scope, content_hash
 from kenning.reindexing import ReindexReport
 from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
@@ -104,9 +104,9 @@ def _run(data: _Dataset, embedder: Embedder, batch: int) -> dict[str, Any]:
         with Memory(_store(old_path, old_settings), embedder=memo, settings=old_settings) as m:
             ingest_rows(m, data.rows, batch=batch)
         before, rows_old = _rankings(old_path, memo, settings, data)
-        # The texts the reindex will embed, embedded by the model alone in the same batches:
-        # the baseline the rebuild is measured against.
-        todo = _texts_to_embed(old_path, settings, data.tenants)
+        # The texts the reindex will embed, embedded by the model alone: the baseline the
+        # rebuild is measured against.
+        todo = _texts_to_embed(old_path, settings, data)
         started = time.perf_counter()
         for texts in todo:
             for start in range(0, len(texts), batch):
@@ -148,25 +148,18 @@ def _store(path: Path, settings: Settings) -> SQLiteStore:
     return SQLiteStore(path, reply_weight=settings.index_reply_weight)
 
 
-def _texts_to_embed(path: Path, settings: Settings, tenants: Sequence[str]) -> list[list[str]]:
-    """Per tenant, the distinct texts the settings embed for its events that it lacks (the
-    embedding cache is per tenant, so a reindex embeds them tenant by tenant)."""
+def _texts_to_embed(path: Path, settings: Settings, data: _Dataset) -> list[list[str]]:
+    """Per tenant, the distinct texts the settings embed for its events that the store lacks
+    (the embedding cache is per tenant, so a reindex embeds them tenant by tenant)."""
     store = _store(path, settings)
     try:
         model = store.model()
         assert model is not None
         out = []
-        for tenant in tenants:
-            plans = [
-                index_plan(
-                    layout.event, mode=settings.embed_text, chunk_chars=settings.chunk_chars,
-                    unit_chars=settings.index_unit_chars,
-                ).texts
-                for layout in store.index_layouts(tenant, after=0, limit=10**9)
-            ]  # fmt: skip
-            texts = {h: t for plan in plans for h, t in plan.items()}
-            missing = store.missing_vectors(tenant, model, list(texts))
-            out.append(list(dict.fromkeys(texts[h] for h in missing)))
+        for tenant in data.tenants:
+            texts = embedded_texts([r for r in data.rows if r[0].tenant == tenant], settings)
+            by_hash = {content_hash(t): t for t in texts}
+            out.append([by_hash[h] for h in store.missing_vectors(tenant, model, list(by_hash))])
         return out
     finally:
         store.close()
