@@ -13,8 +13,10 @@ import pytest
 from kenning.bench.datasets import load_longmemeval
 from kenning.bench.longmemeval_bench import (
     LME_KS,
+    MISS_REASONS,
     NOANS,
     complete_ranking,
+    miss_reasons,
     official_turn_sessions,
     run_longmemeval_bench,
     score_longmemeval,
@@ -187,6 +189,10 @@ def test_report_files(report: dict[str, Any]) -> None:
     assert "# kenning bench longmemeval" in markdown
     assert "single-session-user" in markdown
     assert f"{report['facts_extracted']} facts were read from the indexed turns" in markdown
+    # one scored question, found by every search system: a row of zero misses each
+    assert "## Why questions miss" in markdown
+    assert "| all | kenning | 1 | 0 | 0 | 0 | 0 | 0 | 0 |" in markdown
+    assert report["systems"]["kenning"]["misses"]["session"]["crowded_out"] == 0
     assert not list(out.glob("*.png"))
 
 
@@ -321,3 +327,71 @@ def test_each_question_is_its_own_tenant(tmp_path: Path) -> None:
     for system in ("kenning", "bm25", "vector"):
         assert runs[0]["systems"][system]["turn"] == runs[1]["systems"][system]["turn"]
         assert runs[0]["systems"][system]["session"] == runs[1]["systems"][system]["session"]
+
+
+def _two_answer_sessions(tmp_path: Path, answer_sessions: int = 2) -> Any:
+    """A question whose evidence lies in *answer_sessions* sessions (``answer_a``, ``answer_b``,
+    …): each has an evidence user turn (``_1``) and a user turn without the answer (``_3``).
+    Eight one-turn distractor sessions ``s1`` … ``s8`` follow."""
+    names = [f"answer_{chr(ord('a') + n)}" for n in range(answer_sessions)]
+    answer = [
+        _turn("user", "I bought a kayak", True), _turn("assistant", "nice"),
+        _turn("user", "any paddling tips?"), _turn("assistant", "sure"),
+    ]  # fmt: skip
+    ids = [*names, *[f"s{n}" for n in range(1, 9)]]
+    sessions = [answer] * len(names) + [[_turn("user", f"distractor {n}")] for n in range(1, 9)]
+    item = {
+        "question_id": "q-misses",
+        "question_type": "multi-session",
+        "question": "What boats did I buy?",
+        "answer": "kayaks",
+        "question_date": "2023/06/01 (Thu) 10:00",
+        "haystack_session_ids": ids,
+        "haystack_dates": [f"2023/05/{n + 1:02d} (Mon) 09:00" for n in range(len(ids))],
+        "haystack_sessions": sessions,
+        "answer_session_ids": names,
+    }
+    path = tmp_path / "misses.json.gz"
+    path.write_bytes(gzip.compress(json.dumps([item]).encode()))
+    (question,) = load_longmemeval(path)
+    mapping = {t.id: s.id for s in question.sessions for t in s.turns if t.role == "user"}
+    return question, mapping
+
+
+def test_miss_reasons_tell_a_crowded_out_session_from_one_not_reached(tmp_path: Path) -> None:
+    question, mapping = _two_answer_sessions(tmp_path)
+    distractors = [f"s{n}_1" for n in range(1, 9)]
+
+    def reasons(ranking: list[str]) -> tuple[str | None, str | None]:
+        return miss_reasons(question, complete_ranking(ranking, mapping), mapping)
+
+    assert reasons(["answer_a_1", "answer_b_1"]) == (None, None)
+    # answer_a's turn without the answer comes second: officially the sessions reached are
+    # answer_a, noans:answer_a, s1, s2, s3, so answer_b (the sixth real turn) is crowded out;
+    # its evidence turn is 6th of the turns, inside the top ten.
+    crowded = ["answer_a_1", "answer_a_3", *distractors[:3], "answer_b_1"]
+    assert reasons(crowded) == ("crowded_out", None)
+    scores = score_longmemeval([question], [crowded], [mapping])
+    assert scores["session"]["recall_all@5"] == 0.0
+    assert scores["misses"]["session"] == {
+        "more_gold_than_k": 0, "crowded_out": 1, "not_reached": 0
+    }  # fmt: skip
+    # four distractors before answer_b: it is the sixth real session, not reached
+    assert reasons(["answer_a_1", *distractors[:4], "answer_b_1"]) == ("not_reached", None)
+    # answer_b_1 is 12th, passed by answer_b_3 inside the top ten
+    passed = ["answer_a_1", "answer_b_3", "answer_a_3", *distractors, "answer_b_1"]
+    assert reasons(passed)[1] == "outranked_in_session"
+    # ... or with no turn of answer_b in the top ten
+    assert reasons(["answer_a_1", "answer_a_3", *distractors])[1] == "session_not_reached"
+
+
+def test_more_gold_sessions_than_five_is_a_miss_of_its_own(tmp_path: Path) -> None:
+    question, mapping = _two_answer_sessions(tmp_path, answer_sessions=6)
+    perfect = [f"answer_{c}_1" for c in "abcdef"]
+    assert miss_reasons(question, complete_ranking(perfect, mapping), mapping) == (
+        "more_gold_than_k", None
+    )  # fmt: skip
+    scores = score_longmemeval([question], [perfect], [mapping])
+    assert set(scores["misses"]) == set(MISS_REASONS)
+    assert scores["misses"]["session"]["more_gold_than_k"] == 1
+    assert sum(scores["misses"]["turn"].values()) == 0

@@ -67,9 +67,11 @@ from kenning.tokens.routing import tokenizer_for
 
 __all__ = [
     "LME_KS",
+    "MISS_REASONS",
     "NOANS",
     "complete_ranking",
     "longmemeval_parts",
+    "miss_reasons",
     "official_turn_sessions",
     "run_longmemeval_bench",
     "score_longmemeval",
@@ -192,6 +194,53 @@ def official_turn_sessions(
     }
 
 
+MISS_SESSION_K = 5
+MISS_TURN_K = 10
+MISS_REASONS = {
+    "session": ("more_gold_than_k", "crowded_out", "not_reached"),
+    "turn": ("more_gold_than_k", "outranked_in_session", "session_not_reached"),
+}
+"""Why a question misses official session recall_all@5 or turn recall_all@10 (see
+:func:`miss_reasons`)."""
+
+
+def miss_reasons(
+    question: LMEQuestion, ranking: Sequence[str], turn_to_session: Mapping[str, str]
+) -> tuple[str | None, str | None]:
+    """Why *question* misses session recall_all@5 and turn recall_all@10 (None: no miss).
+
+    *ranking* is complete (:func:`complete_ranking`); *turn_to_session* maps each indexed turn
+    to its real session. A session-level miss is ``more_gold_than_k`` (more gold sessions than
+    five: no ranking reaches them all), ``crowded_out`` (every gold session is among the first
+    five sessions the ranking reaches, but turns of those sessions that hold no answer come
+    first and count for other sessions under the official rule, pushing a gold session past
+    five), or ``not_reached``. A turn-level miss is ``more_gold_than_k``,
+    ``outranked_in_session`` (each gold turn missing from the top ten is passed by another turn
+    of its own session, which is there), or ``session_not_reached``.
+    """
+    session_miss = turn_miss = None
+    gold_sessions = question.evidence_sessions
+    official = official_turn_sessions(question, turn_to_session)
+    k = MISS_SESSION_K
+    if not gold_sessions <= set(sessions_from_turns(ranking, official, k)):
+        if len(gold_sessions) > k:
+            session_miss = "more_gold_than_k"
+        elif gold_sessions <= set(sessions_from_turns(ranking, turn_to_session, k)):
+            session_miss = "crowded_out"
+        else:
+            session_miss = "not_reached"
+    top = ranking[:MISS_TURN_K]
+    missing = question.evidence_turns - set(top)
+    if missing:
+        if len(question.evidence_turns) > MISS_TURN_K:
+            turn_miss = "more_gold_than_k"
+        elif {turn_to_session[t] for t in missing} <= {turn_to_session[t] for t in top}:
+            turn_miss = "outranked_in_session"
+        else:
+            turn_miss = "session_not_reached"
+    return session_miss, turn_miss
+
+
 def complete_ranking(ranking: Sequence[str], turn_to_session: Mapping[str, str]) -> list[str]:
     """*ranking* followed by the indexed turns it left out, in haystack order.
 
@@ -221,11 +270,14 @@ def score_longmemeval(
 
     Returns:
         ``{"questions", "turn": {recall_any@k, recall_all@k, ndcg_any@k}, "session": {…},
-        "by_type": {type: {"questions", "turn", "session"}}, LOOSE_KEY, "loose_questions"}``;
-        averages skip abstention questions and questions with no user-side evidence.
+        "by_type": {type: {"questions", "turn", "session"}}, "misses", LOOSE_KEY,
+        "loose_questions"}``; averages skip abstention questions and questions with no
+        user-side evidence. ``misses`` counts the scored questions that miss session
+        recall_all@5 and turn recall_all@10 by reason (:func:`miss_reasons`).
     """
     per_question: list[tuple[str, dict[str, float]]] = []
     loose: list[float] = []
+    misses = {level: dict.fromkeys(reasons, 0) for level, reasons in MISS_REASONS.items()}
     for question, given, mapping in zip(questions, rankings, turn_to_session, strict=True):
         ranking = complete_ranking(given, mapping)
         gold_loose = frozenset(question.answer_session_ids & set(mapping.values()))
@@ -246,6 +298,10 @@ def score_longmemeval(
             scores[f"s_recall_all@{k}"] = s.recall_all
             scores[f"s_ndcg_any@{k}"] = s.ndcg_any
         per_question.append((question.question_type, scores))
+        reasons = miss_reasons(question, ranking, mapping)
+        for missed, reason in zip(misses.values(), reasons, strict=True):
+            if reason is not None:
+                missed[reason] += 1
 
     def level(rows: list[dict[str, float]], prefix: str) -> dict[str, float]:
         return {
@@ -262,6 +318,7 @@ def score_longmemeval(
     out = summary([s for _, s in per_question])
     types = dict.fromkeys(t for t, _ in per_question)
     out["by_type"] = {t: summary([s for qt, s in per_question if qt == t]) for t in sorted(types)}
+    out["misses"] = misses
     out[LOOSE_KEY] = mean(loose) if loose else 0.0
     out["loose_questions"] = len(loose)
     return out

@@ -252,9 +252,51 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
             rows = [[name, *[s["by_type"][t][level][key] for t in types]]
                     for name, s in systems.items()]  # fmt: skip
             lines += table(header, rows)
+    lines += _miss_lines(report)
     lines += _facts_lines(report)
     lines += ["", f"Bench wall time: {report['bench_seconds']} s.", ""]
     return "\n".join(lines)
+
+
+def _miss_lines(report: Mapping[str, Any]) -> list[str]:
+    """Why questions miss session recall_all@5 and turn recall_all@10, per part and system."""
+    if not report["scored_questions"]:
+        return []
+    groups = {report["part"]: report["systems"], **report.get("parts", {})}
+    kinds = [(level, reason) for level, counts in report["systems"]["kenning"]["misses"].items()
+             for reason in counts]  # fmt: skip
+    rows = [
+        [part, name, s["questions"], *[s["misses"][level][reason] for level, reason in kinds]]
+        for part, systems in groups.items()
+        for name, s in systems.items()
+        if name != "recent_window" and s["questions"]
+    ]
+    titles = [f"{level} miss: {MISS_TITLES[level, reason]}" for level, reason in kinds]
+    header = ["part", "system", "questions", *titles]
+    return [
+        "",
+        "## Why questions miss",
+        "",
+        "Questions missing session recall_all@5 or turn recall_all@10, by reason "
+        "(`kenning.bench.longmemeval_bench.miss_reasons`). Session level: more gold sessions "
+        "than five; *crowded out*: every gold session is among the first five sessions the "
+        "ranking reaches, but turns of those sessions that hold no answer come first and count "
+        "for other sessions under the official rule; or a gold session is not reached. Turn "
+        "level: more gold turns than ten; a gold turn passed by another turn of its own session, "
+        "which is in the top ten; or its session has no turn there.",
+        "",
+        *table(header, rows),
+    ]
+
+
+MISS_TITLES = {
+    ("session", "more_gold_than_k"): "> 5 gold",
+    ("session", "crowded_out"): "crowded out",
+    ("session", "not_reached"): "not reached",
+    ("turn", "more_gold_than_k"): "> 10 gold",
+    ("turn", "outranked_in_session"): "passed in session",
+    ("turn", "session_not_reached"): "session not reached",
+}
 
 
 FACT_TYPES = ("knowledge-update", "single-session-preference")
