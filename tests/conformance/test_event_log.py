@@ -83,6 +83,24 @@ def test_session_ids_belong_to_one_user(store: Store, real_embedder: MemoEmbedde
     assert [e.content for e in store.events(Scope("globex"))] == ["fine"]
 
 
+def test_a_new_session_named_by_two_users_in_one_batch_is_refused(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    """Regression (SQLite): the owner was checked for a session's first write of a batch only,
+    so a second user's write to a session the same batch created went in."""
+    rows = [
+        (Scope("acme", "ann", "new-s"), ev("ann opens a session")),
+        (Scope("acme", "bob", "new-s"), ev("bob writes into it")),
+    ]
+    with pytest.raises(ScopeConflict):
+        write(store, real_embedder, rows)
+    assert store.events(Scope("acme")) == []
+    assert store.user_sessions(Scope("acme", "ann")) == []
+    # The same rows as two sessions of their own are fine.
+    write(store, real_embedder, [rows[0], (Scope("acme", "bob", "bob-s"), ev("bob's own"))])
+    assert sorted(e.scope.user or "" for e in store.events(Scope("acme"))) == ["ann", "bob"]
+
+
 def test_failing_batch_leaves_nothing_behind(store: Store, real_embedder: MemoEmbedder) -> None:
     """Regression: a batch that fails on its last write must not keep its first writes."""
     write(store, real_embedder, [(A1, ev("before"))])

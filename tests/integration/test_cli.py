@@ -112,6 +112,40 @@ def test_bad_line_aborts_ingest_and_writes_nothing(
     assert not db.exists()
 
 
+def test_a_session_of_two_users_is_refused_before_anything_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Regression: the second user's line went into the first user's session, and a conflict
+    with the store in a later batch left the batches before it committed."""
+
+    def line(user: str, session: str, text: str) -> dict[str, object]:
+        return {"tenant": "acme", "user": user, "session": session, "role": "user",
+                "content": text}  # fmt: skip
+
+    db = tmp_path / "m.db"
+    two = write_jsonl(
+        tmp_path / "two.jsonl", [line("dana", "s1", "dana's order"), line("bob", "s1", "bob")]
+    )
+    assert main(["ingest", str(two), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "[scope_conflict]" in err and "two.jsonl:2" in err and "(line 1)" in err
+    assert not db.exists()
+    dana = write_jsonl(tmp_path / "dana.jsonl", [line("dana", "s1", "dana's order")])
+    assert main(["ingest", str(dana), "--db", str(db)]) == 0
+    capsys.readouterr()
+    # Four good lines for carl, then bob in dana's stored session: batches of two would have
+    # committed carl's lines before meeting bob's.
+    late = write_jsonl(
+        tmp_path / "late.jsonl",
+        [*(line("carl", "c1", f"carl {n}") for n in range(4)), line("bob", "s1", "bob")],
+    )
+    assert main(["ingest", str(late), "--db", str(db), "--batch", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "[scope_conflict]" in err and "late.jsonl" in err and "nothing was written" in err
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT count(*) FROM items").fetchone() == (1,)
+
+
 @pytest.mark.parametrize(
     ("line", "code"),
     [

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from kenning.cli.context_commands import describe_window
 from kenning.cli.inputs import new_db, read_events, shown, store_location
-from kenning.errors import InvalidFilter, InvalidInput, StoreError
+from kenning.errors import InvalidFilter, InvalidInput, ScopeConflict, StoreError
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope, to_utc
 from kenning.search.hits import Hit
@@ -80,6 +80,7 @@ def ingest(args: argparse.Namespace) -> int:
     done = 0
     started = time.perf_counter()
     with Memory.open(db, settings=settings) as memory, _interruptible() as stop:
+        _check_owners(memory, rows, source)
         show = not args.no_progress and len(rows) >= 1000
         with _progress(len(rows), enabled=show, desc="ingest") as bar:
             for start in range(0, len(rows), args.batch):
@@ -107,6 +108,21 @@ def ingest(args: argparse.Namespace) -> int:
         + (f"; skipped {skipped} already present (same id)" if skipped else "")
     )
     return 0
+
+
+def _check_owners(memory: Memory, rows: list[tuple[Scope, NewEvent]], source: str) -> None:
+    """Raise ScopeConflict, before any batch is written, if a session of *rows* belongs to
+    another user in the store: batches commit one by one, so a conflict found while writing
+    would leave the batches before it behind."""
+    for scope in dict.fromkeys(scope for scope, _ in rows):
+        try:
+            # Reading nothing after the last possible sequence number checks the owner only.
+            memory.get_session(scope, after_seq=_LAST_SEQ)
+        except ScopeConflict as exc:
+            raise ScopeConflict(f"{source}: {exc.message}; nothing was written") from exc
+
+
+_LAST_SEQ = 2**63 - 1
 
 
 def _parse_filters(items: list[str]) -> dict[str, object]:

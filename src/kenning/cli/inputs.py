@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, ScopeConflict
 from kenning.records import NewEvent, Scope
 from kenning.store.postgres import is_postgres_url, redact
 
@@ -154,8 +154,11 @@ def read_events(
 ) -> Iterator[tuple[Scope, NewEvent]]:
     """Parse and validate event lines (JSONL bytes); raise InvalidInput naming the first bad
     line. A line without ``id`` gets one derived from its bytes, so re-reading the same file
-    yields the same ids (and identical lines in one file stay distinct)."""
+    yields the same ids (and identical lines in one file stay distinct). A session named by
+    two users of its tenant is a ScopeConflict naming both lines: a session belongs to one
+    user."""
     seen: Counter[bytes] = Counter()
+    owners: dict[tuple[str, str | None], tuple[str | None, int]] = {}
     for number, raw in enumerate(lines, start=1):
         if number == 1 and raw.startswith(_BOM):
             # Editors on Windows save UTF-8 with a byte order mark; the events are the same.
@@ -184,4 +187,11 @@ def read_events(
             raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
         except InvalidInput as exc:
             raise type(exc)(f"{source}:{number}: {exc.message}") from exc
+        user, first = owners.setdefault((scope.tenant, scope.session), (scope.user, number))
+        if user != scope.user:
+            raise ScopeConflict(
+                f"{source}:{number}: session {scope.session!r} of tenant {scope.tenant!r} "
+                f"belongs to user {user!r} (line {first}), not {scope.user!r}; a session "
+                "belongs to one user"
+            )
         yield scope, event

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, ModelMismatch
+from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
 from kenning.store.records import (
     Chunk,
@@ -144,6 +144,7 @@ class EventTables(Database):
                     ],
                 )
             last_seq: dict[tuple[str, str], int] = {}
+            owners: dict[tuple[str, str], str] = {}
             keys: set[tuple[str, str, str]] = set()
             keep = {w.scope.tenant: self._episode_days(conn, w.scope.tenant) for w in writes}
             for write in writes:
@@ -152,6 +153,13 @@ class EventTables(Database):
                 key = (scope.tenant, scope.session)
                 if key not in last_seq:
                     last_seq[key] = self._claim_session(conn, scope)
+                    owners[key] = scope.user
+                elif owners[key] != scope.user:
+                    # The session is claimed (its owner checked) at its first write only.
+                    raise ScopeConflict(
+                        f"session {scope.session!r} of tenant {scope.tenant!r} is named by two "
+                        "users in one batch; session ids are unique within a tenant"
+                    )
                 if self._repeated(conn, write, keys):
                     continue
                 seq = last_seq[key] + 1
