@@ -132,6 +132,12 @@ def test_every_command_takes_a_store_url(
     assert "***" in capsys.readouterr().out  # the password is never printed
     assert main(["ingest", str(events), "--store", pg_url]) == 0  # re-run: nothing twice
     assert "skipped 2" in capsys.readouterr().out
+    # Another user's line for the stored session is refused before anything is written.
+    other = tmp_path / "other.jsonl"
+    other.write_text("".join(json.dumps({**r, "user": "v", "content": "v's"}) + "\n"
+                             for r in rows))  # fmt: skip
+    assert main(["ingest", str(other), "--store", pg_url]) == 2
+    assert "nothing was written" in capsys.readouterr().err
     assert main(["search", "broken kettle", "--store", pg_url, "--tenant", "t", "--json"]) == 0
     hits = json.loads(capsys.readouterr().out)
     assert len(hits) == 2 and "kettle" in hits[0]["content"]
