@@ -179,6 +179,10 @@ class SearchTables(Database):
         # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
         self._spare_indexes: dict[str, HnswIndex] = {}
         self._saved_nodes: dict[str, int] = {}
+        # Held while a graph is dumped and written, and while an erasure deletes the saved one
+        # and applies itself: a save that dumped before the erasure cannot land after it.
+        # Reentrant: a build run in the erasing thread (background off) saves inside it.
+        self._save_lock = threading.RLock()
         self._loads: Counter[str] = Counter()
 
     # -- partitions that follow the database -----------------------------------------------
@@ -323,11 +327,13 @@ class SearchTables(Database):
 
     def _after_forget(self, tenant: str) -> None:
         index_file = self._index_file(tenant)
-        if index_file is not None:
-            # The saved graph names erased rows; the next build saves a new one.
-            self._saved_nodes.pop(tenant, None)
-            index_file.unlink(missing_ok=True)
-        self._catch_up_loaded({tenant})
+        with self._save_lock:
+            if index_file is not None:
+                # The saved graph names erased rows; the next build saves a new one.
+                self._saved_nodes.pop(tenant, None)
+                index_file.unlink(missing_ok=True)
+            # Once caught up the graph holds excluded nodes, which are never saved.
+            self._catch_up_loaded({tenant})
         self._prune_log()
 
     def _after_reindex(self, tenant: str) -> None:
@@ -592,20 +598,21 @@ class SearchTables(Database):
             follower = self._partitions.get(tenant)
         if not force and (follower is None or follower.partition is not partition):
             return
-        dumped = partition.dump_ann()
-        if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
-            return
-        blob, nodes = dumped
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            path.parent.mkdir(exist_ok=True)
-            tmp.write_bytes(blob)
-            os.replace(tmp, path)
-        except OSError as exc:
-            _log.warning("could not save the HNSW index to %s: %s", path, exc)
-            tmp.unlink(missing_ok=True)
-            return
-        self._saved_nodes[tenant] = nodes
+        with self._save_lock:
+            dumped = partition.dump_ann()
+            if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
+                return
+            blob, nodes = dumped
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            try:
+                path.parent.mkdir(exist_ok=True)
+                tmp.write_bytes(blob)
+                os.replace(tmp, path)
+            except OSError as exc:
+                _log.warning("could not save the HNSW index to %s: %s", path, exc)
+                tmp.unlink(missing_ok=True)
+                return
+            self._saved_nodes[tenant] = nodes
 
     def partition_status(self, tenant: str) -> PartitionStatus:
         """How *tenant*'s partition has followed the database (nothing is loaded by asking).
