@@ -101,6 +101,19 @@ def test_a_new_session_named_by_two_users_in_one_batch_is_refused(
     assert sorted(e.scope.user or "" for e in store.events(Scope("acme"))) == ["ann", "bob"]
 
 
+def test_session_owners_reads_many_sessions_of_one_tenant(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    write(store, real_embedder, [(A1, ev("ann's")), (B1, ev("bob's"))])
+    write(store, real_embedder, [(Scope("globex", "mallory", "g-s1"), ev("another tenant"))])
+    asked = ["a-s1", "b-s1", "never-written", "g-s1", "a-s1"]
+    assert store.session_owners("acme", asked) == {"a-s1": "ann", "b-s1": "bob"}
+    assert store.session_owners("globex", asked) == {"g-s1": "mallory"}
+    assert store.session_owners("acme", []) == {}
+    many = [f"s{i}" for i in range(2_500)] + ["a-s1"]  # more than one query's parameters
+    assert store.session_owners("acme", many) == {"a-s1": "ann"}
+
+
 def test_failing_batch_leaves_nothing_behind(store: Store, real_embedder: MemoEmbedder) -> None:
     """Regression: a batch that fails on its last write must not keep its first writes."""
     write(store, real_embedder, [(A1, ev("before"))])

@@ -114,15 +114,19 @@ def _check_owners(memory: Memory, rows: list[tuple[Scope, NewEvent]], source: st
     """Raise ScopeConflict, before any batch is written, if a session of *rows* belongs to
     another user in the store: batches commit one by one, so a conflict found while writing
     would leave the batches before it behind."""
-    for scope in dict.fromkeys(scope for scope, _ in rows):
-        try:
-            # Reading nothing after the last possible sequence number checks the owner only.
-            memory.get_session(scope, after_seq=_LAST_SEQ)
-        except ScopeConflict as exc:
-            raise ScopeConflict(f"{source}: {exc.message}; nothing was written") from exc
-
-
-_LAST_SEQ = 2**63 - 1
+    wanted: dict[str, dict[str, str]] = {}
+    for scope, _ in rows:
+        if scope.session is not None and scope.user is not None:
+            wanted.setdefault(scope.tenant, {}).setdefault(scope.session, scope.user)
+    for tenant, users in wanted.items():
+        owners = memory.store.session_owners(tenant, list(users))
+        for session, user in users.items():
+            owner = owners.get(session)
+            if owner is not None and owner != user:
+                raise ScopeConflict(
+                    f"{source}: session {session!r} belongs to another user of tenant "
+                    f"{tenant!r}; session ids are unique within a tenant; nothing was written"
+                )
 
 
 def _parse_filters(items: list[str]) -> dict[str, object]:

@@ -130,6 +130,11 @@ class EventLog(Protocol):
         """The sessions of the user of *scope*, oldest first."""
         ...
 
+    def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
+        """The user who owns each of *sessions* of *tenant* (sessions nobody has written to
+        are left out): one read for many sessions, e.g. to refuse a batch before writing."""
+        ...
+
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         """The searchable items with these ids inside *scope* (unknown ids are left out)."""
         ...

@@ -358,6 +358,17 @@ class EventTables(Database):
             ).fetchall()
         return [SessionInfo(r[0], r[1], int(r[2])) for r in rows]
 
+    def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(sessions))
+        if not wanted:
+            return {}
+        with self._read(Scope(tenant)) as conn:
+            rows = conn.execute(
+                "SELECT session, user_id FROM sessions WHERE tenant = %s AND session = ANY(%s)",
+                (tenant, wanted),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
     # -- reindexing ------------------------------------------------------------------------
 
     def index_layouts(self, tenant: str, *, after: int, limit: int) -> list[IndexLayout]:

@@ -304,6 +304,19 @@ class EventTables(Database):
             ).fetchall()
         return [SessionInfo(r[0], ts(r[1]), int(r[2])) for r in rows]
 
+    def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
+        owners: dict[str, str] = {}
+        with self._read(Scope(tenant)) as conn:
+            for chunk in chunks(list(dict.fromkeys(sessions))):
+                owners.update(
+                    conn.execute(
+                        "SELECT session, user FROM sessions WHERE tenant = ?"
+                        f" AND session IN ({','.join('?' * len(chunk))})",
+                        [tenant, *chunk],
+                    ).fetchall()
+                )
+        return owners
+
     def items(self, scope: Scope, ids: Sequence[str]) -> list[Item]:
         out: list[Item] = []
         with self._read(scope) as conn:
