@@ -86,10 +86,10 @@ def _same(current: Pin, draft: PinDraft) -> bool:
 def _ledger_at(conn: Conn, scope: Scope, encoding: str, seq: int | None = None) -> tuple[int, int]:
     """(seq, running total) of the session's last ledger row at or before *seq* (the head
     when None); (0, 0) if there is none."""
-    sql = "SELECT seq, cum FROM token_ledger WHERE tenant = %s AND session = %s AND encoding = %s"
+    sql = "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
     params: list[Any] = [scope.tenant, scope.session, encoding]
     if seq is not None:
-        sql += " AND seq <= %s"
+        sql += " AND seq <= ?"
         params.append(seq)
     row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
@@ -101,8 +101,8 @@ def _tail_start(conn: Conn, scope: Scope, encoding: str, floor: int, after_seq: 
     if floor <= 0:
         return after_seq
     row = conn.execute(
-        "SELECT seq FROM token_ledger WHERE tenant = %s AND session = %s AND encoding = %s"
-        " AND cum >= %s ORDER BY cum LIMIT 1",
+        "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
+        " AND cum >= ? ORDER BY cum LIMIT 1",
         (scope.tenant, scope.session, encoding, floor),
     ).fetchone()
     return after_seq if row is None else max(after_seq, int(row[0]))
@@ -144,7 +144,7 @@ class ContextTables(Database):
         for draft in drafts:
             row = conn.execute(
                 f"SELECT {_PIN_COLUMNS} FROM pins"
-                " WHERE tenant = %s AND session = %s AND key = %s AND current",
+                " WHERE tenant = ? AND session = ? AND key = ? AND current",
                 (scope.tenant, scope.session, draft.key),
             ).fetchone()
             version = 1
@@ -155,7 +155,7 @@ class ContextTables(Database):
                 version = current.version + 1
                 conn.execute(
                     "UPDATE pins SET current = false"
-                    " WHERE tenant = %s AND session = %s AND key = %s AND current",
+                    " WHERE tenant = ? AND session = ? AND key = ? AND current",
                     (scope.tenant, scope.session, draft.key),
                 )
             closed = at if draft.status is PinStatus.CLOSED else None
@@ -168,7 +168,7 @@ class ContextTables(Database):
             )  # fmt: skip
             conn.execute(
                 f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
                 (
                     pin.id, scope.tenant, scope.user, scope.session, pin.kind.value, pin.key,
                     pin.version, pin.value, pin.amount, pin.currency, pin.status.value,
@@ -191,9 +191,9 @@ class ContextTables(Database):
         held = set(
             conn.execute(
                 "SELECT p.session, p.key FROM pins p"
-                " JOIN unnest(%s::text[], %s::text[]) AS w(session, key)"
+                " JOIN unnest(?::text[], ?::text[]) AS w(session, key)"
                 " ON p.session = w.session AND p.key = w.key"
-                " WHERE p.tenant = %s AND p.current",
+                " WHERE p.tenant = ? AND p.current",
                 (sessions, [d.key for _, d in drafts], tenant),
             ).fetchall()
         )
@@ -209,9 +209,9 @@ class ContextTables(Database):
                 draft.source_event_id, jsonb(dict(draft.metadata)), at, closed,
             ))  # fmt: skip
         if rows:
-            conn.cursor().executemany(
+            conn.executemany(
                 f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
                 rows,
             )
 
@@ -243,7 +243,7 @@ class ContextTables(Database):
                 self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
             conn.execute(
                 f"INSERT INTO summaries ({_SUMMARY_COLUMNS}, active)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, true)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
                 (
                     summary.id, scope.tenant, scope.user, scope.session, summary.level,
                     summary.first_seq, summary.last_seq, summary.text,
@@ -253,7 +253,7 @@ class ContextTables(Database):
             if replaces:
                 conn.execute(
                     "UPDATE summaries SET active = false"
-                    " WHERE tenant = %s AND session = %s AND id = ANY(%s)",
+                    " WHERE tenant = ? AND session = ? AND id = ANY(?)",
                     (scope.tenant, scope.session, list(replaces)),
                 )
             self._append_audit(conn, audit)
@@ -289,10 +289,10 @@ class ContextTables(Database):
     def _append_audit(conn: Conn, entries: Sequence[AuditEntry]) -> None:
         if not entries:
             return
-        conn.cursor().executemany(
+        conn.executemany(
             "INSERT INTO compaction_log (tenant, user_id, session, at, action, first_seq,"
             " last_seq, tokens_before, tokens_after, summary_id, summarizer, detail)"
-            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     e.scope.tenant, e.scope.user, e.scope.session, e.at, e.action.value,
@@ -308,7 +308,7 @@ class ContextTables(Database):
         with self._read(scope) as conn:
             rows = conn.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
-                " ORDER BY rowid DESC LIMIT %s",
+                " ORDER BY rowid DESC LIMIT ?",
                 [*params, limit],
             ).fetchall()
         return [_audit(r) for r in reversed(rows)]
@@ -319,7 +319,7 @@ class ContextTables(Database):
         scope = scope.require_session()
         with self._read(scope) as conn:
             row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = %s AND user_id = %s AND session = %s",
+                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
         return TaskState() if row is None else TaskState.from_json(row[0])
@@ -330,14 +330,14 @@ class ContextTables(Database):
         scope = scope.require_session()
         with self._write(scope, claim=True) as conn:
             row = conn.execute(
-                "SELECT version FROM task_state WHERE tenant = %s AND session = %s",
+                "SELECT version FROM task_state WHERE tenant = ? AND session = ?",
                 (scope.tenant, scope.session),
             ).fetchone()
             if (0 if row is None else int(row[0])) != expected:
                 return False
             conn.execute(
                 "INSERT INTO task_state (tenant, session, user_id, body, version, updated_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, session) DO UPDATE"
+                " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session) DO UPDATE"
                 " SET user_id = excluded.user_id, body = excluded.body,"
                 " version = excluded.version, updated_at = excluded.updated_at",
                 (scope.tenant, scope.session, scope.user, jsonb(state.to_json()), state.version,
@@ -368,9 +368,9 @@ class ContextTables(Database):
                 head = seq
                 rows.append((scope.tenant, scope.session, encoding, seq, n, cum))
             if rows:
-                conn.cursor().executemany(
+                conn.executemany(
                     "INSERT INTO token_ledger (tenant, session, encoding, seq, n, cum)"
-                    " VALUES (%s, %s, %s, %s, %s, %s)",
+                    " VALUES (?, ?, ?, ?, ?, ?)",
                     rows,
                 )
 
@@ -385,24 +385,24 @@ class ContextTables(Database):
         key = (scope.tenant, scope.session)
         with self._read(scope) as conn:
             row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = %s AND user_id = %s AND session = %s",
+                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
             task = TaskState() if row is None else TaskState.from_json(row[0])
             pins = conn.execute(
-                f"SELECT {_PIN_COLUMNS} FROM pins WHERE tenant = %s AND session = %s"
+                f"SELECT {_PIN_COLUMNS} FROM pins WHERE tenant = ? AND session = ?"
                 " AND current ORDER BY rowid",
                 key,
             ).fetchall()
             summaries = conn.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = %s AND session = %s"
+                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = ? AND session = ?"
                 " AND active ORDER BY first_seq, level",
                 key,
             ).fetchall()
             boundary = max((int(r[6]) for r in summaries), default=0)
             counted, total = _ledger_at(conn, scope, encoding)
             last = conn.execute(
-                "SELECT last_seq FROM sessions WHERE tenant = %s AND session = %s", key
+                "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?", key
             ).fetchone()
             start = _tail_start(conn, scope, encoding, total - room, boundary)
             tail = conn.execute(
@@ -412,7 +412,7 @@ class ContextTables(Database):
                 " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
                 " AND i.kind = 'event'"
                 " LEFT JOIN event_details d ON d.tenant = i.tenant AND d.item = i.rowid"
-                " WHERE t.tenant = %s AND t.session = %s AND t.encoding = %s AND t.seq > %s"
+                " WHERE t.tenant = ? AND t.session = ? AND t.encoding = ? AND t.seq > ?"
                 " ORDER BY t.seq",
                 (*key, encoding, start),
             ).fetchall()
@@ -450,8 +450,8 @@ class ContextTables(Database):
             _, total = _ledger_at(conn, scope, encoding)
             start = _tail_start(conn, scope, encoding, total - room, after_seq)
             rows = conn.execute(
-                "SELECT seq, n FROM token_ledger WHERE tenant = %s AND session = %s"
-                " AND encoding = %s AND seq > %s ORDER BY seq",
+                "SELECT seq, n FROM token_ledger WHERE tenant = ? AND session = ?"
+                " AND encoding = ? AND seq > ? ORDER BY seq",
                 (scope.tenant, scope.session, encoding, start),
             ).fetchall()
         return [(int(r[0]), int(r[1])) for r in rows]
@@ -466,7 +466,7 @@ class ContextTables(Database):
         with self._write(scope, claim=True) as conn:
             conn.execute(
                 "INSERT INTO token_usage AS u (tenant, session, model, input_tokens,"
-                " output_tokens, calls, cost) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " output_tokens, calls, cost) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, session, model) DO UPDATE"
                 " SET input_tokens = u.input_tokens + excluded.input_tokens,"
                 " output_tokens = u.output_tokens + excluded.output_tokens,"
@@ -479,7 +479,7 @@ class ContextTables(Database):
         with self._read(scope) as conn:
             rows = conn.execute(
                 "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
-                ' WHERE tenant = %s AND session = %s ORDER BY model COLLATE "C"',
+                ' WHERE tenant = ? AND session = ? ORDER BY model COLLATE "C"',
                 (scope.tenant, scope.session),
             ).fetchall()
         return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
@@ -506,18 +506,18 @@ class ContextTables(Database):
                 touched[session] = min(seq, touched.get(session, seq))
         if erased:
             conn.execute(
-                "DELETE FROM pins WHERE tenant = %s AND source_event_id = ANY(%s)",
+                "DELETE FROM pins WHERE tenant = ? AND source_event_id = ANY(?)",
                 (tenant, [e[0] for e in erased]),
             )
         if touched:
             sessions, firsts = list(touched), list(touched.values())
             conn.execute(
-                "DELETE FROM summaries s USING unnest(%s::text[], %s::bigint[]) AS t(session, lo)"
-                " WHERE s.tenant = %s AND s.session = t.session AND s.last_seq >= t.lo",
+                "DELETE FROM summaries s USING unnest(?::text[], ?::bigint[]) AS t(session, lo)"
+                " WHERE s.tenant = ? AND s.session = t.session AND s.last_seq >= t.lo",
                 (sessions, firsts, tenant),
             )
             conn.execute(
-                "DELETE FROM token_ledger WHERE tenant = %s AND session = ANY(%s)",
+                "DELETE FROM token_ledger WHERE tenant = ? AND session = ANY(?)",
                 (tenant, sessions),
             )
         if gone:
@@ -526,6 +526,6 @@ class ContextTables(Database):
                           "task_state", "token_ledger", "extraction_progress",
                           "token_usage"):  # fmt: skip
                 conn.execute(
-                    f"DELETE FROM {table} WHERE tenant = %s AND session = ANY(%s)",
+                    f"DELETE FROM {table} WHERE tenant = ? AND session = ANY(?)",
                     (tenant, list(gone)),
                 )

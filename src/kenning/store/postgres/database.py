@@ -38,6 +38,7 @@ from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
 from kenning.records import Event, Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
+from kenning.store.postgres.sql import PgTx
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import EventWrite, ModelInfo
 
@@ -50,7 +51,8 @@ __all__ = [
     "log_removed",
 ]
 
-Conn = psycopg.Connection[Any]
+RawConn = psycopg.Connection[Any]
+Conn = PgTx
 
 
 def tenant_key(tenant: str) -> int:
@@ -75,13 +77,13 @@ def check_owner(
     row stays locked until the transaction ends (writes to one session are serial)."""
     if scope is None or scope.session is None:
         return
-    sql = "SELECT user_id FROM sessions WHERE tenant = %s AND session = %s"
+    sql = "SELECT user_id FROM sessions WHERE tenant = ? AND session = ?"
     if lock:
         sql += " FOR UPDATE"
     row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
     if row is None and claim and scope.user is not None:
         conn.execute(
-            "INSERT INTO sessions (tenant, session, user_id) VALUES (%s, %s, %s)"
+            "INSERT INTO sessions (tenant, session, user_id) VALUES (?, ?, ?)"
             " ON CONFLICT DO NOTHING",
             (scope.tenant, scope.session, scope.user),
         )
@@ -98,7 +100,7 @@ def erase_generation(conn: Conn, tenant: str) -> int:
     """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
     fact leaving the search partitions ('hide') erases nothing."""
     row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = %s AND op = 'erase'",
+        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ? AND op = 'erase'",
         (tenant,),
     ).fetchone()
     return int(row[0]) if row is not None else 0
@@ -112,7 +114,7 @@ def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "er
     if rowids:
         conn.execute(
             "INSERT INTO index_log (tenant, item, op)"
-            " SELECT %s, item, %s FROM unnest(%s::bigint[]) AS item",
+            " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
             (tenant, op, list(rowids)),
         )
 
@@ -121,7 +123,7 @@ def lock_key(conn: Conn, tenant: str, name: str) -> None:
     """Serialise writers of one thing of *tenant* (a user's facts, a playbook's versions) until
     the transaction ends: SQLite's single writer gave this order for free. The two-key form
     of the advisory lock lives apart from the tenants' one-key locks."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (tenant, name))
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
 
 
 def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
@@ -160,7 +162,7 @@ class Database:
         self._role = self._prepare()
         # The model row is written once and never changed: reads may remember it.
         self._known_model: ModelInfo | None = None
-        self._pool: ConnectionPool[Conn] = ConnectionPool(
+        self._pool: ConnectionPool[RawConn] = ConnectionPool(
             url,
             min_size=1,
             max_size=max(1, pool_size),
@@ -205,7 +207,7 @@ class Database:
         return str(user[0])
 
     @staticmethod
-    def _join_app_role(conn: Conn) -> None:
+    def _join_app_role(conn: RawConn) -> None:
         """Make sure this login may act as the application role (checked once, here, so a
         missing grant is one clear error rather than a pool that never fills)."""
         member = conn.execute(
@@ -223,7 +225,7 @@ class Database:
             ) from exc
 
     @staticmethod
-    def _ensure_pgvector(conn: Conn) -> None:
+    def _ensure_pgvector(conn: RawConn) -> None:
         row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if row is not None:
             return
@@ -236,7 +238,7 @@ class Database:
                 f"installs pgvector): {exc}"
             ) from exc
 
-    def _configure(self, conn: Conn) -> None:
+    def _configure(self, conn: RawConn) -> None:
         # Act as the application role: it owns nothing and cannot bypass row-level security.
         if self._role != APP_ROLE:
             conn.execute(f"SET ROLE {APP_ROLE}")
@@ -292,7 +294,7 @@ class Database:
     @staticmethod
     def set_tenant(conn: Conn, tenant: str) -> None:
         """Point row-level security at *tenant* for the rest of the transaction."""
-        conn.execute("SELECT set_config('kenning.tenant', %s, true)", (tenant,))
+        conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
 
     @contextmanager
     def _read(self, scope: Scope | None) -> Iterator[Conn]:
@@ -311,9 +313,10 @@ class Database:
         with self._connection() as conn:
             try:
                 conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
-                self._local.open_read = conn
-                check_owner(conn, scope)
-                yield conn
+                tx = PgTx(conn)
+                self._local.open_read = tx
+                check_owner(tx, scope)
+                yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
@@ -343,8 +346,9 @@ class Database:
         with self._connection() as conn:
             try:
                 conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
-                check_owner(conn, scope, claim=claim, lock=True)
-                yield conn
+                tx = PgTx(conn)
+                check_owner(tx, scope, claim=claim, lock=True)
+                yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
@@ -357,10 +361,10 @@ class Database:
     def lock_tenant(conn: Conn, tenant: str, *, exclusive: bool = False) -> None:
         """Take the tenant's advisory lock for the rest of the transaction."""
         fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-        conn.execute(f"SELECT {fn}(%s)", (tenant_key(tenant),))
+        conn.execute(f"SELECT {fn}(?)", (tenant_key(tenant),))
 
     @contextmanager
-    def _connection(self) -> Iterator[Conn]:
+    def _connection(self) -> Iterator[RawConn]:
         try:
             with self._pool.connection(timeout=self._timeout_s) as conn:
                 yield conn
@@ -370,7 +374,7 @@ class Database:
             raise StoreError(f"lost the connection to {self.url}: {exc}") from exc
 
     @staticmethod
-    def _rollback(conn: Conn) -> None:
+    def _rollback(conn: RawConn) -> None:
         # A broken connection cannot roll back; the pool discards it.
         with suppress(psycopg.Error):
             conn.execute("ROLLBACK")

@@ -91,7 +91,7 @@ def copy_rows(
     )
     conn.execute(f"TRUNCATE {stage}")
     binary = " (FORMAT BINARY)" if binary_types is not None else ""
-    with conn.cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN{binary}") as copy:
+    with conn.raw.cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN{binary}") as copy:
         if binary_types is not None:
             copy.set_types(list(binary_types))
         for row in rows:
@@ -113,7 +113,7 @@ class EventTables(Database):
         if claim:
             conn.execute(
                 "INSERT INTO embedding_model (id, model_id, dimension, normalized)"
-                " VALUES (1, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                " VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (model.model_id, model.dimension, model.normalized),
             )
         stored = stored_model(conn)
@@ -131,7 +131,7 @@ class EventTables(Database):
             if stored_model(conn) is None:
                 return wanted
             rows = conn.execute(
-                "SELECT hash FROM vectors WHERE tenant = %s AND hash = ANY(%s)", (tenant, wanted)
+                "SELECT hash FROM vectors WHERE tenant = ? AND hash = ANY(?)", (tenant, wanted)
             )
             have = {row[0] for row in rows}
         return [h for h in wanted if h not in have]
@@ -194,7 +194,7 @@ class EventTables(Database):
             held = {
                 (r[0], r[1])
                 for r in conn.execute(
-                    "SELECT session, idem_key FROM items WHERE tenant = %s AND idem_key = ANY(%s)",
+                    "SELECT session, idem_key FROM items WHERE tenant = ? AND idem_key = ANY(?)",
                     (tenant, keys),
                 )
             }
@@ -242,8 +242,8 @@ class EventTables(Database):
         self._derive_from_events(conn, [(by_n[n], e) for n, e in out], now)
         conn.execute(
             "UPDATE sessions s SET last_seq = v.seq"
-            " FROM unnest(%s::text[], %s::bigint[]) AS v(session, seq)"
-            " WHERE s.tenant = %s AND s.session = v.session",
+            " FROM unnest(?::text[], ?::bigint[]) AS v(session, seq)"
+            " WHERE s.tenant = ? AND s.session = v.session",
             (list(last_seq), list(last_seq.values()), tenant),
         )
         return out
@@ -264,13 +264,13 @@ class EventTables(Database):
         names = sorted(users)
         conn.execute(
             "INSERT INTO sessions (tenant, session, user_id)"
-            " SELECT %s, s, u FROM unnest(%s::text[], %s::text[]) AS t(s, u)"
+            " SELECT ?, s, u FROM unnest(?::text[], ?::text[]) AS t(s, u)"
             " ON CONFLICT DO NOTHING",
             (tenant, names, [users[n] for n in names]),
         )
         rows = conn.execute(
             "SELECT session, user_id, last_seq FROM sessions"
-            " WHERE tenant = %s AND session = ANY(%s) ORDER BY session FOR UPDATE",
+            " WHERE tenant = ? AND session = ANY(?) ORDER BY session FOR UPDATE",
             (tenant, names),
         ).fetchall()
         for session, owner, _ in rows:
@@ -299,15 +299,15 @@ class EventTables(Database):
                 for n, c in enumerate(write.chunks)
             ]
         if details:
-            conn.cursor().executemany(
+            conn.executemany(
                 "INSERT INTO event_details (tenant, item, tool_name, tool_args, tool_result)"
-                " VALUES (%s, %s, %s, %s, %s)",
+                " VALUES (?, ?, ?, ?, ?)",
                 details,
             )
         if chunks:
-            conn.cursor().executemany(
+            conn.executemany(
                 "INSERT INTO item_chunks (tenant, item, n, start, stop, embed_hash, lexical)"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 chunks,
             )
 
@@ -324,12 +324,12 @@ class EventTables(Database):
     ) -> list[Event]:
         where, params = where_clause(scope, Filters(kinds=("event",)))
         if after_seq is not None:
-            where += " AND i.seq > %s"
+            where += " AND i.seq > ?"
             params.append(after_seq)
         if ids is not None:
             if not ids:
                 return []
-            where += " AND i.id = ANY(%s)"
+            where += " AND i.id = ANY(?)"
             params.append(list(ids))
         order = "i.seq" if scope.session is not None else "i.at, i.session, i.seq"
         if tail is not None:
@@ -341,7 +341,7 @@ class EventTables(Database):
         )
         count = tail if tail is not None else limit
         if count is not None:
-            sql += " LIMIT %s"
+            sql += " LIMIT ?"
             params.append(int(count))
         with self._read(scope) as conn:
             rows = [_event(row) for row in conn.execute(sql, params)]
@@ -353,7 +353,7 @@ class EventTables(Database):
         with self._read(scope) as conn:
             rows = conn.execute(
                 "SELECT session, created_at, last_seq FROM sessions"
-                " WHERE tenant = %s AND user_id = %s ORDER BY created_at, session",
+                " WHERE tenant = ? AND user_id = ? ORDER BY created_at, session",
                 (scope.tenant, scope.user),
             ).fetchall()
         return [SessionInfo(r[0], r[1], int(r[2])) for r in rows]
@@ -364,7 +364,7 @@ class EventTables(Database):
             return {}
         with self._read(Scope(tenant)) as conn:
             rows = conn.execute(
-                "SELECT session, user_id FROM sessions WHERE tenant = %s AND session = ANY(%s)",
+                "SELECT session, user_id FROM sessions WHERE tenant = ? AND session = ANY(?)",
                 (tenant, wanted),
             ).fetchall()
         return {r[0]: r[1] for r in rows}
@@ -378,15 +378,15 @@ class EventTables(Database):
             rows = conn.execute(
                 f"SELECT {_EVENT_COLUMNS}, i.embed_hash, i.rowid FROM items i"
                 " LEFT JOIN event_details d ON d.tenant = i.tenant AND d.item = i.rowid"
-                " WHERE i.tenant = %s AND i.kind = 'event' AND i.rowid > %s"
-                " ORDER BY i.rowid LIMIT %s",
+                " WHERE i.tenant = ? AND i.kind = 'event' AND i.rowid > ?"
+                " ORDER BY i.rowid LIMIT ?",
                 (tenant, int(after), int(limit)),
             ).fetchall()
             spans: dict[int, list[Chunk]] = {}
             if rows:
                 for item, start, stop, digest, lexical in conn.execute(
                     "SELECT item, start, stop, embed_hash, lexical FROM item_chunks"
-                    " WHERE tenant = %s AND item = ANY(%s) ORDER BY item, n",
+                    " WHERE tenant = ? AND item = ANY(?) ORDER BY item, n",
                     (tenant, [int(r[18]) for r in rows]),
                 ):
                     spans.setdefault(int(item), []).append(
@@ -420,8 +420,8 @@ class EventTables(Database):
                 )
             found = dict(
                 conn.execute(
-                    "SELECT id, rowid FROM items WHERE tenant = %s AND kind = 'event'"
-                    " AND id = ANY(%s)",
+                    "SELECT id, rowid FROM items WHERE tenant = ? AND kind = 'event'"
+                    " AND id = ANY(?)",
                     (tenant, [c.id for c in changes]),
                 ).fetchall()
             )
@@ -429,13 +429,12 @@ class EventTables(Database):
             if not live:
                 return 0
             rowids = [int(found[c.id]) for c in live]
-            cur = conn.cursor()
-            cur.executemany(
-                "UPDATE items SET embed_hash = %s WHERE tenant = %s AND rowid = %s",
+            conn.executemany(
+                "UPDATE items SET embed_hash = ? WHERE tenant = ? AND rowid = ?",
                 [(c.embed_hash, tenant, r) for c, r in zip(live, rowids, strict=True)],
             )
             conn.execute(
-                "DELETE FROM item_chunks WHERE tenant = %s AND item = ANY(%s)", (tenant, rowids)
+                "DELETE FROM item_chunks WHERE tenant = ? AND item = ANY(?)", (tenant, rowids)
             )
             spans = [
                 (tenant, r, n, c.start, c.stop, c.embed_hash, c.lexical)
@@ -443,9 +442,9 @@ class EventTables(Database):
                 for n, c in enumerate(change.chunks)
             ]
             if spans:
-                cur.executemany(
+                conn.executemany(
                     "INSERT INTO item_chunks (tenant, item, n, start, stop, embed_hash, lexical)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     spans,
                 )
             log_removed(conn, tenant, rowids, op="reindex")
@@ -457,7 +456,7 @@ class EventTables(Database):
         sql = (
             f"SELECT {_ITEM_COLUMNS} FROM items i"
             " LEFT JOIN item_access a ON a.tenant = i.tenant AND a.item = i.rowid"
-            f" WHERE {where} AND i.id = ANY(%s)"
+            f" WHERE {where} AND i.id = ANY(?)"
         )
         with self._read(scope) as conn:
             rows = conn.execute(sql, [*params, list(ids)]).fetchall()
@@ -479,7 +478,7 @@ class EventTables(Database):
             rows = conn.execute(
                 "SELECT i.id, t.n FROM token_counts t"
                 " JOIN items i ON i.tenant = t.tenant AND i.rowid = t.item"
-                f" WHERE t.encoding = %s AND {where} AND i.id = ANY(%s)",
+                f" WHERE t.encoding = ? AND {where} AND i.id = ANY(?)",
                 [encoding, *params, list(ids)],
             )
             return {row[0]: int(row[1]) for row in rows}
@@ -492,8 +491,8 @@ class EventTables(Database):
         with self._write(scope) as conn:
             conn.execute(
                 "INSERT INTO token_counts (tenant, item, encoding, n)"
-                " SELECT i.tenant, i.rowid, %s, c.n FROM items i"
-                " JOIN unnest(%s::text[], %s::int[]) AS c(id, n) ON c.id = i.id"
+                " SELECT i.tenant, i.rowid, ?, c.n FROM items i"
+                " JOIN unnest(?::text[], ?::int[]) AS c(id, n) ON c.id = i.id"
                 f" WHERE {where}"
                 " ON CONFLICT (tenant, item, encoding) DO UPDATE SET n = excluded.n",
                 [encoding, ids, [int(counts[i]) for i in ids], *params],
@@ -516,10 +515,10 @@ class EventTables(Database):
         if ids is not None:
             if not ids:
                 return 0
-            where += " AND i.id = ANY(%s)"
+            where += " AND i.id = ANY(?)"
             params.append(list(ids))
         if before is not None:
-            where += " AND i.at < %s"
+            where += " AND i.at < ?"
             params.append(before)
         return self._erase(scope, where, params, whole=ids is None and before is None)
 
@@ -529,10 +528,10 @@ class EventTables(Database):
 
         Returns the number of records removed.
         """
-        where = "i.tenant = %s AND (i.expires_at < %s"
+        where = "i.tenant = ? AND (i.expires_at < ?"
         params: list[Any] = [tenant, now]
         if episodes_before is not None:
-            where += " OR (i.kind = 'event' AND i.at < %s)"
+            where += " OR (i.kind = 'event' AND i.at < ?)"
             params.append(episodes_before)
         where += ")"
         return self._erase(Scope(tenant), where, params, whole=False, log_at=now)
@@ -557,13 +556,13 @@ class EventTables(Database):
                 self._before_erase(conn, scope)
             else:
                 held = conn.execute(
-                    "SELECT user_id, session FROM legal_holds WHERE tenant = %s", (tenant,)
+                    "SELECT user_id, session FROM legal_holds WHERE tenant = ?", (tenant,)
                 ).fetchall()
                 for user, session in held:
                     if not user and not session:
                         return 0  # the whole tenant is held
                     column, value = ("session", session) if session else ("user_id", user)
-                    where += f" AND i.{column} IS DISTINCT FROM %s"
+                    where += f" AND i.{column} IS DISTINCT FROM ?"
                     params.append(value)
             doomed = conn.execute(
                 f"DELETE FROM items i WHERE {where}"
@@ -575,13 +574,13 @@ class EventTables(Database):
                 kinds = Counter(r[4] for r in doomed)
                 conn.execute(
                     "INSERT INTO purge_log (tenant, at, kind, count)"
-                    " SELECT %s, %s, k, n FROM unnest(%s::text[], %s::bigint[]) AS c(k, n)",
+                    " SELECT ?, ?, k, n FROM unnest(?::text[], ?::bigint[]) AS c(k, n)",
                     (tenant, log_at, sorted(kinds), [kinds[k] for k in sorted(kinds)]),
                 )
             gone = _gone_sessions(conn, scope, doomed, whole=whole)
             if gone:
                 conn.execute(
-                    "DELETE FROM sessions WHERE tenant = %s AND session = ANY(%s)", (tenant, gone)
+                    "DELETE FROM sessions WHERE tenant = ? AND session = ANY(?)", (tenant, gone)
                 )
             self._forget_derived(
                 conn, scope, [(r[0], r[1], r[2]) for r in doomed], gone,
@@ -590,7 +589,7 @@ class EventTables(Database):
             # After the derived records (a fact read only from erased turns goes too):
             # vectors no record or chunk still uses go with the text.
             conn.execute(
-                "DELETE FROM vectors v WHERE v.tenant = %s"
+                "DELETE FROM vectors v WHERE v.tenant = ?"
                 " AND NOT EXISTS (SELECT 1 FROM items i"
                 "  WHERE i.tenant = v.tenant AND i.embed_hash = v.hash)"
                 " AND NOT EXISTS (SELECT 1 FROM item_chunks c"
@@ -609,7 +608,7 @@ class EventTables(Database):
 def _episode_days(conn: Conn, tenant: str) -> float | None:
     """How long the tenant keeps events (its policy's ``episode_days``)."""
     row = conn.execute(
-        "SELECT body ->> 'episode_days' FROM tenant_policy WHERE tenant = %s", (tenant,)
+        "SELECT body ->> 'episode_days' FROM tenant_policy WHERE tenant = ?", (tenant,)
     ).fetchone()
     return None if row is None or row[0] is None else float(row[0])
 
@@ -641,7 +640,7 @@ def _gone_sessions(
     left = {
         r[0]
         for r in conn.execute(
-            "SELECT DISTINCT session FROM items WHERE tenant = %s AND session = ANY(%s)",
+            "SELECT DISTINCT session FROM items WHERE tenant = ? AND session = ANY(?)",
             (scope.tenant, touched),
         )
     }

@@ -69,13 +69,13 @@ def _fact(row: Sequence[Any]) -> Fact:
 def _user_sql(scope: Scope) -> tuple[str, list[Any]]:
     """The scope's constraint on facts: the tenant, its user, and (a session) the session the
     facts were read from."""
-    where = ["f.tenant = %s"]
+    where = ["f.tenant = ?"]
     params: list[Any] = [scope.tenant]
     if scope.user is not None:
-        where.append("f.user_id = %s")
+        where.append("f.user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
-        where.append("i.session = %s")
+        where.append("i.session = ?")
         params.append(scope.session)
     return " AND ".join(where), params
 
@@ -102,7 +102,7 @@ class FactTables(Database):
             return
         ids = sorted({e[0] for e in erased})
         found = conn.execute(
-            "SELECT item, sources FROM facts WHERE tenant = %s AND sources && %s::text[]",
+            "SELECT item, sources FROM facts WHERE tenant = ? AND sources && ?::text[]",
             (scope.tenant, ids),
         ).fetchall()
         gone_ids = set(ids)
@@ -116,13 +116,13 @@ class FactTables(Database):
                 doomed.append(int(item))
         for item, left in kept:
             conn.execute(
-                "UPDATE facts SET sources = %s, source_event_id = %s"
-                " WHERE tenant = %s AND item = %s",
+                "UPDATE facts SET sources = ?, source_event_id = ?"
+                " WHERE tenant = ? AND item = ?",
                 (left, left[0], scope.tenant, item),
             )
         if doomed:
             conn.execute(
-                "DELETE FROM items WHERE tenant = %s AND rowid = ANY(%s)", (scope.tenant, doomed)
+                "DELETE FROM items WHERE tenant = ? AND rowid = ANY(?)", (scope.tenant, doomed)
             )
             log_removed(conn, scope.tenant, doomed)
 
@@ -153,7 +153,7 @@ class FactTables(Database):
                 # Checked inside the write's own transaction, and the progress row stays
                 # share-locked until it ends: a claim taking the session over skips it.
                 held = conn.execute(
-                    "SELECT lease FROM extraction_progress WHERE tenant = %s AND session = %s"
+                    "SELECT lease FROM extraction_progress WHERE tenant = ? AND session = ?"
                     " FOR SHARE",
                     (scope.tenant, scope.session),
                 ).fetchone()
@@ -198,7 +198,7 @@ class FactTables(Database):
     ) -> None:
         conn.execute(
             "INSERT INTO embedding_model (id, model_id, dimension, normalized)"
-            " VALUES (1, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+            " VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
             (model.model_id, model.dimension, model.normalized),
         )
         row = conn.execute(
@@ -206,8 +206,8 @@ class FactTables(Database):
         ).fetchone()
         if row is None or ModelInfo(row[0], int(row[1]), bool(row[2])) != model:
             return  # a model mismatch is refused on the event path; facts stay lexical here
-        conn.cursor().executemany(
-            "INSERT INTO vectors (tenant, hash, vec) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+        conn.executemany(
+            "INSERT INTO vectors (tenant, hash, vec) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
             [(tenant, digest, vec) for digest, vec in vectors.items()],
         )
 
@@ -215,8 +215,8 @@ class FactTables(Database):
     def _active_ids(conn: Conn, scope: Scope, key: tuple[str, str, str]) -> list[str]:
         rows = conn.execute(
             "SELECT i.id FROM facts f JOIN items i ON i.tenant = f.tenant AND i.rowid = f.item"
-            " WHERE f.tenant = %s AND f.user_id = %s AND f.subject = %s AND f.attribute = %s"
-            " AND f.qualifier = %s AND f.status = 'active'",
+            " WHERE f.tenant = ? AND f.user_id = ? AND f.subject = ? AND f.attribute = ?"
+            " AND f.qualifier = ? AND f.status = 'active'",
             (scope.tenant, scope.user, *key),
         ).fetchall()
         return [r[0] for r in rows]
@@ -229,8 +229,8 @@ class FactTables(Database):
         row = conn.execute(
             "INSERT INTO items (tenant, id, kind, user_id, session, agent, seq, role, label,"
             " text, at, tags, metadata, version, content_hash, embed_hash, created_at,"
-            " expires_at) VALUES (%s, %s, 'fact', %s, %s, NULL, NULL, %s, %s, %s, %s, %s, %s,"
-            " NULL, '', %s, %s, %s) RETURNING rowid",
+            " expires_at) VALUES (?, ?, 'fact', ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?,"
+            " NULL, '', ?, ?, ?) RETURNING rowid",
             (
                 scope.tenant, change.id, scope.user, scope.session, role,
                 "" if draft.subject == "user" else draft.subject, draft.text, valid_from,
@@ -246,8 +246,8 @@ class FactTables(Database):
         conn.execute(
             "INSERT INTO facts (tenant, item, user_id, subject, attribute, qualifier, value,"
             " source, confidence, category, status, valid_from, expires_at, pinned, last_seen,"
-            " sources, source_event_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s,"
-            " 'active', %s, %s, %s, %s, %s, %s)",
+            " sources, source_event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            " 'active', ?, ?, ?, ?, ?, ?)",
             (
                 scope.tenant, row[0], scope.user, draft.subject, draft.attribute,
                 draft.qualifier, draft.value, draft.source.value, draft.confidence,
@@ -264,7 +264,7 @@ class FactTables(Database):
         row = conn.execute(
             "SELECT f.item, f.sources FROM facts f"
             " JOIN items i ON i.tenant = f.tenant AND i.rowid = f.item"
-            " WHERE f.tenant = %s AND i.id = %s AND f.user_id = %s AND f.status = 'active'"
+            " WHERE f.tenant = ? AND i.id = ? AND f.user_id = ? AND f.status = 'active'"
             " FOR UPDATE OF f",
             (scope.tenant, fact_id, scope.user),
         ).fetchone()
@@ -279,8 +279,8 @@ class FactTables(Database):
         if source and source not in sources:
             sources = [*sources, source][-_MAX_SOURCES:]
         conn.execute(
-            "UPDATE facts SET reinforced = reinforced + 1, last_seen = greatest(last_seen, %s),"
-            " sources = %s WHERE tenant = %s AND item = %s",
+            "UPDATE facts SET reinforced = reinforced + 1, last_seen = greatest(last_seen, ?),"
+            " sources = ? WHERE tenant = ? AND item = ?",
             (seen, sources, scope.tenant, item),
         )
 
@@ -296,9 +296,9 @@ class FactTables(Database):
         item, _ = self._active_item(conn, scope, fact_id)
         validity = status in (FactStatus.SUPERSEDED, FactStatus.REVOKED, FactStatus.EXPIRED)
         conn.execute(
-            "UPDATE facts SET status = %s, superseded_by = %s,"
-            " valid_to = CASE WHEN %s THEN greatest(%s, valid_from) ELSE valid_to END"
-            " WHERE tenant = %s AND item = %s",
+            "UPDATE facts SET status = ?, superseded_by = ?,"
+            " valid_to = CASE WHEN ? THEN greatest(?, valid_from) ELSE valid_to END"
+            " WHERE tenant = ? AND item = ?",
             (status.value, by, validity, at, scope.tenant, item),
         )
         # Out of every search partition from now on; the row keeps its history.
@@ -308,7 +308,7 @@ class FactTables(Database):
     def _rows(conn: Conn, scope: Scope, ids: Sequence[str]) -> list[Fact]:
         wanted = list(dict.fromkeys(ids))
         rows = conn.execute(
-            f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = %s AND i.id = ANY(%s)",
+            f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = ? AND i.id = ANY(?)",
             (scope.tenant, wanted),
         ).fetchall()
         found = {fact.id: fact for fact in map(_fact, rows)}
@@ -331,29 +331,29 @@ class FactTables(Database):
         if ids is not None:
             if not ids:
                 return []
-            where += " AND i.id = ANY(%s)"
+            where += " AND i.id = ANY(?)"
             params.append(list(ids))
         if subject is not None:
-            where += " AND f.subject = %s"
+            where += " AND f.subject = ?"
             params.append(subject)
         if keys:
             where += " AND (f.subject, f.attribute, f.qualifier) IN (SELECT * FROM"
-            where += " unnest(%s::text[], %s::text[], %s::text[]))"
+            where += " unnest(?::text[], ?::text[], ?::text[]))"
             params += [[k[0] for k in keys], [k[1] for k in keys], [k[2] for k in keys]]
         if as_of is not None:
             # What held then: by validity, whatever the fact's status now (archived and
             # expired facts are out of every read).
             where += (
-                " AND f.valid_from <= %s AND (f.valid_to IS NULL OR f.valid_to > %s)"
+                " AND f.valid_from <= ? AND (f.valid_to IS NULL OR f.valid_to > ?)"
                 " AND f.status NOT IN ('archived', 'expired')"
             )
             params += [as_of, as_of]
         elif statuses is not None:
-            where += " AND f.status = ANY(%s)"
+            where += " AND f.status = ANY(?)"
             params.append([s.value for s in statuses])
         sql = f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE {where} ORDER BY f.valid_from, i.rowid"
         if limit is not None:
-            sql += " LIMIT %s"
+            sql += " LIMIT ?"
             params.append(int(limit))
         with self._read(scope) as conn:
             return [_fact(r) for r in conn.execute(sql, params)]
@@ -364,14 +364,14 @@ class FactTables(Database):
             where, params = _user_sql(Scope(scope.tenant, scope.user))
             row = conn.execute(
                 f"SELECT f.subject, f.attribute, f.qualifier, f.user_id {_FACT_FROM}"
-                f" WHERE {where} AND i.id = %s",
+                f" WHERE {where} AND i.id = ?",
                 [*params, fact_id],
             ).fetchone()
             if row is None:
                 return []
             rows = conn.execute(
-                f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = %s AND f.user_id = %s"
-                " AND f.subject = %s AND f.attribute = %s AND f.qualifier = %s"
+                f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = ? AND f.user_id = ?"
+                " AND f.subject = ? AND f.attribute = ? AND f.qualifier = ?"
                 " ORDER BY f.valid_from, i.rowid",
                 (scope.tenant, row[3], row[0], row[1], row[2]),
             ).fetchall()
@@ -384,7 +384,7 @@ class FactTables(Database):
         with self._read(None) as conn:
             rows = conn.execute(
                 "SELECT tenant, user_id, session, done_seq, last_seq"
-                " FROM kenning_pending_extractions(%s)",
+                " FROM kenning_pending_extractions(?)",
                 (int(limit),),
             ).fetchall()
         return [ExtractionJob(Scope(r[0], r[1], r[2]), int(r[3]), int(r[4])) for r in rows]
@@ -397,7 +397,7 @@ class FactTables(Database):
         with self._write(None) as conn:
             row = conn.execute(
                 "SELECT tenant, user_id, session, done_seq, last_seq"
-                " FROM kenning_claim_extraction(%s, %s, %s)",
+                " FROM kenning_claim_extraction(?, ?, ?)",
                 (at, float(lease_s), lease),
             ).fetchone()
         if row is None:
@@ -409,8 +409,8 @@ class FactTables(Database):
             return False
         with self._write(Scope(job.scope.tenant)) as conn:
             cur = conn.execute(
-                "UPDATE extraction_progress SET lease_until = %s"
-                " WHERE tenant = %s AND session = %s AND lease = %s",
+                "UPDATE extraction_progress SET lease_until = ?"
+                " WHERE tenant = ? AND session = ? AND lease = ?",
                 (at + timedelta(seconds=lease_s), job.scope.tenant, job.scope.session, job.lease),
             )
         return bool(cur.rowcount)
@@ -418,13 +418,13 @@ class FactTables(Database):
     def finish_extraction(self, job: ExtractionJob, *, done_seq: int) -> bool:
         """Record that the session's events through *done_seq* were read; drop the lease
         (only while *job*'s lease still holds the session, when it has one)."""
-        fence = "" if job.lease is None else " AND lease = %s"
+        fence = "" if job.lease is None else " AND lease = ?"
         params: tuple[Any, ...] = (done_seq, job.scope.tenant, job.scope.session)
         with self._write(Scope(job.scope.tenant)) as conn:
             cur = conn.execute(
-                "UPDATE extraction_progress SET done_seq = greatest(done_seq, %s),"
+                "UPDATE extraction_progress SET done_seq = greatest(done_seq, ?),"
                 " lease_until = NULL, lease = NULL, attempts = 0"
-                f" WHERE tenant = %s AND session = %s{fence}",
+                f" WHERE tenant = ? AND session = ?{fence}",
                 params if job.lease is None else (*params, job.lease),
             )
         return bool(cur.rowcount)

@@ -47,7 +47,7 @@ class JobTables(Database):
         with self._write(scope, claim=True) as conn:
             row = conn.execute(
                 "INSERT INTO compaction_jobs (tenant, user_id, session, model, budget, reason,"
-                " status, created_at, updated_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                " status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 f" ON CONFLICT DO NOTHING RETURNING {_JOB_COLUMNS}",
                 (
                     scope.tenant, scope.user, scope.session, model, budget, reason,
@@ -62,7 +62,7 @@ class JobTables(Database):
         waited for."""
         with self._write(None) as conn:
             row = conn.execute(
-                f"SELECT {_JOB_COLUMNS} FROM kenning_claim_compaction(%s, %s, %s)",
+                f"SELECT {_JOB_COLUMNS} FROM kenning_claim_compaction(?, ?, ?)",
                 (at, float(lease_s), secrets.token_hex(8)),
             ).fetchone()
         return None if row is None else _job(row)
@@ -70,7 +70,7 @@ class JobTables(Database):
     def renew_compaction(self, job_id: int, *, lease: str, at: datetime, lease_s: float) -> bool:
         with self._write(None) as conn:
             row = conn.execute(
-                "SELECT kenning_renew_compaction(%s, %s, %s, %s)",
+                "SELECT kenning_renew_compaction(?, ?, ?, ?)",
                 (job_id, lease, at, float(lease_s)),
             ).fetchone()
         return bool(row and row[0])
@@ -86,7 +86,7 @@ class JobTables(Database):
     ) -> bool:
         with self._write(None) as conn:
             row = conn.execute(
-                "SELECT kenning_finish_compaction(%s, %s, %s, %s, %s)",
+                "SELECT kenning_finish_compaction(?, ?, ?, ?, ?)",
                 (job_id, status.value, at, error, lease),
             ).fetchone()
         return bool(row and row[0])

@@ -36,7 +36,7 @@ class KeyTables(Database):
         with self._write(Scope(key.tenant)) as conn:
             conn.execute(
                 "INSERT INTO api_keys (tenant, id, name, scopes, secret_hash, created_at)"
-                " VALUES (%s, %s, %s, %s, %s, %s)",
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     key.tenant, key.id, key.name, jsonb([s.value for s in key.scopes]),
                     secret_hash, key.created_at,
@@ -46,21 +46,21 @@ class KeyTables(Database):
     def api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
         with self._read(None) as conn:
             row = conn.execute(
-                f"SELECT {_KEY_COLUMNS} FROM kenning_api_key(%s)", (key_id,)
+                f"SELECT {_KEY_COLUMNS} FROM kenning_api_key(?)", (key_id,)
             ).fetchone()
         return None if row is None else (_key(row), str(row[6]))
 
     def api_keys(self, tenant: str | None = None) -> list[ApiKey]:
         with self._read(None) as conn:
             rows = conn.execute(
-                f"SELECT {_KEY_COLUMNS} FROM kenning_api_keys(%s)", (tenant,)
+                f"SELECT {_KEY_COLUMNS} FROM kenning_api_keys(?)", (tenant,)
             ).fetchall()
         return [_key(r) for r in rows]
 
     def revoke_api_key(self, key_id: str, *, at: datetime) -> ApiKey | None:
         with self._write(None) as conn:
             row = conn.execute(
-                f"SELECT {_KEY_COLUMNS} FROM kenning_revoke_api_key(%s, %s)", (key_id, at)
+                f"SELECT {_KEY_COLUMNS} FROM kenning_revoke_api_key(?, ?)", (key_id, at)
             ).fetchone()
         return None if row is None else _key(row)
 
@@ -68,7 +68,7 @@ class KeyTables(Database):
         with self._read(Scope(tenant)) as conn:
             row = conn.execute(
                 "SELECT count(*), coalesce(sum(length(text)), 0) FROM items"
-                " WHERE tenant = %s AND kind = 'event'",
+                " WHERE tenant = ? AND kind = 'event'",
                 (tenant,),
             ).fetchone()
         assert row is not None

@@ -24,14 +24,14 @@ class PolicyTables(Database):
     def tenant_policy(self, tenant: str) -> TenantPolicy:
         with self._read(Scope(tenant)) as conn:
             row = conn.execute(
-                "SELECT body FROM tenant_policy WHERE tenant = %s", (tenant,)
+                "SELECT body FROM tenant_policy WHERE tenant = ?", (tenant,)
             ).fetchone()
         return TenantPolicy() if row is None else TenantPolicy.from_json(row[0])
 
     def put_tenant_policy(self, tenant: str, policy: TenantPolicy) -> None:
         with self._write(Scope(tenant)) as conn:
             conn.execute(
-                "INSERT INTO tenant_policy (tenant, body, updated_at) VALUES (%s, %s, %s)"
+                "INSERT INTO tenant_policy (tenant, body, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (tenant) DO UPDATE"
                 " SET body = excluded.body, updated_at = excluded.updated_at",
                 (tenant, jsonb(policy.to_json()), datetime.now(UTC)),
@@ -43,7 +43,7 @@ class PolicyTables(Database):
         with self._read(scope) as conn:
             row = conn.execute(
                 "SELECT share_across_sessions, sensitive_facts FROM user_settings"
-                " WHERE tenant = %s AND user_id = %s",
+                " WHERE tenant = ? AND user_id = ?",
                 (scope.tenant, scope.user),
             ).fetchone()
         if row is None:
@@ -56,7 +56,7 @@ class PolicyTables(Database):
         with self._write(scope) as conn:
             conn.execute(
                 "INSERT INTO user_settings (tenant, user_id, share_across_sessions,"
-                " sensitive_facts, updated_at) VALUES (%s, %s, %s, %s, %s)"
+                " sensitive_facts, updated_at) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, user_id) DO UPDATE"
                 " SET share_across_sessions = excluded.share_across_sessions,"
                 " sensitive_facts = excluded.sensitive_facts, updated_at = excluded.updated_at",
@@ -71,7 +71,7 @@ class PolicyTables(Database):
     def holds(self, tenant: str) -> list[LegalHold]:
         with self._read(Scope(tenant)) as conn:
             rows = conn.execute(
-                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = %s"
+                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?"
                 " ORDER BY created_at",
                 (tenant,),
             ).fetchall()
@@ -82,7 +82,7 @@ class PolicyTables(Database):
         with self._write(scope) as conn:
             conn.execute(
                 "INSERT INTO legal_holds (tenant, user_id, session, reason, created_at)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, session) DO UPDATE"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, session) DO UPDATE"
                 " SET reason = excluded.reason, created_at = excluded.created_at",
                 (scope.tenant, scope.user or "", scope.session or "", reason, now),
             )
@@ -91,7 +91,7 @@ class PolicyTables(Database):
     def release_hold(self, scope: Scope) -> bool:
         with self._write(scope) as conn:
             cur = conn.execute(
-                "DELETE FROM legal_holds WHERE tenant = %s AND user_id = %s AND session = %s",
+                "DELETE FROM legal_holds WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user or "", scope.session or ""),
             )
         return bool(cur.rowcount)
@@ -100,7 +100,7 @@ class PolicyTables(Database):
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
         super()._before_erase(conn, scope)
         rows = conn.execute(
-            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = %s"
+            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ?"
             " ORDER BY created_at",
             (scope.tenant,),
         ).fetchall()
@@ -122,7 +122,7 @@ class PolicyTables(Database):
         """Records the retention purge removed, by kind, over the tenant's life."""
         with self._read(Scope(tenant)) as conn:
             rows = conn.execute(
-                "SELECT kind, sum(count) FROM purge_log WHERE tenant = %s GROUP BY kind",
+                "SELECT kind, sum(count) FROM purge_log WHERE tenant = ? GROUP BY kind",
                 (tenant,),
             ).fetchall()
         return {r[0]: int(r[1]) for r in rows}
@@ -133,7 +133,7 @@ class PolicyTables(Database):
         facts_where, facts_params = scope_sql(owner, "f")
         with self._read(scope) as conn:
             kinds = conn.execute(
-                "SELECT i.kind, count(*), avg(extract(epoch FROM %s - i.at))::float8"
+                "SELECT i.kind, count(*), avg(extract(epoch FROM ? - i.at))::float8"
                 f" FROM items i WHERE {where} GROUP BY i.kind",
                 [now, *params],
             ).fetchall()

@@ -37,13 +37,13 @@ class ProcedureTables(Database):
         with self._write(Scope(scope.tenant)) as conn:
             lock_key(conn, scope.tenant, f"procedure:{procedure.name}")
             row = conn.execute(
-                "SELECT coalesce(max(version), 0) FROM procedures WHERE tenant = %s AND name = %s",
+                "SELECT coalesce(max(version), 0) FROM procedures WHERE tenant = ? AND name = ?",
                 (scope.tenant, procedure.name),
             ).fetchone()
             version = (int(row[0]) if row is not None else 0) + 1
             conn.execute(
                 f"INSERT INTO procedures ({_COLUMNS})"
-                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     procedure.id, scope.tenant, scope.user, procedure.name, version,
                     procedure.tool_schema_hash, jsonb(list(procedure.steps)),
@@ -55,7 +55,7 @@ class ProcedureTables(Database):
     @staticmethod
     def _one(conn: Conn, tenant: str, procedure_id: str) -> Procedure:
         row = conn.execute(
-            f"SELECT {_COLUMNS} FROM procedures WHERE tenant = %s AND id = %s",
+            f"SELECT {_COLUMNS} FROM procedures WHERE tenant = ? AND id = ?",
             (tenant, procedure_id),
         ).fetchone()
         if row is None:
@@ -69,13 +69,13 @@ class ProcedureTables(Database):
         name: str | None = None,
         statuses: Sequence[ProcedureStatus] | None = None,
     ) -> list[Procedure]:
-        where = ["tenant = %s"]
+        where = ["tenant = ?"]
         params: list[Any] = [tenant]
         if name is not None:
-            where.append("name = %s")
+            where.append("name = ?")
             params.append(name)
         if statuses:
-            where.append("status = ANY(%s)")
+            where.append("status = ANY(?)")
             params.append([s.value for s in statuses])
         with self._read(Scope(tenant)) as conn:
             rows = conn.execute(
@@ -96,12 +96,12 @@ class ProcedureTables(Database):
             lock_key(conn, tenant, f"procedure:{found.name}")
             if status is ProcedureStatus.ACTIVE:
                 conn.execute(
-                    "UPDATE procedures SET status = 'retired' WHERE tenant = %s AND name = %s"
-                    " AND status = 'active' AND id <> %s",
+                    "UPDATE procedures SET status = 'retired' WHERE tenant = ? AND name = ?"
+                    " AND status = 'active' AND id <> ?",
                     (tenant, found.name, procedure_id),
                 )
             conn.execute(
-                "UPDATE procedures SET status = %s WHERE tenant = %s AND id = %s",
+                "UPDATE procedures SET status = ? WHERE tenant = ? AND id = ?",
                 (status.value, tenant, procedure_id),
             )
             return self._one(conn, tenant, procedure_id)

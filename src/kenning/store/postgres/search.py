@@ -34,7 +34,7 @@ from kenning.store.ann import AnnConfig
 from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
 from kenning.store.partition_rows import index_rows
 from kenning.store.postgres.database import Conn, Database
-from kenning.store.postgres.sql import where_clause
+from kenning.store.postgres.sql import pg_sql, where_clause
 from kenning.store.records import Candidate, ModelInfo, SessionCandidate
 from kenning.store.replies import Question, check_reply_weight, questions
 from kenning.text import query_terms, stem
@@ -73,7 +73,7 @@ _PARTITION_SQL = (
     " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
     " ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event' AND p.seq = i.seq - 1"
     " AND (p.embed_hash IS NOT NULL OR p.units)"
-    " WHERE i.tenant = %s AND (f.item IS NULL OR f.status = 'active') {unseen}"
+    " WHERE i.tenant = ? AND (f.item IS NULL OR f.status = 'active') {unseen}"
     " ORDER BY i.rowid, c.n"
 )
 _SNAPSHOT_SQL = (
@@ -117,7 +117,7 @@ class _Snapshot:
     def unseen(self, alias: str = "i") -> tuple[str, list[Any]]:
         """SQL that selects the rows of transactions this snapshot did not see."""
         return (
-            f"AND ({alias}.xact >= %s OR {alias}.xact = ANY(%s))",
+            f"AND ({alias}.xact >= ? OR {alias}.xact = ANY(?))",
             [self.xmax, list(self.running)],
         )
 
@@ -146,9 +146,9 @@ def _rows(
     """The tenant's partition rows: all, those the snapshot *unseen* did not see, or *rowids*."""
     where, params = ("", []) if unseen is None else unseen.unseen()
     if rowids is not None:
-        where, params = "AND i.rowid = ANY(%s)", [list(rowids)]
-    with conn.cursor(binary=True) as cur:
-        cur.execute(_PARTITION_SQL.format(unseen=where), [tenant, *params])
+        where, params = "AND i.rowid = ANY(?)", [list(rowids)]
+    with conn.raw.cursor(binary=True) as cur:
+        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant, *params])
         return cur.fetchall()
 
 
@@ -157,15 +157,17 @@ def _questions_of(conn: Conn, tenant: str) -> Callable[[list[int]], dict[int, Qu
     vector, or each of a record's sentence units' (see kenning.store.replies.questions)."""
 
     def fetch(rowids: list[int]) -> dict[int, Question]:
-        with conn.cursor(binary=True) as cur:
+        with conn.raw.cursor(binary=True) as cur:
             cur.execute(
-                "SELECT i.rowid, v.vec, i.text FROM items i"
-                " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
-                " WHERE i.tenant = %s AND i.rowid = ANY(%s)"
-                " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i"
-                " JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid AND NOT c.lexical"
-                " JOIN vectors v ON v.tenant = c.tenant AND v.hash = c.embed_hash"
-                " WHERE i.tenant = %s AND i.rowid = ANY(%s)",
+                pg_sql(
+                    "SELECT i.rowid, v.vec, i.text FROM items i"
+                    " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                    " WHERE i.tenant = ? AND i.rowid = ANY(?)"
+                    " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i JOIN item_chunks c"
+                    " ON c.tenant = i.tenant AND c.item = i.rowid AND NOT c.lexical"
+                    " JOIN vectors v ON v.tenant = c.tenant AND v.hash = c.embed_hash"
+                    " WHERE i.tenant = ? AND i.rowid = ANY(?)"
+                ),
                 [tenant, rowids, tenant, rowids],
             )
             return questions(
@@ -240,7 +242,7 @@ class SearchTables(Database):
             partition = follower.partition
             model = self._model_in(conn)
             floor = conn.execute(
-                "SELECT xact FROM index_log_floor WHERE tenant = %s", (tenant,)
+                "SELECT xact FROM index_log_floor WHERE tenant = ?", (tenant,)
             ).fetchone()
             if (floor is not None and int(floor[0]) >= seen.horizon) or (
                 model is not None and model.dimension != partition.dimension
@@ -252,7 +254,7 @@ class SearchTables(Database):
             # Erased rows, facts closed since (their rows stay for history), and events
             # whose index rows were rebuilt (they come back from the new rows).
             logged = conn.execute(
-                "SELECT l.item, l.op FROM index_log l WHERE l.tenant = %s"
+                "SELECT l.item, l.op FROM index_log l WHERE l.tenant = ?"
                 f" AND l.op IN ('erase', 'hide', 'reindex') {where}",
                 [tenant, *params],
             ).fetchall()
@@ -316,16 +318,16 @@ class SearchTables(Database):
     def _prune_log(self, tenant: str) -> None:
         with self._write(Scope(tenant)) as conn:
             row = conn.execute(
-                "SELECT count(*), max(id) FROM index_log WHERE tenant = %s", (tenant,)
+                "SELECT count(*), max(id) FROM index_log WHERE tenant = ?", (tenant,)
             ).fetchone()
             if row is None or int(row[0]) <= 2 * _LOG_KEEP:
                 return
             pruned = conn.execute(
-                "DELETE FROM index_log WHERE tenant = %s AND id <= %s RETURNING xact",
+                "DELETE FROM index_log WHERE tenant = ? AND id <= ? RETURNING xact",
                 (tenant, int(row[1]) - _LOG_KEEP),
             ).fetchall()
             conn.execute(
-                "INSERT INTO index_log_floor (tenant, xact) VALUES (%s, %s)"
+                "INSERT INTO index_log_floor (tenant, xact) VALUES (?, ?)"
                 " ON CONFLICT (tenant) DO UPDATE"
                 " SET xact = greatest(index_log_floor.xact, excluded.xact)",
                 (tenant, max(int(r[0]) for r in pruned)),
@@ -449,7 +451,7 @@ class SearchTables(Database):
         with self._write(scope) as conn:
             conn.execute(
                 "INSERT INTO item_access AS a (tenant, item, count, last)"
-                f" SELECT i.tenant, i.rowid, 1, %s FROM items i WHERE {where} AND i.id = ANY(%s)"
+                f" SELECT i.tenant, i.rowid, 1, ? FROM items i WHERE {where} AND i.id = ANY(?)"
                 " ON CONFLICT (tenant, item) DO UPDATE"
                 " SET count = a.count + 1, last = excluded.last",
                 [at, *params, list(ids)],

@@ -1,21 +1,59 @@
-"""SQL helpers of the PostgreSQL store: the tenancy constraint and search filters.
+"""SQL helpers of the PostgreSQL store: transactions that take the shared SQL's ``?``
+placeholders, the tenancy constraint and search filters.
 
 :func:`where_clause` is the single place where read paths over records get their
 tenant/user/session constraint, so no such query can be built without it. Values are always
-parameters (``%s``); only validated identifiers (table aliases) shape the SQL text.
+parameters; only validated identifiers (table aliases) shape the SQL text.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from typing import Any
 
+import psycopg
 from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput
 from kenning.records import Filters, Scope
 
-__all__ = ["jsonb", "scope_sql", "where_clause"]
+__all__ = ["PgTx", "jsonb", "pg_sql", "scope_sql", "where_clause"]
+
+
+@lru_cache(maxsize=4096)
+def pg_sql(sql: str) -> str:
+    """Shared SQL as psycopg takes it: each ``?`` outside a quoted literal becomes ``%s`` and a
+    literal ``%`` is doubled."""
+    out: list[str] = []
+    quoted = False
+    for ch in sql:
+        if ch == "'":
+            quoted = not quoted
+        if ch == "%":
+            out.append("%%")
+        elif ch == "?" and not quoted:
+            out.append("%s")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+class PgTx:
+    """A psycopg connection inside a transaction, taking ``?`` placeholders (:func:`pg_sql`);
+    ``raw`` is the connection itself, for what only PostgreSQL has (``COPY``)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        return self.raw.execute(pg_sql(sql), parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> None:
+        self.raw.cursor().executemany(pg_sql(sql), parameters)
 
 
 def jsonb(value: Any) -> Jsonb | None:
@@ -37,36 +75,38 @@ def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[s
     matches a missing key or a JSON null, as on SQLite.
     """
     a = alias
-    parts = [f"{a}.tenant = %s"]
+    parts = [f"{a}.tenant = ?"]
     params: list[Any] = [scope.tenant]
     if scope.user is not None:
-        parts.append(f"{a}.user_id = %s")
+        parts.append(f"{a}.user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
-        parts.append(f"{a}.session = %s")
+        parts.append(f"{a}.session = ?")
         params.append(scope.session)
-    parts.append(f"{a}.kind = ANY(%s)")
+    parts.append(f"{a}.kind = ANY(?)")
     params.append(list(filters.kinds))
     if filters.roles:
-        parts.append(f"{a}.role = ANY(%s)")
+        parts.append(f"{a}.role = ANY(?)")
         params.append([r.value for r in filters.roles])
     if filters.since is not None:
-        parts.append(f"{a}.at >= %s")
+        parts.append(f"{a}.at >= ?")
         params.append(filters.since)
     if filters.until is not None:
-        parts.append(f"{a}.at <= %s")
+        parts.append(f"{a}.at <= ?")
         params.append(filters.until)
     if filters.tags:
-        parts.append(f"{a}.tags ?| %s::text[]")
+        parts.append(
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({a}.tags) t WHERE t = ANY(?))"
+        )
         params.append(list(filters.tags))
     for key, values in filters.metadata:
         non_null = [v for v in values if v is not None]
         ors = []
         if non_null:
-            ors.append(f"({a}.metadata -> %s) = ANY(%s::jsonb[])")
+            ors.append(f"({a}.metadata -> ?) = ANY(?::jsonb[])")
             params += [key, [json.dumps(v) for v in non_null]]
         if len(non_null) != len(values):
-            ors.append(f"coalesce(jsonb_typeof({a}.metadata -> %s), 'null') = 'null'")
+            ors.append(f"coalesce(jsonb_typeof({a}.metadata -> ?), 'null') = 'null'")
             params.append(key)
         parts.append("(" + " OR ".join(ors) + ")")
     return " AND ".join(parts), params
@@ -76,12 +116,12 @@ def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
     """The tenancy constraint of a table with ``tenant``, ``user_id`` and ``session`` columns:
     tenant always, user and session when the scope has them."""
     prefix = f"{alias}." if alias else ""
-    where = [f"{prefix}tenant = %s"]
+    where = [f"{prefix}tenant = ?"]
     params: list[Any] = [scope.tenant]
     if scope.user is not None:
-        where.append(f"{prefix}user_id = %s")
+        where.append(f"{prefix}user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
-        where.append(f"{prefix}session = %s")
+        where.append(f"{prefix}session = ?")
         params.append(scope.session)
     return " AND ".join(where), params

@@ -451,18 +451,18 @@ class TransferTables(EventTables, Database):
                         for r in src.execute(f"SELECT id FROM {table} WHERE tenant = ?", (tenant,))
                     ]
                     row = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s AND id = ANY(%s)",
+                        f"SELECT count(*) FROM {table} WHERE tenant = ? AND id = ANY(?)",
                         (tenant, ids),
                     ).fetchone()
                     present = int(row[0]) if row else 0
                     total = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s", (tenant,)
+                        f"SELECT count(*) FROM {table} WHERE tenant = ?", (tenant,)
                     ).fetchone()
                     dest = int(total[0]) if total else 0
                     ok = present == source
                 else:
                     total = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s", (tenant,)
+                        f"SELECT count(*) FROM {table} WHERE tenant = ?", (tenant,)
                     ).fetchone()
                     dest = int(total[0]) if total else 0
                     ok = dest >= source
