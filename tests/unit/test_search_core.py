@@ -50,7 +50,7 @@ def test_filters_parse_and_render() -> None:
     assert "Ann" in params and "t" in params and "u" in params
     assert "Ann" not in sql and "speaker" not in sql  # keys travel as parameters too
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE items (tenant, user, session, kind, role, at, tags, metadata)")
+    conn.execute("CREATE TABLE items (tenant, user_id, session, kind, role, at, tags, metadata)")
     conn.execute(
         "INSERT INTO items VALUES ('t', 'u', 's', 'event', 'user', ?, '[\"billing\"]', "
         '\'{"speaker": "Ann"}\')',

@@ -55,13 +55,13 @@ def _json(text: str | None) -> Any:
 # Rows of item-keyed tables carry the source item rowid first; it is mapped on the way.
 _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "sessions": (
-        "SELECT tenant, session, user, last_seq, created_at FROM sessions WHERE tenant = ?",
+        "SELECT tenant, session, user_id, last_seq, created_at FROM sessions WHERE tenant = ?",
         ("tenant", "session", "user_id", "last_seq", "created_at"),
         "ON CONFLICT (tenant, session) DO UPDATE SET last_seq ="
         " greatest(sessions.last_seq, excluded.last_seq)",
     ),
     "items": (
-        "SELECT rowid, tenant, id, kind, user, session, agent, seq, role, label, text, at, tags,"
+        "SELECT rowid, tenant, id, kind, user_id, session, agent, seq, role, label, text, at, tags,"
         " metadata, version, content_hash, embed_hash, idem_key, created_at, expires_at"
         " FROM items WHERE tenant = ? ORDER BY rowid",
         (
@@ -89,7 +89,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT (tenant, id) DO NOTHING",
     ),
     "facts": (
-        "SELECT item, tenant, user, subject, attribute, qualifier, value, source, confidence,"
+        "SELECT item, tenant, user_id, subject, attribute, qualifier, value, source, confidence,"
         " category, status, valid_from, valid_to, superseded_by, expires_at, pinned,"
         " reinforced, last_seen, sources, source_event_id FROM facts WHERE tenant = ?",
         (
@@ -141,7 +141,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "pins": (
-        "SELECT id, tenant, user, session, kind, key, version, value, amount, currency, status,"
+        "SELECT id, tenant, user_id, session, kind, key, version, value, amount, currency, status,"
         " source_event_id, metadata, created_at, closed_at, current FROM pins WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -165,7 +165,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "summaries": (
-        "SELECT id, tenant, user, session, level, first_seq, last_seq, text, body, summarizer,"
+        "SELECT id, tenant, user_id, session, level, first_seq, last_seq, text, body, summarizer,"
         " created_at, active FROM summaries WHERE tenant = ? ORDER BY rowid",
         (
             "id",
@@ -184,7 +184,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "compaction_log": (
-        "SELECT tenant, user, session, at, action, first_seq, last_seq, tokens_before,"
+        "SELECT tenant, user_id, session, at, action, first_seq, last_seq, tokens_before,"
         " tokens_after, summary_id, summarizer, detail FROM compaction_log WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -204,7 +204,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "",
     ),
     "compaction_jobs": (
-        "SELECT tenant, user, session, model, budget, reason, status, attempts, error,"
+        "SELECT tenant, user_id, session, model, budget, reason, status, attempts, error,"
         " lease_until, created_at, updated_at FROM compaction_jobs WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -224,7 +224,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "task_state": (
-        "SELECT tenant, session, user, body, version, updated_at FROM task_state WHERE tenant = ?",
+        "SELECT tenant, session, user_id, body, version, updated_at FROM task_state WHERE tenant = ?",
         ("tenant", "session", "user_id", "body", "version", "updated_at"),
         "ON CONFLICT DO NOTHING",
     ),
@@ -235,13 +235,13 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "extraction_progress": (
         # A lease belongs to a worker of the file, which will not finish it here.
-        "SELECT tenant, session, user, done_seq, NULL, attempts FROM extraction_progress"
+        "SELECT tenant, session, user_id, done_seq, NULL, attempts FROM extraction_progress"
         " WHERE tenant = ?",
         ("tenant", "session", "user_id", "done_seq", "lease_until", "attempts"),
         "ON CONFLICT DO NOTHING",
     ),
     "user_settings": (
-        "SELECT tenant, user, share_across_sessions, sensitive_facts, updated_at"
+        "SELECT tenant, user_id, share_across_sessions, sensitive_facts, updated_at"
         " FROM user_settings WHERE tenant = ?",
         ("tenant", "user_id", "share_across_sessions", "sensitive_facts", "updated_at"),
         "ON CONFLICT DO NOTHING",
@@ -252,7 +252,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "legal_holds": (
-        "SELECT tenant, user, session, reason, created_at FROM legal_holds WHERE tenant = ?",
+        "SELECT tenant, user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?",
         ("tenant", "user_id", "session", "reason", "created_at"),
         "ON CONFLICT DO NOTHING",
     ),
@@ -262,7 +262,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "",
     ),
     "procedures": (
-        "SELECT id, tenant, user, name, version, tool_hash, steps, description, status,"
+        "SELECT id, tenant, user_id, name, version, tool_hash, steps, description, status,"
         " created_at FROM procedures WHERE tenant = ? ORDER BY rowid",
         (
             "id",

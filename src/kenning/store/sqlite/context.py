@@ -37,14 +37,14 @@ from kenning.store.sqlite.sql import ts as _ts
 __all__ = ["ContextTables"]
 
 _PIN_COLUMNS = (
-    "id, tenant, user, session, kind, key, version, value, amount, currency, status, "
+    "id, tenant, user_id, session, kind, key, version, value, amount, currency, status, "
     "source_event_id, metadata, created_at, closed_at"
 )
 _SUMMARY_COLUMNS = (
-    "id, tenant, user, session, level, first_seq, last_seq, text, body, summarizer, created_at"
+    "id, tenant, user_id, session, level, first_seq, last_seq, text, body, summarizer, created_at"
 )
 _AUDIT_COLUMNS = (
-    "rowid, tenant, user, session, at, action, first_seq, last_seq, tokens_before, "
+    "rowid, tenant, user_id, session, at, action, first_seq, last_seq, tokens_before, "
     "tokens_after, summary_id, summarizer, detail"
 )
 
@@ -264,7 +264,7 @@ class ContextTables(Database):
     @staticmethod
     def _append_audit(conn: sqlite3.Connection, entries: Sequence[AuditEntry]) -> None:
         conn.executemany(
-            "INSERT INTO compaction_log (tenant, user, session, at, action, first_seq, last_seq,"
+            "INSERT INTO compaction_log (tenant, user_id, session, at, action, first_seq, last_seq,"
             " tokens_before, tokens_after, summary_id, summarizer, detail)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
@@ -293,7 +293,7 @@ class ContextTables(Database):
         scope = scope.require_session()
         with self._read(scope) as conn:
             row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
         return TaskState() if row is None else TaskState.from_json(json.loads(row[0]))
@@ -304,13 +304,13 @@ class ContextTables(Database):
         scope = scope.require_session()
         with self._write(scope, claim=True) as conn:
             row = conn.execute(
-                "SELECT version FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                "SELECT version FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
             if (0 if row is None else int(row[0])) != expected:
                 return False
             conn.execute(
-                "INSERT OR REPLACE INTO task_state (tenant, session, user, body, version,"
+                "INSERT OR REPLACE INTO task_state (tenant, session, user_id, body, version,"
                 " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     scope.tenant, scope.session, scope.user, json.dumps(state.to_json()),
@@ -385,7 +385,7 @@ class ContextTables(Database):
         key = (scope.tenant, scope.session)
         with self._read(scope) as conn:
             row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = ? AND user = ? AND session = ?",
+                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user, scope.session),
             ).fetchone()
             task = TaskState() if row is None else TaskState.from_json(json.loads(row[0]))

@@ -38,13 +38,13 @@ def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = 
     if scope is None or scope.user is None or scope.session is None:
         return
     row = conn.execute(
-        "SELECT user FROM sessions WHERE tenant = ? AND session = ?",
+        "SELECT user_id FROM sessions WHERE tenant = ? AND session = ?",
         (scope.tenant, scope.session),
     ).fetchone()
     if row is None:
         if claim:
             conn.execute(
-                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
+                "INSERT INTO sessions (tenant, session, user_id, last_seq, created_at)"
                 " VALUES (?, ?, ?, 0, ?)",
                 (scope.tenant, scope.session, scope.user, time.time()),
             )

@@ -46,12 +46,12 @@ from kenning.store.sqlite.sql import (
 __all__ = ["EventTables"]
 
 _EVENT_COLUMNS = (
-    "i.rowid, i.id, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.rowid, i.id, i.tenant, i.user_id, i.session, i.agent, i.seq, i.role, i.text, i.at, "
     "i.tags, i.metadata, i.version, i.content_hash, d.tool_name, d.tool_args, d.tool_result, "
     "i.idem_key"
 )
 _ITEM_COLUMNS = (
-    "i.id, i.kind, i.tenant, i.user, i.session, i.agent, i.seq, i.role, i.text, i.at, "
+    "i.id, i.kind, i.tenant, i.user_id, i.session, i.agent, i.seq, i.role, i.text, i.at, "
     "i.metadata, i.tags, coalesce(a.count, 0), a.last"
 )
 
@@ -213,7 +213,7 @@ class EventTables(Database):
         event_id = write.id
         role = Role(event.role)
         cur = conn.execute(
-            "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
+            "INSERT INTO items (id, kind, tenant, user_id, session, agent, seq, role, label, text,"
             " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at,"
             " idem_key, expires_at)"
             " VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -298,7 +298,7 @@ class EventTables(Database):
             raise InvalidInput("user_sessions needs a scope with a user")
         with self._read(scope) as conn:
             rows = conn.execute(
-                "SELECT session, created_at, last_seq FROM sessions WHERE tenant = ? AND user = ?"
+                "SELECT session, created_at, last_seq FROM sessions WHERE tenant = ? AND user_id = ?"
                 " ORDER BY created_at, session",
                 (scope.tenant, scope.user),
             ).fetchall()
@@ -310,7 +310,7 @@ class EventTables(Database):
             for chunk in chunks(list(dict.fromkeys(sessions))):
                 owners.update(
                     conn.execute(
-                        "SELECT session, user FROM sessions WHERE tenant = ?"
+                        "SELECT session, user_id FROM sessions WHERE tenant = ?"
                         f" AND session IN ({','.join('?' * len(chunk))})",
                         [tenant, *chunk],
                     ).fetchall()
@@ -486,7 +486,7 @@ class EventTables(Database):
                 where += " AND NOT (i.session IS ? AND i.session = ?)"
                 params.extend([session, session])
             else:
-                where += " AND NOT (i.user IS ? AND i.user = ?)"
+                where += " AND NOT (i.user_id IS ? AND i.user_id = ?)"
                 params.extend([user, user])
         return self._erase(scope, where, params, whole=False, holds=False, log_at=now)
 
@@ -557,7 +557,7 @@ class EventTables(Database):
             return [
                 (r[0], r[1])
                 for r in conn.execute(
-                    "SELECT user, session FROM legal_holds WHERE tenant = ?", (scope.tenant,)
+                    "SELECT user_id, session FROM legal_holds WHERE tenant = ?", (scope.tenant,)
                 )
             ]
 

@@ -38,7 +38,7 @@ from kenning.store.sqlite.sql import chunks, stored_model, ts
 __all__ = ["FactTables"]
 
 _FACT_COLUMNS = (
-    "i.id, i.tenant, i.user, i.session, f.subject, f.attribute, f.value, i.text, f.qualifier, "
+    "i.id, i.tenant, i.user_id, i.session, f.subject, f.attribute, f.value, i.text, f.qualifier, "
     "f.source, f.confidence, f.category, f.status, i.tags, f.valid_from, f.valid_to, "
     "f.superseded_by, f.expires_at, f.pinned, f.reinforced, f.last_seen, f.sources, "
     "f.source_event_id, i.created_at, coalesce(a.count, 0), a.last"
@@ -66,7 +66,7 @@ def _user_sql(scope: Scope) -> tuple[str, list[Any]]:
     where = ["f.tenant = ?"]
     params: list[Any] = [scope.tenant]
     if scope.user is not None:
-        where.append("f.user = ?")
+        where.append("f.user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
         where.append("i.session = ?")
@@ -204,7 +204,7 @@ class FactTables(Database):
     def _active_ids(conn: sqlite3.Connection, scope: Scope, key: tuple[str, str, str]) -> list[str]:
         rows = conn.execute(
             "SELECT i.id FROM facts f JOIN items i ON i.rowid = f.item WHERE f.tenant = ?"
-            " AND f.user = ? AND f.subject = ? AND f.attribute = ? AND f.qualifier = ?"
+            " AND f.user_id = ? AND f.subject = ? AND f.attribute = ? AND f.qualifier = ?"
             " AND f.status = 'active'",
             (scope.tenant, scope.user, *key),
         ).fetchall()
@@ -218,7 +218,7 @@ class FactTables(Database):
         valid_from = draft.valid_from.timestamp() if draft.valid_from else seen
         role = "tool" if draft.source is FactSource.TOOL else "user"
         cur = conn.execute(
-            "INSERT INTO items (id, kind, tenant, user, session, agent, seq, role, label, text,"
+            "INSERT INTO items (id, kind, tenant, user_id, session, agent, seq, role, label, text,"
             " scope_terms, at, tags, metadata, version, content_hash, embed_hash, created_at,"
             " expires_at)"
             " VALUES (?, 'fact', ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, ?, ?, NULL, '', ?, ?, ?)",
@@ -236,7 +236,7 @@ class FactTables(Database):
         )  # fmt: skip
         sources = [draft.source_event_id] if draft.source_event_id else []
         conn.execute(
-            "INSERT INTO facts (item, tenant, user, subject, attribute, qualifier, value, source,"
+            "INSERT INTO facts (item, tenant, user_id, subject, attribute, qualifier, value, source,"
             " confidence, category, status, valid_from, expires_at, pinned, last_seen, sources,"
             " source_event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
             (
@@ -255,7 +255,7 @@ class FactTables(Database):
     ) -> None:
         row = conn.execute(
             "SELECT f.item, f.sources FROM facts f JOIN items i ON i.rowid = f.item"
-            " WHERE i.id = ? AND f.tenant = ? AND f.user = ? AND f.status = 'active'",
+            " WHERE i.id = ? AND f.tenant = ? AND f.user_id = ? AND f.status = 'active'",
             (fact_id, scope.tenant, scope.user),
         ).fetchone()
         if row is None:
@@ -280,7 +280,7 @@ class FactTables(Database):
     ) -> None:
         row = conn.execute(
             "SELECT f.item FROM facts f JOIN items i ON i.rowid = f.item"
-            " WHERE i.id = ? AND f.tenant = ? AND f.user = ? AND f.status = 'active'",
+            " WHERE i.id = ? AND f.tenant = ? AND f.user_id = ? AND f.status = 'active'",
             (fact_id, scope.tenant, scope.user),
         ).fetchone()
         if row is None:
@@ -364,14 +364,14 @@ class FactTables(Database):
         with self._read(scope) as conn:
             where, params = _user_sql(Scope(scope.tenant, scope.user))
             row = conn.execute(
-                f"SELECT f.subject, f.attribute, f.qualifier, f.user {_FACT_FROM}"
+                f"SELECT f.subject, f.attribute, f.qualifier, f.user_id {_FACT_FROM}"
                 f" WHERE {where} AND i.id = ?",
                 [*params, fact_id],
             ).fetchone()
             if row is None:
                 return []
             rows = conn.execute(
-                f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = ? AND f.user = ?"
+                f"SELECT {_FACT_COLUMNS} {_FACT_FROM} WHERE f.tenant = ? AND f.user_id = ?"
                 " AND f.subject = ? AND f.attribute = ? AND f.qualifier = ?"
                 " ORDER BY f.valid_from, i.rowid",
                 (scope.tenant, row[3], row[0], row[1], row[2]),
@@ -384,7 +384,7 @@ class FactTables(Database):
         """Sessions with events not yet read for facts (the store's own bookkeeping)."""
         with self._read(None) as conn:
             rows = conn.execute(
-                "SELECT s.tenant, s.user, s.session, coalesce(p.done_seq, 0), s.last_seq"
+                "SELECT s.tenant, s.user_id, s.session, coalesce(p.done_seq, 0), s.last_seq"
                 " FROM sessions s LEFT JOIN extraction_progress p"
                 " ON p.tenant = s.tenant AND p.session = s.session"
                 " WHERE s.last_seq > coalesce(p.done_seq, 0) LIMIT ?",
@@ -399,7 +399,7 @@ class FactTables(Database):
         lease = secrets.token_hex(8)
         with self._write(None) as conn:
             row = conn.execute(
-                "SELECT s.tenant, s.user, s.session, coalesce(p.done_seq, 0), s.last_seq"
+                "SELECT s.tenant, s.user_id, s.session, coalesce(p.done_seq, 0), s.last_seq"
                 " FROM sessions s LEFT JOIN extraction_progress p"
                 " ON p.tenant = s.tenant AND p.session = s.session"
                 " WHERE s.last_seq > coalesce(p.done_seq, 0)"
@@ -410,7 +410,7 @@ class FactTables(Database):
             if row is None:
                 return None
             conn.execute(
-                "INSERT INTO extraction_progress (tenant, session, user, done_seq, lease_until,"
+                "INSERT INTO extraction_progress (tenant, session, user_id, done_seq, lease_until,"
                 " attempts, lease) VALUES (?, ?, ?, ?, ?, 1, ?) ON CONFLICT (tenant, session)"
                 " DO UPDATE SET lease_until = excluded.lease_until, attempts = attempts + 1,"
                 " lease = excluded.lease",

@@ -20,7 +20,7 @@ from kenning.store.sqlite.sql import scope_sql, ts
 __all__ = ["JobTables"]
 
 _JOB_COLUMNS = (
-    "rowid, tenant, user, session, model, budget, reason, status, attempts, created_at, error,"
+    "rowid, tenant, user_id, session, model, budget, reason, status, attempts, created_at, error,"
     " lease"
 )
 
@@ -42,7 +42,7 @@ class JobTables(Database):
         scope = scope.require_session()
         with self._write(scope, claim=True) as conn:
             cur = conn.execute(
-                "INSERT OR IGNORE INTO compaction_jobs (tenant, user, session, model, budget,"
+                "INSERT OR IGNORE INTO compaction_jobs (tenant, user_id, session, model, budget,"
                 " reason, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     scope.tenant, scope.user, scope.session, model, budget, reason,

@@ -41,7 +41,7 @@ class PolicyTables(Database):
         with self._read(scope) as conn:
             row = conn.execute(
                 "SELECT share_across_sessions, sensitive_facts FROM user_settings"
-                " WHERE tenant = ? AND user = ?",
+                " WHERE tenant = ? AND user_id = ?",
                 (scope.tenant, scope.user),
             ).fetchone()
         if row is None:
@@ -52,7 +52,7 @@ class PolicyTables(Database):
         assert scope.user is not None
         with self._write(scope) as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO user_settings (tenant, user, share_across_sessions,"
+                "INSERT OR REPLACE INTO user_settings (tenant, user_id, share_across_sessions,"
                 " sensitive_facts, updated_at) VALUES (?, ?, ?, ?, ?)",
                 (
                     scope.tenant, scope.user,
@@ -66,7 +66,7 @@ class PolicyTables(Database):
     def holds(self, tenant: str) -> list[LegalHold]:
         with self._read(Scope(tenant)) as conn:
             rows = conn.execute(
-                "SELECT user, session, reason, created_at FROM legal_holds WHERE tenant = ?"
+                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?"
                 " ORDER BY created_at",
                 (tenant,),
             ).fetchall()
@@ -76,7 +76,7 @@ class PolicyTables(Database):
         now = time.time()
         with self._write(scope) as conn:
             conn.execute(
-                "INSERT OR REPLACE INTO legal_holds (tenant, user, session, reason, created_at)"
+                "INSERT OR REPLACE INTO legal_holds (tenant, user_id, session, reason, created_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (scope.tenant, scope.user or "", scope.session or "", reason, now),
             )
@@ -85,7 +85,7 @@ class PolicyTables(Database):
     def release_hold(self, scope: Scope) -> bool:
         with self._write(scope) as conn:
             cur = conn.execute(
-                "DELETE FROM legal_holds WHERE tenant = ? AND user = ? AND session = ?",
+                "DELETE FROM legal_holds WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user or "", scope.session or ""),
             )
         return bool(cur.rowcount)
@@ -93,7 +93,7 @@ class PolicyTables(Database):
     def _before_erase(self, conn: sqlite3.Connection, scope: Scope) -> None:
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
         rows = conn.execute(
-            "SELECT user, session, reason FROM legal_holds WHERE tenant = ?", (scope.tenant,)
+            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ?", (scope.tenant,)
         ).fetchall()
         for user, session, reason in rows:
             hold = LegalHold(Scope(scope.tenant, user or None, session or None), reason)
@@ -116,7 +116,7 @@ class PolicyTables(Database):
         return {r[0]: int(r[1]) for r in rows}
 
     def stats(self, scope: Scope, *, now: datetime) -> StoreStats:
-        where = "tenant = ?" + (" AND user = ?" if scope.user is not None else "")
+        where = "tenant = ?" + (" AND user_id = ?" if scope.user is not None else "")
         params: list[object] = [scope.tenant]
         if scope.user is not None:
             params.append(scope.user)

@@ -14,7 +14,7 @@ from kenning.store.sqlite.sql import ts
 
 __all__ = ["ProcedureTables"]
 
-_COLUMNS = "id, tenant, user, name, version, tool_hash, steps, description, status, created_at"
+_COLUMNS = "id, tenant, user_id, name, version, tool_hash, steps, description, status, created_at"
 
 
 def _procedure(row: Sequence[Any]) -> Procedure:

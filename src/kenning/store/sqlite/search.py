@@ -54,7 +54,7 @@ _log = logging.getLogger(__name__)
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
 _PARTITION_COLUMNS = (
-    "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
+    "i.rowid, i.id, i.user_id, i.session, i.role, i.kind, i.at, v.vec,"
     " CASE WHEN c.item IS NULL THEN i.text"
     " WHEN c.lexical THEN substr(i.text, c.start + 1, c.stop - c.start)"
     " WHEN c.n = 0 THEN i.text END, i.label, c.n, p.rowid, p.label, p.role,"

@@ -119,7 +119,7 @@ def where_clause(
     parts = [f"{a}.tenant = ?"]
     params: list[object] = [scope.tenant]
     if scope.user is not None:
-        parts.append(f"{a}.user = ?")
+        parts.append(f"{a}.user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
         parts.append(f"{a}.session = ?")
@@ -164,7 +164,7 @@ def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
     where = [f"{prefix}tenant = ?"]
     params: list[Any] = [scope.tenant]
     if scope.user is not None:
-        where.append(f"{prefix}user = ?")
+        where.append(f"{prefix}user_id = ?")
         params.append(scope.user)
     if scope.session is not None:
         where.append(f"{prefix}session = ?")
