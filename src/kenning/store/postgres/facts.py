@@ -116,8 +116,7 @@ class FactTables(Database):
                 doomed.append(int(item))
         for item, left in kept:
             conn.execute(
-                "UPDATE facts SET sources = ?, source_event_id = ?"
-                " WHERE tenant = ? AND item = ?",
+                "UPDATE facts SET sources = ?, source_event_id = ? WHERE tenant = ? AND item = ?",
                 (left, left[0], scope.tenant, item),
             )
         if doomed:

@@ -100,8 +100,7 @@ class PolicyTables(Database):
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
         super()._before_erase(conn, scope)
         rows = conn.execute(
-            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ?"
-            " ORDER BY created_at",
+            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ? ORDER BY created_at",
             (scope.tenant,),
         ).fetchall()
         for user, session, reason in rows:

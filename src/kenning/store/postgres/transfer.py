@@ -224,7 +224,8 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "task_state": (
-        "SELECT tenant, session, user_id, body, version, updated_at FROM task_state WHERE tenant = ?",
+        "SELECT tenant, session, user_id, body, version, updated_at FROM task_state"
+        " WHERE tenant = ?",
         ("tenant", "session", "user_id", "body", "version", "updated_at"),
         "ON CONFLICT DO NOTHING",
     ),

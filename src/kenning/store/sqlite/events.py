@@ -298,8 +298,8 @@ class EventTables(Database):
             raise InvalidInput("user_sessions needs a scope with a user")
         with self._read(scope) as conn:
             rows = conn.execute(
-                "SELECT session, created_at, last_seq FROM sessions WHERE tenant = ? AND user_id = ?"
-                " ORDER BY created_at, session",
+                "SELECT session, created_at, last_seq FROM sessions"
+                " WHERE tenant = ? AND user_id = ? ORDER BY created_at, session",
                 (scope.tenant, scope.user),
             ).fetchall()
         return [SessionInfo(r[0], ts(r[1]), int(r[2])) for r in rows]

@@ -236,9 +236,10 @@ class FactTables(Database):
         )  # fmt: skip
         sources = [draft.source_event_id] if draft.source_event_id else []
         conn.execute(
-            "INSERT INTO facts (item, tenant, user_id, subject, attribute, qualifier, value, source,"
-            " confidence, category, status, valid_from, expires_at, pinned, last_seen, sources,"
-            " source_event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO facts (item, tenant, user_id, subject, attribute, qualifier, value,"
+            " source, confidence, category, status, valid_from, expires_at, pinned, last_seen,"
+            " sources, source_event_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?, ?, ?, ?, ?, ?)",
             (
                 cur.lastrowid, scope.tenant, scope.user, draft.subject, draft.attribute,
                 draft.qualifier, draft.value, draft.source.value, draft.confidence,
