@@ -26,7 +26,6 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -34,13 +33,15 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
-from kenning.records import Event, Scope
+from kenning.errors import InvalidInput, StoreError
+from kenning.records import Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
-from kenning.store.postgres.sql import PgTx
+from kenning.store.postgres.sql import DIALECT, PgTx
 from kenning.store.postgres.vector import register_vector
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.records import ModelInfo
+from kenning.store.sql.database import SqlDatabase, check_generation, check_owner, erase_generation
+from kenning.store.sql.dialect import Tx
 
 __all__ = [
     "Database",
@@ -69,44 +70,7 @@ def translate(exc: psycopg.Error, what: str) -> Exception:
     return StoreError(f"PostgreSQL failed while {what}: {exc}".strip())
 
 
-def check_owner(
-    conn: Conn, scope: Scope | None, *, claim: bool = False, lock: bool = False
-) -> None:
-    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
-    *claim*, a session nobody owns yet becomes *scope*'s user's; with *lock*, the session's
-    row stays locked until the transaction ends (writes to one session are serial)."""
-    if scope is None or scope.session is None:
-        return
-    sql = "SELECT user_id FROM sessions WHERE tenant = ? AND session = ?"
-    if lock:
-        sql += " FOR UPDATE"
-    row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
-    if row is None and claim and scope.user is not None:
-        conn.execute(
-            "INSERT INTO sessions (tenant, session, user_id) VALUES (?, ?, ?)"
-            " ON CONFLICT DO NOTHING",
-            (scope.tenant, scope.session, scope.user),
-        )
-        # A concurrent claim may have won: whoever owns it now decides.
-        row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
-    if row is not None and scope.user is not None and row[0] != scope.user:
-        raise ScopeConflict(
-            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
-            "session ids are unique within a tenant"
-        )
-
-
-def erase_generation(conn: Conn, tenant: str) -> int:
-    """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
-    fact leaving the search partitions ('hide') erases nothing."""
-    row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ? AND op = 'erase'",
-        (tenant,),
-    ).fetchone()
-    return int(row[0]) if row is not None else 0
-
-
-def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
+def log_removed(conn: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
     """Record items that leave *tenant*'s search partitions: erased rows (``erase``), closed
     facts whose rows stay for their history (``hide``), or events whose index rows were
     rebuilt (``reindex``: they come back from their new rows). Every process's partitions
@@ -126,15 +90,6 @@ def lock_key(conn: Conn, tenant: str, name: str) -> None:
     conn.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
 
 
-def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
-    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
-    if generation is not None and erase_generation(conn, tenant) != generation:
-        raise StaleWrite(
-            f"records of tenant {tenant!r} were erased while this write was prepared; "
-            "nothing was written (prepare it again from what is left)"
-        )
-
-
 def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
     """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
     (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
@@ -149,8 +104,10 @@ def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.C
     return sql.SQL("; ").join(parts)
 
 
-class Database:
+class Database(SqlDatabase):
     """The connection pool of one PostgreSQL store and the transactions over it."""
+
+    _d = DIALECT
 
     def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 30.0) -> None:
         if not url.startswith(("postgresql://", "postgres://")):
@@ -256,43 +213,10 @@ class Database:
                 self._known_model = ModelInfo(row[0], int(row[1]), bool(row[2]))
         return self._known_model
 
-    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
-
-    def _after_append(self, tenants: set[str]) -> None:
-        """Called after events of *tenants* were committed (search partitions catch up)."""
-
-    def _after_forget(self, tenant: str) -> None:
-        """Called after records of *tenant* were erased and committed."""
-
-    def _after_reindex(self, tenant: str) -> None:
-        """Called after events of *tenant* got new index rows (search partitions follow)."""
-
-    def _derive_from_events(
-        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
-    ) -> None:
-        """Inside the events' transaction: write what derives from them (their pins)."""
-
-    def _before_erase(self, conn: Conn, scope: Scope) -> None:
-        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
-
-    def _forget_derived(
-        self,
-        conn: Conn,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
-        """Inside an erase's transaction: erase what derives from the erased records (id,
-        session, seq; seq is None for a record outside a session's sequence, a fact), and
-        all state of the *gone* sessions; *purge*: the records expired under retention
-        rather than being erased on request."""
-
     # -- transactions ----------------------------------------------------------------------
 
     @staticmethod
-    def set_tenant(conn: Conn, tenant: str) -> None:
+    def set_tenant(conn: Tx, tenant: str) -> None:
         """Point row-level security at *tenant* for the rest of the transaction."""
         conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
 
@@ -307,7 +231,7 @@ class Database:
         if nested is not None:
             if scope is not None:
                 self.set_tenant(nested, scope.tenant)
-            check_owner(nested, scope)
+            check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
         with self._connection() as conn:
@@ -315,7 +239,7 @@ class Database:
                 conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
                 tx = PgTx(conn)
                 self._local.open_read = tx
-                check_owner(tx, scope)
+                check_owner(tx, DIALECT, scope)
                 yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
@@ -347,7 +271,7 @@ class Database:
             try:
                 conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
                 tx = PgTx(conn)
-                check_owner(tx, scope, claim=claim, lock=True)
+                check_owner(tx, DIALECT, scope, claim=claim, lock=True)
                 yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
@@ -357,8 +281,15 @@ class Database:
                 self._rollback(conn)
                 raise
 
+    def _enter_tenant(self, tx: Tx, tenant: str) -> None:
+        self.set_tenant(tx, tenant)
+        self.lock_tenant(tx, tenant)
+
+    def _serialize(self, tx: Tx, tenant: str, name: str) -> None:
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
+
     @staticmethod
-    def lock_tenant(conn: Conn, tenant: str, *, exclusive: bool = False) -> None:
+    def lock_tenant(conn: Tx, tenant: str, *, exclusive: bool = False) -> None:
         """Take the tenant's advisory lock for the rest of the transaction."""
         fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
         conn.execute(f"SELECT {fn}(?)", (tenant_key(tenant),))

@@ -37,6 +37,7 @@ from kenning.store.postgres.database import (
 from kenning.store.postgres.events import checked_vector
 from kenning.store.postgres.sql import jsonb
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+from kenning.store.sql.dialect import Tx
 
 __all__ = ["FactTables"]
 
@@ -87,7 +88,7 @@ class FactTables(Database):
 
     def _forget_derived(
         self,
-        conn: Conn,
+        conn: Tx,
         scope: Scope,
         erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],

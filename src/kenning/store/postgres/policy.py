@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 
 from kenning.errors import InvalidScope, LegalHoldActive
 from kenning.records import LegalHold, Scope, TenantPolicy, UserSettings
-from kenning.store.postgres.database import Conn, Database
+from kenning.store.postgres.database import Database
 from kenning.store.postgres.sql import jsonb, scope_sql
 from kenning.store.records import StoreStats
+from kenning.store.sql.dialect import Tx
 
 __all__ = ["PolicyTables"]
 
@@ -96,7 +97,7 @@ class PolicyTables(Database):
             )
         return bool(cur.rowcount)
 
-    def _before_erase(self, conn: Conn, scope: Scope) -> None:
+    def _before_erase(self, conn: Tx, scope: Scope) -> None:
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
         super()._before_erase(conn, scope)
         rows = conn.execute(

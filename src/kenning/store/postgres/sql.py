@@ -9,17 +9,30 @@ parameters; only validated identifiers (table aliases) shape the SQL text.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from decimal import Decimal
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import psycopg
 from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput
 from kenning.records import Filters, Scope
+from kenning.store.sql.dialect import Dialect
 
-__all__ = ["PgTx", "jsonb", "pg_sql", "scope_sql", "where_clause"]
+__all__ = [
+    "DIALECT",
+    "PgTx",
+    "PostgresDialect",
+    "jsonb",
+    "pg_sql",
+    "scope_sql",
+    "where_clause",
+]
+
+_T = TypeVar("_T")
 
 
 @lru_cache(maxsize=4096)
@@ -125,3 +138,73 @@ def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
         where.append(f"{prefix}session = ?")
         params.append(scope.session)
     return " AND ".join(where), params
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL's spelling: times as ``timestamptz``, JSON as ``jsonb``, amounts as
+    ``numeric``, lists as one array (``= ANY(?)``), and rows of per-item tables joined on
+    their tenant too (the distribution column)."""
+
+    name = "postgresql"
+    for_update = " FOR UPDATE"
+
+    def time(self, at: datetime) -> datetime:
+        return at
+
+    def read_time(self, value: Any) -> datetime:
+        return cast(datetime, value)
+
+    def json(self, value: Any) -> Jsonb | None:
+        return jsonb(value)
+
+    def read_json(self, value: Any) -> Any:
+        return value
+
+    def amount(self, value: Decimal | None) -> Decimal | None:
+        return value
+
+    def read_amount(self, value: Any) -> Decimal | None:
+        return cast(Decimal | None, value)
+
+    def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
+        if values:
+            yield values
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def item_join(self, table: str, item: str) -> str:
+        return f"{table}.tenant = {item}.tenant AND {table}.item = {item}.rowid"
+
+    def json_string(self, column: str, key: str) -> str:
+        return (
+            f"CASE WHEN jsonb_typeof({column} -> '{key}') = 'string' THEN {column} ->> '{key}' END"
+        )
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"extract(epoch FROM {later} - {earlier})::float8"
+
+    def tag_rows(self, column: str) -> str:
+        return f"jsonb_array_elements_text({column}) AS t(value)"
+
+    def text_order(self, column: str) -> str:
+        return f'{column} COLLATE "C"'
+
+    def not_indexed(self, column: str) -> str:
+        return column
+
+    def has_tag(self, column: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+        return (
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({column}) AS t(value)"
+            " WHERE t.value = ANY(?))",
+            [list(tags)],
+        )
+
+    def meta_in(self, column: str, key: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"({column} -> ?) = ANY(?::jsonb[])", [key, [json.dumps(v) for v in values]]
+
+    def meta_null(self, column: str, key: str) -> tuple[str, list[Any]]:
+        return f"coalesce(jsonb_typeof({column} -> ?), 'null') = 'null'", [key]
+
+
+DIALECT = PostgresDialect()

@@ -16,7 +16,6 @@ holds and retention (:mod:`~kenning.store.postgres.policy`), playbooks
 from __future__ import annotations
 
 from kenning.store.ann import AnnConfig
-from kenning.store.postgres.context import ContextTables
 from kenning.store.postgres.facts import FactTables
 from kenning.store.postgres.jobs import JobTables
 from kenning.store.postgres.keys import KeyTables
@@ -25,6 +24,7 @@ from kenning.store.postgres.procedures import ProcedureTables
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
 from kenning.store.records import Capabilities
+from kenning.store.sql.context import ContextTables
 
 __all__ = ["PostgresStore"]
 

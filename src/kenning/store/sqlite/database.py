@@ -17,60 +17,18 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
-from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
-from kenning.records import Event, Scope
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.errors import InvalidInput, StoreError
+from kenning.records import Scope
+from kenning.store.records import ModelInfo
+from kenning.store.sql.database import SqlDatabase, check_owner
 from kenning.store.sqlite.schema import check_owned, migrate
-from kenning.store.sqlite.sql import stored_model
+from kenning.store.sqlite.sql import DIALECT, stored_model
 
 __all__ = ["Database"]
-
-
-def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = False) -> None:
-    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
-    *claim*, a session nobody owns yet becomes *scope*'s user's."""
-    if scope is None or scope.user is None or scope.session is None:
-        return
-    row = conn.execute(
-        "SELECT user_id FROM sessions WHERE tenant = ? AND session = ?",
-        (scope.tenant, scope.session),
-    ).fetchone()
-    if row is None:
-        if claim:
-            conn.execute(
-                "INSERT INTO sessions (tenant, session, user_id, last_seq, created_at)"
-                " VALUES (?, ?, ?, 0, ?)",
-                (scope.tenant, scope.session, scope.user, time.time()),
-            )
-        return
-    if row[0] != scope.user:
-        raise ScopeConflict(
-            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
-            "session ids are unique within a tenant"
-        )
-
-
-def erase_generation(conn: sqlite3.Connection, tenant: str) -> int:
-    """The tenant's newest entry in the log of erased rows (0 before any erase)."""
-    row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ? AND op = 'erase'", (tenant,)
-    ).fetchone()
-    return int(row[0])
-
-
-def check_generation(conn: sqlite3.Connection, tenant: str, generation: int | None) -> None:
-    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
-    if generation is not None and erase_generation(conn, tenant) != generation:
-        raise StaleWrite(
-            f"records of tenant {tenant!r} were erased while this write was prepared; "
-            "nothing was written (prepare it again from what is left)"
-        )
 
 
 def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Connection:
@@ -91,8 +49,10 @@ def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Con
     return conn
 
 
-class Database:
+class Database(SqlDatabase):
     """The connections of one SQLite store and the transactions over them."""
+
+    _d = DIALECT
 
     def __init__(self, path: str | Path, *, timeout_s: float) -> None:
         self._path = str(path)
@@ -114,39 +74,6 @@ class Database:
     @property
     def path(self) -> str:
         return self._path
-
-    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
-
-    def _after_append(self, tenants: set[str]) -> None:
-        """Called after events of *tenants* were committed (search partitions catch up)."""
-
-    def _after_forget(self, tenant: str) -> None:
-        """Called after records of *tenant* were erased and committed."""
-
-    def _after_reindex(self, tenant: str) -> None:
-        """Called after events of *tenant* got new index rows (search partitions follow)."""
-
-    def _derive_from_events(
-        self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
-    ) -> None:
-        """Inside the events' transaction: write what derives from them (their pins)."""
-
-    def _before_erase(self, conn: sqlite3.Connection, scope: Scope) -> None:
-        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
-
-    def _forget_derived(
-        self,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
-        """Inside forget's transaction: erase what derives from the erased records (id,
-        session, seq; seq is None for a record outside a session's sequence, a fact), and
-        all state of the *gone* sessions; *purge*: the records expired under retention
-        rather than being erased on request."""
 
     @property
     def in_memory(self) -> bool:
@@ -174,7 +101,7 @@ class Database:
             raise StoreError("the store is closed")
         nested: sqlite3.Connection | None = getattr(self._local, "open_read", None)
         if nested is not None:
-            check_owner(nested, scope)
+            check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
         if self.in_memory:
@@ -182,7 +109,7 @@ class Database:
                 if self._closed:
                     raise StoreError("the store is closed")
                 try:
-                    check_owner(self._conn, scope)
+                    check_owner(self._conn, DIALECT, scope)
                     yield self._conn
                 except sqlite3.Error as exc:
                     raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -196,7 +123,7 @@ class Database:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         self._local.open_read = conn
         try:
-            check_owner(conn, scope)
+            check_owner(conn, DIALECT, scope)
             yield conn
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -208,11 +135,14 @@ class Database:
                 conn.rollback()
 
     @contextmanager
-    def _write(self, scope: Scope | None, *, claim: bool = False) -> Iterator[sqlite3.Connection]:
+    def _write(
+        self, scope: Scope | None, *, claim: bool = False, exclusive: bool = False
+    ) -> Iterator[sqlite3.Connection]:
         """One atomic transaction for *scope*: commit on success, roll back on any exception.
 
         The scope's session must belong to its user; with *claim* a new session becomes the
-        user's (see :func:`check_owner`).
+        user's (see :func:`~kenning.store.sql.database.check_owner`). Every write is
+        *exclusive*: one writer at a time.
         """
         with self._wlock:
             if self._closed:
@@ -223,7 +153,7 @@ class Database:
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite could not start a transaction: {exc}") from exc
             try:
-                check_owner(conn, scope, claim=claim)
+                check_owner(conn, DIALECT, scope, claim=claim)
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:

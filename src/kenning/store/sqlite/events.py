@@ -28,9 +28,11 @@ from kenning.store.records import (
     SessionInfo,
     check_changes,
 )
-from kenning.store.sqlite.database import Database, check_owner, erase_generation
+from kenning.store.sql.database import check_owner, erase_generation
+from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.sql import (
+    DIALECT,
     by_ids,
     chunks,
     dumps,
@@ -251,7 +253,7 @@ class EventTables(Database):
     def _claim_session(conn: sqlite3.Connection, scope: Scope) -> int:
         """Claim the session for the scope's user (ScopeConflict if another user owns it);
         return its last sequence number."""
-        check_owner(conn, scope, claim=True)
+        check_owner(conn, DIALECT, scope, claim=True)
         row = conn.execute(
             "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?",
             (scope.tenant, scope.session),

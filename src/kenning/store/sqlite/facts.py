@@ -31,7 +31,9 @@ from kenning.records import (
     Scope,
 )
 from kenning.store.records import ExtractionJob, FactChanges, ModelInfo
-from kenning.store.sqlite.database import Database, check_generation
+from kenning.store.sql.database import check_generation
+from kenning.store.sql.dialect import Tx
+from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import scope_terms
 from kenning.store.sqlite.sql import chunks, stored_model, ts
 
@@ -81,7 +83,7 @@ class FactTables(Database):
 
     def _forget_derived(
         self,
-        conn: sqlite3.Connection,
+        conn: Tx,
         scope: Scope,
         erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],

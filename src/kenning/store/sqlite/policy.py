@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from datetime import datetime
 
 from kenning.errors import LegalHoldActive
 from kenning.records import LegalHold, Scope, TenantPolicy, UserSettings
 from kenning.store.records import StoreStats
+from kenning.store.sql.dialect import Tx
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.sql import ts
 
@@ -90,7 +90,7 @@ class PolicyTables(Database):
             )
         return bool(cur.rowcount)
 
-    def _before_erase(self, conn: sqlite3.Connection, scope: Scope) -> None:
+    def _before_erase(self, conn: Tx, scope: Scope) -> None:
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
         rows = conn.execute(
             "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ?", (scope.tenant,)

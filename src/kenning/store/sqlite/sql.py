@@ -11,14 +11,18 @@ import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, TypeVar
 
 from kenning.errors import InvalidInput
 from kenning.records import Filters, Role, Scope
 from kenning.store.records import ModelInfo
+from kenning.store.sql.dialect import Dialect
 
 __all__ = [
+    "DIALECT",
+    "SQLiteDialect",
     "by_ids",
     "chunks",
     "dumps",
@@ -170,3 +174,69 @@ def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
         where.append(f"{prefix}session = ?")
         params.append(scope.session)
     return " AND ".join(where), params
+
+
+class SQLiteDialect(Dialect):
+    """SQLite's spelling: times as epoch seconds, JSON as text, amounts as decimal text, and
+    lists as ``IN (?, ...)`` in slices of at most 500."""
+
+    name = "sqlite"
+
+    def time(self, at: datetime) -> float:
+        return at.timestamp()
+
+    def read_time(self, value: Any) -> datetime:
+        return datetime.fromtimestamp(value, UTC)
+
+    def json(self, value: Any) -> str | None:
+        return dumps(value)
+
+    def read_json(self, value: Any) -> Any:
+        return None if value is None else json.loads(value)
+
+    def amount(self, value: Decimal | None) -> str | None:
+        return None if value is None else str(value)
+
+    def read_amount(self, value: Any) -> Decimal | None:
+        return None if value is None else Decimal(value)
+
+    def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
+        return chunks(values)
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} IN ({_placeholders(len(values))})", list(values)
+
+    def item_join(self, table: str, item: str) -> str:
+        return f"{table}.item = {item}.rowid"
+
+    def json_string(self, column: str, key: str) -> str:
+        path = f"'$.{key}'"
+        value = f"json_extract({column}, {path})"
+        return f"CASE WHEN json_type({column}, {path}) = 'text' THEN {value} END"
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"({later} - {earlier})"
+
+    def tag_rows(self, column: str) -> str:
+        return f"json_each({column}) t"
+
+    def text_order(self, column: str) -> str:
+        return column
+
+    def not_indexed(self, column: str) -> str:
+        return f"+{column}"
+
+    def has_tag(self, column: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+        marks = _placeholders(len(tags))
+        return f"EXISTS (SELECT 1 FROM json_each({column}) t WHERE t.value IN ({marks}))", [*tags]
+
+    def meta_in(self, column: str, key: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        marks = _placeholders(len(values))
+        return f"json_extract({column}, ?) IN ({marks})", [f'$."{key}"', *values]
+
+    def meta_null(self, column: str, key: str) -> tuple[str, list[Any]]:
+        path = f'$."{key}"'
+        return f"json_type({column}, ?) IS NULL OR json_type({column}, ?) = 'null'", [path, path]
+
+
+DIALECT = SQLiteDialect()

@@ -17,7 +17,7 @@ from typing import Literal
 
 from kenning.store.ann import AnnConfig
 from kenning.store.records import Capabilities
-from kenning.store.sqlite.context import ContextTables
+from kenning.store.sql.context import ContextTables
 from kenning.store.sqlite.events import EventTables
 from kenning.store.sqlite.facts import FactTables
 from kenning.store.sqlite.jobs import JobTables

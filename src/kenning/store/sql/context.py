@@ -1,9 +1,9 @@
-"""The working-context tables of the PostgreSQL store: pins, summaries and their audit log,
-task state and the per-session token ledger.
+"""The working-context tables, on every SQL backend: pins, summaries and their audit log, task
+state, the per-session token ledger and token usage.
 
-A mixin of :class:`~kenning.store.postgres.store.PostgresStore`. Writes lock the session's row
-(see :mod:`~kenning.store.postgres.database`), so pin versions, ledger totals and task-state
-versions advance one writer at a time within a session, as on SQLite.
+A mixin of the stores (:class:`~kenning.store.sql.database.SqlDatabase`). Writes to a session
+hold its row (a single writer, or the row's lock), so pin versions, ledger totals and
+task-state versions advance one writer at a time within a session.
 """
 
 from __future__ import annotations
@@ -27,15 +27,20 @@ from kenning.records import (
     Summary,
     TaskState,
 )
-from kenning.store.postgres.database import Conn, Database, check_generation, check_owner
-from kenning.store.postgres.sql import jsonb, scope_sql
 from kenning.store.records import ContextSnapshot, EventWrite, MessageRow, Usage
+from kenning.store.sql.database import SqlDatabase, check_generation, check_owner
+from kenning.store.sql.dialect import Dialect, Tx
+from kenning.store.sql.query import scope_sql
 
 __all__ = ["ContextTables"]
 
 _PIN_COLUMNS = (
     "id, tenant, user_id, session, kind, key, version, value, amount, currency, status, "
     "source_event_id, metadata, created_at, closed_at"
+)
+_PIN_INSERT = (
+    f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE)"
 )
 _SUMMARY_COLUMNS = (
     "id, tenant, user_id, session, level, first_seq, last_seq, text, body, summarizer, created_at"
@@ -45,28 +50,54 @@ _AUDIT_COLUMNS = (
     "tokens_after, summary_id, summarizer, detail"
 )
 _ROLES = {role.value: role for role in Role}
+# Erased sessions keep nothing derived from them.
+_SESSION_TABLES = (
+    "pins", "summaries", "compaction_log", "compaction_jobs", "task_state", "token_ledger",
+    "extraction_progress", "token_usage",
+)  # fmt: skip
 
 
-def _pin(row: Sequence[Any]) -> Pin:
+def _pin(d: Dialect, row: Sequence[Any]) -> Pin:
     return Pin(
         id=row[0], scope=Scope(row[1], row[2], row[3]), kind=PinKind(row[4]), key=row[5],
-        version=int(row[6]), value=row[7], amount=row[8], currency=row[9],
-        status=PinStatus(row[10]), source_event_id=row[11], metadata=row[12],
-        created_at=row[13], closed_at=row[14],
+        version=int(row[6]), value=row[7], amount=d.read_amount(row[8]), currency=row[9],
+        status=PinStatus(row[10]), source_event_id=row[11], metadata=d.read_json(row[12]),
+        created_at=d.read_time(row[13]), closed_at=d.read_opt_time(row[14]),
     )  # fmt: skip
 
 
-def _summary(row: Sequence[Any]) -> Summary:
+def _pin_row(d: Dialect, pin: Pin) -> tuple[Any, ...]:
+    scope = pin.scope
+    return (
+        pin.id, scope.tenant, scope.user, scope.session, pin.kind.value, pin.key, pin.version,
+        pin.value, d.amount(pin.amount), pin.currency, pin.status.value, pin.source_event_id,
+        d.json(dict(pin.metadata)), d.time(pin.created_at),
+        None if pin.closed_at is None else d.time(pin.closed_at),
+    )  # fmt: skip
+
+
+def _new_pin(scope: Scope, draft: PinDraft, *, version: int, at: datetime) -> Pin:
+    return Pin(
+        id=f"pin_{uuid.uuid4().hex}", scope=Scope(scope.tenant, scope.user, scope.session),
+        kind=draft.kind, key=draft.key, value=draft.value, version=version,
+        amount=draft.amount, currency=draft.currency, status=draft.status,
+        source_event_id=draft.source_event_id, created_at=at,
+        closed_at=at if draft.status is PinStatus.CLOSED else None,
+        metadata=dict(draft.metadata),
+    )  # fmt: skip
+
+
+def _summary(d: Dialect, row: Sequence[Any]) -> Summary:
     return Summary(
         id=row[0], scope=Scope(row[1], row[2], row[3]), level=int(row[4]),
-        first_seq=int(row[5]), last_seq=int(row[6]), text=row[7], body=row[8],
-        summarizer=row[9], created_at=row[10],
+        first_seq=int(row[5]), last_seq=int(row[6]), text=row[7], body=d.read_json(row[8]),
+        summarizer=row[9], created_at=d.read_time(row[10]),
     )  # fmt: skip
 
 
-def _audit(row: Sequence[Any]) -> AuditEntry:
+def _audit(d: Dialect, row: Sequence[Any]) -> AuditEntry:
     return AuditEntry(
-        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), at=row[4],
+        id=int(row[0]), scope=Scope(row[1], row[2], row[3]), at=d.read_time(row[4]),
         action=AuditAction(row[5]), first_seq=row[6], last_seq=row[7], tokens_before=row[8],
         tokens_after=row[9], summary_id=row[10], summarizer=row[11], detail=row[12],
     )  # fmt: skip
@@ -83,7 +114,7 @@ def _same(current: Pin, draft: PinDraft) -> bool:
     )
 
 
-def _ledger_at(conn: Conn, scope: Scope, encoding: str, seq: int | None = None) -> tuple[int, int]:
+def _ledger_at(tx: Tx, scope: Scope, encoding: str, seq: int | None = None) -> tuple[int, int]:
     """(seq, running total) of the session's last ledger row at or before *seq* (the head
     when None); (0, 0) if there is none."""
     sql = "SELECT seq, cum FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
@@ -91,16 +122,16 @@ def _ledger_at(conn: Conn, scope: Scope, encoding: str, seq: int | None = None) 
     if seq is not None:
         sql += " AND seq <= ?"
         params.append(seq)
-    row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
+    row = tx.execute(sql + " ORDER BY seq DESC LIMIT 1", params).fetchone()
     return (0, 0) if row is None else (int(row[0]), int(row[1]))
 
 
-def _tail_start(conn: Conn, scope: Scope, encoding: str, floor: int, after_seq: int) -> int:
+def _tail_start(tx: Tx, scope: Scope, encoding: str, floor: int, after_seq: int) -> int:
     """The sequence number a tail starts after: the events after it sum to at most the total
     minus *floor*. Running totals grow with seq, so this is one index lookup."""
     if floor <= 0:
         return after_seq
-    row = conn.execute(
+    row = tx.execute(
         "SELECT seq FROM token_ledger WHERE tenant = ? AND session = ? AND encoding = ?"
         " AND cum >= ? ORDER BY cum LIMIT 1",
         (scope.tenant, scope.session, encoding, floor),
@@ -108,8 +139,16 @@ def _tail_start(conn: Conn, scope: Scope, encoding: str, floor: int, after_seq: 
     return after_seq if row is None else max(after_seq, int(row[0]))
 
 
-class ContextTables(Database):
-    """Pins, summaries and their audit log, task state and the token ledger."""
+def _task(d: Dialect, tx: Tx, scope: Scope) -> TaskState:
+    row = tx.execute(
+        "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
+        (scope.tenant, scope.user, scope.session),
+    ).fetchone()
+    return TaskState() if row is None else TaskState.from_json(d.read_json(row[0]))
+
+
+class ContextTables(SqlDatabase):
+    """Pins, summaries and their audit log, task state, the token ledger and usage."""
 
     # -- pins ------------------------------------------------------------------------------
 
@@ -127,103 +166,79 @@ class ContextTables(Database):
             raise InvalidInput("mode must be 'add' or 'set'")
         if not drafts:
             return []
-        with self._write(scope, claim=True) as conn:
-            check_generation(conn, scope.tenant, generation)
-            return self._put_pins(conn, scope, drafts, at=at, mode=mode)
+        with self._write(scope, claim=True) as tx:
+            check_generation(tx, scope.tenant, generation)
+            return self._put_pins(tx, scope, drafts, at=at, mode=mode)
 
-    @staticmethod
     def _put_pins(
-        conn: Conn,
+        self,
+        tx: Tx,
         scope: Scope,
         drafts: Sequence[PinDraft],
         *,
         at: datetime,
         mode: Literal["add", "set"],
     ) -> list[Pin]:
+        """A draft whose key holds another value or status becomes its next version (the
+        old one stays as history); ``add`` leaves existing keys alone."""
+        d = self._d
         written: list[Pin] = []
         for draft in drafts:
-            row = conn.execute(
-                f"SELECT {_PIN_COLUMNS} FROM pins"
-                " WHERE tenant = ? AND session = ? AND key = ? AND current",
-                (scope.tenant, scope.session, draft.key),
-            ).fetchone()
+            key = (scope.tenant, scope.session, draft.key)
+            where = " WHERE tenant = ? AND session = ? AND key = ? AND current"
+            row = tx.execute(f"SELECT {_PIN_COLUMNS} FROM pins{where}", key).fetchone()
             version = 1
             if row is not None:
-                current = _pin(row)
+                current = _pin(d, row)
                 if mode == "add" or _same(current, draft):
                     continue
                 version = current.version + 1
-                conn.execute(
-                    "UPDATE pins SET current = false"
-                    " WHERE tenant = ? AND session = ? AND key = ? AND current",
-                    (scope.tenant, scope.session, draft.key),
-                )
-            closed = at if draft.status is PinStatus.CLOSED else None
-            pin = Pin(
-                id=f"pin_{uuid.uuid4().hex}", scope=Scope(scope.tenant, scope.user, scope.session),
-                kind=draft.kind, key=draft.key, value=draft.value, version=version,
-                amount=draft.amount, currency=draft.currency, status=draft.status,
-                source_event_id=draft.source_event_id, created_at=at, closed_at=closed,
-                metadata=dict(draft.metadata),
-            )  # fmt: skip
-            conn.execute(
-                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
-                (
-                    pin.id, scope.tenant, scope.user, scope.session, pin.kind.value, pin.key,
-                    pin.version, pin.value, pin.amount, pin.currency, pin.status.value,
-                    pin.source_event_id, jsonb(dict(pin.metadata)), at, closed,
-                ),
-            )  # fmt: skip
+                tx.execute(f"UPDATE pins SET current = FALSE{where}", key)
+            pin = _new_pin(scope, draft, version=version, at=at)
+            tx.execute(_PIN_INSERT, _pin_row(d, pin))
             written.append(pin)
         return written
 
     def _derive_from_events(
-        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
+        self, tx: Tx, written: Sequence[tuple[EventWrite, Event]], at: datetime
     ) -> None:
         # Pins ride in the events' transaction: no committed event ever lacks its pins.
         # Extraction only adds keys a session lacks, so a batch needs one look-up, one insert.
+        super()._derive_from_events(tx, written, at)
         drafts = [(event.scope, d) for write, event in written for d in write.pins]
         if not drafts:
             return
-        tenant = drafts[0][0].tenant
-        sessions = [str(scope.session) for scope, _ in drafts]
-        held = set(
-            conn.execute(
-                "SELECT p.session, p.key FROM pins p"
-                " JOIN unnest(?::text[], ?::text[]) AS w(session, key)"
-                " ON p.session = w.session AND p.key = w.key"
-                " WHERE p.tenant = ? AND p.current",
-                (sessions, [d.key for _, d in drafts], tenant),
-            ).fetchall()
-        )
+        d = self._d
+        held: set[tuple[str, str]] = set()
+        for tenant in sorted({scope.tenant for scope, _ in drafts}):
+            sessions = sorted({str(s.session) for s, _ in drafts if s.tenant == tenant})
+            for part in d.batches(sessions):
+                cond, params = d.one_of("session", part)
+                held.update(
+                    (tenant + "\0" + r[0], r[1])
+                    for r in tx.execute(
+                        f"SELECT session, key FROM pins WHERE tenant = ? AND current AND {cond}",
+                        [tenant, *params],
+                    )
+                )
         rows = []
         for scope, draft in drafts:
-            if (scope.session, draft.key) in held:
-                continue
-            held.add((scope.session, draft.key))
-            closed = at if draft.status is PinStatus.CLOSED else None
-            rows.append((
-                f"pin_{uuid.uuid4().hex}", tenant, scope.user, scope.session, draft.kind.value,
-                draft.key, 1, draft.value, draft.amount, draft.currency, draft.status.value,
-                draft.source_event_id, jsonb(dict(draft.metadata)), at, closed,
-            ))  # fmt: skip
+            mark = (f"{scope.tenant}\0{scope.session}", draft.key)
+            if mark not in held:
+                held.add(mark)
+                rows.append(_pin_row(d, _new_pin(scope, draft, version=1, at=at)))
         if rows:
-            conn.executemany(
-                f"INSERT INTO pins ({_PIN_COLUMNS}, current)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
-                rows,
-            )
+            tx.executemany(_PIN_INSERT, rows)
 
     def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
-        where, params = scope_sql(scope)
+        where, params = scope_sql(self._d, scope)
         if not history:
             where += " AND current"
-        with self._read(scope) as conn:
-            rows = conn.execute(
+        with self._read(scope) as tx:
+            rows = tx.execute(
                 f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
             ).fetchall()
-        return [_pin(r) for r in rows]
+        return [_pin(self._d, r) for r in rows]
 
     # -- summaries and the audit log -------------------------------------------------------
 
@@ -237,39 +252,41 @@ class ContextTables(Database):
         generation: int | None = None,
     ) -> Summary:
         scope = summary.scope.require_session()
-        with self._write(scope, claim=True) as conn:
-            check_generation(conn, scope.tenant, generation)
+        d = self._d
+        with self._write(scope, claim=True) as tx:
+            check_generation(tx, scope.tenant, generation)
             if guard_pins:
-                self._put_pins(conn, scope, guard_pins, at=summary.created_at, mode="add")
-            conn.execute(
+                self._put_pins(tx, scope, guard_pins, at=summary.created_at, mode="add")
+            tx.execute(
                 f"INSERT INTO summaries ({_SUMMARY_COLUMNS}, active)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, true)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, TRUE)",
                 (
                     summary.id, scope.tenant, scope.user, scope.session, summary.level,
                     summary.first_seq, summary.last_seq, summary.text,
-                    jsonb(dict(summary.body)), summary.summarizer, summary.created_at,
+                    d.json(dict(summary.body)), summary.summarizer, d.time(summary.created_at),
                 ),
             )  # fmt: skip
-            if replaces:
-                conn.execute(
-                    "UPDATE summaries SET active = false"
-                    " WHERE tenant = ? AND session = ? AND id = ANY(?)",
-                    (scope.tenant, scope.session, list(replaces)),
+            for part in d.batches(list(replaces)):
+                cond, params = d.one_of("id", part)
+                tx.execute(
+                    f"UPDATE summaries SET active = FALSE WHERE tenant = ? AND session = ?"
+                    f" AND {cond}",
+                    [scope.tenant, scope.session, *params],
                 )
-            self._append_audit(conn, audit)
+            self._append_audit(tx, audit)
         return summary
 
     def summaries(self, scope: Scope, *, include_replaced: bool = False) -> list[Summary]:
-        where, params = scope_sql(scope)
+        where, params = scope_sql(self._d, scope)
         if not include_replaced:
             where += " AND active"
-        with self._read(scope) as conn:
-            rows = conn.execute(
+        with self._read(scope) as tx:
+            rows = tx.execute(
                 f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
                 " ORDER BY session, first_seq, level",
                 params,
             ).fetchall()
-        return [_summary(r) for r in rows]
+        return [_summary(self._d, r) for r in rows]
 
     def audit(self, entries: Sequence[AuditEntry]) -> None:
         by_tenant: dict[str, list[AuditEntry]] = {}
@@ -277,71 +294,65 @@ class ContextTables(Database):
             by_tenant.setdefault(entry.scope.tenant, []).append(entry)
         if not by_tenant:
             return
-        with self._write(None) as conn:
+        with self._write(None) as tx:
             for tenant in sorted(by_tenant):
-                self.set_tenant(conn, tenant)
-                self.lock_tenant(conn, tenant)
+                self._enter_tenant(tx, tenant)
                 for entry in by_tenant[tenant]:
-                    check_owner(conn, entry.scope)
-                self._append_audit(conn, by_tenant[tenant])
+                    check_owner(tx, self._d, entry.scope)
+                self._append_audit(tx, by_tenant[tenant])
 
-    @staticmethod
-    def _append_audit(conn: Conn, entries: Sequence[AuditEntry]) -> None:
+    def _append_audit(self, tx: Tx, entries: Sequence[AuditEntry]) -> None:
         if not entries:
             return
-        conn.executemany(
+        tx.executemany(
             "INSERT INTO compaction_log (tenant, user_id, session, at, action, first_seq,"
             " last_seq, tokens_before, tokens_after, summary_id, summarizer, detail)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
-                    e.scope.tenant, e.scope.user, e.scope.session, e.at, e.action.value,
-                    e.first_seq, e.last_seq, e.tokens_before, e.tokens_after, e.summary_id,
-                    e.summarizer, e.detail,
+                    e.scope.tenant, e.scope.user, e.scope.session, self._d.time(e.at),
+                    e.action.value, e.first_seq, e.last_seq, e.tokens_before, e.tokens_after,
+                    e.summary_id, e.summarizer, e.detail,
                 )
                 for e in entries
             ],
         )  # fmt: skip
 
     def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        where, params = scope_sql(scope)
-        with self._read(scope) as conn:
-            rows = conn.execute(
+        where, params = scope_sql(self._d, scope)
+        with self._read(scope) as tx:
+            rows = tx.execute(
                 f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
                 " ORDER BY rowid DESC LIMIT ?",
                 [*params, limit],
             ).fetchall()
-        return [_audit(r) for r in reversed(rows)]
+        return [_audit(self._d, r) for r in reversed(rows)]
 
     # -- task state ------------------------------------------------------------------------
 
     def task_state(self, scope: Scope) -> TaskState:
         scope = scope.require_session()
-        with self._read(scope) as conn:
-            row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
-                (scope.tenant, scope.user, scope.session),
-            ).fetchone()
-        return TaskState() if row is None else TaskState.from_json(row[0])
+        with self._read(scope) as tx:
+            return _task(self._d, tx, scope)
 
     def put_task_state(
         self, scope: Scope, state: TaskState, *, expected: int, at: datetime
     ) -> bool:
         scope = scope.require_session()
-        with self._write(scope, claim=True) as conn:
-            row = conn.execute(
+        with self._write(scope, claim=True) as tx:
+            row = tx.execute(
                 "SELECT version FROM task_state WHERE tenant = ? AND session = ?",
                 (scope.tenant, scope.session),
             ).fetchone()
             if (0 if row is None else int(row[0])) != expected:
                 return False
-            conn.execute(
+            tx.execute(
                 "INSERT INTO task_state (tenant, session, user_id, body, version, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, session) DO UPDATE"
                 " SET user_id = excluded.user_id, body = excluded.body,"
                 " version = excluded.version, updated_at = excluded.updated_at",
-                (scope.tenant, scope.session, scope.user, jsonb(state.to_json()), state.version,
-                 at),
+                (scope.tenant, scope.session, scope.user, self._d.json(state.to_json()),
+                 state.version, self._d.time(at)),
             )  # fmt: skip
         return True
 
@@ -350,16 +361,16 @@ class ContextTables(Database):
     def ledger_head(self, scope: Scope, encoding: str) -> tuple[int, int]:
         """(last counted sequence number, total tokens through it); (0, 0) if none."""
         scope = scope.require_session()
-        with self._read(scope) as conn:
-            return _ledger_at(conn, scope, encoding)
+        with self._read(scope) as tx:
+            return _ledger_at(tx, scope, encoding)
 
     def extend_ledger(self, scope: Scope, encoding: str, counts: Sequence[tuple[int, int]]) -> None:
         """Append ``(seq, tokens)`` of events after the ledger's head, in sequence order."""
         scope = scope.require_session()
         if not counts:
             return
-        with self._write(scope) as conn:
-            head, cum = _ledger_at(conn, scope, encoding)
+        with self._write(scope) as tx:
+            head, cum = _ledger_at(tx, scope, encoding)
             rows = []
             for seq, n in counts:
                 if seq <= head:
@@ -368,7 +379,7 @@ class ContextTables(Database):
                 head = seq
                 rows.append((scope.tenant, scope.session, encoding, seq, n, cum))
             if rows:
-                conn.executemany(
+                tx.executemany(
                     "INSERT INTO token_ledger (tenant, session, encoding, seq, n, cum)"
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     rows,
@@ -377,68 +388,66 @@ class ContextTables(Database):
     def ledger_cum(self, scope: Scope, encoding: str, seq: int) -> int:
         """Tokens of the session's events through *seq* (0 before the first)."""
         scope = scope.require_session()
-        with self._read(scope) as conn:
-            return _ledger_at(conn, scope, encoding, seq)[1]
+        with self._read(scope) as tx:
+            return _ledger_at(tx, scope, encoding, seq)[1]
 
     def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
         scope = scope.require_session()
+        d = self._d
         key = (scope.tenant, scope.session)
-        with self._read(scope) as conn:
-            row = conn.execute(
-                "SELECT body FROM task_state WHERE tenant = ? AND user_id = ? AND session = ?",
-                (scope.tenant, scope.user, scope.session),
-            ).fetchone()
-            task = TaskState() if row is None else TaskState.from_json(row[0])
-            pins = conn.execute(
+        with self._read(scope) as tx:
+            task = _task(d, tx, scope)
+            pins = tx.execute(
                 f"SELECT {_PIN_COLUMNS} FROM pins WHERE tenant = ? AND session = ?"
                 " AND current ORDER BY rowid",
                 key,
             ).fetchall()
-            summaries = conn.execute(
+            summaries = tx.execute(
                 f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = ? AND session = ?"
                 " AND active ORDER BY first_seq, level",
                 key,
             ).fetchall()
             boundary = max((int(r[6]) for r in summaries), default=0)
-            counted, total = _ledger_at(conn, scope, encoding)
-            last = conn.execute(
+            counted, total = _ledger_at(tx, scope, encoding)
+            last = tx.execute(
                 "SELECT last_seq FROM sessions WHERE tenant = ? AND session = ?", key
             ).fetchone()
-            start = _tail_start(conn, scope, encoding, total - room, boundary)
-            tail = conn.execute(
-                "SELECT t.seq, i.id, i.role, i.text, d.tool_name,"
-                " CASE WHEN i.role = 'tool' THEN i.metadata ->> 'tool_call_id' END,"
-                " t.n, jsonb_typeof(i.metadata -> 'tool_call_id') FROM token_ledger t"
-                " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
-                " AND i.kind = 'event'"
-                " LEFT JOIN event_details d ON d.tenant = i.tenant AND d.item = i.rowid"
-                " WHERE t.tenant = ? AND t.session = ? AND t.encoding = ? AND t.seq > ?"
-                " ORDER BY t.seq",
-                (*key, encoding, start),
-            ).fetchall()
-            summarized = _ledger_at(conn, scope, encoding, boundary)[1]
+            start = _tail_start(tx, scope, encoding, total - room, boundary)
+            tail = self._tail(tx, scope, encoding, start)
+            summarized = _ledger_at(tx, scope, encoding, boundary)[1]
         return ContextSnapshot(
             task=task,
-            pins=tuple(_pin(r) for r in pins),
-            summaries=tuple(_summary(r) for r in summaries),
+            pins=tuple(_pin(d, r) for r in pins),
+            summaries=tuple(_summary(d, r) for r in summaries),
             total=total,
             summarized=summarized,
-            tail=tuple(
-                MessageRow(
-                    seq=int(r[0]),
-                    id=r[1],
-                    role=_ROLES[r[2]],
-                    text=r[3],
-                    tool_name=r[4],
-                    # Only a string id is a tool call id (as SQLite's json_extract reads it).
-                    tool_call_id=r[5] if r[7] == "string" else None,
-                    tokens=int(r[6]),
-                )
-                for r in tail
-            ),
+            tail=tail,
             counted_seq=counted,
             last_seq=0 if last is None else int(last[0]),
         )
+
+    def _tail(self, tx: Tx, scope: Scope, encoding: str, start: int) -> tuple[MessageRow, ...]:
+        """The session's counted messages after *start*, in order. Only a string id in a tool
+        result's metadata is its tool call id."""
+        d = self._d
+        rows = tx.execute(
+            "SELECT t.seq, i.id, i.role, i.text, e.tool_name,"
+            f" CASE WHEN i.role = 'tool' THEN {d.json_string('i.metadata', 'tool_call_id')} END,"
+            " t.n FROM token_ledger t"
+            " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
+            " AND i.kind = 'event'"
+            f" LEFT JOIN event_details e ON {d.item_join('e', 'i')}"
+            " WHERE t.tenant = ? AND t.session = ? AND t.encoding = ? AND t.seq > ?"
+            " ORDER BY t.seq",
+            (scope.tenant, scope.session, encoding, start),
+        ).fetchall()
+        return tuple(
+            MessageRow(
+                seq=int(r[0]), id=r[1], role=_ROLES[r[2]], text=r[3], tool_name=r[4],
+                tool_call_id=r[5], tokens=int(r[6]),
+            )
+            for r in rows
+        )  # fmt: skip
 
     def ledger_tail(
         self, scope: Scope, encoding: str, *, room: int, after_seq: int = 0
@@ -446,10 +455,10 @@ class ContextTables(Database):
         """``(seq, tokens)`` of the longest run of newest events after *after_seq* whose tokens
         sum to at most *room*, oldest first."""
         scope = scope.require_session()
-        with self._read(scope) as conn:
-            _, total = _ledger_at(conn, scope, encoding)
-            start = _tail_start(conn, scope, encoding, total - room, after_seq)
-            rows = conn.execute(
+        with self._read(scope) as tx:
+            _, total = _ledger_at(tx, scope, encoding)
+            start = _tail_start(tx, scope, encoding, total - room, after_seq)
+            rows = tx.execute(
                 "SELECT seq, n FROM token_ledger WHERE tenant = ? AND session = ?"
                 " AND encoding = ? AND seq > ? ORDER BY seq",
                 (scope.tenant, scope.session, encoding, start),
@@ -463,8 +472,8 @@ class ContextTables(Database):
         calls: int = 1,
     ) -> None:  # fmt: skip
         scope = scope.require_session()
-        with self._write(scope, claim=True) as conn:
-            conn.execute(
+        with self._write(scope, claim=True) as tx:
+            tx.execute(
                 "INSERT INTO token_usage AS u (tenant, session, model, input_tokens,"
                 " output_tokens, calls, cost) VALUES (?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, session, model) DO UPDATE"
@@ -476,10 +485,10 @@ class ContextTables(Database):
 
     def usage(self, scope: Scope) -> list[Usage]:
         scope = scope.require_session()
-        with self._read(scope) as conn:
-            rows = conn.execute(
+        with self._read(scope) as tx:
+            rows = tx.execute(
                 "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
-                ' WHERE tenant = ? AND session = ? ORDER BY model COLLATE "C"',
+                f" WHERE tenant = ? AND session = ? ORDER BY {self._d.text_order('model')}",
                 (scope.tenant, scope.session),
             ).fetchall()
         return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
@@ -488,7 +497,7 @@ class ContextTables(Database):
 
     def _forget_derived(
         self,
-        conn: Conn,
+        tx: Tx,
         scope: Scope,
         erased: Sequence[tuple[str, str | None, int | None]],
         gone: Sequence[str],
@@ -497,35 +506,27 @@ class ContextTables(Database):
     ) -> None:
         """Drop what derives from erased events — pins sourced from them, summaries covering
         them, the token ledger of their sessions — and everything of the *gone* sessions."""
-        super()._forget_derived(conn, scope, erased, gone, purge=purge)
+        super()._forget_derived(tx, scope, erased, gone, purge=purge)
         tenant = scope.tenant
         touched: dict[str, int] = {}
         for _, session, seq in erased:
             # Only turns are summarized and counted: an erased fact leaves both alone.
             if session is not None and seq is not None:
                 touched[session] = min(seq, touched.get(session, seq))
-        if erased:
-            conn.execute(
-                "DELETE FROM pins WHERE tenant = ? AND source_event_id = ANY(?)",
-                (tenant, [e[0] for e in erased]),
-            )
+        self._delete_where(tx, "pins", tenant, "source_event_id", [e[0] for e in erased])
         if touched:
-            sessions, firsts = list(touched), list(touched.values())
-            conn.execute(
-                "DELETE FROM summaries s USING unnest(?::text[], ?::bigint[]) AS t(session, lo)"
-                " WHERE s.tenant = ? AND s.session = t.session AND s.last_seq >= t.lo",
-                (sessions, firsts, tenant),
+            tx.executemany(
+                "DELETE FROM summaries WHERE tenant = ? AND session = ? AND last_seq >= ?",
+                [(tenant, session, first) for session, first in touched.items()],
             )
-            conn.execute(
-                "DELETE FROM token_ledger WHERE tenant = ? AND session = ANY(?)",
-                (tenant, sessions),
-            )
-        if gone:
-            # Erased sessions keep nothing derived from them.
-            for table in ("pins", "summaries", "compaction_log", "compaction_jobs",
-                          "task_state", "token_ledger", "extraction_progress",
-                          "token_usage"):  # fmt: skip
-                conn.execute(
-                    f"DELETE FROM {table} WHERE tenant = ? AND session = ANY(?)",
-                    (tenant, list(gone)),
-                )
+        self._delete_where(tx, "token_ledger", tenant, "session", list(touched))
+        for table in _SESSION_TABLES:
+            self._delete_where(tx, table, tenant, "session", list(gone))
+
+    def _delete_where(
+        self, tx: Tx, table: str, tenant: str, column: str, values: Sequence[str]
+    ) -> None:
+        """Delete the tenant's rows of *table* whose *column* is one of *values*."""
+        for part in self._d.batches(values):
+            cond, params = self._d.one_of(column, part)
+            tx.execute(f"DELETE FROM {table} WHERE tenant = ? AND {cond}", [tenant, *params])

@@ -1,0 +1,148 @@
+"""What the SQL backends do not share: how a value is stored, how a list is passed, and a few
+spellings. Everything else in the store's SQL is written once (:mod:`kenning.store.sql`).
+
+Shared statements are written with ``?`` placeholders; a transaction (:class:`Tx`) takes them
+as they are on SQLite, and the PostgreSQL one translates them to ``%s``
+(:func:`kenning.store.postgres.sql.pg_sql`). Rows come back as sequences; a
+:class:`Dialect` turns stored times, JSON and amounts back into Python values.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Protocol, TypeVar
+
+from kenning.errors import InvalidInput
+
+__all__ = ["Cursor", "Dialect", "Tx", "dumps"]
+
+_T = TypeVar("_T")
+
+
+class Cursor(Protocol):
+    """The rows of one statement (the part of a DB-API cursor the store reads)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def __iter__(self) -> Iterator[Any]: ...
+
+
+class Tx(Protocol):
+    """A connection inside one transaction, taking ``?`` placeholders."""
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> Cursor: ...
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> Any: ...
+
+
+def dumps(value: Any) -> str | None:
+    """JSON text of a value to store (None stays NULL); InvalidInput if it is not JSON."""
+    if value is None:
+        return None
+    try:
+        return json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
+
+
+class Dialect(ABC):
+    """One backend's spelling of what the shared SQL needs: how times, JSON and amounts are
+    stored, how a list of values is passed (``IN (?, ?)`` in slices, or one array), and the
+    few expressions whose syntax differs."""
+
+    name: str
+    #: Appended to a SELECT that must lock the rows it reads until the transaction ends
+    #: (SQLite's single writer needs none).
+    for_update: str = ""
+
+    # -- values ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def time(self, at: datetime) -> object:
+        """A time as a statement parameter."""
+
+    @abstractmethod
+    def read_time(self, value: Any) -> datetime:
+        """A stored time as an aware UTC datetime."""
+
+    def read_opt_time(self, value: Any) -> datetime | None:
+        """A stored time that may be NULL."""
+        return None if value is None else self.read_time(value)
+
+    @abstractmethod
+    def json(self, value: Any) -> object:
+        """A JSON value as a parameter (None stays NULL); InvalidInput if it is not JSON."""
+
+    @abstractmethod
+    def read_json(self, value: Any) -> Any:
+        """A stored JSON value as Python data (NULL stays None)."""
+
+    @abstractmethod
+    def amount(self, value: Decimal | None) -> object:
+        """An exact amount as a parameter."""
+
+    @abstractmethod
+    def read_amount(self, value: Any) -> Decimal | None:
+        """A stored amount."""
+
+    # -- lists ----------------------------------------------------------------------------
+
+    @abstractmethod
+    def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
+        """*values* in as few slices as one statement can take (none for no values)."""
+
+    @abstractmethod
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``column`` is one of *values* (a slice of :meth:`batches`), and its parameters."""
+
+    # -- expressions ----------------------------------------------------------------------
+
+    @abstractmethod
+    def item_join(self, table: str, item: str) -> str:
+        """The join condition of a per-item table's alias *table* (chunks, details, counts,
+        access) with the alias *item* of ``items``."""
+
+    @abstractmethod
+    def json_string(self, column: str, key: str) -> str:
+        """A top-level *key* of a JSON object column when its value is a string, else NULL
+        (*key* is a literal name, never input)."""
+
+    @abstractmethod
+    def seconds_between(self, later: str, earlier: str) -> str:
+        """Seconds from the time *earlier* to *later* (SQL expressions), as a float."""
+
+    @abstractmethod
+    def tag_rows(self, column: str) -> str:
+        """A table source with one row per element of the JSON list *column*, the element's
+        text in column ``t.value``."""
+
+    @abstractmethod
+    def text_order(self, column: str) -> str:
+        """*column* to order by code point, as Python sorts text."""
+
+    @abstractmethod
+    def not_indexed(self, column: str) -> str:
+        """*column* in a form the planner will not use an index for (to check a found row
+        rather than scan by it); where the planner needs no hint, the column itself."""
+
+    @abstractmethod
+    def has_tag(self, column: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+        """The JSON list *column* holds one of *tags*, and its parameters."""
+
+    @abstractmethod
+    def meta_in(self, column: str, key: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """The *key* of the JSON object *column* equals one of *values* as JSON (a number
+        matches a number, a string a string); the key travels as a parameter."""
+
+    @abstractmethod
+    def meta_null(self, column: str, key: str) -> tuple[str, list[Any]]:
+        """The *key* of the JSON object *column* is missing or null."""
