@@ -19,12 +19,12 @@ from kenning.store.ann import AnnConfig
 from kenning.store.postgres.facts import FactTables
 from kenning.store.postgres.jobs import JobTables
 from kenning.store.postgres.keys import KeyTables
-from kenning.store.postgres.policy import PolicyTables
-from kenning.store.postgres.procedures import ProcedureTables
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
 from kenning.store.records import Capabilities
 from kenning.store.sql.context import ContextTables
+from kenning.store.sql.policy import PolicyTables
+from kenning.store.sql.procedures import ProcedureTables
 
 __all__ = ["PostgresStore"]
 

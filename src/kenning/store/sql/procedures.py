@@ -1,8 +1,8 @@
-"""Versioned procedures (playbooks) of the PostgreSQL store.
+"""Versioned procedures (playbooks), on every SQL backend.
 
-A mixin of :class:`~kenning.store.postgres.store.PostgresStore`. Writes of one playbook name
-hold its lock until they commit, so two writers never take the same version number and two
-activations never leave two active versions.
+A mixin of the stores (:class:`~kenning.store.sql.database.SqlDatabase`). Writes of one
+playbook name go one at a time until they commit, so two writers never take the same version
+number and two activations never leave two active versions.
 """
 
 from __future__ import annotations
@@ -12,55 +12,52 @@ from typing import Any
 
 from kenning.errors import NotFound
 from kenning.records import Procedure, ProcedureStatus, Scope
-from kenning.store.postgres.database import Conn, Database, lock_key
-from kenning.store.postgres.sql import jsonb
+from kenning.store.sql.database import SqlDatabase
+from kenning.store.sql.dialect import Tx
 
 __all__ = ["ProcedureTables"]
 
 _COLUMNS = "id, tenant, user_id, name, version, tool_hash, steps, description, status, created_at"
 
 
-def _procedure(row: Sequence[Any]) -> Procedure:
-    return Procedure(
-        id=row[0], scope=Scope(row[1], row[2]), name=row[3], version=int(row[4]),
-        tool_schema_hash=row[5], steps=tuple(row[6]), description=row[7],
-        status=ProcedureStatus(row[8]), created_at=row[9],
-    )  # fmt: skip
-
-
-class ProcedureTables(Database):
+class ProcedureTables(SqlDatabase):
     """Playbooks: each name has versions; a version is a candidate, active or retired."""
 
     def put_procedure(self, procedure: Procedure) -> Procedure:
         """Store *procedure* as the next version of its name (its ``version`` is assigned)."""
-        scope = procedure.scope
-        with self._write(Scope(scope.tenant)) as conn:
-            lock_key(conn, scope.tenant, f"procedure:{procedure.name}")
-            row = conn.execute(
+        scope, d = procedure.scope, self._d
+        with self._write(Scope(scope.tenant)) as tx:
+            self._serialize(tx, scope.tenant, f"procedure:{procedure.name}")
+            row = tx.execute(
                 "SELECT coalesce(max(version), 0) FROM procedures WHERE tenant = ? AND name = ?",
                 (scope.tenant, procedure.name),
             ).fetchone()
-            version = (int(row[0]) if row is not None else 0) + 1
-            conn.execute(
-                f"INSERT INTO procedures ({_COLUMNS})"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            tx.execute(
+                f"INSERT INTO procedures ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
-                    procedure.id, scope.tenant, scope.user, procedure.name, version,
-                    procedure.tool_schema_hash, jsonb(list(procedure.steps)),
-                    procedure.description, procedure.status.value, procedure.created_at,
+                    procedure.id, scope.tenant, scope.user, procedure.name, int(row[0]) + 1,
+                    procedure.tool_schema_hash, d.json(list(procedure.steps)),
+                    procedure.description, procedure.status.value, d.time(procedure.created_at),
                 ),
             )  # fmt: skip
-            return self._one(conn, scope.tenant, procedure.id)
+            return self._one(tx, scope.tenant, procedure.id)
 
-    @staticmethod
-    def _one(conn: Conn, tenant: str, procedure_id: str) -> Procedure:
-        row = conn.execute(
+    def _one(self, tx: Tx, tenant: str, procedure_id: str) -> Procedure:
+        row = tx.execute(
             f"SELECT {_COLUMNS} FROM procedures WHERE tenant = ? AND id = ?",
             (tenant, procedure_id),
         ).fetchone()
         if row is None:
             raise NotFound(f"no procedure {procedure_id!r} in tenant {tenant!r}")
-        return _procedure(row)
+        return self._procedure(row)
+
+    def _procedure(self, row: Sequence[Any]) -> Procedure:
+        d = self._d
+        return Procedure(
+            id=row[0], scope=Scope(row[1], row[2]), name=row[3], version=int(row[4]),
+            tool_schema_hash=row[5], steps=tuple(d.read_json(row[6])), description=row[7],
+            status=ProcedureStatus(row[8]), created_at=d.read_time(row[9]),
+        )  # fmt: skip
 
     def procedures(
         self,
@@ -75,33 +72,33 @@ class ProcedureTables(Database):
             where.append("name = ?")
             params.append(name)
         if statuses:
-            where.append("status = ANY(?)")
-            params.append([s.value for s in statuses])
-        with self._read(Scope(tenant)) as conn:
-            rows = conn.execute(
+            cond, values = self._d.one_of("status", [s.value for s in statuses])
+            where.append(cond)
+            params += values
+        with self._read(Scope(tenant)) as tx:
+            rows = tx.execute(
                 f"SELECT {_COLUMNS} FROM procedures WHERE {' AND '.join(where)}"
-                # Names in C order, as SQLite compares text.
-                ' ORDER BY name COLLATE "C", version',
+                f" ORDER BY {self._d.text_order('name')}, version",
                 params,
             ).fetchall()
-        return [_procedure(r) for r in rows]
+        return [self._procedure(r) for r in rows]
 
     def set_procedure_status(
         self, tenant: str, procedure_id: str, status: ProcedureStatus
     ) -> Procedure:
         """Change a version's status; activating one retires the other active versions of its
         name (one active playbook per name)."""
-        with self._write(Scope(tenant)) as conn:
-            found = self._one(conn, tenant, procedure_id)
-            lock_key(conn, tenant, f"procedure:{found.name}")
+        with self._write(Scope(tenant)) as tx:
+            found = self._one(tx, tenant, procedure_id)
+            self._serialize(tx, tenant, f"procedure:{found.name}")
             if status is ProcedureStatus.ACTIVE:
-                conn.execute(
+                tx.execute(
                     "UPDATE procedures SET status = 'retired' WHERE tenant = ? AND name = ?"
                     " AND status = 'active' AND id <> ?",
                     (tenant, found.name, procedure_id),
                 )
-            conn.execute(
+            tx.execute(
                 "UPDATE procedures SET status = ? WHERE tenant = ? AND id = ?",
                 (status.value, tenant, procedure_id),
             )
-            return self._one(conn, tenant, procedure_id)
+            return self._one(tx, tenant, procedure_id)
