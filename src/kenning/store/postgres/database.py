@@ -43,14 +43,7 @@ from kenning.store.records import ModelInfo
 from kenning.store.sql.database import SqlDatabase, check_generation, check_owner, erase_generation
 from kenning.store.sql.dialect import Tx
 
-__all__ = [
-    "Database",
-    "check_generation",
-    "check_owner",
-    "erase_generation",
-    "lock_key",
-    "log_removed",
-]
+__all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
 
 RawConn = psycopg.Connection[Any]
 Conn = PgTx
@@ -68,26 +61,6 @@ def translate(exc: psycopg.Error, what: str) -> Exception:
     if isinstance(exc, pg_errors.InsufficientPrivilege):
         return StoreError(f"PostgreSQL refused {what} (row-level security or grants): {exc}")
     return StoreError(f"PostgreSQL failed while {what}: {exc}".strip())
-
-
-def log_removed(conn: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
-    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), closed
-    facts whose rows stay for their history (``hide``), or events whose index rows were
-    rebuilt (``reindex``: they come back from their new rows). Every process's partitions
-    follow this log by delta."""
-    if rowids:
-        conn.execute(
-            "INSERT INTO index_log (tenant, item, op)"
-            " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
-            (tenant, op, list(rowids)),
-        )
-
-
-def lock_key(conn: Conn, tenant: str, name: str) -> None:
-    """Serialise writers of one thing of *tenant* (a user's facts, a playbook's versions) until
-    the transaction ends: SQLite's single writer gave this order for free. The two-key form
-    of the advisory lock lives apart from the tenants' one-key locks."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
 
 
 def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
@@ -285,7 +258,18 @@ class Database(SqlDatabase):
         self.set_tenant(tx, tenant)
         self.lock_tenant(tx, tenant)
 
+    def _log_removed(
+        self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
+    ) -> None:
+        if rowids:
+            tx.execute(
+                "INSERT INTO index_log (tenant, item, op)"
+                " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
+                (tenant, op, list(rowids)),
+            )
+
     def _serialize(self, tx: Tx, tenant: str, name: str) -> None:
+        # The two-key form of the advisory lock lives apart from the tenants' one-key locks.
         tx.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
 
     @staticmethod

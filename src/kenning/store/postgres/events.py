@@ -21,7 +21,7 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, ModelMismatch, ScopeConflict
 from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
-from kenning.store.postgres.database import Conn, Database, erase_generation, log_removed
+from kenning.store.postgres.database import Conn, Database, erase_generation
 from kenning.store.postgres.sql import jsonb, scope_sql, where_clause
 from kenning.store.records import (
     Chunk,
@@ -447,7 +447,7 @@ class EventTables(Database):
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
                     spans,
                 )
-            log_removed(conn, tenant, rowids, op="reindex")
+            self._log_removed(conn, tenant, rowids, op="reindex")
         self._after_reindex(tenant)
         return len(live)
 
@@ -569,7 +569,7 @@ class EventTables(Database):
                 " RETURNING i.id, i.session, i.seq, i.rowid, i.kind",
                 params,
             ).fetchall()
-            log_removed(conn, tenant, [r[3] for r in doomed])
+            self._log_removed(conn, tenant, [r[3] for r in doomed])
             if log_at is not None and doomed:  # the purge counts what it removes, by kind
                 kinds = Counter(r[4] for r in doomed)
                 conn.execute(

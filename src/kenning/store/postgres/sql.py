@@ -15,6 +15,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
+import numpy as np
+import numpy.typing as npt
 import psycopg
 from psycopg.types.json import Jsonb
 
@@ -147,6 +149,8 @@ class PostgresDialect(Dialect):
 
     name = "postgresql"
     for_update = " FOR UPDATE"
+    for_share = " FOR SHARE"
+    greatest = "greatest"
 
     def time(self, at: datetime) -> datetime:
         return at
@@ -166,12 +170,27 @@ class PostgresDialect(Dialect):
     def read_amount(self, value: Any) -> Decimal | None:
         return cast(Decimal | None, value)
 
+    def text_list(self, values: Sequence[str]) -> list[str]:
+        return list(values)
+
+    def read_text_list(self, value: Any) -> list[str]:
+        return list(value)
+
+    def vector(self, vec: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return vec
+
     def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
         if values:
             yield values
 
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} = ANY(?)", [list(values)]
+
+    def for_update_of(self, alias: str) -> str:
+        return f" FOR UPDATE OF {alias}"
+
+    def shares_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{column} && ?::text[]", [list(values)]
 
     def item_join(self, table: str, item: str) -> str:
         return f"{table}.tenant = {item}.tenant AND {table}.item = {item}.rowid"

@@ -9,10 +9,13 @@ and the others) are mixins over it, written once for every backend.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
 
 from kenning.errors import ScopeConflict, StaleWrite
 from kenning.records import Event, Scope
@@ -95,6 +98,35 @@ class SqlDatabase(ABC):
     def _serialize(self, tx: Tx, tenant: str, name: str) -> None:
         """Writers of one thing of *tenant* (a user's facts, a playbook's versions) go one at
         a time until the transaction ends (a single-writer backend has this for free)."""
+
+    # -- what backends write their own way -------------------------------------------------
+
+    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[str, tuple[object, ...]]:
+        """Columns a backend's own indexes need in a new item row (``", name, ..."`` and their
+        values): none here."""
+        return "", ()
+
+    def _log_removed(
+        self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
+    ) -> None:
+        """Record items that leave *tenant*'s search partitions: erased rows (``erase``),
+        closed facts whose rows stay for their history (``hide``), or events whose index rows
+        were rebuilt (``reindex``: they come back from their new rows). Every process's
+        partitions follow this log by delta."""
+        if rowids:
+            tx.executemany(
+                "INSERT INTO index_log (tenant, item, op) VALUES (?, ?, ?)",
+                [(tenant, rowid, op) for rowid in rowids],
+            )
+
+    def _store_vectors(
+        self, tx: Tx, tenant: str, vectors: Mapping[str, npt.NDArray[np.float32]]
+    ) -> None:
+        """Store checked unit vectors by the hash of their text (one already stored stays)."""
+        tx.executemany(
+            "INSERT INTO vectors (tenant, hash, vec) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+            [(tenant, digest, self._d.vector(vec)) for digest, vec in vectors.items()],
+        )
 
     # -- hooks between the store's concerns ------------------------------------------------
 

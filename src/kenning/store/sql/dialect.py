@@ -16,6 +16,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from kenning.errors import InvalidInput
 
 __all__ = ["Cursor", "Dialect", "Tx", "dumps"]
@@ -60,9 +63,12 @@ class Dialect(ABC):
     few expressions whose syntax differs."""
 
     name: str
-    #: Appended to a SELECT that must lock the rows it reads until the transaction ends
-    #: (SQLite's single writer needs none).
+    #: Appended to a SELECT that must lock the rows it reads until the transaction ends, or
+    #: keep them from being locked for update (SQLite's single writer needs neither).
     for_update: str = ""
+    for_share: str = ""
+    #: The larger of two values (a scalar function).
+    greatest: str = "max"
 
     # -- values ---------------------------------------------------------------------------
 
@@ -94,6 +100,18 @@ class Dialect(ABC):
     def read_amount(self, value: Any) -> Decimal | None:
         """A stored amount."""
 
+    @abstractmethod
+    def text_list(self, values: Sequence[str]) -> object:
+        """A list of texts as a parameter (a fact's sources)."""
+
+    @abstractmethod
+    def read_text_list(self, value: Any) -> list[str]:
+        """A stored list of texts."""
+
+    @abstractmethod
+    def vector(self, vec: npt.NDArray[np.float32]) -> object:
+        """A checked vector (:func:`kenning.store.sql.vectors.checked_vector`) as a parameter."""
+
     # -- lists ----------------------------------------------------------------------------
 
     @abstractmethod
@@ -105,6 +123,14 @@ class Dialect(ABC):
         """``column`` is one of *values* (a slice of :meth:`batches`), and its parameters."""
 
     # -- expressions ----------------------------------------------------------------------
+
+    @abstractmethod
+    def for_update_of(self, alias: str) -> str:
+        """Appended to a SELECT to lock the rows of table *alias* it reads."""
+
+    @abstractmethod
+    def shares_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        """The list of texts *column* (:meth:`text_list`) holds one of *values*."""
 
     @abstractmethod
     def item_join(self, table: str, item: str) -> str:

@@ -25,6 +25,7 @@ from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import SqlDatabase, check_owner
+from kenning.store.sqlite.fts import scope_terms
 from kenning.store.sqlite.schema import check_owned, migrate
 from kenning.store.sqlite.sql import DIALECT, stored_model
 
@@ -74,6 +75,10 @@ class Database(SqlDatabase):
     @property
     def path(self) -> str:
         return self._path
+
+    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[str, tuple[object, ...]]:
+        # The scope's tokens, so an FTS5 query can carry its scope inside MATCH.
+        return ", scope_terms", (scope_terms(scope.tenant, scope.user, scope.session, role, kind),)
 
     @property
     def in_memory(self) -> bool:

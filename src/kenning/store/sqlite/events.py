@@ -517,11 +517,16 @@ class EventTables(Database):
                     f" count(*) FROM items i WHERE {where} GROUP BY i.kind",
                     [scope.tenant, log_at.timestamp(), *params],
                 )
-            cur = conn.execute(
-                f"DELETE FROM items WHERE rowid IN (SELECT i.rowid FROM items i WHERE {where})",
-                params,
-            )
-            erased = int(cur.rowcount)
+            rowids = [
+                int(r[0])
+                for r in conn.execute(
+                    "DELETE FROM items WHERE rowid IN"
+                    f" (SELECT i.rowid FROM items i WHERE {where}) RETURNING rowid",
+                    params,
+                ).fetchall()
+            ]
+            self._log_removed(conn, scope.tenant, rowids)
+            erased = len(rowids)
             gone = _gone_sessions(conn, scope, doomed, whole=whole)
             for chunk in chunks(gone):
                 marks = ",".join("?" * len(chunk))

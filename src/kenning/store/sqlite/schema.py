@@ -453,6 +453,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE procedures RENAME COLUMN user TO user_id;
         """,
     ),
+    (
+        "0012_explicit_index_log",
+        """
+        -- Erased rows are logged by the statement that erases them, as on PostgreSQL, so
+        -- one code path (kenning.store.sql) serves both backends.
+        DROP TRIGGER items_log_delete;
+        """,
+    ),
 )
 
 

@@ -15,6 +15,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Any, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from kenning.errors import InvalidInput
 from kenning.records import Filters, Role, Scope
 from kenning.store.records import ModelInfo
@@ -200,11 +203,27 @@ class SQLiteDialect(Dialect):
     def read_amount(self, value: Any) -> Decimal | None:
         return None if value is None else Decimal(value)
 
+    def text_list(self, values: Sequence[str]) -> str:
+        return json.dumps(list(values))
+
+    def read_text_list(self, value: Any) -> list[str]:
+        return list(json.loads(value))
+
+    def vector(self, vec: npt.NDArray[np.float32]) -> bytes:
+        return vec.tobytes()
+
     def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
         return chunks(values)
 
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         return f"{column} IN ({_placeholders(len(values))})", list(values)
+
+    def for_update_of(self, alias: str) -> str:
+        return ""
+
+    def shares_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        marks = _placeholders(len(values))
+        return f"EXISTS (SELECT 1 FROM json_each({column}) j WHERE j.value IN ({marks}))", [*values]
 
     def item_join(self, table: str, item: str) -> str:
         return f"{table}.item = {item}.rowid"
