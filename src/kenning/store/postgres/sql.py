@@ -148,6 +148,7 @@ class PostgresDialect(Dialect):
     their tenant too (the distribution column)."""
 
     name = "postgresql"
+    item_columns = "tenant, item"
     for_update = " FOR UPDATE"
     for_share = " FOR SHARE"
     greatest = "greatest"
@@ -169,6 +170,18 @@ class PostgresDialect(Dialect):
 
     def read_amount(self, value: Any) -> Decimal | None:
         return cast(Decimal | None, value)
+
+    def item_key(self, tenant: str, rowid: int) -> tuple[Any, ...]:
+        return (tenant, rowid)
+
+    def item_key_of(self, item: str) -> str:
+        return f"{item}.tenant, {item}.rowid"
+
+    def item_rows(self, tenant: str, rowids: Sequence[int]) -> tuple[str, list[Any]]:
+        return "tenant = ? AND item = ANY(?)", [tenant, list(rowids)]
+
+    def ids_in(self, alias: str, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{alias}.id = ANY(?)", [list(ids)]
 
     def text_list(self, values: Sequence[str]) -> list[str]:
         return list(values)

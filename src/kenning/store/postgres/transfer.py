@@ -27,6 +27,7 @@ from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.events import EventTables, copy_rows
 from kenning.store.postgres.sql import jsonb
 from kenning.store.records import ModelInfo
+from kenning.store.sql.vectors import check_model
 
 __all__ = ["TableCount", "TransferTables"]
 
@@ -365,7 +366,7 @@ class TransferTables(EventTables, Database):
             model = _source_model(src)
             if model is not None:
                 with self._write(None) as conn:
-                    self._check_model(conn, model, claim=True)
+                    check_model(conn, self._d, model, claim=True)
             tenants = sorted(
                 {r[0] for t in _TENANT_SOURCES for r in src.execute(f"SELECT tenant FROM {t}")}
             )
@@ -384,17 +385,12 @@ class TransferTables(EventTables, Database):
         return counts
 
     def _copy_tenant(self, src: sqlite3.Connection, conn: Conn, tenant: str) -> None:
-        vectors = [
-            (tenant, r[0], np.frombuffer(r[1], dtype=np.float32))
+        vectors = {
+            r[0]: np.frombuffer(r[1], dtype=np.float32)
             for r in src.execute("SELECT hash, vec FROM vectors WHERE tenant = ?", (tenant,))
-        ]
+        }
         if vectors:
-            stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), vectors,
-                              binary_types=("text", "text", "vector"))  # fmt: skip
-            conn.execute(
-                f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec FROM {stage}"
-                " ON CONFLICT DO NOTHING"
-            )
+            self._store_vectors(conn, tenant, vectors)
         rowids: dict[int, int] = {}
         for table, (query, columns, conflict) in _COPIES.items():
             rows = [_converted(columns, r) for r in src.execute(query, (tenant,))]

@@ -76,6 +76,9 @@ class SqlDatabase(ABC):
     mixin overrides its own and calls ``super()``)."""
 
     _d: ClassVar[Dialect]
+    #: Columns a backend's own indexes need in a new item row (their values:
+    #: :meth:`_item_extras`).
+    _extra_item_columns: ClassVar[tuple[str, ...]] = ()
 
     @abstractmethod
     def _read(self, scope: Scope | None) -> AbstractContextManager[Tx]:
@@ -101,10 +104,9 @@ class SqlDatabase(ABC):
 
     # -- what backends write their own way -------------------------------------------------
 
-    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[str, tuple[object, ...]]:
-        """Columns a backend's own indexes need in a new item row (``", name, ..."`` and their
-        values): none here."""
-        return "", ()
+    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[object, ...]:
+        """The values of :attr:`_extra_item_columns` for a new item."""
+        return ()
 
     def _log_removed(
         self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
@@ -135,6 +137,11 @@ class SqlDatabase(ABC):
 
     def _after_forget(self, tenant: str) -> None:
         """Called after records of *tenant* were erased and committed."""
+
+    def _after_erase(self, tenant: str, erased: int) -> None:
+        """Called after every erase or purge of *tenant* committed, *erased* records or none:
+        what the backend keeps of erased text outside its tables goes too (SQLite's
+        full-text segments and write-ahead log)."""
 
     def _after_reindex(self, tenant: str) -> None:
         """Called after events of *tenant* got new index rows (search partitions follow)."""

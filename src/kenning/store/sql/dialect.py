@@ -63,6 +63,9 @@ class Dialect(ABC):
     few expressions whose syntax differs."""
 
     name: str
+    #: The key columns of a per-item table (chunks, details, token counts, access): the
+    #: item's rowid, and where rows are distributed by tenant, the tenant first.
+    item_columns: str = "item"
     #: Appended to a SELECT that must lock the rows it reads until the transaction ends, or
     #: keep them from being locked for update (SQLite's single writer needs neither).
     for_update: str = ""
@@ -104,6 +107,10 @@ class Dialect(ABC):
     def text_list(self, values: Sequence[str]) -> object:
         """A list of texts as a parameter (a fact's sources)."""
 
+    def read_tags(self, value: Any) -> tuple[str, ...]:
+        """A record's stored tags (a JSON list)."""
+        return tuple(self.read_json(value))
+
     @abstractmethod
     def read_text_list(self, value: Any) -> list[str]:
         """A stored list of texts."""
@@ -121,6 +128,23 @@ class Dialect(ABC):
     @abstractmethod
     def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
         """``column`` is one of *values* (a slice of :meth:`batches`), and its parameters."""
+
+    def item_key(self, tenant: str, rowid: int) -> tuple[Any, ...]:
+        """The values of :attr:`item_columns` for an item."""
+        return (rowid,)
+
+    def item_key_of(self, item: str) -> str:
+        """The values of :attr:`item_columns` taken from the alias *item* of ``items``."""
+        return f"{item}.rowid"
+
+    def item_rows(self, tenant: str, rowids: Sequence[int]) -> tuple[str, list[Any]]:
+        """Rows of a per-item table for items *rowids* of *tenant* (a slice of
+        :meth:`batches`)."""
+        return self.one_of("item", rowids)
+
+    @abstractmethod
+    def ids_in(self, alias: str, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        """Records of ``items`` alias *alias* with these ids (a slice of :meth:`batches`)."""
 
     # -- expressions ----------------------------------------------------------------------
 

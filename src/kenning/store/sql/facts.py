@@ -218,7 +218,8 @@ class FactTables(SqlDatabase):
         d, draft = self._d, change.draft
         valid_from = draft.valid_from or seen
         role = "tool" if draft.source is FactSource.TOOL else "user"
-        extra, extra_values = self._item_extras(scope, role, "fact")
+        extra_values = self._item_extras(scope, role, "fact")
+        extra = "".join(f", {c}" for c in self._extra_item_columns)
         row = tx.execute(
             f"INSERT INTO items (tenant, id, kind, user_id, session, agent, seq, role, label,"
             f" text, at, tags, metadata, version, content_hash, embed_hash, created_at,"

@@ -7,12 +7,20 @@ parameters; only validated identifiers (table aliases) shape the SQL text.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from kenning.records import Filters, Scope
 from kenning.store.sql.dialect import Dialect
 
-__all__ = ["scope_sql", "where_clause"]
+__all__ = ["scope_sql", "stored_scope", "where_clause"]
+
+
+@lru_cache(maxsize=65_536)
+def stored_scope(tenant: str, user: str | None, session: str | None, agent: str | None) -> Scope:
+    """The scope of a stored row."""
+    # Rows repeat the same few scopes; validating each id once per process is enough.
+    return Scope(tenant, user, session, agent)
 
 
 def where_clause(

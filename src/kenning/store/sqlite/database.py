@@ -25,7 +25,7 @@ from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import SqlDatabase, check_owner
-from kenning.store.sqlite.fts import scope_terms
+from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.schema import check_owned, migrate
 from kenning.store.sqlite.sql import DIALECT, stored_model
 
@@ -54,6 +54,8 @@ class Database(SqlDatabase):
     """The connections of one SQLite store and the transactions over them."""
 
     _d = DIALECT
+    # The scope's tokens, so an FTS5 query can carry its scope inside MATCH.
+    _extra_item_columns = ("scope_terms",)
 
     def __init__(self, path: str | Path, *, timeout_s: float) -> None:
         self._path = str(path)
@@ -76,9 +78,17 @@ class Database(SqlDatabase):
     def path(self) -> str:
         return self._path
 
-    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[str, tuple[object, ...]]:
-        # The scope's tokens, so an FTS5 query can carry its scope inside MATCH.
-        return ", scope_terms", (scope_terms(scope.tenant, scope.user, scope.session, role, kind),)
+    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[object, ...]:
+        return (scope_terms(scope.tenant, scope.user, scope.session, role, kind),)
+
+    def _after_erase(self, tenant: str, erased: int) -> None:
+        if erased:
+            # An FTS5 delete only records a tombstone: merging drops the erased words.
+            with self._write(None) as conn:
+                purge_fts(conn)
+        # Erased text (events, or the pins and summaries of an emptied session) must not
+        # linger in the write-ahead log either.
+        self._checkpoint()
 
     @property
     def in_memory(self) -> bool:

@@ -203,6 +203,17 @@ class SQLiteDialect(Dialect):
     def read_amount(self, value: Any) -> Decimal | None:
         return None if value is None else Decimal(value)
 
+    def read_tags(self, value: Any) -> tuple[str, ...]:
+        return tags(value)
+
+    def ids_in(self, alias: str, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        # A rowid lookup: the planner never prefers the tenant index over the id index (it
+        # did at 100k rows without statistics: 35 ms instead of 0.1 ms).
+        return (
+            f"{alias}.rowid IN (SELECT rowid FROM items WHERE id IN ({_placeholders(len(ids))}))",
+            [*ids],
+        )
+
     def text_list(self, values: Sequence[str]) -> str:
         return json.dumps(list(values))
 

@@ -18,9 +18,9 @@ from typing import Literal
 from kenning.store.ann import AnnConfig
 from kenning.store.records import Capabilities
 from kenning.store.sql.context import ContextTables
+from kenning.store.sql.events import EventTables
 from kenning.store.sql.policy import PolicyTables
 from kenning.store.sql.procedures import ProcedureTables
-from kenning.store.sqlite.events import EventTables
 from kenning.store.sqlite.facts import FactTables
 from kenning.store.sqlite.jobs import JobTables
 from kenning.store.sqlite.keys import KeyTables
