@@ -36,6 +36,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.postgres import redact
+from kenning.store.postgres.cross import CROSS_TENANT
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.sql import DIALECT, PgTx
 from kenning.store.postgres.vector import register_vector
@@ -81,6 +82,7 @@ class Database(SqlDatabase):
     """The connection pool of one PostgreSQL store and the transactions over it."""
 
     _d = DIALECT
+    _cross = CROSS_TENANT
 
     def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 30.0) -> None:
         if not url.startswith(("postgresql://", "postgres://")):
@@ -176,7 +178,7 @@ class Database(SqlDatabase):
         conn.execute("SET TIME ZONE 'UTC'")
         register_vector(conn)
 
-    def _model_in(self, conn: Conn) -> ModelInfo | None:
+    def _model_in(self, conn: Tx) -> ModelInfo | None:
         """The stored embedding model, as seen by a read transaction (remembered once set)."""
         if self._known_model is None:
             row = conn.execute(

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.postgres.sql import PgTx
+from kenning.store.postgres.sql import raw
 from kenning.store.sql import events
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.events import ITEM_COLUMNS
@@ -24,7 +24,7 @@ __all__ = ["EventTables", "copy_rows"]
 
 
 def copy_rows(
-    conn: PgTx,
+    conn: Tx,
     table: str,
     columns: Sequence[str],
     rows: Sequence[Sequence[Any]],
@@ -43,7 +43,7 @@ def copy_rows(
     )
     conn.execute(f"TRUNCATE {stage}")
     binary = " (FORMAT BINARY)" if binary_types is not None else ""
-    with conn.raw.cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN{binary}") as copy:
+    with raw(conn).cursor().copy(f"COPY {stage} ({', '.join(columns)}) FROM STDIN{binary}") as copy:
         if binary_types is not None:
             copy.set_types(list(binary_types))
         for row in rows:
@@ -55,7 +55,6 @@ class EventTables(events.EventTables):
     """Events and vectors written in bulk."""
 
     def _insert_items(self, tx: Tx, tenant: str, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
-        assert isinstance(tx, PgTx)
         columns = ("ord", *ITEM_COLUMNS)
         stage = copy_rows(tx, "items", columns, [(n, *row) for n, row in enumerate(rows)])
         cols = ", ".join(ITEM_COLUMNS)
@@ -68,7 +67,6 @@ class EventTables(events.EventTables):
     def _store_vectors(
         self, tx: Tx, tenant: str, vectors: Mapping[str, npt.NDArray[np.float32]]
     ) -> None:
-        assert isinstance(tx, PgTx)
         rows = [(tenant, digest, vec) for digest, vec in vectors.items()]
         stage = copy_rows(tx, "vectors", ("tenant", "hash", "vec"), rows,
                           binary_types=("text", "text", "vector"))  # fmt: skip

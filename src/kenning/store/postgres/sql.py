@@ -1,10 +1,5 @@
-"""SQL helpers of the PostgreSQL store: transactions that take the shared SQL's ``?``
-placeholders, the tenancy constraint and search filters.
-
-:func:`where_clause` is the single place where read paths over records get their
-tenant/user/session constraint, so no such query can be built without it. Values are always
-parameters; only validated identifiers (table aliases) shape the SQL text.
-"""
+"""PostgreSQL's spelling of the shared SQL (:class:`PostgresDialect`), and transactions that
+take the shared SQL's ``?`` placeholders (:class:`PgTx`)."""
 
 from __future__ import annotations
 
@@ -21,8 +16,7 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput
-from kenning.records import Filters, Scope
-from kenning.store.sql.dialect import Dialect
+from kenning.store.sql.dialect import Dialect, Tx
 
 __all__ = [
     "DIALECT",
@@ -30,8 +24,7 @@ __all__ = [
     "PostgresDialect",
     "jsonb",
     "pg_sql",
-    "scope_sql",
-    "where_clause",
+    "raw",
 ]
 
 _T = TypeVar("_T")
@@ -71,6 +64,13 @@ class PgTx:
         self.raw.cursor().executemany(pg_sql(sql), parameters)
 
 
+def raw(tx: Tx) -> psycopg.Connection[Any]:
+    """The psycopg connection of a PostgreSQL transaction, for what only PostgreSQL has."""
+    if not isinstance(tx, PgTx):
+        raise TypeError(f"not a PostgreSQL transaction: {tx!r}")
+    return tx.raw
+
+
 def jsonb(value: Any) -> Jsonb | None:
     """A JSON value as a ``jsonb`` parameter (None stays NULL); InvalidInput if it is not
     JSON (checked here, so a bad value fails before the statement, with kenning's error)."""
@@ -81,65 +81,6 @@ def jsonb(value: Any) -> Jsonb | None:
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"value is not JSON-serialisable: {exc}") from exc
     return Jsonb(value)
-
-
-def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[str, list[Any]]:
-    """Render the tenancy constraint and *filters* as a SQL boolean over table alias *alias*.
-
-    Metadata values compare as JSON (a number matches a number, a string a string); ``None``
-    matches a missing key or a JSON null, as on SQLite.
-    """
-    a = alias
-    parts = [f"{a}.tenant = ?"]
-    params: list[Any] = [scope.tenant]
-    if scope.user is not None:
-        parts.append(f"{a}.user_id = ?")
-        params.append(scope.user)
-    if scope.session is not None:
-        parts.append(f"{a}.session = ?")
-        params.append(scope.session)
-    parts.append(f"{a}.kind = ANY(?)")
-    params.append(list(filters.kinds))
-    if filters.roles:
-        parts.append(f"{a}.role = ANY(?)")
-        params.append([r.value for r in filters.roles])
-    if filters.since is not None:
-        parts.append(f"{a}.at >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        parts.append(f"{a}.at <= ?")
-        params.append(filters.until)
-    if filters.tags:
-        parts.append(
-            f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({a}.tags) t WHERE t = ANY(?))"
-        )
-        params.append(list(filters.tags))
-    for key, values in filters.metadata:
-        non_null = [v for v in values if v is not None]
-        ors = []
-        if non_null:
-            ors.append(f"({a}.metadata -> ?) = ANY(?::jsonb[])")
-            params += [key, [json.dumps(v) for v in non_null]]
-        if len(non_null) != len(values):
-            ors.append(f"coalesce(jsonb_typeof({a}.metadata -> ?), 'null') = 'null'")
-            params.append(key)
-        parts.append("(" + " OR ".join(ors) + ")")
-    return " AND ".join(parts), params
-
-
-def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """The tenancy constraint of a table with ``tenant``, ``user_id`` and ``session`` columns:
-    tenant always, user and session when the scope has them."""
-    prefix = f"{alias}." if alias else ""
-    where = [f"{prefix}tenant = ?"]
-    params: list[Any] = [scope.tenant]
-    if scope.user is not None:
-        where.append(f"{prefix}user_id = ?")
-        params.append(scope.user)
-    if scope.session is not None:
-        where.append(f"{prefix}session = ?")
-        params.append(scope.session)
-    return " AND ".join(where), params
 
 
 class PostgresDialect(Dialect):

@@ -12,14 +12,15 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import ClassVar
+from typing import ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from kenning.errors import ScopeConflict, StaleWrite
 from kenning.records import Event, Scope
-from kenning.store.records import EventWrite
+from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.sql.cross import CrossTenant
 from kenning.store.sql.dialect import Dialect, Tx
 
 __all__ = ["SqlDatabase", "check_generation", "check_owner", "erase_generation"]
@@ -76,9 +77,39 @@ class SqlDatabase(ABC):
     mixin overrides its own and calls ``super()``)."""
 
     _d: ClassVar[Dialect]
+    _cross: ClassVar[CrossTenant]
     #: Columns a backend's own indexes need in a new item row (their values:
     #: :meth:`_item_extras`).
     _extra_item_columns: ClassVar[tuple[str, ...]] = ()
+
+    _closed: bool
+
+    @property
+    def backend(self) -> str:
+        """The backend's name (``sqlite``, ``postgresql``)."""
+        return self._d.name
+
+    def close(self) -> None:
+        """Stop index builds (a file's complete HNSW graphs are saved first) and close the
+        connections; later calls raise ``StoreError``. Closing twice is harmless."""
+        if self._closed:
+            return
+        self._release_all()
+        self._close_connections()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @abstractmethod
+    def _release_all(self) -> None:
+        """Stop every partition's index work."""
+
+    @abstractmethod
+    def _close_connections(self) -> None:
+        """Close the database connections for good."""
 
     @abstractmethod
     def _read(self, scope: Scope | None) -> AbstractContextManager[Tx]:
@@ -93,6 +124,11 @@ class SqlDatabase(ABC):
         """One atomic transaction for *scope*: commit on success, roll back on any exception.
         The scope's session must belong to its user (with *claim* a new session becomes the
         user's); *exclusive*: no other write of the tenant runs meanwhile (erasure)."""
+
+    @abstractmethod
+    def _model_in(self, tx: Tx) -> ModelInfo | None:
+        """The stored embedding model as *tx* sees it (a backend may remember it: the row is
+        written once and never changed)."""
 
     def _enter_tenant(self, tx: Tx, tenant: str) -> None:
         """Inside a write opened without a scope, act for *tenant* from here on (a server

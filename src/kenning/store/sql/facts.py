@@ -8,12 +8,14 @@ consolidated the same key meanwhile (StaleWrite, decide again). A fact that stop
 leaves every process's search partitions through the index log (op ``hide``) and keeps its
 history.
 
-Claiming sessions to read reaches across tenants, which each backend does its own way; renewing
-and finishing a claim are writes of one tenant, here.
+Extraction progress is a queue of sessions with events not yet read; listing and claiming them
+reach across tenants (:mod:`kenning.store.sql.cross`), while renewing and finishing a claim are
+writes of one tenant. Two readers, in one process or several, never hold the same session.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,7 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.errors import InvalidInput, LeaseLost, StaleWrite
-from kenning.records import Fact, FactCategory, FactSource, FactStatus, Scope
+from kenning.records import Fact, FactCategory, FactSource, FactStatus, QueueStats, Scope
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
 from kenning.store.sql.database import SqlDatabase, check_generation
 from kenning.store.sql.dialect import Tx
@@ -379,7 +381,34 @@ class FactTables(SqlDatabase):
             ).fetchall()
         return [self._fact(r) for r in rows]
 
-    # -- extraction progress within a tenant -----------------------------------------------
+    # -- extraction progress ---------------------------------------------------------------
+
+    def pending_extractions(self, *, limit: int = 100) -> list[ExtractionJob]:
+        """Sessions with events not yet read for facts (the store's own bookkeeping)."""
+        with self._read(None) as tx:
+            rows = tx.execute(self._cross.pending_extractions, (int(limit),)).fetchall()
+        return [ExtractionJob(Scope(r[0], r[1], r[2]), int(r[3]), int(r[4])) for r in rows]
+
+    def claim_extraction(self, *, at: datetime, lease_s: float) -> ExtractionJob | None:
+        """Lease the oldest session with unread events (or one whose lease ran out) under a
+        fresh token."""
+        lease = secrets.token_hex(8)
+        with self._write(None) as tx:
+            row = tx.execute(
+                self._cross.claim_extraction, (self._d.time(at), float(lease_s), lease)
+            ).fetchone()
+        if row is None:
+            return None
+        return ExtractionJob(Scope(row[0], row[1], row[2]), int(row[3]), int(row[4]), lease)
+
+    def extraction_stats(self) -> QueueStats:
+        """Sessions with unread events: waiting (no reader holds them), held by a reader, and
+        when the oldest unread event was written."""
+        with self._read(None) as tx:
+            row = tx.execute(self._cross.extraction_stats).fetchone()
+        return QueueStats(
+            pending=int(row[0]), running=int(row[1]), oldest_pending=self._d.read_opt_time(row[2])
+        )
 
     def renew_extraction(self, job: ExtractionJob, *, at: datetime, lease_s: float) -> bool:
         if job.lease is None:

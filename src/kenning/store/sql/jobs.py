@@ -1,33 +1,29 @@
-"""The compaction queue's writes and reads within a tenant, on every SQL backend: at most one
-open job per session.
+"""The compaction queue on every SQL backend: persisted, at most one open job per session,
+leased.
 
-Claiming, renewing and finishing a job reach across tenants (the queue is the store's own
-machinery, not a read of tenant data), which each backend does its own way: SQLite's single
-writer, PostgreSQL's ``FOR UPDATE SKIP LOCKED`` behind functions that row-level security lets
-through. A claim writes a fresh lease token; renewing or finishing names it, so once a job was
-taken over (its lease ran out) the old holder's calls change nothing.
+A claim writes a fresh lease token; renewing or finishing names it, so once a job was taken
+over (its lease ran out) the old holder's calls change nothing. Claiming, renewing and
+finishing reach across tenants (the queue is the store's own machinery, not a read of tenant
+data): each backend gives those statements (:mod:`kenning.store.sql.cross`).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from kenning.records import CompactionJob, JobStatus, Scope
+from kenning.records import CompactionJob, JobStatus, QueueStats, Scope
+from kenning.store.sql.cross import JOB_COLUMNS
 from kenning.store.sql.database import SqlDatabase
 from kenning.store.sql.query import scope_sql
 
-__all__ = ["JOB_COLUMNS", "JobTables"]
-
-JOB_COLUMNS = (
-    "rowid, tenant, user_id, session, model, budget, reason, status, attempts, created_at, error,"
-    " lease"
-)
+__all__ = ["JobTables"]
 
 
 class JobTables(SqlDatabase):
-    """Compaction jobs: enqueue, and a scope's jobs (claims are the backend's)."""
+    """Compaction jobs: enqueue, claim with a lease, renew, finish."""
 
     def _job(self, row: Sequence[Any]) -> CompactionJob:
         return CompactionJob(
@@ -59,3 +55,48 @@ class JobTables(SqlDatabase):
                 f"SELECT {JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
             ).fetchall()
         return [self._job(r) for r in rows]
+
+    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
+        """Take the oldest pending job (or one whose worker died: its lease ran out) under a
+        fresh lease token."""
+        with self._write(None) as tx:
+            row = tx.execute(
+                self._cross.claim_compaction,
+                (self._d.time(at), float(lease_s), secrets.token_hex(8)),
+            ).fetchone()
+        return None if row is None else self._job(row)
+
+    def renew_compaction(self, job_id: int, *, lease: str, at: datetime, lease_s: float) -> bool:
+        with self._write(None) as tx:
+            row = tx.execute(
+                self._cross.renew_compaction, (job_id, lease, self._d.time(at), float(lease_s))
+            ).fetchone()
+        return bool(row and row[0])
+
+    def finish_compaction(
+        self,
+        job_id: int,
+        *,
+        status: JobStatus,
+        at: datetime,
+        error: str | None = None,
+        lease: str | None = None,
+    ) -> bool:
+        with self._write(None) as tx:
+            row = tx.execute(
+                self._cross.finish_compaction,
+                (job_id, status.value, self._d.time(at), error, lease),
+            ).fetchone()
+        return bool(row and row[0])
+
+    def pending_compactions(self) -> int:
+        with self._read(None) as tx:
+            row = tx.execute(self._cross.pending_compactions).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def queue_stats(self) -> QueueStats:
+        with self._read(None) as tx:
+            row = tx.execute(self._cross.queue_stats).fetchone()
+        return QueueStats(
+            pending=int(row[0]), running=int(row[1]), oldest_pending=self._d.read_opt_time(row[2])
+        )

@@ -1,22 +1,21 @@
 """API keys and tenants' stored volume, for the server, on every SQL backend.
 
-Only a hash of each key's secret is stored. A key is written per tenant; looking one up by id
+Only a hash of each key's secret is stored; generating and checking secrets is the server's
+job (:mod:`kenning.server.auth`). A key is written per tenant; looking one up by id
 (authentication, before the tenant is known), listing every tenant's keys and revoking by id
-reach across tenants, which each backend does its own way (PostgreSQL through functions that
-row-level security lets through and that return key fields only).
+reach across tenants (:mod:`kenning.store.sql.cross`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from kenning.records import ApiKey, KeyScope, Scope, TenantUsage
 from kenning.store.sql.database import SqlDatabase
 
-__all__ = ["KEY_COLUMNS", "KeyTables"]
-
-KEY_COLUMNS = "id, tenant, name, scopes, created_at, revoked_at, secret_hash"
+__all__ = ["KeyTables"]
 
 
 class KeyTables(SqlDatabase):
@@ -49,3 +48,17 @@ class KeyTables(SqlDatabase):
                 (tenant,),
             ).fetchone()
         return TenantUsage(events=int(row[0]), content_chars=int(row[1]))
+
+    def api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
+        with self._read(None) as tx:
+            row = tx.execute(self._cross.api_key, (key_id,)).fetchone()
+        return None if row is None else (self._key(row), str(row[6]))
+
+    def api_keys(self, tenant: str | None = None) -> list[ApiKey]:
+        with self._read(None) as tx:
+            return [self._key(r) for r in tx.execute(self._cross.api_keys, (tenant,))]
+
+    def revoke_api_key(self, key_id: str, *, at: datetime) -> ApiKey | None:
+        with self._write(None) as tx:
+            row = tx.execute(self._cross.revoke_api_key, (key_id, self._d.time(at))).fetchone()
+        return None if row is None else self._key(row)

@@ -25,9 +25,12 @@ from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import SqlDatabase, check_owner
+from kenning.store.sql.dialect import Tx
+from kenning.store.sql.vectors import stored_model
+from kenning.store.sqlite.cross import CROSS_TENANT
 from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.schema import check_owned, migrate
-from kenning.store.sqlite.sql import DIALECT, stored_model
+from kenning.store.sqlite.sql import DIALECT
 
 __all__ = ["Database"]
 
@@ -54,6 +57,7 @@ class Database(SqlDatabase):
     """The connections of one SQLite store and the transactions over them."""
 
     _d = DIALECT
+    _cross = CROSS_TENANT
     # The scope's tokens, so an FTS5 query can carry its scope inside MATCH.
     _extra_item_columns = ("scope_terms",)
 
@@ -177,14 +181,14 @@ class Database(SqlDatabase):
                     raise StoreError(f"SQLite write failed and was rolled back: {exc}") from exc
                 raise
 
-    def _read_version(self, conn: sqlite3.Connection) -> int:
+    def _read_version(self, conn: Tx) -> int:
         """A number that changes whenever another connection commits (PRAGMA data_version),
         taken at the start of this thread's current read transaction."""
         if conn is self._conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
         return int(self._local.version)
 
-    def _model_in(self, conn: sqlite3.Connection) -> ModelInfo | None:
+    def _model_in(self, conn: Tx) -> ModelInfo | None:
         """The stored embedding model as *conn* sees it. The row is written once and never
         changed, so once a reader connection (query-only: what it sees is committed) has seen
         it, it is remembered: searches then skip a statement per call."""
