@@ -17,16 +17,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
 from kenning.indexing import IndexPlan, embedding_text, index_plan
 from kenning.records import Event, Scope
 from kenning.settings import Settings
-from kenning.store.protocol import Store
+from kenning.store.protocol import EventLog, Reindexing
 from kenning.store.records import IndexChange, ModelInfo
 
-__all__ = ["ReindexReport", "reindex"]
+__all__ = ["ReindexReport", "ReindexStore", "reindex"]
+
+
+class ReindexStore(Reindexing, EventLog, Protocol):
+    """What reindexing uses of a store: the events' index rows, and the events and vectors
+    they are planned from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +48,7 @@ class ReindexReport:
 
 
 def reindex(
-    store: Store,
+    store: ReindexStore,
     embedder: Embedder | None,
     settings: Settings,
     tenant: str,
@@ -110,7 +116,7 @@ class _Planner:
     """Plans events in a session's order, remembering what the turn before each embedded (its
     context) and which turns were rebuilt (the turn after one is indexed again)."""
 
-    def __init__(self, store: Store, settings: Settings, tenant: str) -> None:
+    def __init__(self, store: EventLog, settings: Settings, tenant: str) -> None:
         self._store = store
         self._settings = settings
         self._tenant = tenant

@@ -22,13 +22,12 @@ from datetime import UTC, datetime
 
 from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
 from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
-from kenning.context.ledger import sync_ledger
 from kenning.errors import StaleWrite
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
-from kenning.store.protocol import Store
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -94,7 +93,7 @@ class Compactor:
 
     def __init__(
         self,
-        store: Store,
+        store: SessionStore,
         *,
         summarizer: Summarizer,
         settings: CompactionSettings,

@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.context.fill import Piece, Plan, fill
-from kenning.context.ledger import sync_ledger
 from kenning.context.render import (
     BLOCK_HEADERS,
     hit_line,
-    message_for,
     pin_line,
     pin_order,
     procedure_text,
@@ -38,10 +37,10 @@ from kenning.context.window import (
 from kenning.errors import InvalidInput
 from kenning.records import PinStatus, Procedure, Role, Scope
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
 from kenning.store.records import MessageRow
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
+from kenning.tokens.messages import message_for
 
 __all__ = [
     "ContextSettings",
@@ -148,7 +147,7 @@ class Gathered:
 
 
 def gather(
-    store: Store,
+    store: SessionStore,
     scope: Scope,
     tokenizer: Tokenizer,
     cache: TokenCache,
@@ -251,7 +250,9 @@ def gather(
     )
 
 
-def _latest_user(store: Store, scope: Scope, encoding: str, boundary: int) -> MessageRow | None:
+def _latest_user(
+    store: SessionStore, scope: Scope, encoding: str, boundary: int
+) -> MessageRow | None:
     """The latest user message when the tail that fits does not reach it (a long run of tool
     output after it): it is mandatory, so it is placed anyway."""
     recent = store.events(scope, tail=_LATEST_USER_SCAN)

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from kenning.compaction.compactor import Compactor
 from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.ledger import SessionStore
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
@@ -49,12 +50,12 @@ from kenning.records import (
     TaskUpdate,
 )
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
+from kenning.store.protocol import JobQueue
 from kenning.store.records import Usage
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["WorkingContext"]
+__all__ = ["ContextStore", "WorkingContext"]
 
 log = logging.getLogger("kenning")
 
@@ -85,6 +86,11 @@ class LongTermView(Protocol):
         ...
 
 
+class ContextStore(SessionStore, JobQueue, Protocol):
+    """What the working context uses of a store: a session's events and context state, and
+    the compaction queue."""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -101,7 +107,7 @@ class WorkingContext:
 
     def __init__(
         self,
-        store: Store,
+        store: ContextStore,
         *,
         search: Search,
         settings: ContextSettings,
