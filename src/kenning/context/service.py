@@ -464,8 +464,9 @@ class WorkingContext:
         return memories, note.startswith(("retrieval unavailable", "vector"))
 
     def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, str]], int]:
-        """Counts a block message: block messages repeat from one window to the next, so each
-        text is counted once (cached)."""
+        """How the window's rendered messages are counted: the per-message framing plus each
+        value's tokens, through the cache (block messages repeat from one window to the next:
+        each text is counted once)."""
 
         def count(message: Mapping[str, str]) -> int:
             return DEFAULT_CHAT_OVERHEAD.tokens_per_message + sum(
@@ -545,7 +546,7 @@ def _check_window(
     goal: str | None,
     query: str | None,
 ) -> None:
-    """Refuse a window request whose arguments are not what ``assemble`` documents."""
+    """Refuse a window's arguments when they are invalid (InvalidScope, InvalidInput)."""
     if not isinstance(source, Scope) or source.tenant != scope.tenant:
         raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
     _positive(budget_tokens, "budget_tokens")
