@@ -59,6 +59,7 @@ class AnnConfig:
     ``persist`` saves a built index beside an on-disk database so a restart does not rebuild.
     ``build_threads`` bounds the OpenMP threads of a build (one by default: on a small machine
     the other cores keep serving searches, and oversubscribed OpenMP builds were slower).
+    The index needs faiss (``pip install 'kenning[ann]'``); without it searches stay exact.
 
     >>> AnnConfig(min_rows=50_000).ef_search
     512
