@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test lint install install-dev postgres bench-store bench-load test-llm
+.PHONY: demo test test-fast lint install install-dev postgres bench-store bench-load test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ postgres:
 
 test: lint postgres
 	$(BIN)/pytest -q
+
+# The fast lane while working: unit and property tests on SQLite with the real model, without
+# PostgreSQL, lint or doctests (about a minute). `make test` stays the whole suite.
+test-fast: install-dev
+	$(BIN)/pytest -q -m "not postgres and not llm_server" tests/unit tests/property
 
 bench-store: install
 	$(BIN)/kenning bench store --out bench-out/store

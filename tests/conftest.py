@@ -5,6 +5,10 @@ PostgreSQL is not optional: ``make test`` installs and starts it (``scripts/post
 and a test that cannot reach it fails. ``KENNING_TEST_PG_URL`` names the database (its role
 owns kenning's tables); ``KENNING_TEST_PG_APP_URL`` the same database logged in as the
 application role, which the conformance suite uses.
+
+Every test that reaches PostgreSQL (parametrized with the ``postgresql`` backend, or taking
+``pg_url``) carries the ``postgres`` marker, so ``-m "not postgres"`` leaves it out; this
+module imports the PostgreSQL store (and psycopg) only when such a test opens one.
 """
 
 from __future__ import annotations
@@ -19,10 +23,8 @@ import pytest
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.store.ann import AnnConfig
-from kenning.store.postgres.store import PostgresStore
 from kenning.store.protocol import Store
 from kenning.store.sqlite.store import SQLiteStore
-from tests.pg import PG_APP_URL, PG_URL, fresh_postgres
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
@@ -82,6 +84,9 @@ def open_store(
     if backend == "sqlite-hnsw":
         return SQLiteStore(tmp_path / "store.db", ann=TINY_ANN, reply_weight=w)
     if backend == "postgresql":
+        from kenning.store.postgres.store import PostgresStore
+        from tests.pg import PG_APP_URL, fresh_postgres
+
         # Logged in as the application role: row-level security applies to every statement.
         if fresh:
             fresh_postgres()
@@ -92,8 +97,25 @@ def open_store(
 @pytest.fixture
 def pg_url() -> str:
     """An emptied PostgreSQL database, as the URL of the role that owns its tables."""
+    from tests.pg import PG_URL, fresh_postgres
+
     fresh_postgres()
     return PG_URL
+
+
+def reaches_postgres(item: pytest.Item) -> bool:
+    """Whether *item* runs against PostgreSQL: a ``postgresql`` parameter or ``pg_url``."""
+    callspec = getattr(item, "callspec", None)
+    params = callspec.params.values() if callspec is not None else ()
+    if any(isinstance(value, str) and value == "postgresql" for value in params):
+        return True
+    return "pg_url" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if reaches_postgres(item):
+            item.add_marker(pytest.mark.postgres)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -4,8 +4,12 @@ never as the proof that a feature works (integration tests use the real model)."
 from __future__ import annotations
 
 import hashlib
+import itertools
+import secrets
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
 
 import numpy as np
 
@@ -13,7 +17,7 @@ from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.summarizer import SummaryRequest
 from kenning.embed.base import Matrix
 from kenning.errors import ModelUnavailable
-from kenning.records import Event, FactDraft
+from kenning.records import CompactionJob, Event, FactDraft, JobStatus, QueueStats, Scope
 
 
 class HashEmbedder:
@@ -113,3 +117,100 @@ class BlockingExtractor:
         self.started.set()
         assert self.release.wait(30)
         return self.inner.extract(events)
+
+
+class MemoryJobQueue:
+    """A compaction queue in a dict that implements :class:`~kenning.store.JobQueue` and no
+    other store protocol: one open job per session, claims under a lease token, renew and
+    finish only by the token's holder (the rules of the stores' queues)."""
+
+    _OPEN = (JobStatus.PENDING, JobStatus.RUNNING)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._jobs: dict[int, CompactionJob] = {}
+        self._until: dict[int, datetime] = {}
+
+    def enqueue_compaction(
+        self, scope: Scope, *, model: str, budget: int, reason: str, at: datetime
+    ) -> CompactionJob | None:
+        scope = scope.require_session()
+        with self._lock:
+            if any(j.scope == scope and j.status in self._OPEN for j in self._jobs.values()):
+                return None
+            job = CompactionJob(
+                id=next(self._ids), scope=scope, model=model, budget=budget, reason=reason,
+                status=JobStatus.PENDING, attempts=0, created_at=at,
+            )  # fmt: skip
+            self._jobs[job.id] = job
+            return job
+
+    def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
+        with self._lock:
+            for job in self._jobs.values():  # in insertion order: the oldest first
+                expired = job.status is JobStatus.RUNNING and self._until[job.id] < at
+                if job.status is JobStatus.PENDING or expired:
+                    claimed = replace(
+                        job, status=JobStatus.RUNNING, attempts=job.attempts + 1,
+                        lease=secrets.token_hex(8),
+                    )  # fmt: skip
+                    self._jobs[job.id] = claimed
+                    self._until[job.id] = _later(at, lease_s)
+                    return claimed
+            return None
+
+    def renew_compaction(self, job_id: int, *, lease: str, at: datetime, lease_s: float) -> bool:
+        with self._lock:
+            if not self._holds(job_id, lease):
+                return False
+            self._until[job_id] = _later(at, lease_s)
+            return True
+
+    def finish_compaction(
+        self,
+        job_id: int,
+        *,
+        status: JobStatus,
+        at: datetime,
+        error: str | None = None,
+        lease: str | None = None,
+    ) -> bool:
+        with self._lock:
+            if job_id not in self._jobs or (lease is not None and not self._holds(job_id, lease)):
+                return False
+            self._jobs[job_id] = replace(self._jobs[job_id], status=status, error=error, lease=None)
+            self._until.pop(job_id, None)
+            return True
+
+    def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
+        with self._lock:
+            return [j for j in self._jobs.values() if _within(j.scope, scope)]
+
+    def pending_compactions(self) -> int:
+        with self._lock:
+            return sum(1 for j in self._jobs.values() if j.status in self._OPEN)
+
+    def queue_stats(self) -> QueueStats:
+        with self._lock:
+            pending = [j for j in self._jobs.values() if j.status is JobStatus.PENDING]
+            running = sum(1 for j in self._jobs.values() if j.status is JobStatus.RUNNING)
+            oldest = min((j.created_at for j in pending), default=None)
+            return QueueStats(pending=len(pending), running=running, oldest_pending=oldest)
+
+    def _holds(self, job_id: int, lease: str) -> bool:
+        job = self._jobs.get(job_id)
+        return job is not None and job.status is JobStatus.RUNNING and job.lease == lease
+
+
+def _later(at: datetime, seconds: float) -> datetime:
+    return at + timedelta(seconds=seconds)
+
+
+def _within(inner: Scope, outer: Scope) -> bool:
+    """True when *inner* lies inside *outer* (same tenant; user and session where given)."""
+    return (
+        inner.tenant == outer.tenant
+        and outer.user in (None, inner.user)
+        and outer.session in (None, inner.session)
+    )

@@ -6,8 +6,8 @@ Requests go through one pooled :class:`httpx.Client` (thread-safe, kept alive be
 Network errors, HTTP 5xx/429, and replies that are not valid JSON or that the caller's parser
 rejects (:class:`Rejected`) are retried with exponential backoff; anything else (HTTP 401)
 fails at once. Callers fall back to their deterministic path when :class:`ChatFailed` is
-raised. Nothing happens at import: settings are built explicitly, from arguments or with
-:meth:`LLMSettings.from_env` at the edge, and the connection is opened on first use.
+raised. Nothing happens at import: settings are built explicitly at the edge, and the
+connection is opened on first use.
 """
 
 from __future__ import annotations
@@ -105,33 +105,6 @@ class LLMSettings:
             raise InvalidInput("LLM max_output_tokens must be an integer from 1 to 32768")
         if not _is_number(self.temperature) or not 0 <= self.temperature <= 2:
             raise InvalidInput("LLM temperature must be a number in [0, 2]")
-
-    @classmethod
-    def from_env(cls, environ: Mapping[str, str]) -> LLMSettings:
-        """Build settings from ``KENNING_LLM_BASE_URL``, ``KENNING_LLM_MODEL`` and the optional
-        ``KENNING_LLM_API_KEY`` (an empty key counts as none). Call it at the edge (CLI,
-        server) with ``os.environ``.
-
-        Raises:
-            InvalidInput: the base URL or the model is missing, or a value is invalid.
-
-        Example:
-            >>> LLMSettings.from_env({"KENNING_LLM_BASE_URL": "http://127.0.0.1:8080/v1",
-            ...                       "KENNING_LLM_MODEL": "smollm2"}).model
-            'smollm2'
-        """
-        base_url = environ.get(ENV_BASE_URL, "").strip()
-        model = environ.get(ENV_MODEL, "").strip()
-        missing = [
-            name for name, value in ((ENV_BASE_URL, base_url), (ENV_MODEL, model)) if not value
-        ]
-        if missing:
-            raise InvalidInput(
-                f"set {' and '.join(missing)} to use an LLM summarizer "
-                f"(e.g. {ENV_BASE_URL}=http://127.0.0.1:8080/v1)"
-            )
-        api_key = environ.get(ENV_API_KEY, "").strip() or None
-        return cls(base_url=base_url, model=model, api_key=api_key)
 
     @property
     def endpoint(self) -> str:

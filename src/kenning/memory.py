@@ -1,54 +1,41 @@
 """The Python facade: ``Memory.open(path)`` and the operations an agent calls.
 
-``Memory`` validates input where it enters, then drives a :class:`~kenning.store.Store`, an
-:class:`~kenning.embed.Embedder`, the search pipeline (:mod:`kenning.search.engine`) and the
-working context (:mod:`kenning.context.service`). The facade holds what an agent calls on every
-turn — add events, search, assemble a window, forget; pins, task state, summaries and
-compaction are reached through :attr:`Memory.context`.
+``Memory`` validates input where it enters, then forwards to the objects that own each
+operation over one :class:`~kenning.store.Store` and :class:`~kenning.embed.Embedder`: the
+write pipeline (:mod:`kenning.ingest`), the search engine (:mod:`kenning.search.engine`), the
+working context (:mod:`kenning.context.service`) and long-term memory
+(:mod:`kenning.longterm`). The facade holds what an agent calls on every turn — add events,
+search, assemble a window, forget; pins, task state, summaries and compaction are reached
+through :attr:`Memory.context`.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from kenning.compaction.summarizer import Summarizer
 from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
-from kenning.errors import InvalidInput, ModelUnavailable
-from kenning.indexing import embedding_text, index_plan
+from kenning.errors import InvalidInput
+from kenning.ingest import EventLike, IngestPipeline
 from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
-from kenning.records import (
-    Event,
-    NewEvent,
-    Scope,
-    new_event_id,
-    to_utc,
-)
+from kenning.records import Event, Scope, to_utc
 from kenning.reindexing import ReindexReport, reindex
 from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Store
-from kenning.store.records import EventWrite, ModelInfo
 
 __all__ = ["Memory"]
-
-log = logging.getLogger("kenning")
-
-EventLike = NewEvent | Mapping[str, Any]
 
 
 class _Default:
@@ -56,14 +43,6 @@ class _Default:
 
 
 DEFAULT = _Default()
-
-
-def _as_new_event(value: EventLike) -> NewEvent:
-    if isinstance(value, NewEvent):
-        return value
-    if isinstance(value, Mapping):
-        return NewEvent.from_mapping(value)
-    raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(value).__name__}")
 
 
 _MAX_SEQ = 2**63 - 1  # a sequence number is a 64-bit integer in both stores
@@ -114,6 +93,10 @@ class Memory:
             rules=self._settings.pin_rules,
             summarizer=summarizer,
         )
+        self._ingest = IngestPipeline(
+            store, embedder, self._settings, pins=self._context,
+            after_write=self._fact_worker.wake if self._settings.longterm.extract else None,
+        )  # fmt: skip
 
     @classmethod
     def open(
@@ -199,9 +182,6 @@ class Memory:
         :class:`~kenning.context.service.WorkingContext`)."""
         return self._context
 
-    def _model(self) -> ModelInfo | None:
-        return self._engine.model()
-
     # -- writes ----------------------------------------------------------------------------
 
     def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
@@ -225,72 +205,9 @@ class Memory:
 
         Returns the events written, in order; an event whose ``idempotency_key`` its session
         already holds is skipped and not returned. The pins extracted from the events are
-        committed in the same transaction.
+        committed in the same transaction. See :class:`~kenning.ingest.IngestPipeline`.
         """
-        limit = self._settings.max_content_chars
-        mode = self._settings.embed_text
-        events: list[tuple[Scope, NewEvent]] = []
-        for scope, raw in items:
-            if not isinstance(scope, Scope):
-                raise InvalidInput("scope must be a kenning.Scope")
-            scope.require_session()
-            events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
-        writes: list[EventWrite] = []
-        texts: dict[tuple[str, str], str] = {}  # (tenant, hash) -> text to embed
-        previous: dict[tuple[str, str | None], str | None] = {}
-        settings = self._settings
-        for scope, event in events:
-            key = (scope.tenant, scope.session)
-            if settings.embed_context and key not in previous:
-                tail = self._store.events(scope, tail=1)
-                previous[key] = embedding_text(tail[0], mode) if tail else None
-            plan = index_plan(
-                event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
-                chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
-            )  # fmt: skip
-            previous[key] = embedding_text(event, mode)
-            texts.update(((scope.tenant, h), text) for h, text in plan.texts.items())
-            event_id = new_event_id()
-            writes.append(
-                EventWrite(
-                    scope=scope, event=event, embed_hash=plan.embed_hash,
-                    id=event_id, chunks=plan.chunks,
-                    pins=tuple(self._context.pin_drafts(scope, event, event_id=event_id)),
-                )
-            )  # fmt: skip
-        if not writes:
-            return []
-        model = self._model()
-        vectors = self._vectors_for(texts, model) if model is not None else None
-        written = self._store.append_events(
-            writes, model=model if vectors is not None else None, vectors=vectors
-        )
-        if written and settings.longterm.extract:
-            self._fact_worker.wake()
-        return written
-
-    def _vectors_for(
-        self, texts: Mapping[tuple[str, str], str], model: ModelInfo
-    ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
-        """Embed each text this store lacks a vector for, once per (tenant, text)."""
-        assert self._embedder is not None
-        by_tenant: dict[str, dict[str, str]] = {}
-        for (tenant, digest), text in texts.items():
-            by_tenant.setdefault(tenant, {})[digest] = text
-        todo: list[tuple[str, str]] = []
-        for tenant, hashes in by_tenant.items():
-            for digest in self._store.missing_vectors(tenant, model, list(hashes)):
-                todo.append((tenant, digest))
-        if not todo:
-            return {}
-        unique = list(dict.fromkeys(by_tenant[t][h] for t, h in todo))
-        try:
-            matrix = self._embedder.embed(unique)
-        except ModelUnavailable as exc:
-            log.warning("embedding model unavailable, events stored without vectors: %s", exc)
-            return None
-        row = {text: i for i, text in enumerate(unique)}
-        return {(t, h): matrix[row[by_tenant[t][h]]] for t, h in todo}
+        return self._ingest.ingest(items)
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -15,18 +15,27 @@ question before it, :mod:`kenning.store.replies`), so that turn is indexed again
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
 
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
 from kenning.indexing import IndexPlan, embedding_text, index_plan
 from kenning.records import Event, Scope
 from kenning.settings import Settings
-from kenning.store.protocol import Store
-from kenning.store.records import IndexChange, ModelInfo
+from kenning.store.protocol import EventLog, Reindexing
+from kenning.store.records import IndexChange, IndexLayout, ModelInfo
 
-__all__ = ["ReindexReport", "reindex"]
+__all__ = ["ReindexReport", "ReindexStore", "reindex"]
+
+
+class ReindexStore(Reindexing, EventLog, Protocol):
+    """What reindexing uses of a store: the events' index rows, and the events and vectors
+    they are planned from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +51,7 @@ class ReindexReport:
 
 
 def reindex(
-    store: Store,
+    store: ReindexStore,
     embedder: Embedder | None,
     settings: Settings,
     tenant: str,
@@ -73,25 +82,8 @@ def reindex(
         plans = [(layout, planner.plan(layout.event)) for layout in page]
         hashes = {h: text for _, plan in plans for h, text in plan.texts.items()}
         missing = set(store.missing_vectors(tenant, model, list(hashes)))
-        changes: list[IndexChange] = []
-        rebuilt = relinked = 0
-        for layout, plan in plans:
-            changed = not plan.same_rows(layout.embed_hash, layout.chunks)
-            changed = changed or any(h in missing for h in plan.texts)
-            if changed:
-                rebuilt += 1
-                planner.rebuilt(layout.event)
-            elif planner.follows_rebuilt(layout.event):
-                relinked += 1
-            else:
-                continue
-            changes.append(IndexChange(layout.event.id, plan.embed_hash, plan.chunks))
-        texts = list(dict.fromkeys(hashes[h] for h in hashes if h in missing))
-        vectors = {}
-        if texts:
-            matrix = embedder.embed(texts)
-            row = {text: i for i, text in enumerate(texts)}
-            vectors = {h: matrix[row[hashes[h]]] for h in hashes if h in missing}
+        changes, rebuilt, relinked = _changes(plans, missing, planner)
+        texts, vectors = _embed_missing(embedder, hashes, missing)
         if changes:
             store.reindex_events(tenant, changes, model=model, vectors=vectors)
         report = replace(
@@ -106,11 +98,44 @@ def reindex(
     return report
 
 
+def _changes(
+    plans: Sequence[tuple[IndexLayout, IndexPlan]], missing: set[str], planner: _Planner
+) -> tuple[list[IndexChange], int, int]:
+    """The events of a batch to index again: those whose rows differ from their plan or lack
+    a vector (rebuilt), and those after a rebuilt turn (relinked); with both counts."""
+    changes: list[IndexChange] = []
+    rebuilt = relinked = 0
+    for layout, plan in plans:
+        changed = not plan.same_rows(layout.embed_hash, layout.chunks)
+        changed = changed or any(h in missing for h in plan.texts)
+        if changed:
+            rebuilt += 1
+            planner.rebuilt(layout.event)
+        elif planner.follows_rebuilt(layout.event):
+            relinked += 1
+        else:
+            continue
+        changes.append(IndexChange(layout.event.id, plan.embed_hash, plan.chunks))
+    return changes, rebuilt, relinked
+
+
+def _embed_missing(
+    embedder: Embedder, hashes: Mapping[str, str], missing: set[str]
+) -> tuple[list[str], dict[str, npt.NDArray[np.float32]]]:
+    """The texts the store lacks a vector for, each once, and their vectors by hash."""
+    texts = list(dict.fromkeys(hashes[h] for h in hashes if h in missing))
+    if not texts:
+        return texts, {}
+    matrix = embedder.embed(texts)
+    row = {text: i for i, text in enumerate(texts)}
+    return texts, {h: matrix[row[hashes[h]]] for h in hashes if h in missing}
+
+
 class _Planner:
     """Plans events in a session's order, remembering what the turn before each embedded (its
     context) and which turns were rebuilt (the turn after one is indexed again)."""
 
-    def __init__(self, store: Store, settings: Settings, tenant: str) -> None:
+    def __init__(self, store: EventLog, settings: Settings, tenant: str) -> None:
         self._store = store
         self._settings = settings
         self._tenant = tenant

@@ -48,7 +48,8 @@ class Settings:
     record whole, as ``embed_context`` does (see :func:`kenning.indexing.texts_to_embed`).
     ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
-    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold). ``reader``
+    keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold; the index needs
+    faiss, ``pip install 'kenning[ann]'``). ``reader``
     reads each query before search (the times it names, whether it has several targets; see
     :mod:`kenning.search.reader`). ``rerank_model`` replaces the re-ranker shipped with
     kenning (None: the shipped one, read on first search; ``FusionConfig(rerank=False)``

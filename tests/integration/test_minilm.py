@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import importlib.resources
 import itertools
 import os
 import subprocess
@@ -177,6 +179,23 @@ def test_missing_files_raise_model_unavailable(tmp_path: Path) -> None:
         MiniLMEmbedder(model_path=tmp_path / "missing.onnx").embed(["x"])
     with pytest.raises(ModelUnavailable, match=r"tokenizer\.json"):
         MiniLMEmbedder(tokenizer_path=tmp_path / "tokenizer.json").embed(["x"])
+
+
+# all-MiniLM-L6-v2's tokenizer.json, the file the stored vectors were made with (see NOTICE).
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+
+def test_the_tokenizer_ships_with_kenning(tmp_path: Path) -> None:
+    shipped = importlib.resources.files("kenning.embed").joinpath("data/tokenizer.json")
+    data = shipped.read_bytes()
+    assert hashlib.sha256(data).hexdigest() == TOKENIZER_SHA256
+    copy = tmp_path / "tokenizer.json"
+    copy.write_bytes(data)
+    explicit = MiniLMEmbedder(threads=1, tokenizer_path=copy)
+    packaged = MiniLMEmbedder(threads=1)
+    np.testing.assert_array_equal(explicit.embed(SENTENCES), packaged.embed(SENTENCES))
+    packaged.load()
+    assert packaged._tokenizer.encode("hello world").ids == [101, 7592, 2088, 102]
 
 
 def test_concurrent_first_use_loads_once() -> None:

@@ -18,7 +18,6 @@ from kenning.records import Event
 from kenning.search.filters import parse_filters
 from kenning.store.records import ModelInfo
 from tests.conftest import MemoEmbedder
-from tests.pg import PG_URL, fresh_postgres
 
 TENANTS = ("acme", "globex", "initech")
 USERS = ("ann", "bob")
@@ -225,6 +224,8 @@ def test_no_read_path_crosses_scope(
 ) -> None:
     location = ":memory:"
     if backend == "postgresql":
+        from tests.pg import PG_URL, fresh_postgres
+
         fresh_postgres()
         location = PG_URL
     with Memory.open(location, embedder=real_embedder) as memory:

@@ -32,7 +32,6 @@ from kenning.bench.harness import write_text
 from kenning.bench.metrics import percentiles
 from kenning.bench.support_threads import SupportThread, generate_thread
 from kenning.context.assembler import ContextSettings
-from kenning.context.render import event_message
 from kenning.context.window import Tier, TierCaps
 from kenning.embed.base import Embedder
 from kenning.memory import Memory
@@ -40,6 +39,7 @@ from kenning.records import Scope
 from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.chat import count_messages, message_tokens
+from kenning.tokens.messages import event_message
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["run_assemble_bench", "run_pins_bench"]

@@ -14,9 +14,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import Any
-
-import psycopg
+from typing import TYPE_CHECKING, Any
 
 from kenning.bench.metrics import percentiles
 from kenning.embed.base import Embedder
@@ -24,8 +22,10 @@ from kenning.memory import Memory
 from kenning.records import Scope
 from kenning.search.filters import parse_filters
 from kenning.store.postgres.schema import APP_ROLE
-from kenning.store.postgres.vector import register_vector
 from kenning.text import query_terms
+
+if TYPE_CHECKING:
+    import psycopg
 
 __all__ = ["alternatives_markdown", "measure_alternatives", "recall_with_ties"]
 
@@ -87,6 +87,10 @@ def measure_alternatives(
 ) -> dict[str, Any]:
     """Build pgvector's HNSW and a GIN ``tsvector`` index over the store's rows, time top-100
     queries against kenning's own candidate searches, compare rankings, drop the indexes."""
+    import psycopg  # the postgres extra, loaded when a measurement runs
+
+    from kenning.store.postgres.vector import register_vector
+
     dim = embedder.dimension
     vectors = embedder.embed(list(queries))
     store = memory.store

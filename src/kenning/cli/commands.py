@@ -24,7 +24,7 @@ from kenning.search.hits import Hit
 from kenning.search.plan import QueryPlan
 from kenning.settings import Settings
 
-__all__ = ["demo", "ingest", "migrate", "search"]
+__all__ = ["demo", "ingest", "migrate", "reindex", "search"]
 
 
 def _progress(total: int, *, enabled: bool, desc: str) -> Any:

@@ -80,7 +80,28 @@ def _pin_json(pin: Pin) -> dict[str, object]:
     }  # fmt: skip
 
 
+def _require_pin_args(args: argparse.Namespace) -> None:
+    if args.user is None or args.session is None:
+        raise InvalidInput(f"pins {args.action} needs --user and --session")
+    if args.action == "close":
+        if args.key is None:
+            raise InvalidInput("pins close needs --key")
+        return
+    if args.kind is None:
+        raise InvalidInput("pins set needs --kind (entity_id, amount, approval, ...)")
+    if (args.amount is None) != (args.currency is None):
+        raise InvalidInput(
+            "--amount and --currency go together, e.g. --amount 42.50 --currency EUR"
+        )
+    if args.kind == "amount" and args.amount is None:
+        raise InvalidInput("pins set --kind amount needs --amount and --currency")
+    if args.value is None and args.amount is None:
+        raise InvalidInput("pins set needs --value (or --amount and --currency)")
+
+
 def pins(args: argparse.Namespace) -> int:
+    if args.action != "list":
+        _require_pin_args(args)
     scope = Scope(args.tenant, args.user, args.session)
     with _open(args, lexical_only=True) as memory:
         if args.action == "list":

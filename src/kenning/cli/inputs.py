@@ -22,6 +22,7 @@ __all__ = [
     "EVENT_FIELDS",
     "add_location",
     "existing_db",
+    "positive",
     "read_events",
     "read_json_file",
     "read_text_file",
@@ -49,6 +50,17 @@ EVENT_FIELDS = {
     "version": "the agent's prompt/tool version that produced the event",
 }
 """The fields of an event line, for ``kenning ingest --help`` and the README."""
+
+
+def positive(text: str) -> int:
+    """An argparse ``type``: an integer >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be >= 1")
+    return value
 
 
 def add_location(p: argparse.ArgumentParser, db_help: str, *, required: bool = True) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,11 +17,19 @@ from kenning.memory import Memory
 from kenning.records import Procedure, Scope, TenantPolicy, to_utc
 from kenning.settings import Settings
 
-__all__ = ["add_parsers", "run"]
+__all__ = ["add_parsers"]
+
+_Command = Callable[[Memory, argparse.Namespace], None]
 
 
 def add_parsers(sub: Any) -> None:
-    """Add the long-term commands to the ``kenning`` parser."""
+    """Add the long-term commands to the ``kenning`` parser, each with its handler."""
+    _add_user_parsers(sub)
+    _add_tenant_parsers(sub)
+
+
+def _add_user_parsers(sub: Any) -> None:
+    """``facts``, ``profile`` and ``consent``: one user's records."""
     p = sub.add_parser("facts", help="a user's long-term facts: list, history, revoke")
     p.add_argument("action", choices=("list", "history", "revoke"))
     _common(p, user=True)
@@ -28,11 +37,13 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--as-of", help="list: what was valid at this ISO time")
     p.add_argument("--all", action="store_true", help="list: closed facts too (any status)")
     p.add_argument("--id", help="history/revoke: the fact's id")
+    p.set_defaults(handler=_editing(_facts))
 
     p = sub.add_parser("profile", help="a user's profile: show, export as JSON, erase the user")
     p.add_argument("action", choices=("show", "export", "erase"))
     _common(p, user=True)
     p.add_argument("--yes", action="store_true", help="erase: confirm erasing every record")
+    p.set_defaults(handler=_editing(_profile))
 
     p = sub.add_parser("consent", help="a user's consent: show or set")
     p.add_argument("action", choices=("show", "set"))
@@ -40,7 +51,11 @@ def add_parsers(sub: Any) -> None:
     choices = ("on", "off", "default")
     p.add_argument("--share", choices=choices, help="set: share facts across the user's sessions")
     p.add_argument("--sensitive", choices=choices, help="set: keep health/finance/family facts")
+    p.set_defaults(handler=_editing(_consent))
 
+
+def _add_tenant_parsers(sub: Any) -> None:
+    """``policy``, ``procedures``, ``hold``, ``purge``, ``consolidate`` and ``stats``."""
     p = sub.add_parser("policy", help="a tenant's defaults and retention: show or set")
     p.add_argument("action", choices=("show", "set"))
     _common(p, user=False)
@@ -51,12 +66,14 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--episode-days", help="set: delete events older than this (none: keep)")
     p.add_argument("--fact-days", help="set: delete facts older than this (none: until revoked)")
     p.add_argument("--recent-sessions", type=int, help="set: sessions the rolling summary covers")
+    p.set_defaults(handler=_editing(_policy))
 
     p = sub.add_parser("procedures", help="playbooks: list, show, approve")
     p.add_argument("action", choices=("list", "show", "approve"))
     _common(p, user=False)
     p.add_argument("--name", help="list: only this playbook")
     p.add_argument("--id", help="show/approve: the version's id")
+    p.set_defaults(handler=_editing(_procedures))
 
     p = sub.add_parser("hold", help="legal holds: add, release, list")
     p.add_argument("action", choices=("add", "release", "list"))
@@ -64,18 +81,22 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--user")
     p.add_argument("--session")
     p.add_argument("--reason", help="add: why (shown when an erase is refused)")
+    p.set_defaults(handler=_editing(_hold))
 
     p = sub.add_parser("purge", help="remove a tenant's records past retention, every index")
     _common(p, user=False)
     p.add_argument("--now", help="ISO time to purge as of (default: now)")
+    p.set_defaults(handler=_editing(_purge))
 
     p = sub.add_parser("consolidate", help="read every pending event for facts now")
     add_location(p, "SQLite database file")
     p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=_consolidate)
 
     p = sub.add_parser("stats", help="what a tenant or user holds")
     _common(p, user=False)
     p.add_argument("--user")
+    p.set_defaults(handler=_editing(_stats))
 
 
 def _common(p: argparse.ArgumentParser, *, user: bool) -> None:
@@ -106,19 +127,25 @@ def _flag(value: str | None) -> bool | None:
     return None if value in (None, "default") else value == "on"
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run one long-term command."""
+def _consolidate(args: argparse.Namespace) -> int:
     path = store_location(args)
-    if args.command == "consolidate":
-        with Memory.open(path, settings=_QUIET) as memory:  # the model, for near duplicates
-            sessions = memory.facts.extract_all()
-        _print({"sessions": sessions}, as_json=args.json,
-               lines=[f"read {sessions} sessions for facts"])  # fmt: skip
-        return 0
-    # These commands read and edit facts; none needs the model, and none starts extraction.
-    with Memory.open(path, embedder=None, settings=_QUIET) as memory:
-        getattr(sys.modules[__name__], f"_{args.command}")(memory, args)
+    with Memory.open(path, settings=_QUIET) as memory:  # the model, for near duplicates
+        sessions = memory.facts.extract_all()
+    _print({"sessions": sessions}, as_json=args.json,
+           lines=[f"read {sessions} sessions for facts"])  # fmt: skip
     return 0
+
+
+def _editing(command: _Command) -> Callable[[argparse.Namespace], int]:
+    """The handler that runs *command* on the store: these commands read and edit facts;
+    none needs the model, and none starts extraction."""
+
+    def handler(args: argparse.Namespace) -> int:
+        with Memory.open(store_location(args), embedder=None, settings=_QUIET) as memory:
+            command(memory, args)
+        return 0
+
+    return handler
 
 
 _QUIET = Settings(longterm=LongTermSettings(extract=False))

@@ -50,7 +50,7 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 
 def add_parsers(sub: Any) -> None:
-    """Add ``serve``, ``keys`` and ``mcp`` to the command parser."""
+    """Add ``serve``, ``keys`` and ``mcp`` to the command parser, each with its handler."""
     p = sub.add_parser("serve", help="run the REST API and MCP server")
     _add_store(p)
     p.add_argument("--host", default="127.0.0.1")
@@ -70,8 +70,10 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
+    p.set_defaults(handler=serve)
 
     p = sub.add_parser("keys", help="create, list or revoke tenants' API keys")
+    p.set_defaults(handler=keys)
     keys_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     k = keys_sub.add_parser("create", help="create a key (printed once)")
     _add_store(k)
@@ -94,6 +96,7 @@ def add_parsers(sub: Any) -> None:
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+    p.set_defaults(handler=mcp)
 
 
 def _admin_token(args: argparse.Namespace) -> str | None:

@@ -20,15 +20,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem
+from kenning.compaction.body import KEEP_ORDER, SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
-from kenning.context.ledger import sync_ledger
 from kenning.errors import StaleWrite
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
-from kenning.store.protocol import Store
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -94,7 +93,7 @@ class Compactor:
 
     def __init__(
         self,
-        store: Store,
+        store: SessionStore,
         *,
         summarizer: Summarizer,
         settings: CompactionSettings,
@@ -233,45 +232,14 @@ class Compactor:
         fence: Callable[[], bool],
     ) -> Summary:
         now = datetime.now(UTC)
-        drafts: list[PinDraft] = []
-        for event in events:
-            drafts.extend(extract_pins(event, self._rules))
-        audit: list[AuditEntry] = []
-        if drafts:
-            # Committed before the summary exists: a crash from here on loses no value.
-            pinned = self._store.put_pins(scope, drafts, at=now, mode="add", generation=generation)
-            if pinned:
-                self._store.audit(
-                    [
-                        AuditEntry(
-                            scope=scope, at=now, action=AuditAction.PINS, first_seq=first,
-                            last_seq=last, detail=f"{len(pinned)} pins extracted before summary",
-                        )
-                    ]
-                )  # fmt: skip
+        drafts = self._pin_first(scope, events, now=now, first=first, last=last,
+                                 generation=generation)  # fmt: skip
         pins = self._store.pins(scope, history=True)
         request = SummaryRequest(
             events=events, pins=[p for p in pins], level=level, first_seq=first, last_seq=last,
             max_tokens=max_tokens,
         )  # fmt: skip
-        result = summarizer.summarize(request)
-        body = fit_body(
-            result.body, tokenizer, max_tokens=max_tokens, first_seq=first, last_seq=last,
-            level=level,
-        )  # fmt: skip
-        text = body.render(first_seq=first, last_seq=last, level=level)
-        after = tokenizer.count(text)
-        ratio = tokens_before / after if after else float("inf")
-        if ratio < self._settings.min_ratio and summarizer.name != self._fallback.name:
-            # Not worth its place: the deterministic summarizer runs instead.
-            fallback = self._fallback.summarize(request)
-            note = f"{result.summarizer} compressed only {ratio:.1f}x"
-            result = replace(fallback, fallback_reason=note)
-            body = fit_body(
-                result.body, tokenizer, max_tokens=max_tokens, first_seq=first, last_seq=last,
-                level=level,
-            )  # fmt: skip
-            text = body.render(first_seq=first, last_seq=last, level=level)
+        result, body, text = self._body(request, summarizer, tokenizer, tokens_before)
         keys = {p.key for p in pins}
         missing: dict[str, PinDraft] = {}
         for draft in drafts:
@@ -282,24 +250,9 @@ class Compactor:
             last_seq=last, text=text, body=body.to_json(), summarizer=result.summarizer,
             created_at=now,
         )  # fmt: skip
-        action = AuditAction.SEGMENT if level == 1 else AuditAction.MERGE
-        detail = reason
-        if result.fallback_reason:
-            detail += f"; fallback: {result.fallback_reason}"
-        audit.append(
-            AuditEntry(
-                scope=scope, at=now, action=action, first_seq=first, last_seq=last,
-                tokens_before=tokens_before, tokens_after=tokenizer.count(text),
-                summary_id=summary.id, summarizer=result.summarizer, detail=detail,
-            )
-        )  # fmt: skip
-        audit.extend(
-            AuditEntry(
-                scope=scope, at=now, action=AuditAction.GUARD_PIN, first_seq=first,
-                last_seq=last, summary_id=summary.id,
-                detail=f"{d.kind.value} {d.value!r} was in neither pins nor summary",
-            )
-            for d in missing.values()
+        audit = _audit(
+            summary, result, list(missing.values()), reason=reason, tokens_before=tokens_before,
+            tokens_after=tokenizer.count(text),
         )  # fmt: skip
         if missing:
             log.warning(
@@ -314,3 +267,92 @@ class Compactor:
             summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit,
             generation=generation,
         )  # fmt: skip
+
+    def _pin_first(
+        self,
+        scope: Scope,
+        events: Sequence[Event],
+        *,
+        now: datetime,
+        first: int,
+        last: int,
+        generation: int,
+    ) -> list[PinDraft]:
+        """Extract the range's pins and commit them before the summary exists, so that a crash
+        from here on loses no value; return the drafts (the amnesia guard checks them)."""
+        drafts: list[PinDraft] = []
+        for event in events:
+            drafts.extend(extract_pins(event, self._rules))
+        if not drafts:
+            return drafts
+        pinned = self._store.put_pins(scope, drafts, at=now, mode="add", generation=generation)
+        if pinned:
+            self._store.audit(
+                [
+                    AuditEntry(
+                        scope=scope, at=now, action=AuditAction.PINS, first_seq=first,
+                        last_seq=last, detail=f"{len(pinned)} pins extracted before summary",
+                    )
+                ]
+            )  # fmt: skip
+        return drafts
+
+    def _body(
+        self,
+        request: SummaryRequest,
+        summarizer: Summarizer,
+        tokenizer: Tokenizer,
+        tokens_before: int,
+    ) -> tuple[SummaryResult, SummaryBody, str]:
+        """What *summarizer* made of the range, fitted to ``request.max_tokens`` and rendered;
+        the deterministic fallback's instead when it does not compress enough."""
+        span = {"first_seq": request.first_seq, "last_seq": request.last_seq,
+                "level": request.level}  # fmt: skip
+        result = summarizer.summarize(request)
+        body = fit_body(result.body, tokenizer, max_tokens=request.max_tokens, **span)
+        text = body.render(**span)
+        after = tokenizer.count(text)
+        ratio = tokens_before / after if after else float("inf")
+        if ratio < self._settings.min_ratio and summarizer.name != self._fallback.name:
+            # Not worth its place: the deterministic summarizer runs instead.
+            fallback = self._fallback.summarize(request)
+            note = f"{result.summarizer} compressed only {ratio:.1f}x"
+            result = replace(fallback, fallback_reason=note)
+            body = fit_body(result.body, tokenizer, max_tokens=request.max_tokens, **span)
+            text = body.render(**span)
+        return result, body, text
+
+
+def _audit(
+    summary: Summary,
+    result: SummaryResult,
+    guarded: Sequence[PinDraft],
+    *,
+    reason: str,
+    tokens_before: int,
+    tokens_after: int,
+) -> list[AuditEntry]:
+    """The audit entries written with *summary*: the segment or merge, then one per value the
+    amnesia guard pinned."""
+    scope, now = summary.scope, summary.created_at
+    first, last = summary.first_seq, summary.last_seq
+    action = AuditAction.SEGMENT if summary.level == 1 else AuditAction.MERGE
+    detail = reason
+    if result.fallback_reason:
+        detail += f"; fallback: {result.fallback_reason}"
+    audit = [
+        AuditEntry(
+            scope=scope, at=now, action=action, first_seq=first, last_seq=last,
+            tokens_before=tokens_before, tokens_after=tokens_after, summary_id=summary.id,
+            summarizer=result.summarizer, detail=detail,
+        )
+    ]  # fmt: skip
+    audit.extend(
+        AuditEntry(
+            scope=scope, at=now, action=AuditAction.GUARD_PIN, first_seq=first,
+            last_seq=last, summary_id=summary.id,
+            detail=f"{d.kind.value} {d.value!r} was in neither pins nor summary",
+        )
+        for d in guarded
+    )  # fmt: skip
+    return audit

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from kenning.compaction.compactor import Compactor, Stopped
 from kenning.lease import Lease, LeasedPool
 from kenning.records import CompactionJob, JobStatus
-from kenning.store.protocol import Store
+from kenning.store.protocol import JobQueue
 
 __all__ = ["CompactionWorker"]
 
@@ -35,7 +35,7 @@ class CompactionWorker(LeasedPool[CompactionJob]):
     """Runs queued compactions on at most *threads* threads at once."""
 
     def __init__(
-        self, store: Store, compactor: Compactor, *, lease_s: float, threads: int = 1
+        self, store: JobQueue, compactor: Compactor, *, lease_s: float, threads: int = 1
     ) -> None:
         super().__init__(threads=threads, name="kenning-compactor", what="compaction worker")
         self._store = store

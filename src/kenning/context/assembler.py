@@ -14,12 +14,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.context.fill import Piece, Plan, fill
-from kenning.context.ledger import sync_ledger
 from kenning.context.render import (
     BLOCK_HEADERS,
     hit_line,
-    message_for,
     pin_line,
     pin_order,
     procedure_text,
@@ -36,12 +35,12 @@ from kenning.context.window import (
     TierCaps,
 )
 from kenning.errors import InvalidInput
-from kenning.records import PinStatus, Procedure, Role, Scope
+from kenning.records import PinStatus, Procedure, Role, Scope, Summary, TaskState
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
-from kenning.store.records import MessageRow
+from kenning.store.records import ContextSnapshot, MessageRow
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
+from kenning.tokens.messages import message_for
 
 __all__ = [
     "ContextSettings",
@@ -148,7 +147,7 @@ class Gathered:
 
 
 def gather(
-    store: Store,
+    store: SessionStore,
     scope: Scope,
     tokenizer: Tokenizer,
     cache: TokenCache,
@@ -173,21 +172,15 @@ def gather(
     useful first; *procedures* the playbooks that match the tools and the goal or query (they
     enter the tools tier after the tools themselves).
     """
-    overhead = DEFAULT_CHAT_OVERHEAD
-    count = cache.count
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
-    pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", count(tokenizer, system), system))
-
+    system_tokens = cache.count(tokenizer, system)
+    pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", system_tokens, system))
     snap = store.context_snapshot(scope, tokenizer.name, room=budget)
     if snap.last_seq > snap.counted_seq:
         # Events arrived since the last window: count only those, then read again.
-        sync_ledger(store, scope, tokenizer, overhead=overhead)
+        sync_ledger(store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
         snap = store.context_snapshot(scope, tokenizer.name, room=budget)
-    if goal:
-        pieces[Tier.GOAL].append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
-    if not snap.task.empty:
-        pieces[Tier.GOAL].append(_line(Tier.GOAL, "task", snap.task.render(), tokenizer, cache))
-
+    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
     boundary = max((s.last_seq for s in snap.summaries), default=0)
     tail = list(snap.tail)
     latest = next((r for r in reversed(tail) if r.role is Role.USER), None)
@@ -195,46 +188,105 @@ def gather(
         latest = _latest_user(store, scope, tokenizer.name, boundary)
         if latest is not None:
             tail.insert(0, latest)
+    pieces[Tier.TAIL] = _tail_pieces(tail, latest)
+    tool_query = query if query is not None else (latest.text if latest is not None else None)
+    pieces[Tier.TOOLS] = _tool_pieces(tools, tool_query, tools_room, tokenizer, cache)
+    pieces[Tier.TOOLS] += _procedure_pieces(procedures, tokenizer, cache)
+    pieces[Tier.PROFILE] = [
+        _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
+        for n, line in enumerate(profile)
+    ]
+    shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+    pieces[Tier.PINS] = [
+        _line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache) for pin in pin_order(shown)
+    ]
+    pieces[Tier.SUMMARIES] = _summary_pieces(snap.summaries, tokenizer, cache)
+    return _gathered(pieces, snap, boundary=boundary, latest=latest)
+
+
+def _goal_pieces(
+    goal: str | None, task: TaskState, tokenizer: Tokenizer, cache: TokenCache
+) -> list[Piece]:
+    """The caller's goal for this window, then the session's task state."""
+    pieces = []
+    if goal:
+        pieces.append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
+    if not task.empty:
+        pieces.append(_line(Tier.GOAL, "task", task.render(), tokenizer, cache))
+    return pieces
+
+
+def _tail_pieces(tail: Sequence[MessageRow], latest: MessageRow | None) -> list[Piece]:
+    """The tail's messages, newest first, the latest user input marked mandatory."""
+    pieces = []
     for row in reversed(tail):
         message = message_for(
             row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id
         )
-        pieces[Tier.TAIL].append(
+        pieces.append(
             Piece(Tier.TAIL, row.id, row.tokens, message=message, payload=row.seq,
                   mandatory=row is latest)
         )  # fmt: skip
-    tool_query = query if query is not None else (latest.text if latest is not None else None)
-    texts = [tool_text(tool) for tool in tools]
-    sizes = [count(tokenizer, text) for text in texts]
-    # All tools that fit keep the caller's order (stable prompts cache better); only a subset
-    # is routed, most relevant to the query first.
-    order = range(len(tools)) if sum(sizes) <= tools_room else route_tools(tools, tool_query)
-    for index in order:
-        pieces[Tier.TOOLS].append(
-            Piece(Tier.TOOLS, f"tool:{index}", sizes[index], texts[index], payload=tools[index])
-        )
+    return pieces
 
-    shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+
+def _tool_pieces(
+    tools: Sequence[Mapping[str, Any]],
+    query: str | None,
+    room: int,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+) -> list[Piece]:
+    """The tool schemas: in the caller's order when all fit in *room* (stable prompts cache
+    better); else routed, most relevant to *query* first."""
+    texts = [tool_text(tool) for tool in tools]
+    sizes = [cache.count(tokenizer, text) for text in texts]
+    order = range(len(tools)) if sum(sizes) <= room else route_tools(tools, query)
+    return [
+        Piece(Tier.TOOLS, f"tool:{index}", sizes[index], texts[index], payload=tools[index])
+        for index in order
+    ]
+
+
+def _procedure_pieces(
+    procedures: Sequence[Procedure], tokenizer: Tokenizer, cache: TokenCache
+) -> list[Piece]:
+    """The playbooks, each a system message of its own."""
+    pieces = []
     for procedure in procedures:
         text = procedure_text(procedure)
         message = {"role": "system", "content": text}
-        tokens = overhead.tokens_per_message + count(tokenizer, "system") + count(tokenizer, text)
-        pieces[Tier.TOOLS].append(
+        tokens = (
+            DEFAULT_CHAT_OVERHEAD.tokens_per_message
+            + cache.count(tokenizer, "system")
+            + cache.count(tokenizer, text)
+        )
+        pieces.append(
             Piece(Tier.TOOLS, procedure.id, tokens, text, message=message, payload=procedure)
         )
+    return pieces
 
-    for n, line in enumerate(profile):
-        pieces[Tier.PROFILE].append(_line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache))
 
-    for pin in pin_order(shown):
-        pieces[Tier.PINS].append(_line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache))
+def _summary_pieces(
+    summaries: Sequence[Summary], tokenizer: Tokenizer, cache: TokenCache
+) -> list[Piece]:
+    """Newest summaries first: they are worth the most (the block still shows them in event
+    order)."""
+    return [
+        _line(Tier.SUMMARIES, summary.id, summary.text, tokenizer, cache, payload=summary)
+        for summary in sorted(summaries, key=lambda s: (-s.last_seq, -s.level))
+    ]
 
-    # Newest summaries are worth the most; the block still shows them in event order.
-    for summary in sorted(snap.summaries, key=lambda s: (-s.last_seq, -s.level)):
-        pieces[Tier.SUMMARIES].append(
-            _line(Tier.SUMMARIES, summary.id, summary.text, tokenizer, cache, payload=summary)
-        )
 
+def _gathered(
+    pieces: dict[Tier, list[Piece]],
+    snap: ContextSnapshot,
+    *,
+    boundary: int,
+    latest: MessageRow | None,
+) -> Gathered:
+    """The pieces with the tokens the session holds beyond the system policy, where its tail
+    starts, and its latest user input."""
     raw = snap.total - snap.summarized
     dynamic = raw + sum(
         p.tokens
@@ -251,7 +303,9 @@ def gather(
     )
 
 
-def _latest_user(store: Store, scope: Scope, encoding: str, boundary: int) -> MessageRow | None:
+def _latest_user(
+    store: SessionStore, scope: Scope, encoding: str, boundary: int
+) -> MessageRow | None:
     """The latest user message when the tail that fits does not reach it (a long run of tool
     output after it): it is mandatory, so it is placed anyway."""
     recent = store.events(scope, tail=_LATEST_USER_SCAN)
@@ -344,39 +398,13 @@ def build_window(
     count_message: Callable[[Mapping[str, str]], int],
 ) -> ContextWindow:
     """Fill the budget and render the messages; counts are checked exactly at the end."""
-    overhead = DEFAULT_CHAT_OVERHEAD
     pieces = dict(gathered.pieces)
     pieces[Tier.MEMORIES] = list(memories)
-    surcharge = _surcharge(tokenizer, cache)
-    while True:
-        # The message cap: what the other tiers can add at most, the tail gets the rest.
-        others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
-        plan = fill(
-            pieces, budget=budget, caps=settings.caps, surcharge=surcharge,
-            base=overhead.reply_priming, max_tail=max(1, settings.max_messages - others),
-        )  # fmt: skip
-        messages, exact = _render(plan, count_message)
-        if exact <= budget:
-            break
-        # Line counts are not strictly additive across joins; drop the lowest-priority line.
-        for tier in reversed(_BLOCKS):
-            chosen = plan.pieces(tier)
-            if chosen:
-                pieces[tier] = [p for p in pieces[tier] if p is not chosen[-1]]
-                break
-        else:  # pragma: no cover - only block lines can be off
-            break
+    plan, messages, exact = _fit(
+        pieces, budget=budget, settings=settings, surcharge=_surcharge(tokenizer, cache),
+        count_message=count_message,
+    )  # fmt: skip
     accounts = dict(plan.accounts)
-    citations = tuple(
-        {
-            "id": p.payload.id,
-            "session": p.payload.scope.session,
-            "seq": p.payload.seq,
-            "at": p.payload.at.isoformat(),
-            "score": round(p.payload.score, 6),
-        }
-        for p in plan.pieces(Tier.MEMORIES)
-    )
     return ContextWindow(
         messages=tuple(messages),
         tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if p.message is None),
@@ -389,7 +417,51 @@ def build_window(
         reasons=tuple(reasons),
         encoding=tokenizer.name,
         exact=tokenizer.exact,
-        citations=citations,
+        citations=_citations(plan),
+    )
+
+
+def _fit(
+    pieces: dict[Tier, Sequence[Piece]],
+    *,
+    budget: int,
+    settings: ContextSettings,
+    surcharge: Mapping[Tier, int],
+    count_message: Callable[[Mapping[str, str]], int],
+) -> tuple[Plan, list[dict[str, str]], int]:
+    """Plan and render until the exact count of the rendered messages fits in *budget*."""
+    while True:
+        # The message cap: what the other tiers can add at most, the tail gets the rest.
+        others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
+        plan = fill(
+            pieces, budget=budget, caps=settings.caps, surcharge=surcharge,
+            base=DEFAULT_CHAT_OVERHEAD.reply_priming,
+            max_tail=max(1, settings.max_messages - others),
+        )  # fmt: skip
+        messages, exact = _render(plan, count_message)
+        if exact <= budget:
+            return plan, messages, exact
+        # Line counts are not strictly additive across joins; drop the lowest-priority line.
+        for tier in reversed(_BLOCKS):
+            chosen = plan.pieces(tier)
+            if chosen:
+                pieces[tier] = [p for p in pieces[tier] if p is not chosen[-1]]
+                break
+        else:  # pragma: no cover - only block lines can be off
+            return plan, messages, exact
+
+
+def _citations(plan: Plan) -> tuple[dict[str, str | int | float | None], ...]:
+    """Where each memory the window shows comes from."""
+    return tuple(
+        {
+            "id": p.payload.id,
+            "session": p.payload.scope.session,
+            "seq": p.payload.seq,
+            "at": p.payload.at.isoformat(),
+            "score": round(p.payload.score, 6),
+        }
+        for p in plan.pieces(Tier.MEMORIES)
     )
 
 

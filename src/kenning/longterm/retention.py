@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
 from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy
-from kenning.store.protocol import Store
+from kenning.store.protocol import PolicyStore
 
 __all__ = ["Retention"]
 
@@ -22,7 +22,7 @@ __all__ = ["Retention"]
 class Retention:
     """Policies, holds and the purge over one store."""
 
-    def __init__(self, store: Store, *, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, store: PolicyStore, *, clock: Callable[[], datetime] | None = None) -> None:
         self._store = store
         self._now = clock or (lambda: datetime.now(UTC))
 

@@ -42,10 +42,10 @@ from kenning.records import (
     content_hash,
 )
 from kenning.search.hits import SearchResults
-from kenning.store.protocol import Store
+from kenning.store.protocol import ContextState, EventLog, FactStore, PolicyStore
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
 
-__all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "importance"]
+__all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "LongTermStore", "importance"]
 
 log = logging.getLogger("kenning")
 
@@ -147,12 +147,18 @@ def _core(fact: Fact | FactDraft) -> str:
     return thing if sep else fact.value
 
 
+class LongTermStore(FactStore, PolicyStore, EventLog, ContextState, Protocol):
+    """What long-term memory uses of a store: the facts and their extraction, consent and
+    tenant policy, the events facts are read from, the user's sessions and their summaries
+    (for the profile lines of a window)."""
+
+
 class LongTermMemory:
     """Facts of one store's users: extraction, consolidation, reads and explicit writes."""
 
     def __init__(
         self,
-        store: Store,
+        store: LongTermStore,
         embedder: Embedder | None,
         settings: LongTermSettings,
         *,

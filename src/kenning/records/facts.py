@@ -131,10 +131,6 @@ class Fact:
     def key(self) -> tuple[str, str, str]:
         return (self.subject, self.attribute, self.qualifier)
 
-    def valid_at(self, when: datetime) -> bool:
-        """True if the fact held at *when* (by its validity, whatever its status now)."""
-        return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
-
     def to_json(self) -> dict[str, Any]:
         """Every field as plain JSON (times as ISO-8601; the session is where it was read)."""
         return {

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -155,25 +155,7 @@ class SearchEngine:
         # scope; the best of the window itself are candidates too.
         narrowed = (_within(filters, window) for window in windows)
         also = [f for f in narrowed if f is not None]
-        wants_vector = self.model() is not None and config.vector_weight > 0
-        # Lexical searches start first and run on a worker while the query is embedded; with
-        # its vector known there is nothing to wait for, and handing work to a thread would
-        # only add its cost.
-        qvec = self._cached_vector(query) if wants_vector else None
-        behind = wants_vector and self._overlap and qvec is None
-        early = None
-        if behind and config.lexical_weight > 0:
-            early = self._worker().submit(self._lexical, scope, query, filters, also, limit)
-        degraded, reason = False, None
-        if wants_vector and qvec is None:
-            try:
-                qvec = self._query_vector(query)
-            except ModelUnavailable as exc:
-                degraded, reason = True, f"vector search unavailable: {exc}"
-        # The worker's lexical candidates are taken before the snapshot below is opened: a
-        # store that serialises reads (SQLite in memory) would otherwise make each wait for
-        # the other.
-        found = early.result() if early is not None else None
+        found, qvec, reason = self._embed(scope, query, filters, also, limit, config)
         # Everything after the embedding reads one snapshot (the worker's lexical search, if
         # any, read its own).
         with self._index.reading(scope):
@@ -194,7 +176,41 @@ class SearchEngine:
             )  # fmt: skip
         if hits and self._access is not None:
             self._access.record(scope, [h.id for h in hits], at=now)
+        degraded = reason is not None
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
+
+    def _embed(
+        self,
+        scope: Scope,
+        query: str,
+        filters: Filters,
+        also: Sequence[Filters],
+        limit: int,
+        config: FusionConfig,
+    ) -> tuple[list[Candidate] | None, npt.NDArray[np.float32] | None, str | None]:
+        """The query's vector (None when the vector signal is off, or with the reason the model
+        was unavailable) and, when they were searched on the worker meanwhile, the lexical
+        candidates (else None)."""
+        wants_vector = self.model() is not None and config.vector_weight > 0
+        # Lexical searches start first and run on a worker while the query is embedded; with
+        # its vector known there is nothing to wait for, and handing work to a thread would
+        # only add its cost.
+        qvec = self._cached_vector(query) if wants_vector else None
+        behind = wants_vector and self._overlap and qvec is None
+        early = None
+        if behind and config.lexical_weight > 0:
+            early = self._worker().submit(self._lexical, scope, query, filters, also, limit)
+        reason = None
+        if wants_vector and qvec is None:
+            try:
+                qvec = self._query_vector(query)
+            except ModelUnavailable as exc:
+                reason = f"vector search unavailable: {exc}"
+        # The worker's lexical candidates are taken before the search's snapshot is opened: a
+        # store that serialises reads (SQLite in memory) would otherwise make each wait for
+        # the other.
+        found = early.result() if early is not None else None
+        return found, qvec, reason
 
     def _cached_vector(self, query: str) -> npt.NDArray[np.float32] | None:
         """The query's embedding if it was made recently: an agent assembling several windows
@@ -316,26 +332,14 @@ class SearchEngine:
         after, so a record's popularity does not pass to its partner. With the re-ranker on,
         the best of the re-ranker's depth are loaded too (its features read the records).
         """
-        base = signals.fused
-        if not base:
+        if not signals.fused:
             return []
         # Times matter only to place records inside or outside a time the query names.
         times = None
         if windows:
             times = {c.id: c.at for c in (*signals.lexical, *signals.vector) if c.at is not None}
         model = self._reranker() if config.rerank else None
-        depth = self._depth(config, k)
-        positions: dict[str, Position] = {}
-        if depth:
-            # The records the lift or the re-ranker may move: no other can reach the top k.
-            moved = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
-            found = zip(moved, map(signals.position, moved), strict=True)
-            positions = {key: place for key, place in found if place is not None}
-            held = set(moved)
-            # Explained once loaded (below): most of those moved are not.
-            base = [f for f in base if f.id in held]
-            if config.partner_weight > 0:
-                base = partner_lift(base, positions, config.partner_weight)
+        base, positions = self._lifted(signals, k=k, config=config, windows=windows, times=times)
         read = model.depth if model is not None else 0  # the re-ranker's features read records
         wanted = contenders(base, k=k, config=config, windows=windows, times=times, depth=read)
         items = records.load(wanted)
@@ -345,36 +349,36 @@ class SearchEngine:
         stats = {key: ItemStats(at=i.at, access_count=i.access_count) for key, i in items.items()}
         fused = add_bonuses(base, config=config, stats=stats, now=now, windows=windows)
         if model is not None:
-            x = features(
-                fused[: model.depth], query=query, method=config.method,
-                lexical=signals.lexical, vector=signals.vector, sessions=signals.sessions,
+            fused = _reranked(
+                model, fused, signals, items, positions, query=query, method=config.method,
                 windows=windows,
-                records={key: RerankRecord(at=items[key].at, position=place,
-                                           text=items[key].text)
-                         for key, place in positions.items() if key in items},
             )  # fmt: skip
-            ordered = model.order(fused, x)
-            # A re-ranker is pluggable: one that drops or repeats a candidate would return
-            # hits that were never ranked, or the same record twice.
-            if len(ordered) != len(fused) or {f.id for f in ordered} != {f.id for f in fused}:
-                raise InvalidInput(
-                    "the re-ranker must return a re-ordering of the candidates it was given"
-                )
-            fused = ordered
-        fused = fused[:k]
-        out = []
-        for f in fused:
-            item = items.get(f.id)
-            if item is None or f.score < min_score:  # erased since scoring, or too weak
-                continue
-            out.append(
-                Hit(
-                    id=item.id, kind=item.kind, score=f.score, scores=dict(f.scores),
-                    content=item.text, role=item.role, scope=item.scope, seq=item.seq,
-                    at=item.at, metadata=item.metadata, tags=item.tags,
-                )
-            )  # fmt: skip
-        return out
+        return _hits(fused[:k], items, min_score)
+
+    def _lifted(
+        self,
+        signals: _Signals,
+        *,
+        k: int,
+        config: FusionConfig,
+        windows: Sequence[TimeWindow],
+        times: Mapping[str, float] | None,
+    ) -> tuple[list[Fused], dict[str, Position]]:
+        """The fused candidates, partners lifted among those a lift or the re-ranker may move
+        (no other can reach the top k), and the places of those in their conversations."""
+        base = signals.fused
+        depth = self._depth(config, k)
+        if not depth:
+            return base, {}
+        moved = contenders(base, k=k, config=config, windows=windows, times=times, depth=depth)
+        found = zip(moved, map(signals.position, moved), strict=True)
+        positions = {key: place for key, place in found if place is not None}
+        held = set(moved)
+        # Explained once loaded (in _rank): most of those moved are not.
+        base = [f for f in base if f.id in held]
+        if config.partner_weight > 0:
+            base = partner_lift(base, positions, config.partner_weight)
+        return base, positions
 
     def _depth(self, config: FusionConfig, k: int) -> int:
         """How many of the best candidates a partner lift or the re-ranker may move."""
@@ -429,6 +433,49 @@ def _within(filters: Filters, window: TimeWindow) -> Filters | None:
     if since > until:
         return None
     return replace(filters, since=since, until=until)
+
+
+def _reranked(
+    model: Reranker,
+    fused: list[Fused],
+    signals: _Signals,
+    items: Mapping[str, Item],
+    positions: Mapping[str, Position],
+    *,
+    query: str,
+    method: str,
+    windows: Sequence[TimeWindow],
+) -> list[Fused]:
+    """*fused* re-ordered by *model* from the features of its best ``model.depth``."""
+    x = features(
+        fused[: model.depth], query=query, method=method, lexical=signals.lexical,
+        vector=signals.vector, sessions=signals.sessions, windows=windows,
+        records={key: RerankRecord(at=items[key].at, position=place, text=items[key].text)
+                 for key, place in positions.items() if key in items},
+    )  # fmt: skip
+    ordered = model.order(fused, x)
+    # A re-ranker is pluggable: one that drops or repeats a candidate would return hits that
+    # were never ranked, or the same record twice.
+    if len(ordered) != len(fused) or {f.id for f in ordered} != {f.id for f in fused}:
+        raise InvalidInput("the re-ranker must return a re-ordering of the candidates it was given")
+    return ordered
+
+
+def _hits(fused: Sequence[Fused], items: Mapping[str, Item], min_score: float) -> list[Hit]:
+    """The loaded records of *fused* as hits, those under *min_score* left out."""
+    out = []
+    for f in fused:
+        item = items.get(f.id)
+        if item is None or f.score < min_score:  # erased since scoring, or too weak
+            continue
+        out.append(
+            Hit(
+                id=item.id, kind=item.kind, score=f.score, scores=dict(f.scores),
+                content=item.text, role=item.role, scope=item.scope, seq=item.seq,
+                at=item.at, metadata=item.metadata, tags=item.tags,
+            )
+        )  # fmt: skip
+    return out
 
 
 class _Records:

@@ -57,31 +57,13 @@ def parse_filters(
         if not isinstance(key, str):
             raise InvalidFilter(f"filter key {key!r:.40} must be a string")
         if key == "role":
-            for item in _as_list(value, key):
-                if not isinstance(item, str) or item not in {r.value for r in Role}:
-                    raise InvalidFilter(
-                        f"role {item!r:.40} is invalid: use one of {[r.value for r in Role]}"
-                    )
-                roles.append(Role(item))
+            roles.extend(_roles(value, key))
         elif key in ("tag", "tags"):
-            for item in _as_list(value, key):
-                if not isinstance(item, str) or not item or len(item) > 64:
-                    raise InvalidFilter(f"tag filter value {item!r:.40} must be a short string")
-                tags.append(item)
+            tags.extend(_tags(value, key))
         elif key in ("kind", "kinds"):
             kind_list = [str(item) for item in _as_list(value, key)]
         elif key.startswith("meta."):
-            name = key[5:]
-            if not _META_KEY_RE.fullmatch(name):
-                raise InvalidFilter(
-                    f"metadata filter key {name!r:.40} is invalid: letters, digits and '_'"
-                )
-            values: list[JSONScalar] = []
-            for item in _as_list(value, key):
-                if item is not None and not isinstance(item, str | int | float | bool):
-                    raise InvalidFilter(f"filter {key!r} values must be scalars")
-                values.append(item)
-            meta[name] = tuple(values)
+            meta[key[5:]] = _meta_values(value, key)
         else:
             raise InvalidFilter(
                 f"unknown filter key {key!r:.40}; use 'role', 'tag', 'kind' or 'meta.<key>'"
@@ -89,10 +71,7 @@ def parse_filters(
     for kind in kind_list:
         if kind not in KINDS:
             raise InvalidFilter(f"unknown kind {kind!r:.40}; known kinds: {list(KINDS)}")
-    since_at = None if since is None else to_utc(since, what="since")
-    until_at = None if until is None else to_utc(until, what="until")
-    if since_at is not None and until_at is not None and since_at > until_at:
-        raise InvalidFilter("since is after until")
+    since_at, until_at = _time_range(since, until)
     return Filters(
         roles=tuple(dict.fromkeys(roles)),
         tags=tuple(dict.fromkeys(tags)),
@@ -101,6 +80,49 @@ def parse_filters(
         since=since_at,
         until=until_at,
     )
+
+
+def _time_range(
+    since: datetime | str | float | None, until: datetime | str | float | None
+) -> tuple[datetime | None, datetime | None]:
+    since_at = None if since is None else to_utc(since, what="since")
+    until_at = None if until is None else to_utc(until, what="until")
+    if since_at is not None and until_at is not None and since_at > until_at:
+        raise InvalidFilter("since is after until")
+    return since_at, until_at
+
+
+def _roles(value: object, key: str) -> list[Role]:
+    roles = []
+    for item in _as_list(value, key):
+        if not isinstance(item, str) or item not in {r.value for r in Role}:
+            raise InvalidFilter(
+                f"role {item!r:.40} is invalid: use one of {[r.value for r in Role]}"
+            )
+        roles.append(Role(item))
+    return roles
+
+
+def _tags(value: object, key: str) -> list[str]:
+    tags = []
+    for item in _as_list(value, key):
+        if not isinstance(item, str) or not item or len(item) > 64:
+            raise InvalidFilter(f"tag filter value {item!r:.40} must be a short string")
+        tags.append(item)
+    return tags
+
+
+def _meta_values(value: object, key: str) -> tuple[JSONScalar, ...]:
+    """The values a ``meta.KEY`` filter admits, its KEY checked first."""
+    name = key[5:]
+    if not _META_KEY_RE.fullmatch(name):
+        raise InvalidFilter(f"metadata filter key {name!r:.40} is invalid: letters, digits and '_'")
+    values: list[JSONScalar] = []
+    for item in _as_list(value, key):
+        if item is not None and not isinstance(item, str | int | float | bool):
+            raise InvalidFilter(f"filter {key!r} values must be scalars")
+        values.append(item)
+    return tuple(values)
 
 
 def admits(filters: Filters, *, kind: str, role: Role, at: datetime,

@@ -300,6 +300,24 @@ def contenders(
         floor = fused[min(k, len(fused)) - 1].score - other
         head = {f.id for f in fused[:depth]}
         return [f.id for f in fused if f.score >= floor or f.id in head]
+    return _timed_contenders(
+        fused, k=k, depth=depth, other=other, bonus=bonus, windows=windows, times=times or {}
+    )
+
+
+def _timed_contenders(
+    fused: Sequence[Fused],
+    *,
+    k: int,
+    depth: int,
+    other: float,
+    bonus: float,
+    windows: Sequence[TimeWindow],
+    times: Mapping[str, float],
+) -> list[str]:
+    """:func:`contenders` when the query names times: floors and ceilings count the time
+    *bonus* where *times* places a record (surely, perhaps) inside a window; *other* is the
+    most the other bonuses add."""
     # Neither the k-th best floor nor the depth-th can fall below the k-th or depth-th best
     # fused score (*fused* is best first), and no record gains more than other + bonus: the
     # records further down take no part and are left out before the work below.
@@ -313,8 +331,7 @@ def contenders(
     cut = int(np.searchsorted(-scores, -bound, side="right"))  # the first score below bound
     scores = scores[:cut]
     ids = list(map(_id, fused[:cut]))
-    known = times or {}
-    ats = np.fromiter(map(known.get, ids, repeat(math.nan)), dtype=np.float64, count=cut)
+    ats = np.fromiter(map(times.get, ids, repeat(math.nan)), dtype=np.float64, count=cut)
     surely = np.zeros(len(ids), dtype=np.bool_)
     perhaps = np.isnan(ats)  # a record whose time is unknown may lie anywhere
     for window in windows:

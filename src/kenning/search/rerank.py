@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -170,11 +170,67 @@ def features(
         records: Time, position and text of candidates (a candidate missing here gets no
             window, author or text features).
     """
+    n = len(fused)
     lex = {c.id: (rank, c.score) for rank, c in enumerate(lexical)}
     vec = {c.id: (rank, c.score) for rank, c in enumerate(vector)}
+    lexical_score, lexical_rank = _signal(fused, lex, len(lexical))
+    cosine, vector_rank = _signal(fused, vec, len(vector))
+    base = {f.id: f.scores.get(method, f.score) for f in fused}
+    of = _record_columns(fused, query, sessions, windows, records, base)
+    best_session = max(sessions.values(), default=0.0) or 1.0
+    best_lexical = max((c.score for c in lexical), default=0.0) or 1.0
+    best_cosine = max((c.score for c in vector), default=0.0) or 1.0
+    columns = (
+        np.clip(lexical_score, 0.0, 1.0), np.maximum(cosine, 0.0),
+        np.fromiter((f.id in lex for f in fused), dtype=np.float64, count=n),
+        np.fromiter((f.id in vec for f in fused), dtype=np.float64, count=n),
+        -np.log1p(lexical_rank), -np.log1p(vector_rank), of.session,
+        -np.log1p(of.session_rank), of.session / best_session,
+        np.fromiter((base[f.id] for f in fused), dtype=np.float64, count=n),
+        np.fromiter((f.score for f in fused), dtype=np.float64, count=n), of.in_window,
+        of.named, of.entities, lexical_score / best_lexical, cosine / best_cosine,
+        -np.log1p(np.arange(n, dtype=np.float64)), of.partner,
+    )  # fmt: skip
+    return np.column_stack(columns) if n else np.zeros((0, len(FEATURES)))
+
+
+def _signal(
+    fused: Sequence[Fused], found: Mapping[str, tuple[int, float]], size: int
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Each candidate's score and rank in one signal's list (*found*: rank and score by id,
+    of *size* records); one missing there scores 0 and ranks below the list's end."""
+    score = np.zeros(len(fused))
+    rank = np.full(len(fused), float(size + _MISSING_RANK))
+    for row, f in enumerate(fused):
+        hit = found.get(f.id)
+        if hit is not None:
+            rank[row], score[row] = hit
+    return score, rank
+
+
+class _RecordColumns(NamedTuple):
+    """The features read from the candidates' records, one value per candidate each."""
+
+    session: npt.NDArray[np.float64]
+    session_rank: npt.NDArray[np.float64]
+    in_window: npt.NDArray[np.float64]
+    named: npt.NDArray[np.float64]
+    entities: npt.NDArray[np.float64]
+    partner: npt.NDArray[np.float64]
+
+
+def _record_columns(
+    fused: Sequence[Fused],
+    query: str,
+    sessions: Mapping[str | None, float],
+    windows: Sequence[TimeWindow],
+    records: Mapping[str, RerankRecord],
+    base: Mapping[str, float],
+) -> _RecordColumns:
+    """Session score and rank, inside a named time, author named by the query, share of the
+    query's names held, and the fused score (*base*) of a question or answer partner."""
     by_session = sorted(sessions, key=lambda s: (-sessions[s], str(s)))
     session_rank = {s: rank for rank, s in enumerate(by_session)}
-    base = {f.id: f.scores.get(method, f.score) for f in fused}
     at_place = {
         (r.position.session, r.position.seq): key for key, r in records.items() if key in base
     }
@@ -183,59 +239,34 @@ def features(
     # One pattern per query: a record "holds" a name when the word occurs in its text.
     holds = re.compile(r"\b(?:" + "|".join(map(re.escape, names)) + r")\b") if names else None
     n = len(fused)
-    lexical_score = np.zeros(n)
-    cosine = np.zeros(n)
-    lexical_rank = np.full(n, float(len(lexical) + _MISSING_RANK))
-    vector_rank = np.full(n, float(len(vector) + _MISSING_RANK))
-    session_score = np.zeros(n)
-    rank_of_session = np.full(n, float(len(sessions) + 10))
-    in_window, named, entities, partner = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    of = _RecordColumns(np.zeros(n), np.full(n, float(len(sessions) + 10)), np.zeros(n),
+                        np.zeros(n), np.zeros(n), np.zeros(n))  # fmt: skip
     authors: dict[str, set[str]] = {}
     for row, f in enumerate(fused):
-        found = lex.get(f.id)
-        if found is not None:
-            lexical_rank[row], lexical_score[row] = found
-        found = vec.get(f.id)
-        if found is not None:
-            vector_rank[row], cosine[row] = found
         record = records.get(f.id)
         if record is None:
             continue
         place = record.position
         if place.session in sessions:
-            session_score[row] = sessions[place.session]
-            rank_of_session[row] = session_rank[place.session]
+            of.session[row] = sessions[place.session]
+            of.session_rank[row] = session_rank[place.session]
         if windows:
-            in_window[row] = any(w.contains(record.at) for w in windows)
+            of.in_window[row] = any(w.contains(record.at) for w in windows)
         author = authors.get(place.author)
         if author is None:
             author = authors[place.author] = _words(place.author)
-        named[row] = bool(author) and author <= query_words
+        of.named[row] = bool(author) and author <= query_words
         if holds is not None:
             held = {m.lower() for m in holds.findall(record.text.lower())}
-            entities[row] = len(held) / len(names)
+            of.entities[row] = len(held) / len(names)
         for step in (-1, 1):
             other = at_place.get((place.session, place.seq + step))
             if other is None or records[other].position.author == place.author:
                 continue
             # a question and its answer, as for the partner lift
             if (records[other].position if step < 0 else place).asks:
-                partner[row] = max(partner[row], base[other])
-    best_session = max(sessions.values(), default=0.0) or 1.0
-    best_lexical = max((c.score for c in lexical), default=0.0) or 1.0
-    best_cosine = max((c.score for c in vector), default=0.0) or 1.0
-    columns = (
-        np.clip(lexical_score, 0.0, 1.0), np.maximum(cosine, 0.0),
-        np.fromiter((f.id in lex for f in fused), dtype=np.float64, count=n),
-        np.fromiter((f.id in vec for f in fused), dtype=np.float64, count=n),
-        -np.log1p(lexical_rank), -np.log1p(vector_rank), session_score,
-        -np.log1p(rank_of_session), session_score / best_session,
-        np.fromiter((base[f.id] for f in fused), dtype=np.float64, count=n),
-        np.fromiter((f.score for f in fused), dtype=np.float64, count=n), in_window, named,
-        entities, lexical_score / best_lexical, cosine / best_cosine,
-        -np.log1p(np.arange(n, dtype=np.float64)), partner,
-    )  # fmt: skip
-    return np.column_stack(columns) if n else np.zeros((0, len(FEATURES)))
+                of.partner[row] = max(of.partner[row], base[other])
+    return of
 
 
 def rerank(fused: Sequence[Fused], x: npt.NDArray[np.float64], model: RerankModel) -> list[Fused]:

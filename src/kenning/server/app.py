@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -100,6 +100,15 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "invalid request: " + "; ".join(parts)
 
 
+_DESCRIPTION = (
+    "Memory for LLM agents: episodic record, pins, task state, token-budgeted "
+    "windows, hybrid search, long-term facts, profiles, consent, procedures and "
+    "retention, per tenant. Authenticate with `Authorization: Bearer "
+    '<key>`; the tenant is always the key\'s. Errors are `{"error": {"code", '
+    '"message", "status"}}`.'
+)
+
+
 def create_app(
     settings: ServerSettings | None = None,
     *,
@@ -111,6 +120,37 @@ def create_app(
     settings = settings or ServerSettings()
     metrics = Metrics()
     holder: dict[str, Any] = {}
+    app = FastAPI(
+        title="kenning",
+        version=__version__,
+        description=_DESCRIPTION,
+        lifespan=_lifespan(settings, metrics, holder, memory=memory, tools=tools),
+    )
+    app.include_router(routes.router)
+    app.include_router(longterm_routes.router)
+    app.include_router(ops.router)
+
+    app.router.routes.append(
+        Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
+    )
+    _answer_errors_as_json(app)
+    app.add_middleware(
+        ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
+        max_in_flight=settings.max_in_flight,
+    )  # fmt: skip
+    return app
+
+
+def _lifespan(
+    settings: ServerSettings,
+    metrics: Metrics,
+    holder: dict[str, Any],
+    *,
+    memory: Memory | None,
+    tools: ToolRegistry | None,
+) -> Callable[[FastAPI], contextlib.AbstractAsyncContextManager[None]]:
+    """The app's lifespan: open the memory (unless the caller gave one), serve it with the
+    background poller and, with ``settings.mcp``, the MCP app; close what it opened."""
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -144,23 +184,12 @@ def create_app(
             if owned:
                 mem.close()
 
-    app = FastAPI(
-        title="kenning",
-        version=__version__,
-        description="Memory for LLM agents: episodic record, pins, task state, token-budgeted "
-        "windows, hybrid search, long-term facts, profiles, consent, procedures and "
-        "retention, per tenant. Authenticate with `Authorization: Bearer "
-        '<key>`; the tenant is always the key\'s. Errors are `{"error": {"code", '
-        '"message", "status"}}`.',
-        lifespan=lifespan,
-    )
-    app.include_router(routes.router)
-    app.include_router(longterm_routes.router)
-    app.include_router(ops.router)
+    return lifespan
 
-    app.router.routes.append(
-        Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
-    )
+
+def _answer_errors_as_json(app: FastAPI) -> None:
+    """Every error leaves as kenning's JSON error body with its status, the framework's own
+    (validation, unknown route, wrong method) included."""
 
     @app.exception_handler(KenningError)
     async def kenning_error(request: Request, exc: KenningError) -> JSONResponse:
@@ -175,12 +204,6 @@ def create_app(
         if isinstance(exc.__cause__, KenningError):  # e.g. a body over the limit while read
             return _error_response(exc.__cause__)
         return _error_response(_framework_error(exc.status_code, str(exc.detail)))
-
-    app.add_middleware(
-        ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
-        max_in_flight=settings.max_in_flight,
-    )  # fmt: skip
-    return app
 
 
 class _McpEndpoint:

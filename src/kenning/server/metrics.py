@@ -32,6 +32,11 @@ class _MemoryCollector(Collector):
 
     def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
         pid = str(os.getpid())
+        yield from self._compaction(pid)
+        yield from self._extraction(pid)
+
+    def _compaction(self, pid: str) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        """Windows by pressure level, compaction jobs by outcome, the queue and the pool."""
         pressure = CounterMetricFamily(
             "kenning_pressure_events", "Windows assembled at each pressure level",
             labels=["level", "pid"],
@@ -64,6 +69,9 @@ class _MemoryCollector(Collector):
         )
         busy.add_metric([pid], worker.busy)
         yield busy
+
+    def _extraction(self, pid: str) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        """Fact extraction: sessions read by outcome, the unread queue and the pool."""
         readers = self._memory.extraction
         extracted = CounterMetricFamily(
             "kenning_extractions", "Sessions read for facts in the background, by outcome",

@@ -66,83 +66,105 @@ class ServiceMiddleware:
         request_id = given if _REQUEST_ID.match(given) else secrets.token_hex(8)
         token = REQUEST_ID.set(request_id)
         start = time.perf_counter()
-        status = 500
-        started = False
         path: str = scope.get("path", "")
-        limited = not path.startswith(_UNLIMITED)
-
-        async def send_with_id(message: Message) -> None:
-            nonlocal status, started
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-                started = True
-                message = dict(message)
-                message["headers"] = [
-                    *message.get("headers", []),
-                    (b"x-request-id", request_id.encode()),
-                ]
-            await send(message)
-
-        async def respond(exc: KenningError) -> None:
-            code, body, extra = error_response_parts(exc, request_id)
-            await send_with_id({"type": "http.response.start", "status": code, "headers": extra})
-            await send_with_id({"type": "http.response.body", "body": body})
-
-        received = 0
-
-        async def counted_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self._max_body:
-                    raise RequestTooLarge(self._too_large())
-            return message
-
+        exchange = _Exchange(request_id, receive, send, max_body=self._max_body)
         admitted = False
         try:
             length = headers.get("content-length", "")
             if length.isdigit() and int(length) > self._max_body:
-                raise RequestTooLarge(self._too_large())
-            if limited:
-                with self._lock:
-                    admitted = self._in_flight < self._max_in_flight
-                    if admitted:
-                        self._in_flight += 1
-                if not admitted:
-                    raise Overloaded(
-                        f"the server is working on {self._max_in_flight} requests; retry soon",
-                        retry_after=1.0,
-                    )
-            await self.app(scope, counted_receive, send_with_id)
+                raise RequestTooLarge(_too_large(self._max_body))
+            admitted = not path.startswith(_UNLIMITED) and self._admit()
+            await self.app(scope, exchange.receive, exchange.send)
         except KenningError as exc:
-            if started:
+            if exchange.started:
                 log.warning("error after the response started: %s", exc)
             else:
-                await respond(exc)
+                await exchange.respond(exc)
         except Exception:
             log.exception("unhandled error in %s %s", scope.get("method"), path)
-            if not started:
-                await respond(InternalError(f"internal error; quote request id {request_id}"))
+            if not exchange.started:
+                await exchange.respond(
+                    InternalError(f"internal error; quote request id {request_id}")
+                )
         finally:
-            if limited and admitted:
+            if admitted:
                 with self._lock:
                     self._in_flight -= 1
-            elapsed = time.perf_counter() - start
-            route = scope.get("route")
-            template = getattr(route, "path", None) or ("/mcp" if path == "/mcp" else "unmatched")
-            method = str(scope.get("method", ""))
-            self._metrics.requests.labels(method, template, str(status)).observe(elapsed)
-            state = scope.get("state") or {}
-            log.info(
-                "request",
-                extra={
-                    "method": method, "route": template, "status": status,
-                    "ms": round(elapsed * 1000, 2), "tenant": state.get("tenant"),
-                    "request_id": request_id,
-                },
-            )  # fmt: skip
+            self._observe(scope, path, exchange, time.perf_counter() - start)
             REQUEST_ID.reset(token)
 
-    def _too_large(self) -> str:
-        return f"the request body is over {self._max_body} bytes: send fewer or smaller events"
+    def _admit(self) -> bool:
+        """Take one of the in-flight places (True), or raise Overloaded when none is free."""
+        with self._lock:
+            admitted = self._in_flight < self._max_in_flight
+            if admitted:
+                self._in_flight += 1
+        if not admitted:
+            raise Overloaded(
+                f"the server is working on {self._max_in_flight} requests; retry soon",
+                retry_after=1.0,
+            )
+        return admitted
+
+    def _observe(self, scope: Scope, path: str, exchange: _Exchange, elapsed: float) -> None:
+        """The request's latency by route template, and its log line."""
+        route = scope.get("route")
+        template = getattr(route, "path", None) or ("/mcp" if path == "/mcp" else "unmatched")
+        method = str(scope.get("method", ""))
+        status = exchange.status
+        self._metrics.requests.labels(method, template, str(status)).observe(elapsed)
+        state = scope.get("state") or {}
+        log.info(
+            "request",
+            extra={
+                "method": method, "route": template, "status": status,
+                "ms": round(elapsed * 1000, 2), "tenant": state.get("tenant"),
+                "request_id": exchange.request_id,
+            },
+        )  # fmt: skip
+
+
+class _Exchange:
+    """One HTTP request as the app sees it through the middleware: its id added to the
+    response's headers, the status sent (500 until one is), and the body counted against the
+    size limit as it arrives."""
+
+    __slots__ = ("_max_body", "_receive", "_received", "_send", "request_id", "started", "status")
+
+    def __init__(self, request_id: str, receive: Receive, send: Send, *, max_body: int) -> None:
+        self.request_id = request_id
+        self.status = 500
+        self.started = False
+        self._receive = receive
+        self._send = send
+        self._max_body = max_body
+        self._received = 0
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+            self.started = True
+            message = dict(message)
+            message["headers"] = [
+                *message.get("headers", []),
+                (b"x-request-id", self.request_id.encode()),
+            ]
+        await self._send(message)
+
+    async def receive(self) -> Message:
+        message = await self._receive()
+        if message["type"] == "http.request":
+            self._received += len(message.get("body", b""))
+            if self._received > self._max_body:
+                raise RequestTooLarge(_too_large(self._max_body))
+        return message
+
+    async def respond(self, exc: KenningError) -> None:
+        """Send *exc* as kenning's JSON error response."""
+        code, body, extra = error_response_parts(exc, self.request_id)
+        await self.send({"type": "http.response.start", "status": code, "headers": extra})
+        await self.send({"type": "http.response.body", "body": body})
+
+
+def _too_large(max_body: int) -> str:
+    return f"the request body is over {max_body} bytes: send fewer or smaller events"

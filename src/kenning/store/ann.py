@@ -12,12 +12,18 @@ inside the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
 The persisted form (:meth:`HnswIndex.dumps`) holds the graph and the fingerprints but not the
 vectors: those stay in the database only, and are put back from it on load.
 
-faiss is imported when the first index is made, never at import.
+faiss is imported when the first index is made, never at import. It is an extra
+(``pip install 'kenning[ann]'``): without it every search is exact, and the first partition
+that crosses ``AnnConfig.min_rows`` logs one warning per process (:func:`hnsw_available`).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
+import logging
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +32,9 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput
 
-__all__ = ["AnnConfig", "HnswIndex", "fingerprints"]
+__all__ = ["AnnConfig", "HnswIndex", "fingerprints", "hnsw_available"]
+
+_log = logging.getLogger(__name__)
 
 F32 = npt.NDArray[np.float32]
 _MAGIC = b"KENNING-HNSW\x01\n"
@@ -51,6 +59,7 @@ class AnnConfig:
     ``persist`` saves a built index beside an on-disk database so a restart does not rebuild.
     ``build_threads`` bounds the OpenMP threads of a build (one by default: on a small machine
     the other cores keep serving searches, and oversubscribed OpenMP builds were slower).
+    The index needs faiss (``pip install 'kenning[ann]'``); without it searches stay exact.
 
     >>> AnnConfig(min_rows=50_000).ef_search
     512
@@ -97,9 +106,46 @@ def fingerprints(vectors: F32, *, chunk: int = 8192) -> npt.NDArray[np.uint64]:
     return out
 
 
-def _faiss() -> Any:
-    import faiss  # heavy native module: loaded when the first index is made
+@functools.cache
+def _faiss_installed() -> bool:
+    """Whether faiss can be imported, found without importing it: a partition over the
+    threshold asks on every add, and the import itself waits for the building thread."""
+    try:
+        return importlib.util.find_spec("faiss") is not None
+    except (ImportError, ValueError):
+        return False
 
+
+_warn_lock = threading.Lock()
+
+
+@functools.cache
+def _warn_exact() -> None:
+    _log.warning(
+        "faiss is not installed (pip install 'kenning[ann]'): partitions over "
+        "AnnConfig.min_rows vectors are searched exactly, without an HNSW index"
+    )
+
+
+def hnsw_available() -> bool:
+    """True when faiss is installed; otherwise log, once per process, that partitions over
+    ``AnnConfig.min_rows`` vectors are searched exactly, and return False.
+
+    A partition asks this only when it has crossed the threshold.
+    """
+    if _faiss_installed():
+        return True
+    with _warn_lock:  # the cache alone could let two threads log
+        _warn_exact()
+    return False
+
+
+def _faiss() -> Any:
+    try:
+        import faiss  # heavy native module: loaded when the first index is made
+    except ImportError as exc:
+        # RuntimeError: a saved index that cannot be read without faiss is skipped, not fatal.
+        raise RuntimeError("faiss is not installed (pip install 'kenning[ann]')") from exc
     return faiss
 
 

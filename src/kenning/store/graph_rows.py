@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, HnswIndex
+from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
 
 __all__ = ["F32", "AnnStatus", "GraphRows"]
 
@@ -270,6 +270,8 @@ class GraphRows:
                 return
             if self._ann is not None and not self._excluded:
                 return
+            if not hnsw_available():
+                return  # no faiss: exact search serves (warned once per process)
             n = self._n
             positions = np.flatnonzero(self._has_vector[:n]).astype(np.int64)
             matrix, prints = self._matrix, self._row_print  # rows < n never change in these

@@ -75,6 +75,7 @@ def message_tokens(
         InvalidInput: the message is not a mapping or a value is not a string.
 
     Example:
+        >>> from kenning.tokens import tokenizer_for
         >>> message_tokens(tokenizer_for("gpt-4o"), {"role": "user", "content": "hello world"})
         6
     """
@@ -104,6 +105,7 @@ def count_messages(
         InvalidInput: *messages* is not a sequence of mappings of strings.
 
     Example:
+        >>> from kenning.tokens import tokenizer_for
         >>> count_messages(tokenizer_for("gpt-4o"), [{"role": "user", "content": "hello world"}])
         9
     """

@@ -78,62 +78,77 @@ def read_profile(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any
 def fact_tools() -> list[ToolSpec]:
     """The tools that work on the user's long-term facts."""
     return [
-        ToolSpec(
-            "remember_fact",
-            "Remember a fact the user stated or confirmed, to use in later conversations: an "
-            "attribute and its value (e.g. attribute 'preferred language', value 'Portuguese'"
-            "). A new value for the same attribute replaces the old one; the same value "
-            "strengthens it. Health, finance and relationship facts are kept only if the user "
-            "agreed to that.",
-            {
-                "type": "object",
-                "properties": {
-                    "attribute": _TEXT | {"description": "what the fact is about"},
-                    "value": _TEXT,
-                    "subject": _TEXT | {"description": "who it is about (default: the user)"},
-                    "qualifier": {
-                        "type": "string",
-                        "maxLength": 60,
-                        "description": "when it holds, e.g. 'at work'",
-                    },
-                    "category": {"type": "string", "enum": [c.value for c in FactCategory]},
-                },
-                "required": ["attribute", "value"],
-                "additionalProperties": False,
-            },
-            remember_fact,
-            writes=True,
-        ),
-        ToolSpec(
-            "revoke_fact",
-            "Withdraw a fact that no longer holds or that the user asked you to forget, by the "
-            "id read_profile gave. It stops being used at once; its history is kept.",
-            {
-                "type": "object",
-                "properties": {"fact_id": {"type": "string", "minLength": 1, "maxLength": 128}},
-                "required": ["fact_id"],
-                "additionalProperties": False,
-            },
-            revoke_fact,
-            writes=True,
-        ),
-        ToolSpec(
-            "read_profile",
-            "Read what you know about this user: their profile (biography, preferences, style, "
-            "people, corrections) and facts with their ids, where the user and the application "
-            "allow it; otherwise only the facts from this conversation.",
-            {
-                "type": "object",
-                "properties": {
-                    "k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 200,
-                        "description": "at most this many facts, the newest (default 50)",
-                    },
-                },
-                "additionalProperties": False,
-            },
-            read_profile,
-        ),
+        _remember_fact_tool(),
+        _revoke_fact_tool(),
+        _read_profile_tool(),
     ]
+
+
+def _remember_fact_tool() -> ToolSpec:
+    """The tool that remembers a fact the user stated or confirmed."""
+    return ToolSpec(
+        "remember_fact",
+        "Remember a fact the user stated or confirmed, to use in later conversations: an "
+        "attribute and its value (e.g. attribute 'preferred language', value 'Portuguese'"
+        "). A new value for the same attribute replaces the old one; the same value "
+        "strengthens it. Health, finance and relationship facts are kept only if the user "
+        "agreed to that.",
+        {
+            "type": "object",
+            "properties": {
+                "attribute": _TEXT | {"description": "what the fact is about"},
+                "value": _TEXT,
+                "subject": _TEXT | {"description": "who it is about (default: the user)"},
+                "qualifier": {
+                    "type": "string",
+                    "maxLength": 60,
+                    "description": "when it holds, e.g. 'at work'",
+                },
+                "category": {"type": "string", "enum": [c.value for c in FactCategory]},
+            },
+            "required": ["attribute", "value"],
+            "additionalProperties": False,
+        },
+        remember_fact,
+        writes=True,
+    )
+
+
+def _revoke_fact_tool() -> ToolSpec:
+    """The tool that withdraws a fact."""
+    return ToolSpec(
+        "revoke_fact",
+        "Withdraw a fact that no longer holds or that the user asked you to forget, by the "
+        "id read_profile gave. It stops being used at once; its history is kept.",
+        {
+            "type": "object",
+            "properties": {"fact_id": {"type": "string", "minLength": 1, "maxLength": 128}},
+            "required": ["fact_id"],
+            "additionalProperties": False,
+        },
+        revoke_fact,
+        writes=True,
+    )
+
+
+def _read_profile_tool() -> ToolSpec:
+    """The tool that reads the user's profile and facts."""
+    return ToolSpec(
+        "read_profile",
+        "Read what you know about this user: their profile (biography, preferences, style, "
+        "people, corrections) and facts with their ids, where the user and the application "
+        "allow it; otherwise only the facts from this conversation.",
+        {
+            "type": "object",
+            "properties": {
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 200,
+                    "description": "at most this many facts, the newest (default 50)",
+                },
+            },
+            "additionalProperties": False,
+        },
+        read_profile,
+    )

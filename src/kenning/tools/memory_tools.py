@@ -151,123 +151,148 @@ def replace_goal(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any
 def memory_tools() -> list[ToolSpec]:
     """The tools that work on the episodic record, pins and task state."""
     return [
-        ToolSpec(
-            "search_memory",
-            "Search what you remember of this user: earlier turns of this conversation (and of "
-            "the user's other conversations, where the user and the application allow it). "
-            "Hybrid keyword and meaning search; each hit says when it was said and in which "
-            "session.",
-            {
-                "type": "object",
-                "properties": {
-                    "query": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 4000,
-                        "description": "what to look for, in natural language",
-                    },
-                    "k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 50,
-                        "description": "how many hits (default 5)",
-                    },
-                },
-                "required": ["query"],
-                "additionalProperties": False,
-            },
-            search_memory,
-        ),
-        ToolSpec(
-            "search_conversation",
-            "Search this conversation by text and time: with a query, the best-matching turns; "
-            "without one, the turns between since and until in order. Times are ISO-8601.",
-            {
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "minLength": 1, "maxLength": 4000},
-                    "since": _TIME,
-                    "until": _TIME,
-                    "role": {"type": "string", "enum": [r.value for r in Role]},
-                    "k": {
-                        "type": "integer",
-                        "minimum": 1,
-                        "maximum": 100,
-                        "description": "how many turns (default 10)",
-                    },
-                },
-                "additionalProperties": False,
-            },
-            search_conversation,
-        ),
-        ToolSpec(
-            "set_pin",
-            "Pin a value that must never be lost or rewritten while this conversation lasts: "
-            "an id, an amount with its currency, an idempotency key, an open obligation, a "
-            "goal or a constraint. Approvals, authorizations and human decisions cannot be "
-            "pinned by you: the application records those.",
-            {
-                "type": "object",
-                "properties": {
-                    "kind": {"type": "string", "enum": _AGENT_PIN_KINDS},
-                    "value": {"type": "string", "minLength": 1, "maxLength": 2000},
-                    "key": {
-                        "type": "string",
-                        "minLength": 1,
-                        "maxLength": 256,
-                        "description": "stable name; a new value under it is a new version",
-                    },
-                    "amount": {
-                        "type": "string",
-                        "maxLength": 64,
-                        "description": "decimal amount for kind=amount, e.g. '42.50'",
-                    },
-                    "currency": {
-                        "type": "string",
-                        "minLength": 3,
-                        "maxLength": 3,
-                        "description": "ISO-4217 code for kind=amount, e.g. 'EUR'",
-                    },
-                },
-                "required": ["kind", "value"],
-                "additionalProperties": False,
-            },
-            set_pin,
-            writes=True,
-            guard=refuse_host_only_kinds,
-        ),
-        ToolSpec(
-            "close_pin",
-            "Close a pin that no longer holds (an obligation fulfilled, a constraint lifted). "
-            "Its history is kept.",
-            {
-                "type": "object",
-                "properties": {"key": {"type": "string", "minLength": 1, "maxLength": 256}},
-                "required": ["key"],
-                "additionalProperties": False,
-            },
-            close_pin,
-            writes=True,
-        ),
-        ToolSpec(
-            "replace_goal",
-            "Replace the conversation's goal, and, if given, its whole list of constraints.",
-            {
-                "type": "object",
-                "properties": {
-                    "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
-                    "constraints": {
-                        "type": "array",
-                        "maxItems": 50,
-                        "items": {"type": "string", "minLength": 1, "maxLength": 1000},
-                    },
-                },
-                "additionalProperties": False,
-            },
-            replace_goal,
-            writes=True,
-        ),
+        _search_memory_tool(),
+        _search_conversation_tool(),
+        _set_pin_tool(),
+        _close_pin_tool(),
+        _replace_goal_tool(),
     ]
+
+
+def _search_memory_tool() -> ToolSpec:
+    """The tool that searches what the agent remembers of the user."""
+    return ToolSpec(
+        "search_memory",
+        "Search what you remember of this user: earlier turns of this conversation (and of "
+        "the user's other conversations, where the user and the application allow it). "
+        "Hybrid keyword and meaning search; each hit says when it was said and in which "
+        "session.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 4000,
+                    "description": "what to look for, in natural language",
+                },
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "description": "how many hits (default 5)",
+                },
+            },
+            "required": ["query"],
+            "additionalProperties": False,
+        },
+        search_memory,
+    )
+
+
+def _search_conversation_tool() -> ToolSpec:
+    """The tool that reads this conversation by text and time."""
+    return ToolSpec(
+        "search_conversation",
+        "Search this conversation by text and time: with a query, the best-matching turns; "
+        "without one, the turns between since and until in order. Times are ISO-8601.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": 4000},
+                "since": _TIME,
+                "until": _TIME,
+                "role": {"type": "string", "enum": [r.value for r in Role]},
+                "k": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 100,
+                    "description": "how many turns (default 10)",
+                },
+            },
+            "additionalProperties": False,
+        },
+        search_conversation,
+    )
+
+
+def _set_pin_tool() -> ToolSpec:
+    """The tool that pins a value (host-only kinds refused)."""
+    return ToolSpec(
+        "set_pin",
+        "Pin a value that must never be lost or rewritten while this conversation lasts: "
+        "an id, an amount with its currency, an idempotency key, an open obligation, a "
+        "goal or a constraint. Approvals, authorizations and human decisions cannot be "
+        "pinned by you: the application records those.",
+        {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": _AGENT_PIN_KINDS},
+                "value": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "key": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 256,
+                    "description": "stable name; a new value under it is a new version",
+                },
+                "amount": {
+                    "type": "string",
+                    "maxLength": 64,
+                    "description": "decimal amount for kind=amount, e.g. '42.50'",
+                },
+                "currency": {
+                    "type": "string",
+                    "minLength": 3,
+                    "maxLength": 3,
+                    "description": "ISO-4217 code for kind=amount, e.g. 'EUR'",
+                },
+            },
+            "required": ["kind", "value"],
+            "additionalProperties": False,
+        },
+        set_pin,
+        writes=True,
+        guard=refuse_host_only_kinds,
+    )
+
+
+def _close_pin_tool() -> ToolSpec:
+    """The tool that closes a pin."""
+    return ToolSpec(
+        "close_pin",
+        "Close a pin that no longer holds (an obligation fulfilled, a constraint lifted). "
+        "Its history is kept.",
+        {
+            "type": "object",
+            "properties": {"key": {"type": "string", "minLength": 1, "maxLength": 256}},
+            "required": ["key"],
+            "additionalProperties": False,
+        },
+        close_pin,
+        writes=True,
+    )
+
+
+def _replace_goal_tool() -> ToolSpec:
+    """The tool that replaces the goal and constraints."""
+    return ToolSpec(
+        "replace_goal",
+        "Replace the conversation's goal, and, if given, its whole list of constraints.",
+        {
+            "type": "object",
+            "properties": {
+                "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
+                "constraints": {
+                    "type": "array",
+                    "maxItems": 50,
+                    "items": {"type": "string", "minLength": 1, "maxLength": 1000},
+                },
+            },
+            "additionalProperties": False,
+        },
+        replace_goal,
+        writes=True,
+    )
 
 
 def default_registry() -> ToolRegistry:

@@ -1,19 +1,30 @@
 """Keeps a session's running token totals current: only events newer than the ledger's head
-are ever counted, so the cost of a window does not grow with the session."""
+are ever counted, so the cost of a window does not grow with the session.
+
+The ledger sits below both of its readers: compaction plans its ranges from it, and the
+window (:mod:`kenning.context.assembler`) picks the tail that fits from it.
+"""
 
 from __future__ import annotations
 
-from kenning.context.render import event_message
+from typing import Protocol
+
 from kenning.records import Scope
-from kenning.store.protocol import Store
+from kenning.store.protocol import ContextState, EventLog
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD, ChatOverhead, message_tokens
+from kenning.tokens.messages import event_message
 
-__all__ = ["sync_ledger"]
+__all__ = ["SessionStore", "sync_ledger"]
+
+
+class SessionStore(EventLog, ContextState, Protocol):
+    """A session's events and its context state: what the ledger, the compactor and the
+    window's reads use of a store."""
 
 
 def sync_ledger(
-    store: Store,
+    store: SessionStore,
     scope: Scope,
     tokenizer: Tokenizer,
     *,

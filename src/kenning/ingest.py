@@ -1,0 +1,173 @@
+"""The write path behind ``Memory.add_events`` and ``Memory.ingest``: events in, stored and
+indexed.
+
+For a batch (one session or several), :class:`IngestPipeline` validates every event before
+anything is written, plans each one's index rows as search will read them
+(:func:`kenning.indexing.index_plan`: sentence units, chunks, the end of the turn before it),
+asks for the pins the extraction rules find in it, embeds only the texts the store holds no
+vector for, and appends events, pins and new vectors in one transaction
+(:meth:`~kenning.store.protocol.EventLog.append_events`). If the embedding model is down the
+events are still stored, without vectors: search over them is lexical until
+``Memory.reindex`` embeds them. After a write, whoever reads new events (fact extraction) is
+told.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from kenning.embed.base import Embedder
+from kenning.errors import InvalidInput, ModelUnavailable
+from kenning.indexing import embedding_text, index_plan
+from kenning.records import Event, NewEvent, PinDraft, Scope, new_event_id
+from kenning.settings import Settings
+from kenning.store.protocol import EventLog
+from kenning.store.records import EventWrite, ModelInfo
+
+__all__ = ["EventLike", "IngestPipeline", "PinSource"]
+
+log = logging.getLogger("kenning")
+
+EventLike = NewEvent | Mapping[str, Any]
+
+# (tenant, content hash) -> the text embedded under that hash
+_Texts = dict[tuple[str, str], str]
+
+
+class PinSource(Protocol):
+    """Where the pins of an event about to be written come from (``memory.context``)."""
+
+    def pin_drafts(self, scope: Scope, event: NewEvent, *, event_id: str) -> list[PinDraft]: ...
+
+
+def _as_new_event(value: EventLike) -> NewEvent:
+    if isinstance(value, NewEvent):
+        return value
+    if isinstance(value, Mapping):
+        return NewEvent.from_mapping(value)
+    raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(value).__name__}")
+
+
+class IngestPipeline:
+    """Validates, plans, embeds and appends batches of events to one event log.
+
+    *pins* gives each event's pins (committed with it); *after_write* is called after a batch
+    wrote at least one event (``Memory`` passes the fact extractor's wake-up when extraction
+    is on).
+    """
+
+    def __init__(
+        self,
+        log: EventLog,
+        embedder: Embedder | None,
+        settings: Settings,
+        *,
+        pins: PinSource,
+        after_write: Callable[[], None] | None = None,
+    ) -> None:
+        self._log = log
+        self._embedder = embedder
+        self._settings = settings
+        self._pins = pins
+        self._after_write = after_write
+
+    def model(self) -> ModelInfo | None:
+        """The embedder's model id and dimension (None without an embedder)."""
+        if self._embedder is None:
+            return None
+        return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
+
+    def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+        """Append events of one or several sessions in one atomic batch.
+
+        Returns the events written, in order; an event whose ``idempotency_key`` its session
+        already holds is skipped and not returned. The pins extracted from the events are
+        committed in the same transaction.
+
+        Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event or
+        scope is invalid.
+        """
+        writes, texts = self._plan(self._validated(items))
+        if not writes:
+            return []
+        model = self.model()
+        vectors = self._vectors_for(texts, model) if model is not None else None
+        written = self._log.append_events(
+            writes, model=model if vectors is not None else None, vectors=vectors
+        )
+        if written and self._after_write is not None:
+            self._after_write()
+        return written
+
+    def _validated(self, items: Sequence[tuple[Scope, EventLike]]) -> list[tuple[Scope, NewEvent]]:
+        """Every event checked before any is planned: one bad event writes nothing."""
+        limit = self._settings.max_content_chars
+        events: list[tuple[Scope, NewEvent]] = []
+        for scope, raw in items:
+            if not isinstance(scope, Scope):
+                raise InvalidInput("scope must be a kenning.Scope")
+            scope.require_session()
+            events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
+        return events
+
+    def _plan(self, events: Sequence[tuple[Scope, NewEvent]]) -> tuple[list[EventWrite], _Texts]:
+        """Each event's write (index rows, pins, a fresh id) and the texts its rows embed.
+
+        With ``embed_context`` a turn's embedded text carries the end of the turn before it:
+        the session's stored last event for the first turn of a batch, the batch's previous
+        turn after that.
+        """
+        settings = self._settings
+        mode = settings.embed_text
+        writes: list[EventWrite] = []
+        texts: _Texts = {}
+        previous: dict[tuple[str, str | None], str | None] = {}
+        for scope, event in events:
+            key = (scope.tenant, scope.session)
+            if settings.embed_context and key not in previous:
+                tail = self._log.events(scope, tail=1)
+                previous[key] = embedding_text(tail[0], mode) if tail else None
+            plan = index_plan(
+                event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
+                chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
+            )  # fmt: skip
+            previous[key] = embedding_text(event, mode)
+            texts.update(((scope.tenant, h), text) for h, text in plan.texts.items())
+            event_id = new_event_id()
+            writes.append(
+                EventWrite(
+                    scope=scope, event=event, embed_hash=plan.embed_hash,
+                    id=event_id, chunks=plan.chunks,
+                    pins=tuple(self._pins.pin_drafts(scope, event, event_id=event_id)),
+                )
+            )  # fmt: skip
+        return writes, texts
+
+    def _vectors_for(
+        self, texts: Mapping[tuple[str, str], str], model: ModelInfo
+    ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
+        """Embed each text this store lacks a vector for, once per (tenant, text); None when
+        the embedding model is unavailable (the events are stored without vectors)."""
+        assert self._embedder is not None
+        by_tenant: dict[str, dict[str, str]] = {}
+        for (tenant, digest), text in texts.items():
+            by_tenant.setdefault(tenant, {})[digest] = text
+        todo: list[tuple[str, str]] = []
+        for tenant, hashes in by_tenant.items():
+            for digest in self._log.missing_vectors(tenant, model, list(hashes)):
+                todo.append((tenant, digest))
+        if not todo:
+            return {}
+        unique = list(dict.fromkeys(by_tenant[t][h] for t, h in todo))
+        try:
+            matrix = self._embedder.embed(unique)
+        except ModelUnavailable as exc:
+            log.warning("embedding model unavailable, events stored without vectors: %s", exc)
+            return None
+        row = {text: i for i, text in enumerate(unique)}
+        return {(t, h): matrix[row[by_tenant[t][h]]] for t, h in todo}
