@@ -97,7 +97,6 @@ from kenning.store.protocol import (
     SearchIndex,
     Store,
 )
-from kenning.store.records import Capabilities
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 from kenning.version import __version__
@@ -107,7 +106,6 @@ __all__ = [
     "AsyncClient",
     "AuditEntry",
     "BudgetError",
-    "Capabilities",
     "Client",
     "CompactionSettings",
     "ConnectionFailed",

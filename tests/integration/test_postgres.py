@@ -176,6 +176,7 @@ def test_catch_up_reads_vectors_by_index_under_row_level_security(
     new row with every vector of the tenant once the tables are analyzed. Nested loops are
     forced, so the plan shows where each key is applied whatever the table sizes."""
     from kenning.store.postgres.search import _PARTITION_SQL
+    from kenning.store.postgres.sql import pg_sql
 
     with psycopg.connect(pg_url) as conn:
         # Enough vectors that looking each one up by its key is the plan to beat.
@@ -189,7 +190,7 @@ def test_catch_up_reads_vectors_by_index_under_row_level_security(
         for setting in ("hashjoin", "mergejoin", "seqscan", "material"):
             conn.execute(f"SET enable_{setting} = off")
         conn.execute("SELECT set_config('kenning.tenant', 'acme', false)")
-        sql = _PARTITION_SQL.format(unseen="AND (i.xact >= %s OR i.xact = ANY(%s))")
+        sql = pg_sql(_PARTITION_SQL.format(unseen="AND (i.xact >= ? OR i.xact = ANY(?))"))
         plan = "\n".join(
             str(row[0]) for row in conn.execute(f"EXPLAIN {sql}", ["acme", 0, [0]]).fetchall()
         )

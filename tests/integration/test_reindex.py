@@ -217,7 +217,7 @@ def test_a_reindex_keeps_the_index_log_short_and_a_follower_behind_it_reloads(
     backend: str, tmp_path: Path, real_embedder: MemoEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     module = pg_search if backend == "postgresql" else sqlite_search
-    monkeypatch.setattr(module, "_LOG_KEEP", 2)
+    monkeypatch.setattr(module, "LOG_KEEP", 2)
     store = open_store(backend, tmp_path)
     texts = [f"{IN_PASSING} Note {n}: the shelf by the window." for n in range(8)]
     old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))

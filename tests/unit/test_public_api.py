@@ -10,7 +10,7 @@ from kenning import errors
 
 EXPECTED = {
     "AnnConfig",
-    "BudgetError", "Capabilities", "ContentTooLarge", "Embedder", "Event", "Fact", "FactSource",
+    "BudgetError", "ContentTooLarge", "Embedder", "Event", "Fact", "FactSource",
     "FusionConfig", "Hit", "InvalidFilter", "InvalidInput", "InvalidScope", "KenningError",
     "Memory", "ModelMismatch", "ModelUnavailable", "NewEvent", "NotFound", "Pin", "PinKind",
     "PinStatus", "Procedure", "Role", "SQLiteStore", "Scope", "ScopeConflict", "SearchResults",

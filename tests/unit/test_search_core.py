@@ -14,8 +14,9 @@ from kenning.records import NewEvent, Role, to_utc
 from kenning.search.filters import parse_filters
 from kenning.search.fusion import Fused, FusionConfig, ItemStats, add_bonuses, best_first, fuse
 from kenning.store.records import Candidate
+from kenning.store.sql.query import where_clause
 from kenning.store.sqlite.fts import match_expression
-from kenning.store.sqlite.sql import where_clause
+from kenning.store.sqlite.sql import DIALECT
 from kenning.text import query_terms
 from tests.fakes import HashEmbedder
 
@@ -45,12 +46,12 @@ def test_filters_parse_and_render() -> None:
         until=NOW + timedelta(days=1),
     )
     assert f.roles == (Role.USER, Role.TOOL)
-    sql, params = where_clause(Scope("t", "u"), f)
+    sql, params = where_clause(DIALECT, Scope("t", "u"), f)
     assert sql.count("?") == len(params)
     assert "Ann" in params and "t" in params and "u" in params
     assert "Ann" not in sql and "speaker" not in sql  # keys travel as parameters too
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE items (tenant, user, session, kind, role, at, tags, metadata)")
+    conn.execute("CREATE TABLE items (tenant, user_id, session, kind, role, at, tags, metadata)")
     conn.execute(
         "INSERT INTO items VALUES ('t', 'u', 's', 'event', 'user', ?, '[\"billing\"]', "
         '\'{"speaker": "Ann"}\')',

@@ -50,7 +50,6 @@ from kenning.records import (
 )
 from kenning.store.records import (
     Candidate,
-    Capabilities,
     ContextSnapshot,
     EventWrite,
     ExtractionJob,
@@ -581,11 +580,6 @@ class Store(
     @property
     def backend(self) -> str:
         """The backend's name (``sqlite``)."""
-        ...
-
-    @property
-    def capabilities(self) -> Capabilities:
-        """Optional features this backend offers."""
         ...
 
     def close(self) -> None:

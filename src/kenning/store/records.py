@@ -32,7 +32,6 @@ _NO_METADATA: Mapping[str, JSONScalar] = MappingProxyType({})
 
 __all__ = [
     "Candidate",
-    "Capabilities",
     "Chunk",
     "ContextSnapshot",
     "EventWrite",
@@ -49,16 +48,6 @@ __all__ = [
     "Vectors",
     "check_changes",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class Capabilities:
-    """Optional features a backend declares; unsupported calls raise ``Unsupported``."""
-
-    lexical_search: bool = True
-    vector_search: bool = True
-    ann_index: bool = False
-    multi_process: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,6 @@ import threading
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
 from typing import Any
 
 import psycopg
@@ -34,23 +33,21 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
-from kenning.records import Event, Scope
+from kenning.errors import InvalidInput, StoreError
+from kenning.records import Scope
 from kenning.store.postgres import redact
+from kenning.store.postgres.cross import CROSS_TENANT
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
+from kenning.store.postgres.sql import DIALECT, PgTx
 from kenning.store.postgres.vector import register_vector
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.store.records import ModelInfo
+from kenning.store.sql.database import SqlDatabase, check_generation, check_owner, erase_generation
+from kenning.store.sql.dialect import Tx
 
-__all__ = [
-    "Database",
-    "check_generation",
-    "check_owner",
-    "erase_generation",
-    "lock_key",
-    "log_removed",
-]
+__all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
 
-Conn = psycopg.Connection[Any]
+RawConn = psycopg.Connection[Any]
+Conn = PgTx
 
 
 def tenant_key(tenant: str) -> int:
@@ -67,72 +64,6 @@ def translate(exc: psycopg.Error, what: str) -> Exception:
     return StoreError(f"PostgreSQL failed while {what}: {exc}".strip())
 
 
-def check_owner(
-    conn: Conn, scope: Scope | None, *, claim: bool = False, lock: bool = False
-) -> None:
-    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
-    *claim*, a session nobody owns yet becomes *scope*'s user's; with *lock*, the session's
-    row stays locked until the transaction ends (writes to one session are serial)."""
-    if scope is None or scope.session is None:
-        return
-    sql = "SELECT user_id FROM sessions WHERE tenant = %s AND session = %s"
-    if lock:
-        sql += " FOR UPDATE"
-    row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
-    if row is None and claim and scope.user is not None:
-        conn.execute(
-            "INSERT INTO sessions (tenant, session, user_id) VALUES (%s, %s, %s)"
-            " ON CONFLICT DO NOTHING",
-            (scope.tenant, scope.session, scope.user),
-        )
-        # A concurrent claim may have won: whoever owns it now decides.
-        row = conn.execute(sql, (scope.tenant, scope.session)).fetchone()
-    if row is not None and scope.user is not None and row[0] != scope.user:
-        raise ScopeConflict(
-            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
-            "session ids are unique within a tenant"
-        )
-
-
-def erase_generation(conn: Conn, tenant: str) -> int:
-    """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
-    fact leaving the search partitions ('hide') erases nothing."""
-    row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = %s AND op = 'erase'",
-        (tenant,),
-    ).fetchone()
-    return int(row[0]) if row is not None else 0
-
-
-def log_removed(conn: Conn, tenant: str, rowids: Sequence[int], *, op: str = "erase") -> None:
-    """Record items that leave *tenant*'s search partitions: erased rows (``erase``), closed
-    facts whose rows stay for their history (``hide``), or events whose index rows were
-    rebuilt (``reindex``: they come back from their new rows). Every process's partitions
-    follow this log by delta."""
-    if rowids:
-        conn.execute(
-            "INSERT INTO index_log (tenant, item, op)"
-            " SELECT %s, item, %s FROM unnest(%s::bigint[]) AS item",
-            (tenant, op, list(rowids)),
-        )
-
-
-def lock_key(conn: Conn, tenant: str, name: str) -> None:
-    """Serialise writers of one thing of *tenant* (a user's facts, a playbook's versions) until
-    the transaction ends: SQLite's single writer gave this order for free. The two-key form
-    of the advisory lock lives apart from the tenants' one-key locks."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (tenant, name))
-
-
-def check_generation(conn: Conn, tenant: str, generation: int | None) -> None:
-    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
-    if generation is not None and erase_generation(conn, tenant) != generation:
-        raise StaleWrite(
-            f"records of tenant {tenant!r} were erased while this write was prepared; "
-            "nothing was written (prepare it again from what is left)"
-        )
-
-
 def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
     """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
     (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
@@ -147,8 +78,11 @@ def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.C
     return sql.SQL("; ").join(parts)
 
 
-class Database:
+class Database(SqlDatabase):
     """The connection pool of one PostgreSQL store and the transactions over it."""
+
+    _d = DIALECT
+    _cross = CROSS_TENANT
 
     def __init__(self, url: str, *, pool_size: int = 8, timeout_s: float = 30.0) -> None:
         if not url.startswith(("postgresql://", "postgres://")):
@@ -160,7 +94,7 @@ class Database:
         self._role = self._prepare()
         # The model row is written once and never changed: reads may remember it.
         self._known_model: ModelInfo | None = None
-        self._pool: ConnectionPool[Conn] = ConnectionPool(
+        self._pool: ConnectionPool[RawConn] = ConnectionPool(
             url,
             min_size=1,
             max_size=max(1, pool_size),
@@ -205,7 +139,7 @@ class Database:
         return str(user[0])
 
     @staticmethod
-    def _join_app_role(conn: Conn) -> None:
+    def _join_app_role(conn: RawConn) -> None:
         """Make sure this login may act as the application role (checked once, here, so a
         missing grant is one clear error rather than a pool that never fills)."""
         member = conn.execute(
@@ -223,7 +157,7 @@ class Database:
             ) from exc
 
     @staticmethod
-    def _ensure_pgvector(conn: Conn) -> None:
+    def _ensure_pgvector(conn: RawConn) -> None:
         row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
         if row is not None:
             return
@@ -236,7 +170,7 @@ class Database:
                 f"installs pgvector): {exc}"
             ) from exc
 
-    def _configure(self, conn: Conn) -> None:
+    def _configure(self, conn: RawConn) -> None:
         # Act as the application role: it owns nothing and cannot bypass row-level security.
         if self._role != APP_ROLE:
             conn.execute(f"SET ROLE {APP_ROLE}")
@@ -244,7 +178,7 @@ class Database:
         conn.execute("SET TIME ZONE 'UTC'")
         register_vector(conn)
 
-    def _model_in(self, conn: Conn) -> ModelInfo | None:
+    def _model_in(self, conn: Tx) -> ModelInfo | None:
         """The stored embedding model, as seen by a read transaction (remembered once set)."""
         if self._known_model is None:
             row = conn.execute(
@@ -254,45 +188,12 @@ class Database:
                 self._known_model = ModelInfo(row[0], int(row[1]), bool(row[2]))
         return self._known_model
 
-    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
-
-    def _after_append(self, tenants: set[str]) -> None:
-        """Called after events of *tenants* were committed (search partitions catch up)."""
-
-    def _after_forget(self, tenant: str) -> None:
-        """Called after records of *tenant* were erased and committed."""
-
-    def _after_reindex(self, tenant: str) -> None:
-        """Called after events of *tenant* got new index rows (search partitions follow)."""
-
-    def _derive_from_events(
-        self, conn: Conn, written: Sequence[tuple[EventWrite, Event]], at: datetime
-    ) -> None:
-        """Inside the events' transaction: write what derives from them (their pins)."""
-
-    def _before_erase(self, conn: Conn, scope: Scope) -> None:
-        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
-
-    def _forget_derived(
-        self,
-        conn: Conn,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
-        """Inside an erase's transaction: erase what derives from the erased records (id,
-        session, seq; seq is None for a record outside a session's sequence, a fact), and
-        all state of the *gone* sessions; *purge*: the records expired under retention
-        rather than being erased on request."""
-
     # -- transactions ----------------------------------------------------------------------
 
     @staticmethod
-    def set_tenant(conn: Conn, tenant: str) -> None:
+    def set_tenant(conn: Tx, tenant: str) -> None:
         """Point row-level security at *tenant* for the rest of the transaction."""
-        conn.execute("SELECT set_config('kenning.tenant', %s, true)", (tenant,))
+        conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
 
     @contextmanager
     def _read(self, scope: Scope | None) -> Iterator[Conn]:
@@ -305,15 +206,16 @@ class Database:
         if nested is not None:
             if scope is not None:
                 self.set_tenant(nested, scope.tenant)
-            check_owner(nested, scope)
+            check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
         with self._connection() as conn:
             try:
                 conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
-                self._local.open_read = conn
-                check_owner(conn, scope)
-                yield conn
+                tx = PgTx(conn)
+                self._local.open_read = tx
+                check_owner(tx, DIALECT, scope)
+                yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
@@ -343,8 +245,9 @@ class Database:
         with self._connection() as conn:
             try:
                 conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
-                check_owner(conn, scope, claim=claim, lock=True)
-                yield conn
+                tx = PgTx(conn)
+                check_owner(tx, DIALECT, scope, claim=claim, lock=True)
+                yield tx
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
@@ -353,14 +256,32 @@ class Database:
                 self._rollback(conn)
                 raise
 
+    def _enter_tenant(self, tx: Tx, tenant: str) -> None:
+        self.set_tenant(tx, tenant)
+        self.lock_tenant(tx, tenant)
+
+    def _log_removed(
+        self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
+    ) -> None:
+        if rowids:
+            tx.execute(
+                "INSERT INTO index_log (tenant, item, op)"
+                " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
+                (tenant, op, list(rowids)),
+            )
+
+    def _serialize(self, tx: Tx, tenant: str, name: str) -> None:
+        # The two-key form of the advisory lock lives apart from the tenants' one-key locks.
+        tx.execute("SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))", (tenant, name))
+
     @staticmethod
-    def lock_tenant(conn: Conn, tenant: str, *, exclusive: bool = False) -> None:
+    def lock_tenant(conn: Tx, tenant: str, *, exclusive: bool = False) -> None:
         """Take the tenant's advisory lock for the rest of the transaction."""
         fn = "pg_advisory_xact_lock" if exclusive else "pg_advisory_xact_lock_shared"
-        conn.execute(f"SELECT {fn}(%s)", (tenant_key(tenant),))
+        conn.execute(f"SELECT {fn}(?)", (tenant_key(tenant),))
 
     @contextmanager
-    def _connection(self) -> Iterator[Conn]:
+    def _connection(self) -> Iterator[RawConn]:
         try:
             with self._pool.connection(timeout=self._timeout_s) as conn:
                 yield conn
@@ -370,7 +291,7 @@ class Database:
             raise StoreError(f"lost the connection to {self.url}: {exc}") from exc
 
     @staticmethod
-    def _rollback(conn: Conn) -> None:
+    def _rollback(conn: RawConn) -> None:
         # A broken connection cannot roll back; the pool discards it.
         with suppress(psycopg.Error):
             conn.execute("ROLLBACK")

@@ -17,29 +17,24 @@ list) or had not started (``>= xmax``). Erased rows leave through ``index_log`` 
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, ModelMismatch
-from kenning.records import KINDS, Filters, Scope
+from kenning.records import Scope
 from kenning.store.ann import AnnConfig
-from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector
-from kenning.store.partition_rows import index_rows
-from kenning.store.postgres.database import Conn, Database
-from kenning.store.postgres.sql import where_clause
-from kenning.store.records import Candidate, ModelInfo, SessionCandidate
-from kenning.store.replies import Question, check_reply_weight, questions
-from kenning.text import query_terms, stem
+from kenning.store.partition import IndexRows, Partition
+from kenning.store.postgres.database import Database
+from kenning.store.postgres.sql import pg_sql, raw
+from kenning.store.replies import Question, questions
+from kenning.store.sql import search
+from kenning.store.sql.dialect import Tx
+from kenning.store.sql.search import LOG_KEEP, Follower
 
-__all__ = ["PartitionStatus", "SearchTables"]
+__all__ = ["SearchTables"]
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
@@ -73,7 +68,7 @@ _PARTITION_SQL = (
     " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
     " ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event' AND p.seq = i.seq - 1"
     " AND (p.embed_hash IS NOT NULL OR p.units)"
-    " WHERE i.tenant = %s AND (f.item IS NULL OR f.status = 'active') {unseen}"
+    " WHERE i.tenant = ? AND (f.item IS NULL OR f.status = 'active') {unseen}"
     " ORDER BY i.rowid, c.n"
 )
 _SNAPSHOT_SQL = (
@@ -81,25 +76,6 @@ _SNAPSHOT_SQL = (
     " ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x)"
     " FROM pg_current_snapshot() AS s"
 )
-# The deletion log keeps this many entries per tenant; a partition that fell further behind
-# reloads.
-_LOG_KEEP = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionStatus:
-    """How a tenant's in-memory partition has followed the database in this process.
-
-    ``loads`` counts full loads (the first, and any start-over); ``catch_ups`` the deltas
-    applied, ``added``/``removed`` the rows they moved.
-    """
-
-    loaded: bool
-    rows: int
-    loads: int
-    catch_ups: int
-    added: int
-    removed: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,55 +93,50 @@ class _Snapshot:
     def unseen(self, alias: str = "i") -> tuple[str, list[Any]]:
         """SQL that selects the rows of transactions this snapshot did not see."""
         return (
-            f"AND ({alias}.xact >= %s OR {alias}.xact = ANY(%s))",
+            f"AND ({alias}.xact >= ? OR {alias}.xact = ANY(?))",
             [self.xmax, list(self.running)],
         )
 
 
 @dataclass
-class _Follower:
+class _Follower(Follower):
     """A loaded partition and the snapshot it has followed the tables to."""
 
-    partition: Partition
     seen: _Snapshot
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up at a time
-    catch_ups: int = 0
-    added: int = 0
-    removed: int = 0
 
 
-def _snapshot(conn: Conn) -> _Snapshot:
+def _snapshot(conn: Tx) -> _Snapshot:
     row = conn.execute(_SNAPSHOT_SQL).fetchone()
     assert row is not None
     return _Snapshot(xmax=int(row[0]), running=tuple(int(x) for x in row[1]))
 
 
 def _rows(
-    conn: Conn, tenant: str, unseen: _Snapshot | None, *, rowids: Sequence[int] | None = None
+    conn: Tx, tenant: str, unseen: _Snapshot | None, *, rowids: Sequence[int] | None = None
 ) -> list[Any]:
     """The tenant's partition rows: all, those the snapshot *unseen* did not see, or *rowids*."""
     where, params = ("", []) if unseen is None else unseen.unseen()
     if rowids is not None:
-        where, params = "AND i.rowid = ANY(%s)", [list(rowids)]
-    with conn.cursor(binary=True) as cur:
-        cur.execute(_PARTITION_SQL.format(unseen=where), [tenant, *params])
-        return cur.fetchall()
+        where, params = "AND i.rowid = ANY(?)", [list(rowids)]
+    with raw(conn).cursor(binary=True) as cur:
+        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant, *params])
+        return list(cur.fetchall())
 
 
-def _questions_of(conn: Conn, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
-    """Reads records by rowid as questions (those a catch-up's answers need): a whole record's
-    vector, or each of a record's sentence units' (see kenning.store.replies.questions)."""
+def _questions_of(conn: Tx, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
 
     def fetch(rowids: list[int]) -> dict[int, Question]:
-        with conn.cursor(binary=True) as cur:
+        with raw(conn).cursor(binary=True) as cur:
             cur.execute(
-                "SELECT i.rowid, v.vec, i.text FROM items i"
-                " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
-                " WHERE i.tenant = %s AND i.rowid = ANY(%s)"
-                " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i"
-                " JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid AND NOT c.lexical"
-                " JOIN vectors v ON v.tenant = c.tenant AND v.hash = c.embed_hash"
-                " WHERE i.tenant = %s AND i.rowid = ANY(%s)",
+                pg_sql(
+                    "SELECT i.rowid, v.vec, i.text FROM items i"
+                    " JOIN vectors v ON v.tenant = i.tenant AND v.hash = i.embed_hash"
+                    " WHERE i.tenant = ? AND i.rowid = ANY(?)"
+                    " UNION ALL SELECT i.rowid, v.vec, i.text FROM items i JOIN item_chunks c"
+                    " ON c.tenant = i.tenant AND c.item = i.rowid AND NOT c.lexical"
+                    " JOIN vectors v ON v.tenant = c.tenant AND v.hash = c.embed_hash"
+                    " WHERE i.tenant = ? AND i.rowid = ANY(?)"
+                ),
                 [tenant, rowids, tenant, rowids],
             )
             return questions(
@@ -175,39 +146,17 @@ def _questions_of(conn: Conn, tenant: str) -> Callable[[list[int]], dict[int, Qu
     return fetch
 
 
-class SearchTables(Database):
-    """Candidates of both signals and whole-session scores over per-tenant partitions."""
+class SearchTables(search.SearchTables[_Follower], Database):
+    """Partitions that follow the tables by transaction snapshots (the index log keeps each
+    entry's transaction)."""
 
     def _init_search(self, *, ann: AnnConfig, reply_weight: float) -> None:
-        try:
-            self._reply_weight = check_reply_weight(reply_weight)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
         # A PostgreSQL store has no file to keep a graph beside: it is rebuilt after a restart.
-        self._ann = replace(ann, persist=False)
-        self._partitions: dict[str, _Follower] = {}
-        self._plock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
-        self._loads: Counter[str] = Counter()
+        self._init_partitions(ann=replace(ann, persist=False), reply_weight=reply_weight)
 
     # -- partitions that follow the database -----------------------------------------------
 
-    def _partition(self, conn: Conn, tenant: str) -> Partition:
-        """The tenant's partition, caught up with what *conn*'s snapshot holds (the
-        transaction's tenant setting must be *tenant*)."""
-        with self._plock:
-            follower = self._partitions.get(tenant)
-            loading = self._loading.setdefault(tenant, threading.Lock())
-        if follower is None:
-            with loading:
-                with self._plock:
-                    follower = self._partitions.get(tenant)
-                if follower is None:
-                    return self._load(conn, tenant).partition
-        self._catch_up(conn, tenant, follower)
-        return follower.partition
-
-    def _load(self, conn: Conn, tenant: str) -> _Follower:
+    def _load(self, conn: Tx, tenant: str) -> _Follower:
         model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         seen = _snapshot(conn)
@@ -215,17 +164,14 @@ class SearchTables(Database):
         partition = Partition(dimension, ann=self._ann)
         partition.add(self._indexed(conn, tenant, rows, dimension))
         follower = _Follower(partition, seen=seen)
-        with self._plock:
-            self._loads[tenant] += 1
-            previous = self._partitions.get(tenant)
-            self._partitions[tenant] = follower
+        previous = self._adopt(tenant, follower)
         prebuilt = None
         if previous is not None:
             prebuilt = previous.partition.release_ann()
         partition.start_ann(prebuilt)
         return follower
 
-    def _catch_up(self, conn: Conn, tenant: str, follower: _Follower) -> None:
+    def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
         """Apply the erasures and add the rows committed since the partition last looked.
 
         Runs inside *conn*'s read transaction, so the log and the rows are one state.
@@ -240,7 +186,7 @@ class SearchTables(Database):
             partition = follower.partition
             model = self._model_in(conn)
             floor = conn.execute(
-                "SELECT xact FROM index_log_floor WHERE tenant = %s", (tenant,)
+                "SELECT xact FROM index_log_floor WHERE tenant = ?", (tenant,)
             ).fetchone()
             if (floor is not None and int(floor[0]) >= seen.horizon) or (
                 model is not None and model.dimension != partition.dimension
@@ -252,7 +198,7 @@ class SearchTables(Database):
             # Erased rows, facts closed since (their rows stay for history), and events
             # whose index rows were rebuilt (they come back from the new rows).
             logged = conn.execute(
-                "SELECT l.item, l.op FROM index_log l WHERE l.tenant = %s"
+                "SELECT l.item, l.op FROM index_log l WHERE l.tenant = ?"
                 f" AND l.op IN ('erase', 'hide', 'reindex') {where}",
                 [tenant, *params],
             ).fetchall()
@@ -260,7 +206,7 @@ class SearchTables(Database):
             if logged:
                 gone = np.array([r[0] for r in logged], dtype=np.int64)
                 follower.removed += partition.remove(gone)
-                self._unmix(conn, tenant, partition, gone)
+                partition.remix(gone, lambda ids: self._read_rows(conn, tenant, ids, partition))
                 again = {int(r[0]) for r in logged if r[1] == "reindex"}
             rows = _rows(conn, tenant, seen)
             # A record written and rebuilt since the last look is among the new rows already.
@@ -273,29 +219,17 @@ class SearchTables(Database):
             follower.catch_ups += 1
             follower.seen = now
 
-    def _unmix(
-        self, conn: Conn, tenant: str, partition: Partition, gone: npt.NDArray[np.int64]
-    ) -> None:
-        def read(rowids: list[int]) -> IndexRows:
-            rows = _rows(conn, tenant, None, rowids=rowids)
-            return self._indexed(conn, tenant, rows, partition.dimension)
-
-        partition.remix(gone, read)
-
-    def _indexed(
-        self, conn: Conn, tenant: str, rows: Sequence[Sequence[Any]], dimension: int
+    def _read_rows(
+        self, conn: Tx, tenant: str, rowids: list[int], partition: Partition
     ) -> IndexRows:
-        return index_rows(
-            rows,
-            dimension,
-            stack=np.stack,
-            reply_weight=self._reply_weight,
-            fetch=_questions_of(conn, tenant),
-        )
+        rows = _rows(conn, tenant, None, rowids=rowids)
+        return self._indexed(conn, tenant, rows, partition.dimension)
 
-    def _after_append(self, tenants: set[str]) -> None:
-        # Indexing is paid by the ingest, not by the next search.
-        self._catch_up_loaded(tenants)
+    def _stack(self, dimension: int) -> Callable[[list[Any]], npt.NDArray[np.float32]]:
+        return np.stack
+
+    def _questions_of(self, tx: Tx, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
+        return _questions_of(tx, tenant)
 
     def _after_forget(self, tenant: str) -> None:
         self._catch_up_loaded({tenant})
@@ -316,16 +250,16 @@ class SearchTables(Database):
     def _prune_log(self, tenant: str) -> None:
         with self._write(Scope(tenant)) as conn:
             row = conn.execute(
-                "SELECT count(*), max(id) FROM index_log WHERE tenant = %s", (tenant,)
+                "SELECT count(*), max(id) FROM index_log WHERE tenant = ?", (tenant,)
             ).fetchone()
-            if row is None or int(row[0]) <= 2 * _LOG_KEEP:
+            if row is None or int(row[0]) <= 2 * LOG_KEEP:
                 return
             pruned = conn.execute(
-                "DELETE FROM index_log WHERE tenant = %s AND id <= %s RETURNING xact",
-                (tenant, int(row[1]) - _LOG_KEEP),
+                "DELETE FROM index_log WHERE tenant = ? AND id <= ? RETURNING xact",
+                (tenant, int(row[1]) - LOG_KEEP),
             ).fetchall()
             conn.execute(
-                "INSERT INTO index_log_floor (tenant, xact) VALUES (%s, %s)"
+                "INSERT INTO index_log_floor (tenant, xact) VALUES (?, ?)"
                 " ON CONFLICT (tenant) DO UPDATE"
                 " SET xact = greatest(index_log_floor.xact, excluded.xact)",
                 (tenant, max(int(r[0]) for r in pruned)),
@@ -339,141 +273,6 @@ class SearchTables(Database):
 
     # -- candidates ------------------------------------------------------------------------
 
-    def lexical(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
-        terms = [stem(word) for word in query_terms(query)]
-        if not terms:
-            return []
-        with self._read(scope) as conn:
-            partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
-            more = [self._selector(conn, scope, f) for f in also]
-        return partition.lexical(terms, limit, select, more, also_limit)
-
-    def nearest(
-        self,
-        scope: Scope,
-        vector: npt.NDArray[np.float32],
-        *,
-        model: ModelInfo,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
-        with self._read(scope) as conn:
-            stored = self._model_in(conn)
-            if stored is None:
-                return []
-            if stored != model:
-                self._mismatch(stored, model)
-            partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
-            more = [self._selector(conn, scope, f) for f in also]
-        return partition.nearest(
-            np.asarray(vector, dtype=np.float32), limit, select, more, also_limit
-        )
-
-    @staticmethod
-    def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
-        raise ModelMismatch(
-            f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); "
-            f"refusing {model.model_id} ({model.dimension}-d). Use the same embedder or a "
-            "new database"
-        )
-
-    def sessions(
-        self,
-        scope: Scope,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        model: ModelInfo | None,
-        sessions: Sequence[str | None],
-        filters: Filters,
-    ) -> list[SessionCandidate]:
-        terms = [stem(word) for word in query_terms(query)]
-        with self._read(scope) as conn:
-            if vector is not None:
-                if model is None:
-                    raise InvalidInput("a query vector needs the model it belongs to")
-                stored = self._model_in(conn)
-                if stored is None:
-                    vector = None
-                elif stored != model:
-                    self._mismatch(stored, model)
-            partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
-        query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
-        scored = partition.sessions(terms, query_vec, select, sessions)
-        return list(map(SessionCandidate._make, scored))
-
-    @staticmethod
-    def _selector(conn: Conn, scope: Scope, filters: Filters) -> RowSelector:
-        """The partition rows a query may rank: the scope and every filter, before ranking."""
-        rowids = None
-        if filters.needs_sql:
-            where, params = where_clause(scope, filters)
-            rows = conn.execute(f"SELECT i.rowid FROM items i WHERE {where}", params)
-            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64)
-        return RowSelector(
-            user=scope.user,
-            session=scope.session,
-            roles=tuple(r.value for r in filters.roles),
-            kinds=filters.kinds,
-            since=None if filters.since is None else filters.since.timestamp(),
-            until=None if filters.until is None else filters.until.timestamp(),
-            rowids=rowids,
-        )
-
-    @contextmanager
-    def reading(self, scope: Scope) -> Iterator[None]:
-        # The calls inside find this thread's open read transaction and join it.
-        with self._read(scope):
-            yield
-
     # -- access statistics -----------------------------------------------------------------
 
-    def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
-        if not ids:
-            return
-        where, params = where_clause(scope, Filters(kinds=KINDS))
-        with self._write(scope) as conn:
-            conn.execute(
-                "INSERT INTO item_access AS a (tenant, item, count, last)"
-                f" SELECT i.tenant, i.rowid, 1, %s FROM items i WHERE {where} AND i.id = ANY(%s)"
-                " ON CONFLICT (tenant, item) DO UPDATE"
-                " SET count = a.count + 1, last = excluded.last",
-                [at, *params, list(ids)],
-            )
-
     # -- status ----------------------------------------------------------------------------
-
-    def partition_status(self, tenant: str) -> PartitionStatus:
-        """How *tenant*'s partition has followed the database (nothing is loaded by asking)."""
-        with self._plock:
-            follower = self._partitions.get(tenant)
-            loads = self._loads[tenant]
-        if follower is None:
-            return PartitionStatus(False, 0, loads, 0, 0, 0)
-        return PartitionStatus(
-            loaded=True, rows=len(follower.partition), loads=loads,
-            catch_ups=follower.catch_ups, added=follower.added, removed=follower.removed,
-        )  # fmt: skip
-
-    def vector_index(self, tenant: str, *, wait_s: float | None = 0.0) -> AnnStatus:
-        """The state of *tenant*'s HNSW index (loads the partition); with *wait_s* other than
-        0, first waits that long (``None``: as long as it takes) for a running build."""
-        with self._read(Scope(tenant)) as conn:
-            partition = self._partition(conn, tenant)
-        if wait_s != 0.0:
-            partition.wait_ann(wait_s)
-        return partition.ann_status()

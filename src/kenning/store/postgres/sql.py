@@ -1,21 +1,74 @@
-"""SQL helpers of the PostgreSQL store: the tenancy constraint and search filters.
-
-:func:`where_clause` is the single place where read paths over records get their
-tenant/user/session constraint, so no such query can be built without it. Values are always
-parameters (``%s``); only validated identifiers (table aliases) shape the SQL text.
-"""
+"""PostgreSQL's spelling of the shared SQL (:class:`PostgresDialect`), and transactions that
+take the shared SQL's ``?`` placeholders (:class:`PgTx`)."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import datetime
+from decimal import Decimal
+from functools import lru_cache
+from typing import Any, TypeVar, cast
 
+import numpy as np
+import numpy.typing as npt
+import psycopg
 from psycopg.types.json import Jsonb
 
 from kenning.errors import InvalidInput
-from kenning.records import Filters, Scope
+from kenning.store.sql.dialect import Dialect, Tx
 
-__all__ = ["jsonb", "scope_sql", "where_clause"]
+__all__ = [
+    "DIALECT",
+    "PgTx",
+    "PostgresDialect",
+    "jsonb",
+    "pg_sql",
+    "raw",
+]
+
+_T = TypeVar("_T")
+
+
+@lru_cache(maxsize=4096)
+def pg_sql(sql: str) -> str:
+    """Shared SQL as psycopg takes it: each ``?`` outside a quoted literal becomes ``%s`` and a
+    literal ``%`` is doubled."""
+    out: list[str] = []
+    quoted = False
+    for ch in sql:
+        if ch == "'":
+            quoted = not quoted
+        if ch == "%":
+            out.append("%%")
+        elif ch == "?" and not quoted:
+            out.append("%s")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+class PgTx:
+    """A psycopg connection inside a transaction, taking ``?`` placeholders (:func:`pg_sql`);
+    ``raw`` is the connection itself, for what only PostgreSQL has (``COPY``)."""
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        return self.raw.execute(pg_sql(sql), parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Sequence[Any]], /) -> None:
+        self.raw.cursor().executemany(pg_sql(sql), parameters)
+
+
+def raw(tx: Tx) -> psycopg.Connection[Any]:
+    """The psycopg connection of a PostgreSQL transaction, for what only PostgreSQL has."""
+    if not isinstance(tx, PgTx):
+        raise TypeError(f"not a PostgreSQL transaction: {tx!r}")
+    return tx.raw
 
 
 def jsonb(value: Any) -> Jsonb | None:
@@ -30,58 +83,101 @@ def jsonb(value: Any) -> Jsonb | None:
     return Jsonb(value)
 
 
-def where_clause(scope: Scope, filters: Filters, *, alias: str = "i") -> tuple[str, list[Any]]:
-    """Render the tenancy constraint and *filters* as a SQL boolean over table alias *alias*.
+class PostgresDialect(Dialect):
+    """PostgreSQL's spelling: times as ``timestamptz``, JSON as ``jsonb``, amounts as
+    ``numeric``, lists as one array (``= ANY(?)``), and rows of per-item tables joined on
+    their tenant too (the distribution column)."""
 
-    Metadata values compare as JSON (a number matches a number, a string a string); ``None``
-    matches a missing key or a JSON null, as on SQLite.
-    """
-    a = alias
-    parts = [f"{a}.tenant = %s"]
-    params: list[Any] = [scope.tenant]
-    if scope.user is not None:
-        parts.append(f"{a}.user_id = %s")
-        params.append(scope.user)
-    if scope.session is not None:
-        parts.append(f"{a}.session = %s")
-        params.append(scope.session)
-    parts.append(f"{a}.kind = ANY(%s)")
-    params.append(list(filters.kinds))
-    if filters.roles:
-        parts.append(f"{a}.role = ANY(%s)")
-        params.append([r.value for r in filters.roles])
-    if filters.since is not None:
-        parts.append(f"{a}.at >= %s")
-        params.append(filters.since)
-    if filters.until is not None:
-        parts.append(f"{a}.at <= %s")
-        params.append(filters.until)
-    if filters.tags:
-        parts.append(f"{a}.tags ?| %s::text[]")
-        params.append(list(filters.tags))
-    for key, values in filters.metadata:
-        non_null = [v for v in values if v is not None]
-        ors = []
-        if non_null:
-            ors.append(f"({a}.metadata -> %s) = ANY(%s::jsonb[])")
-            params += [key, [json.dumps(v) for v in non_null]]
-        if len(non_null) != len(values):
-            ors.append(f"coalesce(jsonb_typeof({a}.metadata -> %s), 'null') = 'null'")
-            params.append(key)
-        parts.append("(" + " OR ".join(ors) + ")")
-    return " AND ".join(parts), params
+    name = "postgresql"
+    item_columns = "tenant, item"
+    for_update = " FOR UPDATE"
+    for_share = " FOR SHARE"
+    greatest = "greatest"
+
+    def time(self, at: datetime) -> datetime:
+        return at
+
+    def read_time(self, value: Any) -> datetime:
+        return cast(datetime, value)
+
+    def json(self, value: Any) -> Jsonb | None:
+        return jsonb(value)
+
+    def read_json(self, value: Any) -> Any:
+        return value
+
+    def amount(self, value: Decimal | None) -> Decimal | None:
+        return value
+
+    def read_amount(self, value: Any) -> Decimal | None:
+        return cast(Decimal | None, value)
+
+    def item_key(self, tenant: str, rowid: int) -> tuple[Any, ...]:
+        return (tenant, rowid)
+
+    def item_key_of(self, item: str) -> str:
+        return f"{item}.tenant, {item}.rowid"
+
+    def item_rows(self, tenant: str, rowids: Sequence[int]) -> tuple[str, list[Any]]:
+        return "tenant = ? AND item = ANY(?)", [tenant, list(rowids)]
+
+    def ids_in(self, alias: str, ids: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{alias}.id = ANY(?)", [list(ids)]
+
+    def text_list(self, values: Sequence[str]) -> list[str]:
+        return list(values)
+
+    def read_text_list(self, value: Any) -> list[str]:
+        return list(value)
+
+    def vector(self, vec: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        return vec
+
+    def batches(self, values: Sequence[_T]) -> Iterator[Sequence[_T]]:
+        if values:
+            yield values
+
+    def one_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?)", [list(values)]
+
+    def for_update_of(self, alias: str) -> str:
+        return f" FOR UPDATE OF {alias}"
+
+    def shares_text(self, column: str, values: Sequence[str]) -> tuple[str, list[Any]]:
+        return f"{column} && ?::text[]", [list(values)]
+
+    def item_join(self, table: str, item: str) -> str:
+        return f"{table}.tenant = {item}.tenant AND {table}.item = {item}.rowid"
+
+    def json_string(self, column: str, key: str) -> str:
+        return (
+            f"CASE WHEN jsonb_typeof({column} -> '{key}') = 'string' THEN {column} ->> '{key}' END"
+        )
+
+    def seconds_between(self, later: str, earlier: str) -> str:
+        return f"extract(epoch FROM {later} - {earlier})::float8"
+
+    def tag_rows(self, column: str) -> str:
+        return f"jsonb_array_elements_text({column}) AS t(value)"
+
+    def text_order(self, column: str) -> str:
+        return f'{column} COLLATE "C"'
+
+    def not_indexed(self, column: str) -> str:
+        return column
+
+    def has_tag(self, column: str, tags: Sequence[str]) -> tuple[str, list[Any]]:
+        return (
+            f"EXISTS (SELECT 1 FROM jsonb_array_elements_text({column}) AS t(value)"
+            " WHERE t.value = ANY(?))",
+            [list(tags)],
+        )
+
+    def meta_in(self, column: str, key: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"({column} -> ?) = ANY(?::jsonb[])", [key, [json.dumps(v) for v in values]]
+
+    def meta_null(self, column: str, key: str) -> tuple[str, list[Any]]:
+        return f"coalesce(jsonb_typeof({column} -> ?), 'null') = 'null'", [key]
 
 
-def scope_sql(scope: Scope, alias: str = "") -> tuple[str, list[Any]]:
-    """The tenancy constraint of a table with ``tenant``, ``user_id`` and ``session`` columns:
-    tenant always, user and session when the scope has them."""
-    prefix = f"{alias}." if alias else ""
-    where = [f"{prefix}tenant = %s"]
-    params: list[Any] = [scope.tenant]
-    if scope.user is not None:
-        where.append(f"{prefix}user_id = %s")
-        params.append(scope.user)
-    if scope.session is not None:
-        where.append(f"{prefix}session = %s")
-        params.append(scope.session)
-    return " AND ".join(where), params
+DIALECT = PostgresDialect()

@@ -1,30 +1,28 @@
 """The server backend: PostgreSQL with pgvector, for deployments past one machine's file.
 
 :class:`PostgresStore` offers every storage protocol (:mod:`kenning.store.protocol`) over one
-PostgreSQL database; each concern lives in its own module: the pool and transactions
-(:mod:`~kenning.store.postgres.database`), the schema, roles and row-level security
-(:mod:`~kenning.store.postgres.schema`), the event log (:mod:`~kenning.store.postgres.events`),
-the search index (:mod:`~kenning.store.postgres.search`), the working-context state
-(:mod:`~kenning.store.postgres.context`), the job queue (:mod:`~kenning.store.postgres.jobs`),
-long-term facts and their extraction queue (:mod:`~kenning.store.postgres.facts`), consent,
-holds and retention (:mod:`~kenning.store.postgres.policy`), playbooks
-(:mod:`~kenning.store.postgres.procedures`), the server's credentials
-(:mod:`~kenning.store.postgres.keys`) and copying a SQLite store in
+PostgreSQL database. The concerns are written once for both SQL backends
+(:mod:`kenning.store.sql`); this package holds what is PostgreSQL's own: the pool and
+transactions (:mod:`~kenning.store.postgres.database`), the schema, roles and row-level
+security (:mod:`~kenning.store.postgres.schema`), its spelling of the shared SQL
+(:mod:`~kenning.store.postgres.sql`), its statements across tenants
+(:mod:`~kenning.store.postgres.cross`), bulk writes by ``COPY``
+(:mod:`~kenning.store.postgres.events`), how search partitions follow the tables
+(:mod:`~kenning.store.postgres.search`) and copying a SQLite store in
 (:mod:`~kenning.store.postgres.transfer`).
 """
 
 from __future__ import annotations
 
 from kenning.store.ann import AnnConfig
-from kenning.store.postgres.context import ContextTables
-from kenning.store.postgres.facts import FactTables
-from kenning.store.postgres.jobs import JobTables
-from kenning.store.postgres.keys import KeyTables
-from kenning.store.postgres.policy import PolicyTables
-from kenning.store.postgres.procedures import ProcedureTables
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
-from kenning.store.records import Capabilities
+from kenning.store.sql.context import ContextTables
+from kenning.store.sql.facts import FactTables
+from kenning.store.sql.jobs import JobTables
+from kenning.store.sql.keys import KeyTables
+from kenning.store.sql.policy import PolicyTables
+from kenning.store.sql.procedures import ProcedureTables
 
 __all__ = ["PostgresStore"]
 
@@ -56,24 +54,3 @@ class PostgresStore(
     ) -> None:
         super().__init__(url, pool_size=pool_size, timeout_s=timeout_s)
         self._init_search(ann=ann if ann is not None else AnnConfig(), reply_weight=reply_weight)
-
-    @property
-    def backend(self) -> str:
-        return "postgresql"
-
-    @property
-    def capabilities(self) -> Capabilities:
-        return Capabilities(multi_process=True)
-
-    def close(self) -> None:
-        """Stop index builds and close the connection pool."""
-        if self._closed:
-            return
-        self._release_all()
-        self._close_connections()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -27,6 +27,7 @@ from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.events import EventTables, copy_rows
 from kenning.store.postgres.sql import jsonb
 from kenning.store.records import ModelInfo
+from kenning.store.sql.vectors import check_model
 
 __all__ = ["TableCount", "TransferTables"]
 
@@ -55,13 +56,13 @@ def _json(text: str | None) -> Any:
 # Rows of item-keyed tables carry the source item rowid first; it is mapped on the way.
 _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "sessions": (
-        "SELECT tenant, session, user, last_seq, created_at FROM sessions WHERE tenant = ?",
+        "SELECT tenant, session, user_id, last_seq, created_at FROM sessions WHERE tenant = ?",
         ("tenant", "session", "user_id", "last_seq", "created_at"),
         "ON CONFLICT (tenant, session) DO UPDATE SET last_seq ="
         " greatest(sessions.last_seq, excluded.last_seq)",
     ),
     "items": (
-        "SELECT rowid, tenant, id, kind, user, session, agent, seq, role, label, text, at, tags,"
+        "SELECT rowid, tenant, id, kind, user_id, session, agent, seq, role, label, text, at, tags,"
         " metadata, version, content_hash, embed_hash, idem_key, created_at, expires_at"
         " FROM items WHERE tenant = ? ORDER BY rowid",
         (
@@ -89,7 +90,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT (tenant, id) DO NOTHING",
     ),
     "facts": (
-        "SELECT item, tenant, user, subject, attribute, qualifier, value, source, confidence,"
+        "SELECT item, tenant, user_id, subject, attribute, qualifier, value, source, confidence,"
         " category, status, valid_from, valid_to, superseded_by, expires_at, pinned,"
         " reinforced, last_seen, sources, source_event_id FROM facts WHERE tenant = ?",
         (
@@ -141,7 +142,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "pins": (
-        "SELECT id, tenant, user, session, kind, key, version, value, amount, currency, status,"
+        "SELECT id, tenant, user_id, session, kind, key, version, value, amount, currency, status,"
         " source_event_id, metadata, created_at, closed_at, current FROM pins WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -165,7 +166,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "summaries": (
-        "SELECT id, tenant, user, session, level, first_seq, last_seq, text, body, summarizer,"
+        "SELECT id, tenant, user_id, session, level, first_seq, last_seq, text, body, summarizer,"
         " created_at, active FROM summaries WHERE tenant = ? ORDER BY rowid",
         (
             "id",
@@ -184,7 +185,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "compaction_log": (
-        "SELECT tenant, user, session, at, action, first_seq, last_seq, tokens_before,"
+        "SELECT tenant, user_id, session, at, action, first_seq, last_seq, tokens_before,"
         " tokens_after, summary_id, summarizer, detail FROM compaction_log WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -204,7 +205,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "",
     ),
     "compaction_jobs": (
-        "SELECT tenant, user, session, model, budget, reason, status, attempts, error,"
+        "SELECT tenant, user_id, session, model, budget, reason, status, attempts, error,"
         " lease_until, created_at, updated_at FROM compaction_jobs WHERE tenant = ?"
         " ORDER BY rowid",
         (
@@ -224,7 +225,8 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "task_state": (
-        "SELECT tenant, session, user, body, version, updated_at FROM task_state WHERE tenant = ?",
+        "SELECT tenant, session, user_id, body, version, updated_at FROM task_state"
+        " WHERE tenant = ?",
         ("tenant", "session", "user_id", "body", "version", "updated_at"),
         "ON CONFLICT DO NOTHING",
     ),
@@ -235,13 +237,13 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
     "extraction_progress": (
         # A lease belongs to a worker of the file, which will not finish it here.
-        "SELECT tenant, session, user, done_seq, NULL, attempts FROM extraction_progress"
+        "SELECT tenant, session, user_id, done_seq, NULL, attempts FROM extraction_progress"
         " WHERE tenant = ?",
         ("tenant", "session", "user_id", "done_seq", "lease_until", "attempts"),
         "ON CONFLICT DO NOTHING",
     ),
     "user_settings": (
-        "SELECT tenant, user, share_across_sessions, sensitive_facts, updated_at"
+        "SELECT tenant, user_id, share_across_sessions, sensitive_facts, updated_at"
         " FROM user_settings WHERE tenant = ?",
         ("tenant", "user_id", "share_across_sessions", "sensitive_facts", "updated_at"),
         "ON CONFLICT DO NOTHING",
@@ -252,7 +254,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "ON CONFLICT DO NOTHING",
     ),
     "legal_holds": (
-        "SELECT tenant, user, session, reason, created_at FROM legal_holds WHERE tenant = ?",
+        "SELECT tenant, user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?",
         ("tenant", "user_id", "session", "reason", "created_at"),
         "ON CONFLICT DO NOTHING",
     ),
@@ -262,7 +264,7 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         "",
     ),
     "procedures": (
-        "SELECT id, tenant, user, name, version, tool_hash, steps, description, status,"
+        "SELECT id, tenant, user_id, name, version, tool_hash, steps, description, status,"
         " created_at FROM procedures WHERE tenant = ? ORDER BY rowid",
         (
             "id",
@@ -364,7 +366,7 @@ class TransferTables(EventTables, Database):
             model = _source_model(src)
             if model is not None:
                 with self._write(None) as conn:
-                    self._check_model(conn, model, claim=True)
+                    check_model(conn, self._d, model, claim=True)
             tenants = sorted(
                 {r[0] for t in _TENANT_SOURCES for r in src.execute(f"SELECT tenant FROM {t}")}
             )
@@ -383,17 +385,12 @@ class TransferTables(EventTables, Database):
         return counts
 
     def _copy_tenant(self, src: sqlite3.Connection, conn: Conn, tenant: str) -> None:
-        vectors = [
-            (tenant, r[0], np.frombuffer(r[1], dtype=np.float32))
+        vectors = {
+            r[0]: np.frombuffer(r[1], dtype=np.float32)
             for r in src.execute("SELECT hash, vec FROM vectors WHERE tenant = ?", (tenant,))
-        ]
+        }
         if vectors:
-            stage = copy_rows(conn, "vectors", ("tenant", "hash", "vec"), vectors,
-                              binary_types=("text", "text", "vector"))  # fmt: skip
-            conn.execute(
-                f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec FROM {stage}"
-                " ON CONFLICT DO NOTHING"
-            )
+            self._store_vectors(conn, tenant, vectors)
         rowids: dict[int, int] = {}
         for table, (query, columns, conflict) in _COPIES.items():
             rows = [_converted(columns, r) for r in src.execute(query, (tenant,))]
@@ -451,18 +448,18 @@ class TransferTables(EventTables, Database):
                         for r in src.execute(f"SELECT id FROM {table} WHERE tenant = ?", (tenant,))
                     ]
                     row = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s AND id = ANY(%s)",
+                        f"SELECT count(*) FROM {table} WHERE tenant = ? AND id = ANY(?)",
                         (tenant, ids),
                     ).fetchone()
                     present = int(row[0]) if row else 0
                     total = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s", (tenant,)
+                        f"SELECT count(*) FROM {table} WHERE tenant = ?", (tenant,)
                     ).fetchone()
                     dest = int(total[0]) if total else 0
                     ok = present == source
                 else:
                     total = conn.execute(
-                        f"SELECT count(*) FROM {table} WHERE tenant = %s", (tenant,)
+                        f"SELECT count(*) FROM {table} WHERE tenant = ?", (tenant,)
                     ).fetchone()
                     dest = int(total[0]) if total else 0
                     ok = dest >= source

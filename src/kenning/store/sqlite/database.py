@@ -17,60 +17,22 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
-from kenning.errors import InvalidInput, ScopeConflict, StaleWrite, StoreError
-from kenning.records import Event, Scope
-from kenning.store.records import EventWrite, ModelInfo
+from kenning.errors import InvalidInput, StoreError
+from kenning.records import Scope
+from kenning.store.records import ModelInfo
+from kenning.store.sql.database import SqlDatabase, check_owner
+from kenning.store.sql.dialect import Tx
+from kenning.store.sql.vectors import stored_model
+from kenning.store.sqlite.cross import CROSS_TENANT
+from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.schema import check_owned, migrate
-from kenning.store.sqlite.sql import stored_model
+from kenning.store.sqlite.sql import DIALECT
 
 __all__ = ["Database"]
-
-
-def check_owner(conn: sqlite3.Connection, scope: Scope | None, *, claim: bool = False) -> None:
-    """Raise ScopeConflict if *scope*'s session belongs to another user of its tenant; with
-    *claim*, a session nobody owns yet becomes *scope*'s user's."""
-    if scope is None or scope.user is None or scope.session is None:
-        return
-    row = conn.execute(
-        "SELECT user FROM sessions WHERE tenant = ? AND session = ?",
-        (scope.tenant, scope.session),
-    ).fetchone()
-    if row is None:
-        if claim:
-            conn.execute(
-                "INSERT INTO sessions (tenant, session, user, last_seq, created_at)"
-                " VALUES (?, ?, ?, 0, ?)",
-                (scope.tenant, scope.session, scope.user, time.time()),
-            )
-        return
-    if row[0] != scope.user:
-        raise ScopeConflict(
-            f"session {scope.session!r} belongs to another user of tenant {scope.tenant!r}; "
-            "session ids are unique within a tenant"
-        )
-
-
-def erase_generation(conn: sqlite3.Connection, tenant: str) -> int:
-    """The tenant's newest entry in the log of erased rows (0 before any erase)."""
-    row = conn.execute(
-        "SELECT coalesce(max(id), 0) FROM index_log WHERE tenant = ? AND op = 'erase'", (tenant,)
-    ).fetchone()
-    return int(row[0])
-
-
-def check_generation(conn: sqlite3.Connection, tenant: str, generation: int | None) -> None:
-    """Raise StaleWrite if records of *tenant* were erased since *generation* was read."""
-    if generation is not None and erase_generation(conn, tenant) != generation:
-        raise StaleWrite(
-            f"records of tenant {tenant!r} were erased while this write was prepared; "
-            "nothing was written (prepare it again from what is left)"
-        )
 
 
 def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Connection:
@@ -91,8 +53,13 @@ def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Con
     return conn
 
 
-class Database:
+class Database(SqlDatabase):
     """The connections of one SQLite store and the transactions over them."""
+
+    _d = DIALECT
+    _cross = CROSS_TENANT
+    # The scope's tokens, so an FTS5 query can carry its scope inside MATCH.
+    _extra_item_columns = ("scope_terms",)
 
     def __init__(self, path: str | Path, *, timeout_s: float) -> None:
         self._path = str(path)
@@ -115,38 +82,17 @@ class Database:
     def path(self) -> str:
         return self._path
 
-    # -- hooks between the store's concerns (each mixin overrides its own) -----------------
+    def _item_extras(self, scope: Scope, role: str, kind: str) -> tuple[object, ...]:
+        return (scope_terms(scope.tenant, scope.user, scope.session, role, kind),)
 
-    def _after_append(self, tenants: set[str]) -> None:
-        """Called after events of *tenants* were committed (search partitions catch up)."""
-
-    def _after_forget(self, tenant: str) -> None:
-        """Called after records of *tenant* were erased and committed."""
-
-    def _after_reindex(self, tenant: str) -> None:
-        """Called after events of *tenant* got new index rows (search partitions follow)."""
-
-    def _derive_from_events(
-        self, conn: sqlite3.Connection, written: Sequence[tuple[EventWrite, Event]], at: datetime
-    ) -> None:
-        """Inside the events' transaction: write what derives from them (their pins)."""
-
-    def _before_erase(self, conn: sqlite3.Connection, scope: Scope) -> None:
-        """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
-
-    def _forget_derived(
-        self,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
-        """Inside forget's transaction: erase what derives from the erased records (id,
-        session, seq; seq is None for a record outside a session's sequence, a fact), and
-        all state of the *gone* sessions; *purge*: the records expired under retention
-        rather than being erased on request."""
+    def _after_erase(self, tenant: str, erased: int) -> None:
+        if erased:
+            # An FTS5 delete only records a tombstone: merging drops the erased words.
+            with self._write(None) as conn:
+                purge_fts(conn)
+        # Erased text (events, or the pins and summaries of an emptied session) must not
+        # linger in the write-ahead log either.
+        self._checkpoint()
 
     @property
     def in_memory(self) -> bool:
@@ -174,7 +120,7 @@ class Database:
             raise StoreError("the store is closed")
         nested: sqlite3.Connection | None = getattr(self._local, "open_read", None)
         if nested is not None:
-            check_owner(nested, scope)
+            check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
         if self.in_memory:
@@ -182,7 +128,7 @@ class Database:
                 if self._closed:
                     raise StoreError("the store is closed")
                 try:
-                    check_owner(self._conn, scope)
+                    check_owner(self._conn, DIALECT, scope)
                     yield self._conn
                 except sqlite3.Error as exc:
                     raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -196,7 +142,7 @@ class Database:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         self._local.open_read = conn
         try:
-            check_owner(conn, scope)
+            check_owner(conn, DIALECT, scope)
             yield conn
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
@@ -208,11 +154,14 @@ class Database:
                 conn.rollback()
 
     @contextmanager
-    def _write(self, scope: Scope | None, *, claim: bool = False) -> Iterator[sqlite3.Connection]:
+    def _write(
+        self, scope: Scope | None, *, claim: bool = False, exclusive: bool = False
+    ) -> Iterator[sqlite3.Connection]:
         """One atomic transaction for *scope*: commit on success, roll back on any exception.
 
         The scope's session must belong to its user; with *claim* a new session becomes the
-        user's (see :func:`check_owner`).
+        user's (see :func:`~kenning.store.sql.database.check_owner`). Every write is
+        *exclusive*: one writer at a time.
         """
         with self._wlock:
             if self._closed:
@@ -223,7 +172,7 @@ class Database:
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite could not start a transaction: {exc}") from exc
             try:
-                check_owner(conn, scope, claim=claim)
+                check_owner(conn, DIALECT, scope, claim=claim)
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:
@@ -232,14 +181,14 @@ class Database:
                     raise StoreError(f"SQLite write failed and was rolled back: {exc}") from exc
                 raise
 
-    def _read_version(self, conn: sqlite3.Connection) -> int:
+    def _read_version(self, conn: Tx) -> int:
         """A number that changes whenever another connection commits (PRAGMA data_version),
         taken at the start of this thread's current read transaction."""
         if conn is self._conn:
             return int(conn.execute("PRAGMA data_version").fetchone()[0])
         return int(self._local.version)
 
-    def _model_in(self, conn: sqlite3.Connection) -> ModelInfo | None:
+    def _model_in(self, conn: Tx) -> ModelInfo | None:
         """The stored embedding model as *conn* sees it. The row is written once and never
         changed, so once a reader connection (query-only: what it sees is committed) has seen
         it, it is remembered: searches then skip a statement per call."""

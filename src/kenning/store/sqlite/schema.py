@@ -434,6 +434,33 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE item_chunks ADD COLUMN lexical INTEGER NOT NULL DEFAULT 1;
         """,
     ),
+    (
+        "0011_user_id_columns",
+        """
+        -- The user column is named as on PostgreSQL (where "user" is reserved), so both
+        -- backends run one SQL text (kenning.store.sql). Indexes follow the rename.
+        ALTER TABLE sessions RENAME COLUMN user TO user_id;
+        ALTER TABLE items RENAME COLUMN user TO user_id;
+        ALTER TABLE pins RENAME COLUMN user TO user_id;
+        ALTER TABLE summaries RENAME COLUMN user TO user_id;
+        ALTER TABLE compaction_log RENAME COLUMN user TO user_id;
+        ALTER TABLE compaction_jobs RENAME COLUMN user TO user_id;
+        ALTER TABLE task_state RENAME COLUMN user TO user_id;
+        ALTER TABLE facts RENAME COLUMN user TO user_id;
+        ALTER TABLE extraction_progress RENAME COLUMN user TO user_id;
+        ALTER TABLE user_settings RENAME COLUMN user TO user_id;
+        ALTER TABLE legal_holds RENAME COLUMN user TO user_id;
+        ALTER TABLE procedures RENAME COLUMN user TO user_id;
+        """,
+    ),
+    (
+        "0012_explicit_index_log",
+        """
+        -- Erased rows are logged by the statement that erases them, as on PostgreSQL, so
+        -- one code path (kenning.store.sql) serves both backends.
+        DROP TRIGGER items_log_delete;
+        """,
+    ),
 )
 
 

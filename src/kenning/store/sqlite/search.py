@@ -22,39 +22,39 @@ import hashlib
 import logging
 import math
 import os
-import sqlite3
 import threading
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput, ModelMismatch
-from kenning.records import KINDS, Filters, Scope
+from kenning.errors import InvalidInput
+from kenning.records import Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex
-from kenning.store.partition import AnnStatus, IndexRows, Partition, RowSelector, listed_once
-from kenning.store.partition_rows import index_rows, turn_position
-from kenning.store.records import Candidate, ModelInfo, SessionCandidate
-from kenning.store.replies import Question, check_reply_weight, questions
+from kenning.store.partition import IndexRows, Partition, listed_once
+from kenning.store.partition_rows import turn_position
+from kenning.store.records import Candidate
+from kenning.store.replies import Question, questions
+from kenning.store.sql import search
+from kenning.store.sql.dialect import Tx
+from kenning.store.sql.query import where_clause
+from kenning.store.sql.search import LOG_KEEP, Follower
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
-from kenning.store.sqlite.sql import by_ids, chunks, where_clause
+from kenning.store.sqlite.sql import DIALECT, chunks
 from kenning.text import query_terms, stem
 
-__all__ = ["PartitionStatus", "SearchTables"]
+__all__ = ["SearchTables"]
 
 _log = logging.getLogger(__name__)
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
 _PARTITION_COLUMNS = (
-    "i.rowid, i.id, i.user, i.session, i.role, i.kind, i.at, v.vec,"
+    "i.rowid, i.id, i.user_id, i.session, i.role, i.kind, i.at, v.vec,"
     " CASE WHEN c.item IS NULL THEN i.text"
     " WHEN c.lexical THEN substr(i.text, c.start + 1, c.stop - c.start)"
     " WHEN c.n = 0 THEN i.text END, i.label, c.n, p.rowid, p.label, p.role,"
@@ -77,54 +77,26 @@ _FTS5_RECORD = "i.session, i.kind, i.at, i.seq, i.label, i.role, instr(i.text, '
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
-# The deletion log keeps this many entries; a partition that fell further behind reloads.
-_LOG_KEEP = 50_000
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionStatus:
-    """How a tenant's in-memory partition has followed the database in this process.
-
-    ``loads`` counts full loads from the file (the first, and any start-over);
-    ``catch_ups`` the deltas applied, ``added``/``removed`` the rows they moved.
-    """
-
-    loaded: bool
-    rows: int
-    loads: int
-    catch_ups: int
-    added: int
-    removed: int
 
 
 @dataclass
-class _Follower:
-    """A loaded partition and how far it has followed the database."""
+class _Follower(Follower):
+    """A loaded partition and how far it has followed the file."""
 
-    partition: Partition
     log_pos: int  # the last index_log id applied
     hwm: int  # rows with a larger rowid are new to the partition
-    lock: threading.Lock = field(default_factory=threading.Lock)  # one catch-up at a time
     # Per reading connection: its data_version when it last caught up (nothing new since).
     seen: dict[int, int] = field(default_factory=dict)
-    catch_ups: int = 0
-    added: int = 0
-    removed: int = 0
 
 
-def _blobs(dimension: int) -> Callable[[list[bytes]], npt.NDArray[np.float32]]:
-    def stack(blobs: list[bytes]) -> npt.NDArray[np.float32]:
+def _blobs(dimension: int) -> Callable[[list[Any]], npt.NDArray[np.float32]]:
+    def stack(blobs: list[Any]) -> npt.NDArray[np.float32]:
         return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(-1, dimension)
 
     return stack
 
 
-def _questions_of(
-    conn: sqlite3.Connection, tenant: str
-) -> Callable[[list[int]], dict[int, Question]]:
-    """Reads records by rowid as questions (those a catch-up's answers need): a whole record's
-    vector, or each of a record's sentence units' (see kenning.store.replies.questions)."""
-
+def _questions_of(conn: Tx, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
     def fetch(rowids: list[int]) -> dict[int, Question]:
         found: list[tuple[int, npt.NDArray[np.float32], str]] = []
         for chunk in chunks(rowids):
@@ -145,37 +117,31 @@ def _questions_of(
     return fetch
 
 
-def _log_head(conn: sqlite3.Connection) -> int:
+def _log_head(conn: Tx) -> int:
     return int(conn.execute("SELECT coalesce(max(id), 0) FROM index_log").fetchone()[0])
 
 
-def _log_floor(conn: sqlite3.Connection) -> int:
+def _log_floor(conn: Tx) -> int:
     row = conn.execute(
         "SELECT value FROM store_meta WHERE key = 'index_log_pruned_through'"
     ).fetchone()
     return 0 if row is None else int(row[0])
 
 
-class SearchTables(Database):
-    """Candidates of both signals and whole-session scores over per-tenant partitions."""
+class SearchTables(search.SearchTables[_Follower], Database):
+    """Partitions that follow the file by rowid and log position; BM25 in memory or by FTS5;
+    HNSW graphs saved beside the file."""
 
     def _init_search(
         self, *, lexical: Literal["memory", "fts5"], ann: AnnConfig, reply_weight: float
     ) -> None:
         if lexical not in ("memory", "fts5"):
             raise InvalidInput("lexical must be 'memory' or 'fts5'")
-        try:
-            self._reply_weight = check_reply_weight(reply_weight)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
+        self._init_partitions(ann=ann, reply_weight=reply_weight)
         self._lexical_mode = lexical
         if lexical == "fts5":
             with self._write(None) as conn:
                 ensure_fts(conn)
-        self._ann = ann
-        self._partitions: dict[str, _Follower] = {}
-        self._plock = threading.Lock()
-        self._loading: dict[str, threading.Lock] = {}
         # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
         self._spare_indexes: dict[str, HnswIndex] = {}
         self._saved_nodes: dict[str, int] = {}
@@ -183,25 +149,10 @@ class SearchTables(Database):
         # and applies itself: a save that dumped before the erasure cannot land after it.
         # Reentrant: a build run in the erasing thread (background off) saves inside it.
         self._save_lock = threading.RLock()
-        self._loads: Counter[str] = Counter()
 
     # -- partitions that follow the database -----------------------------------------------
 
-    def _partition(self, conn: sqlite3.Connection, tenant: str) -> Partition:
-        """The tenant's partition, caught up with what *conn*'s snapshot holds."""
-        with self._plock:
-            follower = self._partitions.get(tenant)
-            loading = self._loading.setdefault(tenant, threading.Lock())
-        if follower is None:
-            with loading:
-                with self._plock:
-                    follower = self._partitions.get(tenant)
-                if follower is None:
-                    return self._load(conn, tenant).partition
-        self._catch_up(conn, tenant, follower)
-        return follower.partition
-
-    def _load(self, conn: sqlite3.Connection, tenant: str) -> _Follower:
+    def _load(self, conn: Tx, tenant: str) -> _Follower:
         model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
@@ -213,10 +164,7 @@ class SearchTables(Database):
         partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
         partition.add(self._indexed(conn, tenant, rows, dimension))
         follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
-        with self._plock:
-            self._loads[tenant] += 1
-            previous = self._partitions.get(tenant)
-            self._partitions[tenant] = follower
+        previous = self._adopt(tenant, follower)
         if previous is not None:
             self._release(tenant, previous)
         prebuilt = self._spare_indexes.pop(tenant, None)
@@ -225,7 +173,7 @@ class SearchTables(Database):
         partition.start_ann(prebuilt)
         return follower
 
-    def _catch_up(self, conn: sqlite3.Connection, tenant: str, follower: _Follower) -> None:
+    def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
         """Apply the deletion log and add the rows committed since the partition last looked.
 
         Runs inside *conn*'s read transaction, so the log and the rows are one state.
@@ -255,7 +203,9 @@ class SearchTables(Database):
                 if logged:
                     gone = np.array([r[0] for r in logged], dtype=np.int64)
                     removed = partition.remove(gone)
-                    self._unmix(conn, tenant, partition, gone)
+                    partition.remix(
+                        gone, lambda ids: self._read_rows(conn, tenant, ids, partition.dimension)
+                    )
                     again = sorted({int(r[0]) for r in logged if r[1] == "reindex"})
                 if removed:
                     # A new row may reuse the rowid of an erased last row: look from the
@@ -284,21 +234,7 @@ class SearchTables(Database):
             follower.hwm, follower.log_pos = hwm, max(head, follower.log_pos)
             follower.seen[id(conn)] = version
 
-    def _unmix(
-        self,
-        conn: sqlite3.Connection,
-        tenant: str,
-        partition: Partition,
-        gone: npt.NDArray[np.int64],
-    ) -> None:
-        def read(rowids: list[int]) -> IndexRows:
-            return self._read_rows(conn, tenant, rowids, partition.dimension)
-
-        partition.remix(gone, read)
-
-    def _read_rows(
-        self, conn: sqlite3.Connection, tenant: str, rowids: list[int], dimension: int
-    ) -> IndexRows:
+    def _read_rows(self, conn: Tx, tenant: str, rowids: list[int], dimension: int) -> IndexRows:
         """The partition rows of the tenant's live records with these rowids."""
         rows: list[Any] = []
         for chunk in chunks(rowids):
@@ -310,20 +246,11 @@ class SearchTables(Database):
             ).fetchall()
         return self._indexed(conn, tenant, rows, dimension)
 
-    def _indexed(
-        self, conn: sqlite3.Connection, tenant: str, rows: Sequence[Sequence[Any]], dimension: int
-    ) -> IndexRows:
-        return index_rows(
-            rows,
-            dimension,
-            stack=_blobs(dimension),
-            reply_weight=self._reply_weight,
-            fetch=_questions_of(conn, tenant),
-        )
+    def _stack(self, dimension: int) -> Callable[[list[Any]], npt.NDArray[np.float32]]:
+        return _blobs(dimension)
 
-    def _after_append(self, tenants: set[str]) -> None:
-        # Indexing is paid by the ingest, not by the next search.
-        self._catch_up_loaded(tenants)
+    def _questions_of(self, tx: Tx, tenant: str) -> Callable[[list[int]], dict[int, Question]]:
+        return _questions_of(tx, tenant)
 
     def _after_forget(self, tenant: str) -> None:
         index_file = self._index_file(tenant)
@@ -354,9 +281,9 @@ class SearchTables(Database):
     def _prune_log(self) -> None:
         with self._write(None) as conn:
             head = _log_head(conn)
-            if head - _log_floor(conn) <= 2 * _LOG_KEEP:
+            if head - _log_floor(conn) <= 2 * LOG_KEEP:
                 return
-            through = head - _LOG_KEEP
+            through = head - LOG_KEEP
             conn.execute("DELETE FROM index_log WHERE id <= ?", (through,))
             conn.execute(
                 "INSERT OR REPLACE INTO store_meta (key, value)"
@@ -391,14 +318,9 @@ class SearchTables(Database):
         also_limit: int | None = None,
     ) -> list[Candidate]:
         if self._lexical_mode == "memory":
-            terms = [stem(word) for word in query_terms(query)]
-            if not terms:
-                return []
-            with self._read(scope) as conn:
-                partition = self._partition(conn, scope.tenant)
-                select = self._selector(conn, scope, filters)
-                more = [self._selector(conn, scope, f) for f in also]
-            return partition.lexical(terms, limit, select, more, also_limit)
+            return super().lexical(
+                scope, query, filters=filters, limit=limit, also=also, also_limit=also_limit
+            )
         depth = limit if also_limit is None else also_limit
         with self._read(scope):
             return listed_once(
@@ -416,7 +338,7 @@ class SearchTables(Database):
             return []
         roles = [r.value for r in filters.roles]
         match = f"{scope_match(scope, roles=roles, kinds=filters.kinds)} AND {terms}"
-        where, params = where_clause(scope, filters)
+        where, params = where_clause(DIALECT, scope, filters)
         # Closed facts keep their rows (history) but are not searched.
         where += (
             " AND NOT EXISTS (SELECT 1 FROM facts fx WHERE fx.item = i.rowid"
@@ -453,7 +375,7 @@ class SearchTables(Database):
         ]  # fmt: skip
 
     @staticmethod
-    def _fts5_ideal(conn: sqlite3.Connection, query: str) -> float:
+    def _fts5_ideal(conn: Tx, query: str) -> float:
         """Σ IDF of the query's terms with FTS5's own (table-wide) statistics."""
         terms = list(dict.fromkeys(stem(word) for word in query_terms(query)))
         total_rows = int(conn.execute("SELECT count(*) FROM items").fetchone()[0])
@@ -466,102 +388,7 @@ class SearchTables(Database):
             total += idf if idf > 0 else 1e-6
         return total or 1.0
 
-    def nearest(
-        self,
-        scope: Scope,
-        vector: npt.NDArray[np.float32],
-        *,
-        model: ModelInfo,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
-        with self._read(scope) as conn:
-            stored = self._model_in(conn)
-            if stored is None:
-                return []
-            if stored != model:
-                self._mismatch(stored, model)
-            partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
-            more = [self._selector(conn, scope, f) for f in also]
-        return partition.nearest(
-            np.asarray(vector, dtype=np.float32), limit, select, more, also_limit
-        )
-
-    @staticmethod
-    def _mismatch(stored: ModelInfo, model: ModelInfo) -> None:
-        raise ModelMismatch(
-            f"this store holds vectors of {stored.model_id} ({stored.dimension}-d); "
-            f"refusing {model.model_id} ({model.dimension}-d). Use the same embedder or a "
-            "new database"
-        )
-
-    def sessions(
-        self,
-        scope: Scope,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        model: ModelInfo | None,
-        sessions: Sequence[str | None],
-        filters: Filters,
-    ) -> list[SessionCandidate]:
-        terms = [stem(word) for word in query_terms(query)]
-        with self._read(scope) as conn:
-            if vector is not None:
-                if model is None:
-                    raise InvalidInput("a query vector needs the model it belongs to")
-                stored = self._model_in(conn)
-                if stored is None:
-                    vector = None
-                elif stored != model:
-                    self._mismatch(stored, model)
-            partition = self._partition(conn, scope.tenant)
-            select = self._selector(conn, scope, filters)
-        query_vec = None if vector is None else np.asarray(vector, dtype=np.float32)
-        scored = partition.sessions(terms, query_vec, select, sessions)
-        return list(map(SessionCandidate._make, scored))
-
-    @staticmethod
-    def _selector(conn: sqlite3.Connection, scope: Scope, filters: Filters) -> RowSelector:
-        """The partition rows a query may rank: the scope and every filter, before ranking."""
-        rowids = None
-        if filters.needs_sql:
-            where, params = where_clause(scope, filters)
-            sql = f"SELECT i.rowid FROM items i WHERE {where}"
-            rowids = np.fromiter((r[0] for r in conn.execute(sql, params)), dtype=np.int64)
-        return RowSelector(
-            user=scope.user,
-            session=scope.session,
-            roles=tuple(r.value for r in filters.roles),
-            kinds=filters.kinds,
-            since=None if filters.since is None else filters.since.timestamp(),
-            until=None if filters.until is None else filters.until.timestamp(),
-            rowids=rowids,
-        )
-
-    @contextmanager
-    def reading(self, scope: Scope) -> Iterator[None]:
-        # The calls inside find this thread's open read transaction and join it.
-        with self._read(scope):
-            yield
-
     # -- access statistics -----------------------------------------------------------------
-
-    def touch(self, scope: Scope, ids: Sequence[str], *, at: datetime) -> None:
-        if not ids:
-            return
-        with self._write(scope) as conn:
-            for chunk in chunks(list(ids)):
-                where, params = where_clause(scope, Filters(kinds=KINDS), row_check=True)
-                conn.execute(
-                    "INSERT INTO item_access AS a (item, count, last)"
-                    f" SELECT i.rowid, 1, ? FROM items i WHERE {where} AND {by_ids(len(chunk))}"
-                    " ON CONFLICT (item) DO UPDATE SET count = a.count + 1, last = excluded.last",
-                    [at.timestamp(), *params, *chunk],
-                )
 
     # -- HNSW index lifecycle --------------------------------------------------------------
 
@@ -613,34 +440,3 @@ class SearchTables(Database):
                 tmp.unlink(missing_ok=True)
                 return
             self._saved_nodes[tenant] = nodes
-
-    def partition_status(self, tenant: str) -> PartitionStatus:
-        """How *tenant*'s partition has followed the database (nothing is loaded by asking).
-
-        >>> from kenning.store.sqlite.store import SQLiteStore
-        >>> SQLiteStore().partition_status("acme").loaded
-        False
-        """
-        with self._plock:
-            follower = self._partitions.get(tenant)
-            loads = self._loads[tenant]
-        if follower is None:
-            return PartitionStatus(False, 0, loads, 0, 0, 0)
-        return PartitionStatus(
-            loaded=True, rows=len(follower.partition), loads=loads,
-            catch_ups=follower.catch_ups, added=follower.added, removed=follower.removed,
-        )  # fmt: skip
-
-    def vector_index(self, tenant: str, *, wait_s: float | None = 0.0) -> AnnStatus:
-        """The state of *tenant*'s HNSW index (loads the partition); with *wait_s* other than
-        0, first waits that long (``None``: as long as it takes) for a running build.
-
-        >>> from kenning.store.sqlite.store import SQLiteStore
-        >>> SQLiteStore().vector_index("acme").state
-        'off'
-        """
-        with self._read(None) as conn:
-            partition = self._partition(conn, tenant)
-        if wait_s != 0.0:
-            partition.wait_ann(wait_s)
-        return partition.ann_status()

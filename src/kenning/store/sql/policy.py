@@ -1,8 +1,8 @@
-"""Consent, tenant policy, legal holds, the purge log and stats of the PostgreSQL store.
+"""Consent, tenant policy, legal holds, the purge log and stats, on every SQL backend.
 
-A mixin of :class:`~kenning.store.postgres.store.PostgresStore`. A legal hold is written under
-the tenant's shared lock and checked inside every erase, which holds the exclusive one: a hold
-committed before an erase starts always stops it.
+A mixin of the stores (:class:`~kenning.store.sql.database.SqlDatabase`). A legal hold is
+written inside a tenant's write and checked inside every erase, which no other write of the
+tenant runs beside: a hold committed before an erase starts always stops it.
 """
 
 from __future__ import annotations
@@ -11,97 +11,106 @@ from datetime import UTC, datetime
 
 from kenning.errors import InvalidScope, LegalHoldActive
 from kenning.records import LegalHold, Scope, TenantPolicy, UserSettings
-from kenning.store.postgres.database import Conn, Database
-from kenning.store.postgres.sql import jsonb, scope_sql
 from kenning.store.records import StoreStats
+from kenning.store.sql.database import SqlDatabase
+from kenning.store.sql.dialect import Tx
+from kenning.store.sql.query import scope_sql
 
 __all__ = ["PolicyTables"]
 
 
-class PolicyTables(Database):
+def _flag(value: object) -> bool | None:
+    return None if value is None else bool(value)
+
+
+class PolicyTables(SqlDatabase):
     """What a tenant allows, what a user agreed to, and what may not be erased."""
 
     def tenant_policy(self, tenant: str) -> TenantPolicy:
-        with self._read(Scope(tenant)) as conn:
-            row = conn.execute(
-                "SELECT body FROM tenant_policy WHERE tenant = %s", (tenant,)
-            ).fetchone()
-        return TenantPolicy() if row is None else TenantPolicy.from_json(row[0])
+        with self._read(Scope(tenant)) as tx:
+            row = tx.execute("SELECT body FROM tenant_policy WHERE tenant = ?", (tenant,))
+            found = row.fetchone()
+        return (
+            TenantPolicy() if found is None else TenantPolicy.from_json(self._d.read_json(found[0]))
+        )
 
     def put_tenant_policy(self, tenant: str, policy: TenantPolicy) -> None:
-        with self._write(Scope(tenant)) as conn:
-            conn.execute(
-                "INSERT INTO tenant_policy (tenant, body, updated_at) VALUES (%s, %s, %s)"
+        d = self._d
+        with self._write(Scope(tenant)) as tx:
+            tx.execute(
+                "INSERT INTO tenant_policy (tenant, body, updated_at) VALUES (?, ?, ?)"
                 " ON CONFLICT (tenant) DO UPDATE"
                 " SET body = excluded.body, updated_at = excluded.updated_at",
-                (tenant, jsonb(policy.to_json()), datetime.now(UTC)),
+                (tenant, d.json(policy.to_json()), d.time(datetime.now(UTC))),
             )
 
     def user_settings(self, scope: Scope) -> UserSettings:
         if scope.user is None:
             raise InvalidScope("user_settings needs a scope with a user")
-        with self._read(scope) as conn:
-            row = conn.execute(
+        with self._read(scope) as tx:
+            row = tx.execute(
                 "SELECT share_across_sessions, sensitive_facts FROM user_settings"
-                " WHERE tenant = %s AND user_id = %s",
+                " WHERE tenant = ? AND user_id = ?",
                 (scope.tenant, scope.user),
             ).fetchone()
         if row is None:
             return UserSettings()
-        return UserSettings(share_across_sessions=row[0], sensitive_facts=row[1])
+        return UserSettings(share_across_sessions=_flag(row[0]), sensitive_facts=_flag(row[1]))
 
     def put_user_settings(self, scope: Scope, settings: UserSettings) -> None:
         if scope.user is None:
             raise InvalidScope("put_user_settings needs a scope with a user")
-        with self._write(scope) as conn:
-            conn.execute(
+        with self._write(scope) as tx:
+            tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, share_across_sessions,"
-                " sensitive_facts, updated_at) VALUES (%s, %s, %s, %s, %s)"
+                " sensitive_facts, updated_at) VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT (tenant, user_id) DO UPDATE"
                 " SET share_across_sessions = excluded.share_across_sessions,"
                 " sensitive_facts = excluded.sensitive_facts, updated_at = excluded.updated_at",
                 (
                     scope.tenant, scope.user, settings.share_across_sessions,
-                    settings.sensitive_facts, datetime.now(UTC),
+                    settings.sensitive_facts, self._d.time(datetime.now(UTC)),
                 ),
             )  # fmt: skip
 
     # -- legal holds -----------------------------------------------------------------------
 
     def holds(self, tenant: str) -> list[LegalHold]:
-        with self._read(Scope(tenant)) as conn:
-            rows = conn.execute(
-                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = %s"
+        with self._read(Scope(tenant)) as tx:
+            rows = tx.execute(
+                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?"
                 " ORDER BY created_at",
                 (tenant,),
             ).fetchall()
-        return [LegalHold(Scope(tenant, r[0] or None, r[1] or None), r[2], r[3]) for r in rows]
+        return [
+            LegalHold(Scope(tenant, r[0] or None, r[1] or None), r[2], self._d.read_time(r[3]))
+            for r in rows
+        ]
 
     def put_hold(self, scope: Scope, reason: str) -> LegalHold:
         now = datetime.now(UTC)
-        with self._write(scope) as conn:
-            conn.execute(
+        with self._write(scope) as tx:
+            tx.execute(
                 "INSERT INTO legal_holds (tenant, user_id, session, reason, created_at)"
-                " VALUES (%s, %s, %s, %s, %s) ON CONFLICT (tenant, user_id, session) DO UPDATE"
+                " VALUES (?, ?, ?, ?, ?) ON CONFLICT (tenant, user_id, session) DO UPDATE"
                 " SET reason = excluded.reason, created_at = excluded.created_at",
-                (scope.tenant, scope.user or "", scope.session or "", reason, now),
+                (scope.tenant, scope.user or "", scope.session or "", reason, self._d.time(now)),
             )
         return LegalHold(Scope(scope.tenant, scope.user, scope.session), reason, now)
 
     def release_hold(self, scope: Scope) -> bool:
-        with self._write(scope) as conn:
-            cur = conn.execute(
-                "DELETE FROM legal_holds WHERE tenant = %s AND user_id = %s AND session = %s",
+        with self._write(scope) as tx:
+            cur = tx.execute(
+                "DELETE FROM legal_holds WHERE tenant = ? AND user_id = ? AND session = ?",
                 (scope.tenant, scope.user or "", scope.session or ""),
             )
         return bool(cur.rowcount)
 
-    def _before_erase(self, conn: Conn, scope: Scope) -> None:
+    def _before_erase(self, tx: Tx, scope: Scope) -> None:
         """Inside an erase's transaction: refuse if a hold covers any of *scope*."""
-        super()._before_erase(conn, scope)
-        rows = conn.execute(
-            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = %s"
-            " ORDER BY created_at",
+        super()._before_erase(tx, scope)
+        rows = tx.execute(
+            "SELECT user_id, session, reason FROM legal_holds WHERE tenant = ? ORDER BY created_at",
             (scope.tenant,),
         ).fetchall()
         for user, session, reason in rows:
@@ -120,31 +129,31 @@ class PolicyTables(Database):
 
     def purge_log(self, tenant: str) -> dict[str, int]:
         """Records the retention purge removed, by kind, over the tenant's life."""
-        with self._read(Scope(tenant)) as conn:
-            rows = conn.execute(
-                "SELECT kind, sum(count) FROM purge_log WHERE tenant = %s GROUP BY kind",
+        with self._read(Scope(tenant)) as tx:
+            rows = tx.execute(
+                "SELECT kind, sum(count) FROM purge_log WHERE tenant = ? GROUP BY kind",
                 (tenant,),
             ).fetchall()
         return {r[0]: int(r[1]) for r in rows}
 
     def stats(self, scope: Scope, *, now: datetime) -> StoreStats:
+        d = self._d
         owner = Scope(scope.tenant, scope.user)
-        where, params = scope_sql(owner, "i")
-        facts_where, facts_params = scope_sql(owner, "f")
-        with self._read(scope) as conn:
-            kinds = conn.execute(
-                "SELECT i.kind, count(*), avg(extract(epoch FROM %s - i.at))::float8"
+        where, params = scope_sql(d, owner, "i")
+        facts_where, facts_params = scope_sql(d, owner, "f")
+        with self._read(scope) as tx:
+            kinds = tx.execute(
+                f"SELECT i.kind, count(*), avg({d.seconds_between('?', 'i.at')})"
                 f" FROM items i WHERE {where} GROUP BY i.kind",
-                [now, *params],
+                [d.time(now), *params],
             ).fetchall()
-            # Ties in C order, as SQLite compares text.
-            tags = conn.execute(
-                "SELECT t.tag, count(*) FROM items i"
-                " CROSS JOIN LATERAL jsonb_array_elements_text(i.tags) AS t(tag)"
-                f' WHERE {where} GROUP BY t.tag ORDER BY 2 DESC, t.tag COLLATE "C" LIMIT 10',
+            tags = tx.execute(
+                f"SELECT t.value, count(*) FROM items i, {d.tag_rows('i.tags')}"
+                f" WHERE {where} GROUP BY t.value"
+                f" ORDER BY 2 DESC, {d.text_order('t.value')} LIMIT 10",
                 params,
             ).fetchall()
-            facts = conn.execute(
+            facts = tx.execute(
                 f"SELECT f.status, count(*) FROM facts f WHERE {facts_where} GROUP BY f.status",
                 facts_params,
             ).fetchall()
