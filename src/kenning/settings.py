@@ -51,9 +51,9 @@ class Settings:
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold; the index needs
     faiss, ``pip install 'kenning[ann]'``). ``reader``
     reads each query before search (the times it names, whether it has several targets; see
-    :mod:`kenning.search.reader`). ``rerank_model`` replaces the re-ranker shipped with
-    kenning (None: the shipped one, read on first search; ``FusionConfig(rerank=False)``
-    turns re-ranking off).
+    :mod:`kenning.search.reader`). ``rerank_model`` is the re-ranker used when
+    re-ranking is on (``FusionConfig(rerank=True)``; off by default); None: the one shipped
+    with kenning, read on first use.
     """
 
     max_content_chars: int = DEFAULT_MAX_CONTENT_CHARS
