@@ -140,16 +140,8 @@ class SearchEngine:
             return None
         return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
 
-    def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        k: int,
-        min_score: float,
-        filters: Filters,
-        now: datetime,
-    ) -> SearchResults:
+    def search(self, scope: Scope, query: str, *, k: int, min_score: float, filters: Filters,
+               now: datetime) -> SearchResults:  # fmt: skip
         """The top *k* records of *scope* for *query*, best first (see ``Memory.search``)."""
         config = self._fusion
         plan = self._reader.read(query, now)
