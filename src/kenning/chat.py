@@ -35,6 +35,8 @@ __all__ = [
     "ChatFailed",
     "LLMSettings",
     "Rejected",
+    "array_schema",
+    "object_schema",
 ]
 
 logger = logging.getLogger("kenning")
@@ -110,6 +112,25 @@ class LLMSettings:
     def endpoint(self) -> str:
         """The full chat-completions URL."""
         return self.base_url.rstrip("/") + "/chat/completions"
+
+
+def object_schema(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON schema of an object with exactly *properties*, every one required: the shape
+    structured output (``response_format`` with ``strict``) accepts."""
+    return {
+        "type": "object",
+        "properties": dict(properties),
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def array_schema(items: Mapping[str, Any], max_items: int | None = None) -> dict[str, Any]:
+    """The JSON schema of a list of *items*, of at most *max_items* when given."""
+    schema: dict[str, Any] = {"type": "array", "items": items}
+    if max_items is not None:
+        schema["maxItems"] = max_items
+    return schema
 
 
 def _is_number(value: object) -> bool:

@@ -45,6 +45,16 @@ class KenningError(Exception):
     #: Seconds after which a retry may succeed (rate limits, overload); sent as ``Retry-After``.
     retry_after: float | None = None
 
+    def __init_subclass__(
+        cls, *, code: str | None = None, http_status: int | None = None, **kwargs: object
+    ) -> None:
+        # Each error states its code and status in its class line; one it leaves out is inherited.
+        super().__init_subclass__(**kwargs)
+        if code is not None:
+            cls.code = code
+        if http_status is not None:
+            cls.http_status = http_status
+
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.message = message
@@ -52,163 +62,99 @@ class KenningError(Exception):
             self.retry_after = retry_after
 
 
-class InvalidInput(KenningError, ValueError):
+class InvalidInput(KenningError, ValueError, code="invalid_input", http_status=422):
     """Input was rejected before anything was written."""
 
-    code = "invalid_input"
-    http_status = 422
 
-
-class InvalidScope(InvalidInput):
+class InvalidScope(InvalidInput, code="invalid_scope"):
     """A tenant, user, session or agent id is missing or malformed."""
 
-    code = "invalid_scope"
 
-
-class InvalidFilter(InvalidInput):
+class InvalidFilter(InvalidInput, code="invalid_filter"):
     """A search filter names a key outside the allowed syntax or has a bad value."""
 
-    code = "invalid_filter"
 
-
-class ContentTooLarge(InvalidInput):
+class ContentTooLarge(InvalidInput, code="content_too_large", http_status=413):
     """A record's content exceeds the configured maximum."""
 
-    code = "content_too_large"
-    http_status = 413
 
-
-class BudgetError(InvalidInput):
+class BudgetError(InvalidInput, code="budget_error"):
     """A token budget cannot be met (for example the system policy alone exceeds it)."""
 
-    code = "budget_error"
 
-
-class RequestTooLarge(InvalidInput):
+class RequestTooLarge(InvalidInput, code="request_too_large", http_status=413):
     """A request body exceeds the server's size limit."""
 
-    code = "request_too_large"
-    http_status = 413
 
-
-class ScopeConflict(KenningError, ValueError):
+class ScopeConflict(KenningError, ValueError, code="scope_conflict", http_status=409):
     """The scope contradicts stored data (a session id already owned by another user)."""
 
-    code = "scope_conflict"
-    http_status = 409
 
-
-class LegalHoldActive(KenningError, PermissionError):
+class LegalHoldActive(KenningError, PermissionError, code="legal_hold", http_status=423):
     """A legal hold covers what would be erased or purged; nothing was removed."""
 
-    code = "legal_hold"
-    http_status = 423
 
-
-class StaleWrite(KenningError, RuntimeError):
+class StaleWrite(KenningError, RuntimeError, code="stale_write", http_status=409):
     """A write was computed from records that were erased meanwhile; nothing was written."""
 
-    code = "stale_write"
-    http_status = 409
 
-
-class LeaseLost(StaleWrite):
+class LeaseLost(StaleWrite, code="lease_lost"):
     """A background worker's lease on a job was taken over by another worker (it stalled past
     the lease); the write it attempted was refused and the new holder does the work."""
 
-    code = "lease_lost"
 
-
-class NotFound(KenningError, LookupError):
+class NotFound(KenningError, LookupError, code="not_found", http_status=404):
     """The requested record does not exist in this scope."""
 
-    code = "not_found"
-    http_status = 404
 
-
-class ModelMismatch(KenningError, ValueError):
+class ModelMismatch(KenningError, ValueError, code="model_mismatch", http_status=409):
     """The store holds vectors of another embedding model; mixing them is refused."""
 
-    code = "model_mismatch"
-    http_status = 409
 
-
-class ModelUnavailable(KenningError, RuntimeError):
+class ModelUnavailable(KenningError, RuntimeError, code="model_unavailable", http_status=503):
     """A model (embedding model, tokenizer) cannot be loaded here."""
 
-    code = "model_unavailable"
-    http_status = 503
 
-
-class StoreError(KenningError, RuntimeError):
+class StoreError(KenningError, RuntimeError, code="store_error", http_status=500):
     """The storage backend failed; the batch was rolled back."""
 
-    code = "store_error"
-    http_status = 500
 
-
-class Unsupported(KenningError, NotImplementedError):
+class Unsupported(KenningError, NotImplementedError, code="unsupported", http_status=501):
     """The backend does not offer this capability."""
 
-    code = "unsupported"
-    http_status = 501
 
-
-class Unauthorized(KenningError, PermissionError):
+class Unauthorized(KenningError, PermissionError, code="unauthorized", http_status=401):
     """No credential, or one that is unknown or revoked."""
 
-    code = "unauthorized"
-    http_status = 401
 
-
-class Forbidden(KenningError, PermissionError):
+class Forbidden(KenningError, PermissionError, code="forbidden", http_status=403):
     """The credential is valid but does not allow this operation."""
 
-    code = "forbidden"
-    http_status = 403
 
-
-class ToolRefused(Forbidden):
+class ToolRefused(Forbidden, code="tool_refused"):
     """An agent tool call asked for something only the host application may do (for example
     creating an approval, authorization or human-gate pin)."""
 
-    code = "tool_refused"
 
-
-class RateLimited(KenningError, RuntimeError):
+class RateLimited(KenningError, RuntimeError, code="rate_limited", http_status=429):
     """The tenant sent more requests than its rate allows; retry after ``retry_after`` s."""
 
-    code = "rate_limited"
-    http_status = 429
 
-
-class QuotaExceeded(KenningError, RuntimeError):
+class QuotaExceeded(KenningError, RuntimeError, code="quota_exceeded", http_status=507):
     """The tenant's storage quota is used up; nothing was written."""
 
-    code = "quota_exceeded"
-    http_status = 507
 
-
-class Overloaded(KenningError, RuntimeError):
+class Overloaded(KenningError, RuntimeError, code="overloaded", http_status=503):
     """The server is at its limit of work in flight; retry after ``retry_after`` s."""
 
-    code = "overloaded"
-    http_status = 503
 
-
-class InternalError(KenningError, RuntimeError):
+class InternalError(KenningError, RuntimeError, code="internal_error", http_status=500):
     """The server failed in a way it did not expect; its log has the details under the
     request id the message names."""
 
-    code = "internal_error"
-    http_status = 500
 
-
-class ConnectionFailed(KenningError, ConnectionError):
+class ConnectionFailed(KenningError, ConnectionError, code="connection_failed", http_status=503):
     """The client could not reach the server, or the connection broke before an answer."""
-
-    code = "connection_failed"
-    http_status = 503
 
 
 def _all_subclasses(cls: type[KenningError]) -> list[type[KenningError]]:

@@ -150,13 +150,9 @@ class IndexedText:
 
 
 def texts_to_embed(
-    event: NewEvent | Event,
-    *,
-    mode: str,
-    previous: str | None = None,
-    chunk_chars: int,
+    event: NewEvent | Event, *, mode: str, previous: str | None = None, chunk_chars: int,
     unit_chars: int = DEFAULT_UNIT_CHARS,
-) -> list[IndexedText]:
+) -> list[IndexedText]:  # fmt: skip
     """What is embedded for *event*: one text, one per chunk when it is long, or one per
     sentence unit (:func:`unit_spans`) when it holds several.
 
@@ -196,13 +192,9 @@ class IndexPlan:
 
 
 def index_plan(
-    event: NewEvent | Event,
-    *,
-    mode: str,
-    previous: str | None = None,
-    chunk_chars: int,
+    event: NewEvent | Event, *, mode: str, previous: str | None = None, chunk_chars: int,
     unit_chars: int = DEFAULT_UNIT_CHARS,
-) -> IndexPlan:
+) -> IndexPlan:  # fmt: skip
     """The index rows of *event* under these settings (see :func:`texts_to_embed`): what
     ingest writes, and what ``kenning reindex`` compares the stored rows with."""
     indexed = texts_to_embed(

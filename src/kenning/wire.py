@@ -10,7 +10,6 @@ the same :class:`~kenning.errors.KenningError` subclass (:func:`error_from_json`
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -39,6 +38,7 @@ from kenning.records import (
     TaskState,
     TenantPolicy,
 )
+from kenning.records.core import parse_opt_time, parse_time, time_json
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import QueryPlan
 from kenning.search.timeref import TimeWindow
@@ -83,18 +83,6 @@ __all__ = [
 ]
 
 
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def _parse_time(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value))
-
-
-def _opt_time(value: Any) -> datetime | None:
-    return None if value is None else _parse_time(value)
-
-
 def scope_json(scope: Scope) -> dict[str, Any]:
     return {"tenant": scope.tenant, "user": scope.user, "session": scope.session,
             "agent": scope.agent}  # fmt: skip
@@ -107,7 +95,7 @@ def scope_from_json(data: Mapping[str, Any]) -> Scope:
 def event_json(event: Event) -> dict[str, Any]:
     return {
         "id": event.id, "scope": scope_json(event.scope), "seq": event.seq,
-        "role": event.role.value, "content": event.content, "at": _time(event.at),
+        "role": event.role.value, "content": event.content, "at": time_json(event.at),
         "tool_name": event.tool_name, "tool_args": event.tool_args,
         "tool_result": event.tool_result, "metadata": dict(event.metadata),
         "tags": list(event.tags), "version": event.version, "content_hash": event.content_hash,
@@ -118,7 +106,7 @@ def event_json(event: Event) -> dict[str, Any]:
 def event_from_json(data: Mapping[str, Any]) -> Event:
     return Event(
         id=data["id"], scope=scope_from_json(data["scope"]), seq=int(data["seq"]),
-        role=Role(data["role"]), content=data["content"], at=_parse_time(data["at"]),
+        role=Role(data["role"]), content=data["content"], at=parse_time(data["at"]),
         tool_name=data.get("tool_name"), tool_args=data.get("tool_args"),
         tool_result=data.get("tool_result"), metadata=dict(data.get("metadata") or {}),
         tags=tuple(data.get("tags") or ()), version=data.get("version"),
@@ -132,7 +120,7 @@ def pin_json(pin: Pin) -> dict[str, Any]:
         "value": pin.value, "version": pin.version,
         "amount": None if pin.amount is None else str(pin.amount), "currency": pin.currency,
         "status": pin.status.value, "source_event_id": pin.source_event_id,
-        "created_at": _time(pin.created_at), "closed_at": _time(pin.closed_at),
+        "created_at": time_json(pin.created_at), "closed_at": time_json(pin.closed_at),
         "metadata": dict(pin.metadata),
     }  # fmt: skip
 
@@ -144,7 +132,7 @@ def pin_from_json(data: Mapping[str, Any]) -> Pin:
         key=data["key"], value=data["value"], version=int(data.get("version", 1)),
         amount=None if amount is None else Decimal(str(amount)), currency=data.get("currency"),
         status=PinStatus(data.get("status", "open")), source_event_id=data.get("source_event_id"),
-        created_at=_parse_time(data["created_at"]), closed_at=_opt_time(data.get("closed_at")),
+        created_at=parse_time(data["created_at"]), closed_at=parse_opt_time(data.get("closed_at")),
         metadata=dict(data.get("metadata") or {}),
     )  # fmt: skip
 
@@ -154,7 +142,7 @@ def summary_json(summary: Summary) -> dict[str, Any]:
         "id": summary.id, "scope": scope_json(summary.scope), "level": summary.level,
         "first_seq": summary.first_seq, "last_seq": summary.last_seq, "text": summary.text,
         "body": dict(summary.body), "summarizer": summary.summarizer,
-        "created_at": _time(summary.created_at),
+        "created_at": time_json(summary.created_at),
     }  # fmt: skip
 
 
@@ -163,13 +151,13 @@ def summary_from_json(data: Mapping[str, Any]) -> Summary:
         id=data["id"], scope=scope_from_json(data["scope"]), level=int(data["level"]),
         first_seq=int(data["first_seq"]), last_seq=int(data["last_seq"]), text=data["text"],
         body=dict(data.get("body") or {}), summarizer=data.get("summarizer", ""),
-        created_at=_parse_time(data["created_at"]),
+        created_at=parse_time(data["created_at"]),
     )  # fmt: skip
 
 
 def audit_json(entry: AuditEntry) -> dict[str, Any]:
     return {
-        "id": entry.id, "scope": scope_json(entry.scope), "at": _time(entry.at),
+        "id": entry.id, "scope": scope_json(entry.scope), "at": time_json(entry.at),
         "action": entry.action.value, "first_seq": entry.first_seq, "last_seq": entry.last_seq,
         "tokens_before": entry.tokens_before, "tokens_after": entry.tokens_after,
         "summary_id": entry.summary_id, "summarizer": entry.summarizer, "detail": entry.detail,
@@ -178,7 +166,7 @@ def audit_json(entry: AuditEntry) -> dict[str, Any]:
 
 def audit_from_json(data: Mapping[str, Any]) -> AuditEntry:
     return AuditEntry(
-        scope=scope_from_json(data["scope"]), at=_parse_time(data["at"]),
+        scope=scope_from_json(data["scope"]), at=parse_time(data["at"]),
         action=AuditAction(data["action"]), first_seq=data.get("first_seq"),
         last_seq=data.get("last_seq"), tokens_before=data.get("tokens_before"),
         tokens_after=data.get("tokens_after"), summary_id=data.get("summary_id"),
@@ -192,7 +180,7 @@ def job_json(job: CompactionJob) -> dict[str, Any]:
     return {
         "id": job.id, "scope": scope_json(job.scope), "model": job.model, "budget": job.budget,
         "reason": job.reason, "status": job.status.value, "attempts": job.attempts,
-        "created_at": _time(job.created_at), "error": job.error,
+        "created_at": time_json(job.created_at), "error": job.error,
     }  # fmt: skip
 
 
@@ -200,21 +188,23 @@ def job_from_json(data: Mapping[str, Any]) -> CompactionJob:
     return CompactionJob(
         id=int(data["id"]), scope=scope_from_json(data["scope"]), model=data["model"],
         budget=int(data["budget"]), reason=data["reason"], status=JobStatus(data["status"]),
-        attempts=int(data["attempts"]), created_at=_parse_time(data["created_at"]),
+        attempts=int(data["attempts"]), created_at=parse_time(data["created_at"]),
         error=data.get("error"),
     )  # fmt: skip
 
 
-def task_json(state: TaskState) -> dict[str, Any]:
-    return state.to_json()
-
-
-def task_from_json(data: Mapping[str, Any]) -> TaskState:
-    return TaskState.from_json(data)
-
-
-def window_json(window: ContextWindow) -> dict[str, Any]:
-    return window.to_json()
+# Records that carry their own JSON codec: the wire's names for it are the record's methods.
+task_json = TaskState.to_json
+task_from_json = TaskState.from_json
+window_json = ContextWindow.to_json
+fact_json = Fact.to_json
+fact_from_json = Fact.from_json
+profile_json = Profile.to_json
+profile_from_json = Profile.from_json
+consent_json = Consent.to_json
+consent_from_json = Consent.from_json
+policy_json = TenantPolicy.to_json
+policy_from_json = TenantPolicy.from_json
 
 
 def window_from_json(data: Mapping[str, Any]) -> ContextWindow:
@@ -250,7 +240,7 @@ def results_json(results: SearchResults) -> dict[str, Any]:
             "text": plan.text,
             "multi_target": plan.multi_target,
             "windows": [
-                {"start": _time(w.start), "end": _time(w.end), "phrase": w.phrase}
+                {"start": time_json(w.start), "end": time_json(w.end), "phrase": w.phrase}
                 for w in plan.windows
             ],
         },
@@ -268,7 +258,7 @@ def results_from_json(data: Mapping[str, Any]) -> SearchResults:
             role=Role(h["role"]),
             scope=Scope(h["tenant"], h.get("user"), h.get("session"), h.get("agent")),
             seq=int(h["seq"]),
-            at=_parse_time(h["at"]),
+            at=parse_time(h["at"]),
             metadata=dict(h.get("metadata") or {}),
             tags=tuple(h.get("tags") or ()),
         )
@@ -280,7 +270,7 @@ def results_from_json(data: Mapping[str, Any]) -> SearchResults:
         plan = QueryPlan(
             text=raw["text"], multi_target=bool(raw["multi_target"]),
             windows=tuple(
-                TimeWindow(_parse_time(w["start"]), _parse_time(w["end"]), w["phrase"])
+                TimeWindow(parse_time(w["start"]), parse_time(w["end"]), w["phrase"])
                 for w in raw["windows"]
             ),
         )  # fmt: skip
@@ -289,46 +279,14 @@ def results_from_json(data: Mapping[str, Any]) -> SearchResults:
     )
 
 
-def fact_json(fact: Fact) -> dict[str, Any]:
-    return fact.to_json()
-
-
-def fact_from_json(data: Mapping[str, Any]) -> Fact:
-    return Fact.from_json(data)
-
-
-def profile_json(profile: Profile) -> dict[str, Any]:
-    return profile.to_json()
-
-
-def profile_from_json(data: Mapping[str, Any]) -> Profile:
-    return Profile.from_json(data)
-
-
-def consent_json(consent: Consent) -> dict[str, Any]:
-    return consent.to_json()
-
-
-def consent_from_json(data: Mapping[str, Any]) -> Consent:
-    return Consent.from_json(data)
-
-
-def policy_json(policy: TenantPolicy) -> dict[str, Any]:
-    return policy.to_json()
-
-
-def policy_from_json(data: Mapping[str, Any]) -> TenantPolicy:
-    return TenantPolicy.from_json(data)
-
-
 def hold_json(hold: LegalHold) -> dict[str, Any]:
     return {"scope": scope_json(hold.scope), "reason": hold.reason,
-            "created_at": _time(hold.created_at)}  # fmt: skip
+            "created_at": time_json(hold.created_at)}  # fmt: skip
 
 
 def hold_from_json(data: Mapping[str, Any]) -> LegalHold:
     return LegalHold(scope=scope_from_json(data["scope"]), reason=data["reason"],
-                     created_at=_parse_time(data["created_at"]))  # fmt: skip
+                     created_at=parse_time(data["created_at"]))  # fmt: skip
 
 
 def procedure_json(procedure: Procedure) -> dict[str, Any]:
@@ -336,7 +294,7 @@ def procedure_json(procedure: Procedure) -> dict[str, Any]:
         "id": procedure.id, "scope": scope_json(procedure.scope), "name": procedure.name,
         "version": procedure.version, "tool_schema_hash": procedure.tool_schema_hash,
         "steps": list(procedure.steps), "description": procedure.description,
-        "status": procedure.status.value, "created_at": _time(procedure.created_at),
+        "status": procedure.status.value, "created_at": time_json(procedure.created_at),
     }  # fmt: skip
 
 
@@ -345,7 +303,7 @@ def procedure_from_json(data: Mapping[str, Any]) -> Procedure:
         id=data["id"], scope=scope_from_json(data["scope"]), name=data["name"],
         version=int(data["version"]), tool_schema_hash=data["tool_schema_hash"],
         steps=tuple(data["steps"]), description=data.get("description", ""),
-        status=ProcedureStatus(data["status"]), created_at=_parse_time(data["created_at"]),
+        status=ProcedureStatus(data["status"]), created_at=parse_time(data["created_at"]),
     )  # fmt: skip
 
 

@@ -27,6 +27,8 @@ from kenning.chat import (
     ChatFailed,
     LLMSettings,
     Rejected,
+    array_schema,
+    object_schema,
 )
 from kenning.compaction.body import SummaryBody, SummaryResult
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
@@ -82,30 +84,14 @@ shortened for this prompt; do not guess the missing part."""
 def summary_schema(*, max_items: int | None = None) -> dict[str, Any]:
     """The JSON schema of :meth:`SummaryBody.to_json` (five sections of ranged items), with at
     most ``max_items`` items per section when given (this also stops a looping model)."""
-    item = {
-        "type": "object",
-        "properties": {
+    item = object_schema(
+        {
             "text": {"type": "string"},
             "first_seq": {"type": "integer"},
             "last_seq": {"type": "integer"},
-        },
-        "required": ["text", "first_seq", "last_seq"],
-        "additionalProperties": False,
-    }
-    sections = list(SummaryBody().to_json())
-    return {
-        "type": "object",
-        "properties": {name: _array(item, max_items) for name in sections},
-        "required": sections,
-        "additionalProperties": False,
-    }
-
-
-def _array(item: dict[str, Any], max_items: int | None) -> dict[str, Any]:
-    schema: dict[str, Any] = {"type": "array", "items": item}
-    if max_items is not None:
-        schema["maxItems"] = max_items
-    return schema
+        }
+    )
+    return object_schema({name: array_schema(item, max_items) for name in SummaryBody().to_json()})
 
 
 def max_items_for(max_tokens: int) -> int:

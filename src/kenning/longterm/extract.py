@@ -27,53 +27,51 @@ from kenning.records import USER, Event, FactCategory, FactDraft, FactSource, Ro
 
 __all__ = ["extract_facts", "statement", "statement_facts"]
 
+
+def _r(pattern: str) -> re.Pattern[str]:
+    """A case-insensitive pattern: people write "i'm" and "My" as often as "I'm" and "my"."""
+    return re.compile(pattern, re.IGNORECASE)
+
+
 _SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Clauses: at a conjunction, and at "and" when a new first-person clause follows.
-_CLAUSE_RE = re.compile(
+_CLAUSE_RE = _r(
     r",?\s+(?:but|and then|although|though|whereas|while)\s+|,\s+so\s+|;\s*|,\s+and\s+|"
-    r"\s+and\s+(?=I\b|I'm\b|I've\b|my\b)",
-    re.IGNORECASE,
+    r"\s+and\s+(?=I\b|I'm\b|I've\b|my\b)"
 )
 _MAX_VALUE = 80
 
-_QUESTION_START = re.compile(
+_QUESTION_START = _r(
     r"^(?:am|are|is|was|were|do|does|did|have|has|had|can|could|should|would|will|shall|"
-    r"may|might|must|what|which|who|whom|whose|where|when|why|how)\b",
-    re.IGNORECASE,
+    r"may|might|must|what|which|who|whom|whose|where|when|why|how)\b"
 )
-_HYPOTHETICAL = re.compile(
+_HYPOTHETICAL = _r(
     r"\b(?:if|suppose|supposing|imagine|pretend|unless|whether|in case|as if|maybe I)\b|"
     r"\bI\s+(?:wish|would|'d|might|may|could|should|will|'ll|want to be|hope to|plan to|"
     r"am going to|'m going to|used to|am thinking|'m thinking|am looking|'m looking)\b|"
-    r"\bI(?:'ll| will)\b|\bwhen I was\b|\bback (?:in|when)\b",
-    re.IGNORECASE,
+    r"\bI(?:'ll| will)\b|\bwhen I was\b|\bback (?:in|when)\b"
 )
-_REPORTED = re.compile(
+_REPORTED = _r(
     r"\b(?:he|she|they|you|someone|people|my \w+|\w+)\s+(?:said|says|told me|thinks|thought|"
-    r"believes|claims|claimed|asked|asks|insists|insisted)\b(?:\s+that)?\s+I\b",
-    re.IGNORECASE,
+    r"believes|claims|claimed|asked|asks|insists|insisted)\b(?:\s+that)?\s+I\b"
 )
 # A joke marker anywhere in the message withdraws everything in it.
-_SARCASM = re.compile(
+_SARCASM = _r(
     r"\byeah,? right\b|\bas if\b|\bjust kidding\b|\bjk\b|\bkidding\b|/s\b|\bsure,? because\b|"
-    r"\btotally not\b|\bnot!",
-    re.IGNORECASE,
+    r"\btotally not\b|\bnot!"
 )
-_HEDGE = re.compile(
-    r"\b(?:I think|I guess|I believe|probably|perhaps|I suppose|might be|kind of|sort of)\b",
-    re.IGNORECASE,
+_HEDGE = _r(
+    r"\b(?:I think|I guess|I believe|probably|perhaps|I suppose|might be|kind of|sort of)\b"
 )
-_QUALIFIER = re.compile(
+_QUALIFIER = _r(
     r",?\s*\b(?P<q>at work|at home|at the office|for work|on weekends|on weekdays|"
-    r"in the mornings?|in the evenings?|at night|when travell?ing|on holiday|on vacation)\b",
-    re.IGNORECASE,
+    r"in the mornings?|in the evenings?|at night|when travell?ing|on holiday|on vacation)\b"
 )
-_NOW_WORDS = re.compile(
+_NOW_WORDS = _r(
     r"\b(?:now|currently|these days|nowadays|at the moment|right now|anymore|any more|"
-    r"actually|really|just|still|also|too|as well|totally|a lot|very much|so much|a bit)\b",
-    re.IGNORECASE,
+    r"actually|really|just|still|also|too|as well|totally|a lot|very much|so much|a bit)\b"
 )
-_TRAILER = re.compile(
+_TRAILER = _r(
     r"\s*(?:,(?!\d)|\bbecause\b|\bsince\b|\bwhich\b|\bwho\b|\bwhere\b|\bwith\b|\bfor (?:about|over|"
     r"almost|nearly|the past|\d|a |an |one|two|three|four|five|six|seven|eight|nine|ten|"
     r"several|many|years|months)|\bfrom \d|\band\b|\bbut\b|\bso\b|\bthat is\b|\bif\b|"
@@ -81,25 +79,22 @@ _TRAILER = re.compile(
     r"april|may|june|july|august|september|october|november|december)\b|\bthese days\b|"
     r"\bnowadays\b|\bnow\b|\banymore\b|\blast (?:week|month|year|night)\b|\byesterday\b|"
     r"\btoday\b|\bthis (?:week|month|year)\b|\b\w+ (?:days|weeks|months|years) ago\b|"
-    r"\bmostly\b|\bper se\b).*$",
-    re.IGNORECASE,
+    r"\bmostly\b|\bper se\b).*$"
 )
-_ARTICLE = re.compile(r"^(?:a|an|the|some|my|to)\s+", re.IGNORECASE)
+_ARTICLE = _r(r"^(?:a|an|the|some|my|to)\s+")
 # Objects that point at the conversation, not at something the user likes in general.
-_DEICTIC = re.compile(
+_DEICTIC = _r(
     r"^(?:(?:it|this|that|these|those|them|him|her|you|one|so|think|believe|hope|know|say|"
     r"see|guess|the (?:first|second|third|last|other|next|previous|former|latter|same|new|"
-    r"old))\b|.*\b(?:option|idea|version|plan|one)$)",
-    re.IGNORECASE,
+    r"old))\b|.*\b(?:option|idea|version|plan|one)$)"
 )
-_YEAR_DATE = re.compile(
+_YEAR_DATE = _r(
     r"\b(?:in|since|from|as of)\s+(?:(?P<month>january|february|march|april|may|june|july|"
-    r"august|september|october|november|december)\s+)?(?P<year>(?:19|20)\d\d)\b",
-    re.IGNORECASE,
+    r"august|september|october|november|december)\s+)?(?P<year>(?:19|20)\d\d)\b"
 )
 _MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "october", "november", "december"
 )  # fmt: skip
 
 _RELATIONS = (
@@ -114,11 +109,10 @@ _FAMILY = frozenset(
     "uncle cousin niece nephew".split()
 )
 # "my sister is a vegan" is read as "I am a vegan" about the sister.
-_THIRD_PARTY = re.compile(
+_THIRD_PARTY = _r(
     r"^my (?P<rel>" + _RELATIONS + r")(?:'s (?P<attr>[a-z][\w ]{1,30}?) (?P<is>is|are)\b|"
     r"(?: (?P<who>[A-Z][\w'-]+))? (?P<verb>is|'s|works|lives|loves|likes|hates|prefers|"
-    r"enjoys|has|doesn't|does not|eats|uses)\b)",
-    re.IGNORECASE,
+    r"enjoys|has|doesn't|does not|eats|uses)\b)"
 )
 _FIRST_PERSON_VERB = {
     "is": "I am", "'s": "I am", "works": "I work", "lives": "I live", "loves": "I love",
@@ -133,11 +127,10 @@ _CONDITIONS = (
     "tinnitus"
 )
 _DIETS = "vegan|vegetarian|pescatarian|gluten[- ]free|kosher|halal|keto|teetotal|sober"
-_NOT_ROLES = re.compile(
+_NOT_ROLES = _r(
     r"^(?:bit|little|lot|big|huge|real|total|complete|great|good|bad|fan|member|part|kind|"
     r"sort|type|few|couple|number|new|first|second|last|long|short|hour|minute|day|week|"
-    r"month|year|while)\b",
-    re.IGNORECASE,
+    r"month|year|while)\b"
 )
 _STATUS = "married|single|divorced|engaged|widowed|separated|pregnant"
 # What "my X is Y" may name: stable personal data, not the state of an order or a device.
@@ -160,8 +153,15 @@ class _Rule:
     revoke: bool = False
 
 
-def _r(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
+def _rule(
+    pattern: str,
+    attribute: str,
+    value: str = "",
+    category: FactCategory = FactCategory.GENERAL,
+    *,
+    revoke: bool = False,
+) -> _Rule:
+    return _Rule(_r(pattern), attribute, value, category, revoke)
 
 
 # A value runs to the end of the clause; a dot inside it (an email, a version) is kept.
@@ -170,154 +170,90 @@ _MONEY = (
     r"(?P<v>[$€£]?\s?\d[\d,.]*\s?(?:dollars|euros|pounds|k|K|[A-Z]{3})?"
     r"(?:\s(?:a|per)\s(?:year|month|hour|week))?)"
 )
+# One rule a row: pattern, attribute, value ("" takes the captured one), category.
 # fmt: off
 _RULES: tuple[_Rule, ...] = (
     # Withdrawals first: they must not also read as statements.
-    _Rule(
-        _r(r"^I (?:no longer|don'?t|do not) (?:like|love|enjoy) " + _V + r" any ?more\b"),
-        "preference:{obj}",
-        "",
-        revoke=True,
-    ),
-    _Rule(
-        _r(r"^I (?:no longer|stopped|quit) (?:liking|loving|enjoying|like|love|enjoy) " + _V),
-        "preference:{obj}",
-        "",
-        revoke=True,
-    ),
-    _Rule(
-        _r(r"^I (?:no longer|don'?t|do not) (?:work|am working) (?:at|for) " + _V),
-        "employer",
-        "",
-        revoke=True,
-    ),
-    _Rule(
-        _r(r"^I (?:quit|left) (?:my job at |my position at |working at |working for )" + _V),
-        "employer",
-        "",
-        revoke=True,
-    ),
-    _Rule(_r(r"^I (?:no longer|don'?t|do not) live in " + _V), "location", "", revoke=True),
-    _Rule(
-        _r(r"^I(?:'m| am) (?:no longer|not) (?:an? )?(?P<v>" + _DIETS + r")(?: any ?more)?"),
-        "is_a:{obj}",
-        "",
-        revoke=True,
-    ),
-    _Rule(_r(r"^I(?:'m| am) no longer (?:an? )" + _V), "is_a:{obj}", "", revoke=True),
-    _Rule(_r(r"^I(?:'m| am) not (?:an? )" + _V + r" any ?more"), "is_a:{obj}", "", revoke=True),
-    _Rule(
-        _r(r"^I(?:'m| am) no longer allergic to " + _V),
-        "allergy:{obj}",
-        "",
-        FactCategory.HEALTH,
-        revoke=True,
-    ),
+    _rule(r"^I (?:no longer|don'?t|do not) (?:like|love|enjoy) " + _V + r" any ?more\b",
+          "preference:{obj}", revoke=True),
+    _rule(r"^I (?:no longer|stopped|quit) (?:liking|loving|enjoying|like|love|enjoy) " + _V,
+          "preference:{obj}", revoke=True),
+    _rule(r"^I (?:no longer|don'?t|do not) (?:work|am working) (?:at|for) " + _V, "employer",
+          revoke=True),
+    _rule(r"^I (?:quit|left) (?:my job at |my position at |working at |working for )" + _V,
+          "employer", revoke=True),
+    _rule(r"^I (?:no longer|don'?t|do not) live in " + _V, "location", revoke=True),
+    _rule(r"^I(?:'m| am) (?:no longer|not) (?:an? )?(?P<v>" + _DIETS + r")(?: any ?more)?",
+          "is_a:{obj}", revoke=True),
+    _rule(r"^I(?:'m| am) no longer (?:an? )" + _V, "is_a:{obj}", revoke=True),
+    _rule(r"^I(?:'m| am) not (?:an? )" + _V + r" any ?more", "is_a:{obj}", revoke=True),
+    _rule(r"^I(?:'m| am) no longer allergic to " + _V, "allergy:{obj}", "", FactCategory.HEALTH,
+          revoke=True),
     # Names and identity.
-    _Rule(_r(r"^my name is (?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)*)"), "name", ""),
-    _Rule(
-        _r(r"^(?:please )?call me (?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)"), "preferred name", ""
-    ),
-    _Rule(_r(r"^I go by (?P<v>[A-Za-z][\w'-]*)"), "preferred name", ""),
-    _Rule(_r(r"^I(?:'m| am) (?P<v>\d{1,3})(?: years? old| yo)?(?:$|\s+and\b)"), "age", ""),
-    _Rule(
-        _r(r"^I(?:'m| am) (?P<v>" + _STATUS + r")\b"),
-        "relationship status",
-        "",
-        FactCategory.RELATIONSHIP,
-    ),
+    _rule(r"^my name is (?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)*)", "name"),
+    _rule(r"^(?:please )?call me (?P<v>[A-Za-z][\w'-]*(?: [A-Z][\w'-]*)?)", "preferred name"),
+    _rule(r"^I go by (?P<v>[A-Za-z][\w'-]*)", "preferred name"),
+    _rule(r"^I(?:'m| am) (?P<v>\d{1,3})(?: years? old| yo)?(?:$|\s+and\b)", "age"),
+    _rule(r"^I(?:'m| am) (?P<v>" + _STATUS + r")\b", "relationship status", "",
+          FactCategory.RELATIONSHIP),
     # Work.
-    _Rule(_r(r"^I(?: work| am working|'m working) as (?:an? )?" + _V), "occupation", ""),
-    _Rule(_r(r"^I(?:'m| am) an? (?P<v>[\w -]+?) (?:at|for) [A-Z]"), "occupation", ""),
-    _Rule(
-        _r(
-            r"^I(?: work| am working|'m working| started working| started a new job|"
-            r" got a (?:new )?job| have a (?:new )?job| took a (?:new )?job) (?:at|for|with) " + _V
-        ),
-        "employer",
-        "",
-    ),
-    _Rule(_r(r"^I(?:'ve| have)? ?(?:just )?joined (?P<v>[A-Z][^,;!?]*)"), "employer", ""),
-    _Rule(_r(r"^my (?:job|profession|occupation) is (?:an? )?" + _V), "occupation", ""),
+    _rule(r"^I(?: work| am working|'m working) as (?:an? )?" + _V, "occupation"),
+    _rule(r"^I(?:'m| am) an? (?P<v>[\w -]+?) (?:at|for) [A-Z]", "occupation"),
+    _rule(r"^I(?: work| am working|'m working| started working| started a new job|"
+          r" got a (?:new )?job| have a (?:new )?job| took a (?:new )?job) (?:at|for|with) " + _V,
+          "employer"),
+    _rule(r"^I(?:'ve| have)? ?(?:just )?joined (?P<v>[A-Z][^,;!?]*)", "employer"),
+    _rule(r"^my (?:job|profession|occupation) is (?:an? )?" + _V, "occupation"),
     # Places.
-    _Rule(_r(r"^I(?: live|'m living| am living| reside) in " + _V), "location", ""),
-    _Rule(_r(r"^I(?:'ve| have) (?:lived|been living) in " + _V), "location", ""),
-    _Rule(
-        _r(r"^I(?:'ve| have)? ?(?:just |recently )?(?:moved|relocated) (?:to|into) " + _V),
-        "location",
-        "",
-    ),
-    _Rule(_r(r"^I(?:'m| am) (?:based|located|living) in " + _V), "location", ""),
-    _Rule(_r(r"^I(?:'m| am) (?:originally )?from " + _V), "hometown", ""),
-    _Rule(_r(r"^I grew up in " + _V), "hometown", ""),
+    _rule(r"^I(?: live|'m living| am living| reside) in " + _V, "location"),
+    _rule(r"^I(?:'ve| have) (?:lived|been living) in " + _V, "location"),
+    _rule(r"^I(?:'ve| have)? ?(?:just |recently )?(?:moved|relocated) (?:to|into) " + _V,
+          "location"),
+    _rule(r"^I(?:'m| am) (?:based|located|living) in " + _V, "location"),
+    _rule(r"^I(?:'m| am) (?:originally )?from " + _V, "hometown"),
+    _rule(r"^I grew up in " + _V, "hometown"),
     # Health and diet.
-    _Rule(
-        _r(r"^I(?:'m| am) (?:severely |very |mildly )?allergic to " + _V),
-        "allergy:{obj}",
-        "allergic",
-        FactCategory.HEALTH,
-    ),
-    _Rule(
-        _r(r"^I (?:have|suffer from|was diagnosed with|live with) (?P<v>" + _CONDITIONS + ")"),
-        "condition:{obj}",
-        "has",
-        FactCategory.HEALTH,
-    ),
-    _Rule(_r(r"^I(?:'m| am) (?:an? )?(?P<v>" + _DIETS + r")\b"), "is_a:{obj}", "yes"),
-    _Rule(
-        _r(r"^I (?:don'?t|do not|never|no longer) (?:eat|drink) " + _V), "diet:no {obj}", "yes"
-    ),
+    _rule(r"^I(?:'m| am) (?:severely |very |mildly )?allergic to " + _V, "allergy:{obj}",
+          "allergic", FactCategory.HEALTH),
+    _rule(r"^I (?:have|suffer from|was diagnosed with|live with) (?P<v>" + _CONDITIONS + ")",
+          "condition:{obj}", "has", FactCategory.HEALTH),
+    _rule(r"^I(?:'m| am) (?:an? )?(?P<v>" + _DIETS + r")\b", "is_a:{obj}", "yes"),
+    _rule(r"^I (?:don'?t|do not|never|no longer) (?:eat|drink) " + _V, "diet:no {obj}", "yes"),
     # Money.
-    _Rule(_r(r"^I (?:earn|make) " + _MONEY), "income", "", FactCategory.FINANCE),
-    _Rule(_r(r"^my (?:salary|income) is " + _MONEY), "income", "", FactCategory.FINANCE),
-    _Rule(
-        _r(r"^I (?:owe|have a debt of) (?:the bank |my \w+ )?" + _MONEY),
-        "debt",
-        "",
-        FactCategory.FINANCE,
-    ),
-    _Rule(_r(r"^I bank with " + _V), "bank", "", FactCategory.FINANCE),
+    _rule(r"^I (?:earn|make) " + _MONEY, "income", "", FactCategory.FINANCE),
+    _rule(r"^my (?:salary|income) is " + _MONEY, "income", "", FactCategory.FINANCE),
+    _rule(r"^I (?:owe|have a debt of) (?:the bank |my \w+ )?" + _MONEY, "debt", "",
+          FactCategory.FINANCE),
+    _rule(r"^I bank with " + _V, "bank", "", FactCategory.FINANCE),
     # Preferences and tools.
-    _Rule(
-        _r(r"^I(?:'m| am) (?:a )?(?:big |huge |massive )?fan of " + _V), "preference:{obj}", "likes"
-    ),
-    _Rule(
-        _r(r"^I(?:'m| am) an? (?:big |huge |massive |die-hard )?(?P<v>[\w ]{2,30}) fan$"),
-        "preference:{obj}",
-        "likes",
-    ),
-    _Rule(_r(r"^I (?:love|adore) " + _V), "preference:{obj}", "loves"),
-    _Rule(_r(r"^I (?:like|enjoy) " + _V), "preference:{obj}", "likes"),
-    _Rule(
-        _r(r"^I (?:hate|detest|dislike|can'?t stand|cannot stand|don'?t like|do not like) " + _V),
-        "preference:{obj}",
-        "dislikes",
-    ),
-    _Rule(
-        _r(r"^I prefer (?P<v>[^,;!?]+?)(?: (?:to|over|rather than) [^,;!?]+)?$"),
-        "preference:{obj}",
-        "prefers",
-    ),
-    _Rule(_r(r"^my (?:favou?rite|fave) (?P<a>[\w ]{2,30}?) (?:is|are) " + _V), "favorite {a}", ""),
-    _Rule(_r(r"^I (?:use|work with|code in|program in) " + _V), "uses:{obj}", "yes"),
+    _rule(r"^I(?:'m| am) (?:a )?(?:big |huge |massive )?fan of " + _V, "preference:{obj}",
+          "likes"),
+    _rule(r"^I(?:'m| am) an? (?:big |huge |massive |die-hard )?(?P<v>[\w ]{2,30}) fan$",
+          "preference:{obj}", "likes"),
+    _rule(r"^I (?:love|adore) " + _V, "preference:{obj}", "loves"),
+    _rule(r"^I (?:like|enjoy) " + _V, "preference:{obj}", "likes"),
+    _rule(r"^I (?:hate|detest|dislike|can'?t stand|cannot stand|don'?t like|do not like) " + _V,
+          "preference:{obj}", "dislikes"),
+    _rule(r"^I prefer (?P<v>[^,;!?]+?)(?: (?:to|over|rather than) [^,;!?]+)?$",
+          "preference:{obj}", "prefers"),
+    _rule(r"^my (?:favou?rite|fave) (?P<a>[\w ]{2,30}?) (?:is|are) " + _V, "favorite {a}"),
+    _rule(r"^I (?:use|work with|code in|program in) " + _V, "uses:{obj}", "yes"),
     # Roles: "I'm a nurse", "I'm a mother of two".
-    _Rule(_r(r"^I(?:'m| am) an? (?P<v>[\w -]{2,40})$"), "is_a:{obj}", "yes"),
+    _rule(r"^I(?:'m| am) an? (?P<v>[\w -]{2,40})$", "is_a:{obj}", "yes"),
     # "my email is ...", "my birthday is ...": stable personal data.
-    _Rule(_r(r"^my (?P<a>" + _PERSONAL + r") (?:is|are) (?:on )?" + _V), "{a}", ""),
+    _rule(r"^my (?P<a>" + _PERSONAL + r") (?:is|are) (?:on )?" + _V, "{a}"),
 )
 # fmt: on
 
-_FORGET = re.compile(
-    r"^(?:please )?(?:forget|delete|remove|erase|disregard)(?: the fact)? that (?P<rest>.+)$",
-    re.IGNORECASE,
+_FORGET = _r(
+    r"^(?:please )?(?:forget|delete|remove|erase|disregard)(?: the fact)? that (?P<rest>.+)$"
 )
 # "I really like", "I do love": the adverb says nothing the rule needs.
-_ADVERBS = re.compile(
+_ADVERBS = _r(
     r"^I (?:(?:really|truly|absolutely|totally|genuinely|also|just|still|actually|do|"
-    r"definitely|sincerely|kind of|sort of) )+",
-    re.IGNORECASE,
+    r"definitely|sincerely|kind of|sort of) )+"
 )
-_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|my|me)\b", re.IGNORECASE)
+_FIRST_PERSON = _r(r"\b(?:I|I'm|I've|my|me)\b")
 _MULTI = frozenset({"preference:{obj}", "uses:{obj}", "is_a:{obj}", "allergy:{obj}",
                     "condition:{obj}", "diet:no {obj}"})  # fmt: skip
 

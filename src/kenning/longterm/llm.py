@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from kenning.chat import ChatClient, ChatFailed, LLMSettings, Rejected
+from kenning.chat import ChatClient, ChatFailed, LLMSettings, Rejected, array_schema, object_schema
 from kenning.longterm.extract import statement
 from kenning.longterm.tool_facts import discovered_facts
 from kenning.records import USER, Event, FactCategory, FactDraft, FactSource, Role
@@ -46,14 +46,10 @@ category: "health", "finance" or "relationship" for those topics (family members
 else "general". hedged: true when the user is unsure ("I think", "maybe")."""
 
 
-_FIELDS = ("turn", "subject", "attribute", "value", "qualifier", "revoke", "category", "hedged")
-
-
 def fact_schema() -> dict[str, Any]:
     """The JSON schema of the reply."""
-    item = {
-        "type": "object",
-        "properties": {
+    item = object_schema(
+        {
             "turn": {"type": "integer"},
             "subject": {"type": "string"},
             "attribute": {"type": "string"},
@@ -62,16 +58,9 @@ def fact_schema() -> dict[str, Any]:
             "revoke": {"type": "boolean"},
             "category": {"type": "string", "enum": [c.value for c in FactCategory]},
             "hedged": {"type": "boolean"},
-        },
-        "required": list(_FIELDS),
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {"facts": {"type": "array", "items": item, "maxItems": _MAX_FACTS}},
-        "required": ["facts"],
-        "additionalProperties": False,
-    }
+        }
+    )
+    return object_schema({"facts": array_schema(item, _MAX_FACTS)})
 
 
 def _text(value: Any, what: str, *, empty: bool = False) -> str:

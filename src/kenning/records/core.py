@@ -34,6 +34,9 @@ __all__ = [
     "content_hash",
     "event_label",
     "new_event_id",
+    "parse_opt_time",
+    "parse_time",
+    "time_json",
     "to_utc",
     "validate_id",
 ]
@@ -87,6 +90,21 @@ def to_utc(value: datetime | str | float | int | None, *, what: str = "timestamp
         raise InvalidInput(
             f"{what} {value!r:.60} is not a datetime, an ISO-8601 string or epoch seconds"
         ) from exc
+
+
+def time_json(value: datetime | None) -> str | None:
+    """*value* as an ISO-8601 string for JSON; None stays None."""
+    return None if value is None else value.isoformat()
+
+
+def parse_time(value: Any) -> datetime:
+    """The datetime :func:`time_json` wrote."""
+    return datetime.fromisoformat(str(value))
+
+
+def parse_opt_time(value: Any) -> datetime | None:
+    """The datetime :func:`time_json` wrote, or None where it wrote null."""
+    return None if value is None else parse_time(value)
 
 
 class _IdClock:

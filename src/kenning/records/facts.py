@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from kenning.records.core import Scope
+from kenning.records.core import Scope, parse_opt_time, parse_time, time_json
 
 __all__ = [
     "USER",
@@ -139,13 +139,13 @@ class Fact:
             "attribute": self.attribute, "qualifier": self.qualifier, "value": self.value,
             "text": self.text, "status": self.status.value, "source": self.source.value,
             "confidence": self.confidence, "category": self.category.value,
-            "tags": list(self.tags), "valid_from": _time(self.valid_from),
-            "valid_to": _time(self.valid_to), "superseded_by": self.superseded_by,
-            "expires_at": _time(self.expires_at), "pinned": self.pinned,
-            "reinforced": self.reinforced, "last_seen": _time(self.last_seen),
+            "tags": list(self.tags), "valid_from": time_json(self.valid_from),
+            "valid_to": time_json(self.valid_to), "superseded_by": self.superseded_by,
+            "expires_at": time_json(self.expires_at), "pinned": self.pinned,
+            "reinforced": self.reinforced, "last_seen": time_json(self.last_seen),
             "sources": list(self.sources), "source_event_id": self.source_event_id,
-            "created_at": _time(self.created_at), "access_count": self.access_count,
-            "last_access": _time(self.last_access),
+            "created_at": time_json(self.created_at), "access_count": self.access_count,
+            "last_access": time_json(self.last_access),
         }  # fmt: skip
 
     @classmethod
@@ -159,26 +159,15 @@ class Fact:
             confidence=float(data.get("confidence", 1.0)),
             category=FactCategory(data.get("category", "general")),
             status=FactStatus(data.get("status", "active")), tags=tuple(data.get("tags", ())),
-            valid_from=_parse(data["valid_from"]), valid_to=_opt(data.get("valid_to")),
-            superseded_by=data.get("superseded_by"), expires_at=_opt(data.get("expires_at")),
+            valid_from=parse_time(data["valid_from"]),
+            valid_to=parse_opt_time(data.get("valid_to")), superseded_by=data.get("superseded_by"),
+            expires_at=parse_opt_time(data.get("expires_at")),
             pinned=bool(data.get("pinned", False)), reinforced=int(data.get("reinforced", 1)),
-            last_seen=_opt(data.get("last_seen")), sources=tuple(data.get("sources", ())),
-            source_event_id=data.get("source_event_id"), created_at=_parse(data["created_at"]),
+            last_seen=parse_opt_time(data.get("last_seen")), sources=tuple(data.get("sources", ())),
+            source_event_id=data.get("source_event_id"), created_at=parse_time(data["created_at"]),
             access_count=int(data.get("access_count", 0)),
-            last_access=_opt(data.get("last_access")),
+            last_access=parse_opt_time(data.get("last_access")),
         )  # fmt: skip
-
-
-def _time(value: datetime | None) -> str | None:
-    return None if value is None else value.isoformat()
-
-
-def _parse(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value))
-
-
-def _opt(value: Any) -> datetime | None:
-    return None if value is None else _parse(value)
 
 
 class ProcedureStatus(enum.StrEnum):

@@ -64,6 +64,18 @@ _PARTNER_DEPTH = 30
 """The partner lift applies among the best max(3 * k, this) candidates."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Ask:
+    """What one search asks of each signal: at most *limit* candidates of *scope* that pass
+    *filters*, and of each of *also* (the times the query names)."""
+
+    scope: Scope
+    query: str
+    filters: Filters
+    also: Sequence[Filters]
+    limit: int
+
+
 class SearchEngine:
     """Hybrid search over one store's search index and records.
 
@@ -128,16 +140,8 @@ class SearchEngine:
             return None
         return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
 
-    def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        k: int,
-        min_score: float,
-        filters: Filters,
-        now: datetime,
-    ) -> SearchResults:
+    def search(self, scope: Scope, query: str, *, k: int, min_score: float, filters: Filters,
+               now: datetime) -> SearchResults:  # fmt: skip
         """The top *k* records of *scope* for *query*, best first (see ``Memory.search``)."""
         config = self._fusion
         plan = self._reader.read(query, now)
@@ -155,14 +159,15 @@ class SearchEngine:
         # scope; the best of the window itself are candidates too.
         narrowed = (_within(filters, window) for window in windows)
         also = [f for f in narrowed if f is not None]
-        found, qvec, reason = self._embed(scope, query, filters, also, limit, config)
+        ask = _Ask(scope, query, filters, also, limit)
+        found, qvec, reason = self._embed(ask, config)
         # Everything after the embedding reads one snapshot (the worker's lexical search, if
         # any, read its own).
         with self._index.reading(scope):
             lexical = found
             if lexical is None:
-                lexical = self._lexical(scope, query, filters, also, limit)
-            vector = self._nearest(scope, qvec, filters, also, limit)
+                lexical = self._lexical(ask)
+            vector = self._nearest(ask, qvec)
             signals = self._fuse(scope, query, qvec, asked, lexical, vector, config)
             records = _Records(self._records, scope)
             if as_keys:
@@ -180,13 +185,7 @@ class SearchEngine:
         return SearchResults(hits=tuple(hits), degraded=degraded, reason=reason, plan=plan)
 
     def _embed(
-        self,
-        scope: Scope,
-        query: str,
-        filters: Filters,
-        also: Sequence[Filters],
-        limit: int,
-        config: FusionConfig,
+        self, ask: _Ask, config: FusionConfig
     ) -> tuple[list[Candidate] | None, npt.NDArray[np.float32] | None, str | None]:
         """The query's vector (None when the vector signal is off, or with the reason the model
         was unavailable) and, when they were searched on the worker meanwhile, the lexical
@@ -195,15 +194,15 @@ class SearchEngine:
         # Lexical searches start first and run on a worker while the query is embedded; with
         # its vector known there is nothing to wait for, and handing work to a thread would
         # only add its cost.
-        qvec = self._cached_vector(query) if wants_vector else None
+        qvec = self._cached_vector(ask.query) if wants_vector else None
         behind = wants_vector and self._overlap and qvec is None
         early = None
         if behind and config.lexical_weight > 0:
-            early = self._worker().submit(self._lexical, scope, query, filters, also, limit)
+            early = self._worker().submit(self._lexical, ask)
         reason = None
         if wants_vector and qvec is None:
             try:
-                qvec = self._query_vector(query)
+                qvec = self._query_vector(ask.query)
             except ModelUnavailable as exc:
                 reason = f"vector search unavailable: {exc}"
         # The worker's lexical candidates are taken before the search's snapshot is opened: a
@@ -390,35 +389,22 @@ class SearchEngine:
     def _reranker(self) -> Reranker:
         return self._rerank_model if self._rerank_model is not None else _shipped_model()
 
-    def _lexical(
-        self,
-        scope: Scope,
-        query: str,
-        filters: Filters,
-        also: Sequence[Filters],
-        limit: int,
-    ) -> list[Candidate]:
+    def _lexical(self, ask: _Ask) -> list[Candidate]:
         """The lexical candidates (none when the lexical signal is off)."""
         if self._fusion.lexical_weight <= 0:
             return []
         return self._index.lexical(
-            scope, query, filters=filters, limit=limit, also=also, also_limit=self._also(limit)
-        )
+            ask.scope, ask.query, filters=ask.filters, limit=ask.limit, also=ask.also,
+            also_limit=self._also(ask.limit),
+        )  # fmt: skip
 
-    def _nearest(
-        self,
-        scope: Scope,
-        qvec: npt.NDArray[np.float32] | None,
-        filters: Filters,
-        also: Sequence[Filters],
-        limit: int,
-    ) -> list[Candidate]:
+    def _nearest(self, ask: _Ask, qvec: npt.NDArray[np.float32] | None) -> list[Candidate]:
         model = self.model()
         if qvec is None or model is None or self._fusion.vector_weight <= 0:
             return []
         return self._index.nearest(
-            scope, qvec, model=model, filters=filters, limit=limit, also=also,
-            also_limit=self._also(limit),
+            ask.scope, qvec, model=model, filters=ask.filters, limit=ask.limit, also=ask.also,
+            also_limit=self._also(ask.limit),
         )  # fmt: skip
 
     def _also(self, limit: int) -> int:

@@ -63,10 +63,9 @@ class ServerSettings:
             raise InvalidInput("max_body_bytes must be at least 1024")
         if not 1 <= self.max_in_flight <= 100_000:
             raise InvalidInput("max_in_flight must be between 1 and 100,000")
-        if not 1 <= self.compaction_workers <= 64:
-            raise InvalidInput("compaction_workers must be between 1 and 64")
-        if not 1 <= self.extraction_workers <= 64:
-            raise InvalidInput("extraction_workers must be between 1 and 64")
+        for name in ("compaction_workers", "extraction_workers"):
+            if not 1 <= getattr(self, name) <= 64:
+                raise InvalidInput(f"{name} must be between 1 and 64")
         if self.embedder not in ("minilm", "none"):
             raise InvalidInput("embedder must be 'minilm' or 'none'")
 

@@ -29,7 +29,7 @@ from kenning.server.schemas import (
     ReleaseRequest,
     RememberRequest,
 )
-from kenning.server.state import authorize, authorize_admin, service, tenant_scope
+from kenning.server.state import authorize, authorize_admin, scope_in, service, tenant_scope
 from kenning.wire import (
     consent_json,
     fact_json,
@@ -279,7 +279,7 @@ def admin_hold(request: Request, tenant: TenantP, body: HoldRequest) -> Json:
     """Hold the tenant, a user or a session: erasing or purging it is refused (423) until
     the hold is released (admin credential)."""
     authorize_admin(request)
-    scope = _held(tenant, body.user, body.session)
+    scope = scope_in(tenant, body.user, body.session, what="a hold on a session")
     return hold_json(service(request).memory.retention.hold(scope, reason=body.reason))
 
 
@@ -290,7 +290,7 @@ def admin_release(request: Request, tenant: TenantP, body: ReleaseRequest) -> Js
     """Release the hold placed on exactly this scope; ``released`` is false if there was
     none (admin credential)."""
     authorize_admin(request)
-    scope = _held(tenant, body.user, body.session)
+    scope = scope_in(tenant, body.user, body.session, what="a hold on a session")
     return {"released": service(request).memory.retention.release(scope)}
 
 
@@ -304,9 +304,3 @@ def admin_purge(request: Request, tenant: TenantP, body: PurgeRequest) -> Json:
     if now > clock + _CLOCK_SKEW:
         raise InvalidInput("now is later than the server's clock: a purge never runs ahead")
     return {"removed": service(request).memory.retention.purge(tenant, now=now)}
-
-
-def _held(tenant: str, user: str | None, session: str | None) -> Scope:
-    if session is not None and user is None:
-        raise InvalidInput("a hold on a session needs its user")
-    return Scope(tenant, user, session)

@@ -13,30 +13,53 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
+from typing import NamedTuple, TypeVar
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
+from kenning.lease import LeasedPool
 from kenning.memory import Memory
+from kenning.records import QueueStats
 
 __all__ = ["Metrics", "TimedEmbedder"]
 
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
 
+class _PoolNames(NamedTuple):
+    """The four metric families of one leased queue and its pool: (name, help) each."""
+
+    outcomes: tuple[str, str]
+    depth: tuple[str, str]
+    lag: tuple[str, str]
+    busy: tuple[str, str]
+
+
+_COMPACTION = _PoolNames(
+    outcomes=("kenning_compactions", "Background compaction jobs by outcome"),
+    depth=("kenning_queue_depth", "Compaction jobs in the queue"),
+    lag=("kenning_queue_lag_seconds", "Age of the oldest pending compaction job"),
+    busy=("kenning_compaction_workers_busy", "Compaction threads working now"),
+)
+_EXTRACTION = _PoolNames(
+    outcomes=("kenning_extractions", "Sessions read for facts in the background, by outcome"),
+    depth=("kenning_extraction_queue_depth", "Sessions with events not yet read for facts"),
+    lag=("kenning_extraction_lag_seconds", "Age of the oldest event not yet read for facts"),
+    busy=("kenning_extraction_workers_busy", "Fact-extraction threads working now"),
+)
+_Family = CounterMetricFamily | GaugeMetricFamily
+_J = TypeVar("_J")
+
+
 class _MemoryCollector(Collector):
     def __init__(self, memory: Memory) -> None:
         self._memory = memory
 
-    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+    def collect(self) -> Iterator[_Family]:
         pid = str(os.getpid())
-        yield from self._compaction(pid)
-        yield from self._extraction(pid)
-
-    def _compaction(self, pid: str) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        """Windows by pressure level, compaction jobs by outcome, the queue and the pool."""
         pressure = CounterMetricFamily(
             "kenning_pressure_events", "Windows assembled at each pressure level",
             labels=["level", "pid"],
@@ -44,61 +67,28 @@ class _MemoryCollector(Collector):
         for level in ("warn", "compact", "hard"):
             pressure.add_metric([level, pid], self._memory.context.pressure_events.get(level, 0))
         yield pressure
-        worker = self._memory.context.worker
-        done = CounterMetricFamily(
-            "kenning_compactions", "Background compaction jobs by outcome",
-            labels=["outcome", "pid"],
-        )  # fmt: skip
-        done.add_metric(["completed", pid], worker.completed)
-        done.add_metric(["failed", pid], worker.failed)
-        done.add_metric(["lost_lease", pid], worker.lost)
-        yield done
-        stats = self._memory.store.queue_stats()
-        depth = GaugeMetricFamily(
-            "kenning_queue_depth", "Compaction jobs in the queue", labels=["state"]
-        )
-        depth.add_metric(["pending"], stats.pending)
-        depth.add_metric(["running"], stats.running)
-        yield depth
-        yield GaugeMetricFamily(
-            "kenning_queue_lag_seconds", "Age of the oldest pending compaction job",
-            value=stats.lag_s(datetime.now(UTC)),
-        )  # fmt: skip
-        busy = GaugeMetricFamily(
-            "kenning_compaction_workers_busy", "Compaction threads working now", labels=["pid"]
-        )
-        busy.add_metric([pid], worker.busy)
-        yield busy
+        store = self._memory.store
+        yield from _pool(_COMPACTION, pid, self._memory.context.worker, store.queue_stats())
+        yield from _pool(_EXTRACTION, pid, self._memory.extraction, store.extraction_stats())
 
-    def _extraction(self, pid: str) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
-        """Fact extraction: sessions read by outcome, the unread queue and the pool."""
-        readers = self._memory.extraction
-        extracted = CounterMetricFamily(
-            "kenning_extractions", "Sessions read for facts in the background, by outcome",
-            labels=["outcome", "pid"],
-        )  # fmt: skip
-        extracted.add_metric(["completed", pid], readers.completed)
-        extracted.add_metric(["failed", pid], readers.failed)
-        extracted.add_metric(["lost_lease", pid], readers.lost)
-        yield extracted
-        pending = self._memory.store.extraction_stats()
-        waiting = GaugeMetricFamily(
-            "kenning_extraction_queue_depth", "Sessions with events not yet read for facts",
-            labels=["state"],
-        )  # fmt: skip
-        waiting.add_metric(["pending"], pending.pending)
-        waiting.add_metric(["running"], pending.running)
-        yield waiting
-        yield GaugeMetricFamily(
-            "kenning_extraction_lag_seconds", "Age of the oldest event not yet read for facts",
-            value=pending.lag_s(datetime.now(UTC)),
-        )  # fmt: skip
-        reading = GaugeMetricFamily(
-            "kenning_extraction_workers_busy", "Fact-extraction threads working now",
-            labels=["pid"],
-        )  # fmt: skip
-        reading.add_metric([pid], readers.busy)
-        yield reading
+
+def _pool(
+    names: _PoolNames, pid: str, pool: LeasedPool[_J], stats: QueueStats
+) -> Iterator[_Family]:
+    """A background pool's jobs by outcome, its queue's depth and lag, and its busy threads."""
+    outcomes = CounterMetricFamily(*names.outcomes, labels=["outcome", "pid"])
+    outcomes.add_metric(["completed", pid], pool.completed)
+    outcomes.add_metric(["failed", pid], pool.failed)
+    outcomes.add_metric(["lost_lease", pid], pool.lost)
+    yield outcomes
+    depth = GaugeMetricFamily(*names.depth, labels=["state"])
+    depth.add_metric(["pending"], stats.pending)
+    depth.add_metric(["running"], stats.running)
+    yield depth
+    yield GaugeMetricFamily(*names.lag, value=stats.lag_s(datetime.now(UTC)))
+    busy = GaugeMetricFamily(*names.busy, labels=["pid"])
+    busy.add_metric([pid], pool.busy)
+    yield busy
 
 
 class Metrics:

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from kenning.errors import InvalidInput, NotFound
+from kenning.errors import NotFound
 from kenning.records import KeyScope, Scope, TaskUpdate
 from kenning.server.schemas import (
     AppendRequest,
@@ -27,7 +27,7 @@ from kenning.server.schemas import (
     TaskRequest,
     ToolCallRequest,
 )
-from kenning.server.state import authorize, service, tenant_scope
+from kenning.server.state import authorize, scope_in, service, tenant_scope
 from kenning.tools import ToolBinding
 from kenning.wire import (
     audit_json,
@@ -88,10 +88,8 @@ def get_session(
 
 @router.post("/search", tags=["search"], summary="Hybrid search in the tenant, a user or a session")
 def search(request: Request, body: SearchRequest) -> Json:
-    principal = authorize(request, KeyScope.READ)
-    if body.session is not None and body.user is None:
-        raise InvalidInput("a session search needs its user")
-    scope = tenant_scope(principal, body.user, body.session)
+    tenant = authorize(request, KeyScope.READ).tenant
+    scope = scope_in(tenant, body.user, body.session, what="a session search")
     results = service(request).memory.search(
         scope, body.query, k=body.k, min_score=body.min_score, filters=body.filters,
         kinds=body.kinds, since=body.since, until=body.until, now=body.now,  # type: ignore[arg-type]
@@ -192,10 +190,8 @@ def compact(request: Request, session: str, body: CompactRequest) -> Json:
 
 @router.post("/forget", tags=["erasure"], summary="Erase a tenant's, user's or session's data")
 def forget(request: Request, body: ForgetRequest) -> Json:
-    principal = authorize(request, KeyScope.WRITE)
-    if body.session is not None and body.user is None:
-        raise InvalidInput("erasing a session needs its user")
-    scope = tenant_scope(principal, body.user, body.session)
+    tenant = authorize(request, KeyScope.WRITE).tenant
+    scope = scope_in(tenant, body.user, body.session, what="erasing a session")
     svc = service(request)
     erased = svc.memory.forget(scope, ids=body.ids, before=body.before)
     svc.quota.forgot(scope.tenant)

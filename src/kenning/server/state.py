@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
+from kenning.errors import InvalidInput
 from kenning.memory import Memory
 from kenning.records import KeyScope, Scope
 from kenning.server.auth import Principal, check_admin, verify_key
@@ -20,7 +21,15 @@ from kenning.server.metrics import Metrics
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry
 
-__all__ = ["Service", "authorize", "authorize_admin", "bearer", "service", "tenant_scope"]
+__all__ = [
+    "Service",
+    "authorize",
+    "authorize_admin",
+    "bearer",
+    "scope_in",
+    "service",
+    "tenant_scope",
+]
 
 
 @dataclass
@@ -69,3 +78,11 @@ def tenant_scope(
 ) -> Scope:
     """A scope inside the key's tenant (ids are validated by ``Scope``)."""
     return Scope(principal.tenant, user, session)
+
+
+def scope_in(tenant: str, user: str | None, session: str | None, *, what: str) -> Scope:
+    """The tenant, one of its users, or a user's session; a session without its user is
+    refused, the message naming *what* asked for it ("a session search")."""
+    if session is not None and user is None:
+        raise InvalidInput(f"{what} needs its user")
+    return Scope(tenant, user, session)
