@@ -28,9 +28,6 @@ import httpx
 from kenning.errors import InvalidInput
 
 __all__ = [
-    "ENV_API_KEY",
-    "ENV_BASE_URL",
-    "ENV_MODEL",
     "ChatClient",
     "ChatFailed",
     "LLMSettings",
@@ -43,9 +40,6 @@ logger = logging.getLogger("kenning")
 
 T = TypeVar("T")
 
-ENV_BASE_URL = "KENNING_LLM_BASE_URL"
-ENV_MODEL = "KENNING_LLM_MODEL"
-ENV_API_KEY = "KENNING_LLM_API_KEY"
 _REPLY_EXCERPT_CHARS = 200
 _FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL | re.IGNORECASE)
 

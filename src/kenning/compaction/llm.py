@@ -7,8 +7,7 @@ unexpected happens) the deterministic ``fallback`` summarizer runs instead and t
 why in ``fallback_reason``. :meth:`LLMSummarizer.summarize` never raises.
 
 Requests go through :class:`kenning.chat.ChatClient` (pooled, retried). Nothing happens at
-import: settings are built explicitly, from arguments or with :meth:`LLMSettings.from_env` at
-the edge.
+import: settings are built explicitly, from arguments, at the edge.
 """
 
 from __future__ import annotations
@@ -20,9 +19,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from kenning.chat import (
-    ENV_API_KEY,
-    ENV_BASE_URL,
-    ENV_MODEL,
     ChatClient,
     ChatFailed,
     LLMSettings,
@@ -36,9 +32,6 @@ from kenning.errors import InvalidInput
 from kenning.records import Event, Pin
 
 __all__ = [
-    "ENV_API_KEY",
-    "ENV_BASE_URL",
-    "ENV_MODEL",
     "LLMSettings",
     "LLMSummarizer",
     "build_payload",
