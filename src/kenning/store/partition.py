@@ -105,6 +105,13 @@ class _Codes:
         return set(self._codes) <= set(values)
 
 
+# The per-row arrays of a partition, all grown together.
+_ROW_ARRAYS = (
+    "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
+    "_row_node", "_ats", "_users", "_sessions", "_roles", "_kinds",
+)  # fmt: skip
+
+
 class Partition(GraphRows):
     """Cosine over a growing float32 matrix (unit vectors) plus in-memory BM25.
 
@@ -179,19 +186,8 @@ class Partition(GraphRows):
             out[: self._n] = arr[: self._n]
             return out
 
-        self._matrix = grown(self._matrix)  # type: ignore[assignment]
-        self._has_vector = grown(self._has_vector)  # type: ignore[assignment]
-        self._alive = grown(self._alive)  # type: ignore[assignment]
-        self._weights = grown(self._weights)  # type: ignore[assignment]
-        self._rowids = grown(self._rowids)  # type: ignore[assignment]
-        self._before = grown(self._before)  # type: ignore[assignment]
-        self._row_print = grown(self._row_print)  # type: ignore[assignment]
-        self._row_node = grown(self._row_node)  # type: ignore[assignment]
-        self._ats = grown(self._ats)  # type: ignore[assignment]
-        self._users = grown(self._users)  # type: ignore[assignment]
-        self._sessions = grown(self._sessions)  # type: ignore[assignment]
-        self._roles = grown(self._roles)  # type: ignore[assignment]
-        self._kinds = grown(self._kinds)  # type: ignore[assignment]
+        for name in _ROW_ARRAYS:
+            setattr(self, name, grown(getattr(self, name)))
 
     def add(self, rows: IndexRows) -> None:
         count = len(rows.ids)
@@ -339,13 +335,9 @@ class Partition(GraphRows):
         return _member(self._kinds[: self._n], codes, len(self._kind_codes.values))
 
     def nearest(
-        self,
-        query: F32,
-        k: int,
-        select: RowSelector,
-        also: Sequence[RowSelector] = (),
+        self, query: F32, k: int, select: RowSelector, also: Sequence[RowSelector] = (),
         also_k: int | None = None,
-    ) -> list[Candidate]:
+    ) -> list[Candidate]:  # fmt: skip
         """Top *k* rows by cosine among the selected rows that have a vector, then the top
         *also_k* (default *k*) under each of *also* not listed yet."""
         more = k if also_k is None else also_k
@@ -382,13 +374,9 @@ class Partition(GraphRows):
         return (self._matrix[:n] @ query)[positions], positions
 
     def lexical(
-        self,
-        terms: Sequence[str],
-        k: int,
-        select: RowSelector,
-        also: Sequence[RowSelector] = (),
+        self, terms: Sequence[str], k: int, select: RowSelector, also: Sequence[RowSelector] = (),
         also_k: int | None = None,
-    ) -> list[Candidate]:
+    ) -> list[Candidate]:  # fmt: skip
         """Top *k* selected rows by BM25 for stemmed *terms* (rows without a match are left
         out), then the top *also_k* (default *k*) under each of *also* not listed yet (the
         rows' scores are computed once)."""
@@ -439,12 +427,9 @@ class Partition(GraphRows):
         return self._candidates(np.concatenate(rows), np.concatenate(scores))
 
     def sessions(
-        self,
-        terms: Sequence[str],
-        query: F32 | None,
-        select: RowSelector,
+        self, terms: Sequence[str], query: F32 | None, select: RowSelector,
         wanted: Sequence[str | None],
-    ) -> list[tuple[str | None, float, float]]:
+    ) -> list[tuple[str | None, float, float]]:  # fmt: skip
         """The *wanted* sessions inside the selection's scope, each scored as one document:
         (session, BM25 over its turns as one text, cosine to its centroid).
 
@@ -455,12 +440,9 @@ class Partition(GraphRows):
             return self._sessions_scored(terms, query, select, wanted)
 
     def _sessions_scored(
-        self,
-        terms: Sequence[str],
-        query: F32 | None,
-        select: RowSelector,
+        self, terms: Sequence[str], query: F32 | None, select: RowSelector,
         wanted: Sequence[str | None],
-    ) -> list[tuple[str | None, float, float]]:
+    ) -> list[tuple[str | None, float, float]]:  # fmt: skip
         n_groups = len(self._session_codes.values)
         codes = self._sessions_in_scope(
             map(self._session_codes.lookup, dict.fromkeys(wanted)), select

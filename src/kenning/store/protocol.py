@@ -94,12 +94,9 @@ class EventLog(Protocol):
         ...
 
     def append_events(
-        self,
-        writes: Sequence[EventWrite],
-        *,
-        model: ModelInfo | None = None,
+        self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
-    ) -> list[Event]:
+    ) -> list[Event]:  # fmt: skip
         """Append events (assigning per-session sequence numbers), their pins and new
         vectors, in one transaction; return the events written, in order.
 
@@ -110,14 +107,9 @@ class EventLog(Protocol):
         ...
 
     def events(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] | None = None,
-        after_seq: int | None = None,
-        limit: int | None = None,
-        tail: int | None = None,
-    ) -> list[Event]:
+        self, scope: Scope, *, ids: Sequence[str] | None = None, after_seq: int | None = None,
+        limit: int | None = None, tail: int | None = None,
+    ) -> list[Event]:  # fmt: skip
         """Events in *scope* in order (seq in a session; time across sessions).
 
         Optionally only *ids*, those after a sequence number, the first *limit*, or the last
@@ -167,15 +159,9 @@ class SearchIndex(Protocol):
     """Ranked candidates of each signal; only records inside the scope and filters are scored."""
 
     def lexical(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
+        self, scope: Scope, query: str, *, filters: Filters, limit: int,
+        also: Sequence[Filters] = (), also_limit: int | None = None,
+    ) -> list[Candidate]:  # fmt: skip
         """BM25-ranked candidates for the words of *query*: the best *limit* under *filters*,
         then the best *also_limit* (default *limit*) under each of *also* that are not listed
         yet (e.g. the time a query names, whose records may match too weakly to be among the
@@ -186,16 +172,9 @@ class SearchIndex(Protocol):
         ...
 
     def nearest(
-        self,
-        scope: Scope,
-        vector: npt.NDArray[np.float32],
-        *,
-        model: ModelInfo,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
+        self, scope: Scope, vector: npt.NDArray[np.float32], *, model: ModelInfo, filters: Filters,
+        limit: int, also: Sequence[Filters] = (), also_limit: int | None = None,
+    ) -> list[Candidate]:  # fmt: skip
         """Cosine-ranked candidates, with positions as :meth:`lexical` gives them; only vectors
         inside *scope* and *filters* are scored, and those under *also* are added as
         :meth:`lexical` adds them. A store opened with a reply weight scores an answer to
@@ -204,15 +183,9 @@ class SearchIndex(Protocol):
         ...
 
     def sessions(
-        self,
-        scope: Scope,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        model: ModelInfo | None,
-        sessions: Sequence[str | None],
-        filters: Filters,
-    ) -> list[SessionCandidate]:
+        self, scope: Scope, query: str, vector: npt.NDArray[np.float32] | None, *,
+        model: ModelInfo | None, sessions: Sequence[str | None], filters: Filters,
+    ) -> list[SessionCandidate]:  # fmt: skip
         """The given *sessions* that lie inside *scope*, each scored as a whole document made
         of its records that *filters* admit (nothing a filter excludes moves a score)."""
         ...
@@ -241,13 +214,9 @@ class Reindexing(Protocol):
         ...
 
     def reindex_events(
-        self,
-        tenant: str,
-        changes: Sequence[IndexChange],
-        *,
-        model: ModelInfo | None = None,
+        self, tenant: str, changes: Sequence[IndexChange], *, model: ModelInfo | None = None,
         vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
-    ) -> int:
+    ) -> int:  # fmt: skip
         """Replace the index rows of the tenant's events named by *changes*, with the new
         *vectors* (hash -> unit vector of *model*), in one transaction; return how many
         events were rewritten. An event erased since it was read is skipped. Every process's
@@ -262,14 +231,9 @@ class ContextState(Protocol):
     the running token totals of its messages."""
 
     def put_pins(
-        self,
-        scope: Scope,
-        drafts: Sequence[PinDraft],
-        *,
-        at: datetime,
-        mode: Literal["add", "set"] = "set",
-        generation: int | None = None,
-    ) -> list[Pin]:
+        self, scope: Scope, drafts: Sequence[PinDraft], *, at: datetime,
+        mode: Literal["add", "set"] = "set", generation: int | None = None,
+    ) -> list[Pin]:  # fmt: skip
         """Write pins of the session of *scope* atomically; return the versions written.
 
         ``mode="set"``: a draft whose key exists with another value or status becomes a new
@@ -284,14 +248,10 @@ class ContextState(Protocol):
         ...
 
     def put_summary(
-        self,
-        summary: Summary,
-        *,
-        replaces: Sequence[str] = (),
-        guard_pins: Sequence[PinDraft] = (),
-        audit: Sequence[AuditEntry] = (),
+        self, summary: Summary, *, replaces: Sequence[str] = (),
+        guard_pins: Sequence[PinDraft] = (), audit: Sequence[AuditEntry] = (),
         generation: int | None = None,
-    ) -> Summary:
+    ) -> Summary:  # fmt: skip
         """In one transaction: add the amnesia guard's pins, the summary, retire the summaries
         it *replaces*, and append the audit entries. With *generation* the write is refused
         (``StaleWrite``) if records of the tenant were erased since it was read."""
@@ -380,14 +340,9 @@ class JobQueue(Protocol):
         ...
 
     def finish_compaction(
-        self,
-        job_id: int,
-        *,
-        status: JobStatus,
-        at: datetime,
-        error: str | None = None,
+        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None,
         lease: str | None = None,
-    ) -> bool:
+    ) -> bool:  # fmt: skip
         """Record how a claimed job ended (``pending`` hands it back to the queue).
 
         With *lease*, only while that lease still holds the job; returns whether it was
@@ -439,16 +394,10 @@ class FactStore(Protocol):
     """Long-term facts of a tenant's users: consolidated writes, reads, extraction progress."""
 
     def apply_facts(
-        self,
-        scope: Scope,
-        changes: FactChanges,
-        *,
-        at: datetime,
-        model: ModelInfo | None = None,
-        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
-        generation: int | None = None,
+        self, scope: Scope, changes: FactChanges, *, at: datetime, model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None, generation: int | None = None,
         lease: str | None = None,
-    ) -> list[Fact]:
+    ) -> list[Fact]:  # fmt: skip
         """Apply one consolidation step atomically for the user of *scope* (the session is the
         facts' source); StaleWrite if the expected active facts changed, or (with
         *generation*) if records of the tenant were erased since. *vectors* maps the hash of
@@ -459,16 +408,10 @@ class FactStore(Protocol):
         ...
 
     def facts(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] | None = None,
-        subject: str | None = None,
-        keys: Sequence[tuple[str, str, str]] | None = None,
-        statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,),
-        as_of: datetime | None = None,
-        limit: int | None = None,
-    ) -> list[Fact]:
+        self, scope: Scope, *, ids: Sequence[str] | None = None, subject: str | None = None,
+        keys: Sequence[tuple[str, str, str]] | None = None, as_of: datetime | None = None,
+        statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,), limit: int | None = None,
+    ) -> list[Fact]:  # fmt: skip
         """Facts in *scope* (a tenant, a user, or facts sourced from one session), oldest
         first: active ones by default, any *statuses*, or what was valid *as_of* a time."""
         ...
@@ -550,12 +493,9 @@ class ProcedureStore(Protocol):
         ...
 
     def procedures(
-        self,
-        tenant: str,
-        *,
-        name: str | None = None,
+        self, tenant: str, *, name: str | None = None,
         statuses: Sequence[ProcedureStatus] | None = None,
-    ) -> list[Procedure]:
+    ) -> list[Procedure]:  # fmt: skip
         """The tenant's procedures, by name and version."""
         ...
 

@@ -6,22 +6,28 @@ one queue, and a job another worker is claiming right now is skipped, never wait
 
 from __future__ import annotations
 
-from kenning.store.sql.cross import JOB_COLUMNS, KEY_COLUMNS, CrossTenant
+from kenning.store.sql import cross
 
 __all__ = ["CROSS_TENANT"]
 
 _EXTRACTION = "tenant, user_id, session, done_seq, last_seq"
 
-CROSS_TENANT = CrossTenant(
-    claim_compaction=f"SELECT {JOB_COLUMNS} FROM kenning_claim_compaction(?, ?, ?)",
-    renew_compaction="SELECT kenning_renew_compaction(?, ?, ?, ?)",
-    finish_compaction="SELECT kenning_finish_compaction(?, ?, ?, ?, ?)",
-    pending_compactions="SELECT kenning_pending_compactions()",
-    queue_stats="SELECT pending, running, oldest_pending FROM kenning_queue_stats()",
-    pending_extractions=f"SELECT {_EXTRACTION} FROM kenning_pending_extractions(?)",
-    claim_extraction=f"SELECT {_EXTRACTION} FROM kenning_claim_extraction(?, ?, ?)",
-    extraction_stats="SELECT pending, running, oldest_pending FROM kenning_extraction_stats()",
-    api_key=f"SELECT {KEY_COLUMNS} FROM kenning_api_key(?)",
-    api_keys=f"SELECT {KEY_COLUMNS} FROM kenning_api_keys(?)",
-    revoke_api_key=f"SELECT {KEY_COLUMNS} FROM kenning_revoke_api_key(?, ?)",
+CROSS_TENANT = cross.CrossTenant(
+    jobs=cross.JobSql(
+        claim=f"SELECT {cross.JOB_COLUMNS} FROM kenning_claim_compaction(?, ?, ?)",
+        renew="SELECT kenning_renew_compaction(?, ?, ?, ?)",
+        finish="SELECT kenning_finish_compaction(?, ?, ?, ?, ?)",
+        pending="SELECT kenning_pending_compactions()",
+        stats="SELECT pending, running, oldest_pending FROM kenning_queue_stats()",
+    ),
+    extraction=cross.ExtractionSql(
+        pending=f"SELECT {_EXTRACTION} FROM kenning_pending_extractions(?)",
+        claim=f"SELECT {_EXTRACTION} FROM kenning_claim_extraction(?, ?, ?)",
+        stats="SELECT pending, running, oldest_pending FROM kenning_extraction_stats()",
+    ),
+    keys=cross.KeySql(
+        by_id=f"SELECT {cross.KEY_COLUMNS} FROM kenning_api_key(?)",
+        of_tenant=f"SELECT {cross.KEY_COLUMNS} FROM kenning_api_keys(?)",
+        revoke=f"SELECT {cross.KEY_COLUMNS} FROM kenning_revoke_api_key(?, ?)",
+    ),
 )

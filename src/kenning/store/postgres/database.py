@@ -209,20 +209,12 @@ class Database(SqlDatabase):
             check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
-        with self._connection() as conn:
+        begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
+        with self._transaction(begin, "reading") as tx:
+            self._local.open_read = tx
             try:
-                conn.execute(_begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope))
-                tx = PgTx(conn)
-                self._local.open_read = tx
                 check_owner(tx, DIALECT, scope)
                 yield tx
-                conn.execute("COMMIT")
-            except psycopg.Error as exc:
-                self._rollback(conn)
-                raise translate(exc, "reading") from exc
-            except BaseException:
-                self._rollback(conn)
-                raise
             finally:
                 self._local.open_read = None
 
@@ -242,16 +234,23 @@ class Database(SqlDatabase):
         """
         if self._closed:
             raise StoreError("the store is closed")
+        begin = _begin("BEGIN", scope, lock="exclusive" if exclusive else "shared")
+        with self._transaction(begin, "writing (rolled back)") as tx:
+            check_owner(tx, DIALECT, scope, claim=claim, lock=True)
+            yield tx
+
+    @contextmanager
+    def _transaction(self, begin: sql.Composed, what: str) -> Iterator[PgTx]:
+        """A transaction on a pooled connection, begun by *begin*: committed when the block
+        ends, rolled back on any exception (a driver error becomes kenning's, naming *what*)."""
         with self._connection() as conn:
             try:
-                conn.execute(_begin("BEGIN", scope, lock="exclusive" if exclusive else "shared"))
-                tx = PgTx(conn)
-                check_owner(tx, DIALECT, scope, claim=claim, lock=True)
-                yield tx
+                conn.execute(begin)
+                yield PgTx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
-                raise translate(exc, "writing (rolled back)") from exc
+                raise translate(exc, what) from exc
             except BaseException:
                 self._rollback(conn)
                 raise

@@ -28,7 +28,7 @@ from kenning.records import (
     TaskState,
 )
 from kenning.store.records import ContextSnapshot, EventWrite, MessageRow, Usage
-from kenning.store.sql.database import SqlDatabase, check_generation, check_owner
+from kenning.store.sql.database import Erasure, SqlDatabase, check_generation, check_owner
 from kenning.store.sql.dialect import Dialect, Tx
 from kenning.store.sql.query import scope_sql
 
@@ -153,14 +153,9 @@ class ContextTables(SqlDatabase):
     # -- pins ------------------------------------------------------------------------------
 
     def put_pins(
-        self,
-        scope: Scope,
-        drafts: Sequence[PinDraft],
-        *,
-        at: datetime,
-        mode: Literal["add", "set"] = "set",
-        generation: int | None = None,
-    ) -> list[Pin]:
+        self, scope: Scope, drafts: Sequence[PinDraft], *, at: datetime,
+        mode: Literal["add", "set"] = "set", generation: int | None = None,
+    ) -> list[Pin]:  # fmt: skip
         scope = scope.require_session()
         if mode not in ("add", "set"):
             raise InvalidInput("mode must be 'add' or 'set'")
@@ -234,23 +229,18 @@ class ContextTables(SqlDatabase):
         where, params = scope_sql(self._d, scope)
         if not history:
             where += " AND current"
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
-            ).fetchall()
+        rows = self._read_all(
+            scope, f"SELECT {_PIN_COLUMNS} FROM pins WHERE {where} ORDER BY rowid", params
+        )
         return [_pin(self._d, r) for r in rows]
 
     # -- summaries and the audit log -------------------------------------------------------
 
     def put_summary(
-        self,
-        summary: Summary,
-        *,
-        replaces: Sequence[str] = (),
-        guard_pins: Sequence[PinDraft] = (),
-        audit: Sequence[AuditEntry] = (),
+        self, summary: Summary, *, replaces: Sequence[str] = (),
+        guard_pins: Sequence[PinDraft] = (), audit: Sequence[AuditEntry] = (),
         generation: int | None = None,
-    ) -> Summary:
+    ) -> Summary:  # fmt: skip
         scope = summary.scope.require_session()
         d = self._d
         with self._write(scope, claim=True) as tx:
@@ -280,12 +270,12 @@ class ContextTables(SqlDatabase):
         where, params = scope_sql(self._d, scope)
         if not include_replaced:
             where += " AND active"
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
-                " ORDER BY session, first_seq, level",
-                params,
-            ).fetchall()
+        rows = self._read_all(
+            scope,
+            f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE {where}"
+            " ORDER BY session, first_seq, level",
+            params,
+        )
         return [_summary(self._d, r) for r in rows]
 
     def audit(self, entries: Sequence[AuditEntry]) -> None:
@@ -320,12 +310,12 @@ class ContextTables(SqlDatabase):
 
     def audit_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
         where, params = scope_sql(self._d, scope)
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
-                " ORDER BY rowid DESC LIMIT ?",
-                [*params, limit],
-            ).fetchall()
+        rows = self._read_all(
+            scope,
+            f"SELECT {_AUDIT_COLUMNS} FROM compaction_log WHERE {where}"
+            " ORDER BY rowid DESC LIMIT ?",
+            [*params, limit],
+        )
         return [_audit(self._d, r) for r in reversed(rows)]
 
     # -- task state ------------------------------------------------------------------------
@@ -485,29 +475,21 @@ class ContextTables(SqlDatabase):
 
     def usage(self, scope: Scope) -> list[Usage]:
         scope = scope.require_session()
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
-                f" WHERE tenant = ? AND session = ? ORDER BY {self._d.text_order('model')}",
-                (scope.tenant, scope.session),
-            ).fetchall()
+        rows = self._read_all(
+            scope,
+            "SELECT model, input_tokens, output_tokens, calls, cost FROM token_usage"
+            f" WHERE tenant = ? AND session = ? ORDER BY {self._d.text_order('model')}",
+            (scope.tenant, scope.session),
+        )
         return [Usage(r[0], int(r[1]), int(r[2]), int(r[3]), float(r[4])) for r in rows]
 
     # -- erasure ---------------------------------------------------------------------------
 
-    def _forget_derived(
-        self,
-        tx: Tx,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
+    def _forget_derived(self, tx: Tx, erasure: Erasure) -> None:
         """Drop what derives from erased events — pins sourced from them, summaries covering
-        them, the token ledger of their sessions — and everything of the *gone* sessions."""
-        super()._forget_derived(tx, scope, erased, gone, purge=purge)
-        tenant = scope.tenant
+        them, the token ledger of their sessions — and everything of the sessions removed."""
+        super()._forget_derived(tx, erasure)
+        tenant, erased, gone = erasure.scope.tenant, erasure.records, erasure.sessions
         touched: dict[str, int] = {}
         for _, session, seq in erased:
             # Only turns are summarized and counted: an erased fact leaves both alone.

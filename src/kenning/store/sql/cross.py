@@ -22,30 +22,51 @@ KEY_COLUMNS = "id, tenant, name, scopes, created_at, revoked_at, secret_hash"
 
 
 @dataclass(frozen=True, slots=True)
+class JobSql:
+    """The compaction queue."""
+
+    claim: str
+    """(at, lease seconds, lease token): the claimed job's :data:`JOB_COLUMNS`, or no row."""
+    renew: str
+    """(job id, lease token, at, lease seconds): a row whose first value is true if renewed."""
+    finish: str
+    """(job id, status, at, error, lease token or NULL): a row, first value true if recorded."""
+    pending: str
+    """(): one row, the number of pending and running jobs."""
+    stats: str
+    """(): one row, (pending, running, when the oldest pending job was queued)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionSql:
+    """The queue of sessions with events not yet read for facts."""
+
+    pending: str
+    """(limit): rows of (tenant, user, session, events read, last event)."""
+    claim: str
+    """(at, lease seconds, lease token): the claimed session as a row like :attr:`pending`, or
+    no row."""
+    stats: str
+    """(): one row, (sessions waiting, sessions held, when the oldest unread event came)."""
+
+
+@dataclass(frozen=True, slots=True)
+class KeySql:
+    """API keys, looked up before the tenant is known."""
+
+    by_id: str
+    """(key id): the key's :data:`KEY_COLUMNS`, or no row."""
+    of_tenant: str
+    """(tenant or NULL for all): every key's :data:`KEY_COLUMNS`, oldest first."""
+    revoke: str
+    """(key id, at): the key's :data:`KEY_COLUMNS` once revoked (the first revocation's time
+    stays), or no row."""
+
+
+@dataclass(frozen=True, slots=True)
 class CrossTenant:
     """One backend's statements across tenants."""
 
-    #: (at, lease seconds, lease token): the claimed job's :data:`JOB_COLUMNS`, or no row.
-    claim_compaction: str
-    #: (job id, lease token, at, lease seconds): a row whose first value is true if renewed.
-    renew_compaction: str
-    #: (job id, status, at, error, lease token or NULL): a row, first value true if recorded.
-    finish_compaction: str
-    #: (): one row, the number of pending and running jobs.
-    pending_compactions: str
-    #: (): one row, (pending, running, when the oldest pending job was queued).
-    queue_stats: str
-    #: (limit): rows of (tenant, user, session, events read, last event) to read for facts.
-    pending_extractions: str
-    #: (at, lease seconds, lease token): the claimed session as a row like
-    #: :attr:`pending_extractions`, or no row.
-    claim_extraction: str
-    #: (): one row, (sessions waiting, sessions held, when the oldest unread event came).
-    extraction_stats: str
-    #: (key id): the key's :data:`KEY_COLUMNS`, or no row.
-    api_key: str
-    #: (tenant or NULL for all): every key's :data:`KEY_COLUMNS`, oldest first.
-    api_keys: str
-    #: (key id, at): the key's :data:`KEY_COLUMNS` once revoked (the first revocation's time
-    #: stays), or no row.
-    revoke_api_key: str
+    jobs: JobSql
+    extraction: ExtractionSql
+    keys: KeySql

@@ -11,8 +11,9 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -23,7 +24,7 @@ from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sql.cross import CrossTenant
 from kenning.store.sql.dialect import Dialect, Tx
 
-__all__ = ["SqlDatabase", "check_generation", "check_owner", "erase_generation"]
+__all__ = ["Erasure", "SqlDatabase", "check_generation", "check_owner", "erase_generation"]
 
 
 def check_owner(
@@ -70,6 +71,20 @@ def check_generation(tx: Tx, tenant: str, generation: int | None) -> None:
             f"records of tenant {tenant!r} were erased while this write was prepared; "
             "nothing was written (prepare it again from what is left)"
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Erasure:
+    """What one erase or purge removed, for the concerns whose records derive from it."""
+
+    scope: Scope
+    #: (id, session, seq) of each erased record; seq is None for a record outside a
+    #: session's sequence (a fact).
+    records: Sequence[tuple[str, str | None, int | None]]
+    #: The sessions removed entirely.
+    sessions: Sequence[str]
+    #: The records expired under retention rather than being erased on request.
+    purge: bool = False
 
 
 class SqlDatabase(ABC):
@@ -129,6 +144,16 @@ class SqlDatabase(ABC):
     def _model_in(self, tx: Tx) -> ModelInfo | None:
         """The stored embedding model as *tx* sees it (a backend may remember it: the row is
         written once and never changed)."""
+
+    def _read_all(self, scope: Scope | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one statement, read in a transaction of its own for *scope*."""
+        with self._read(scope) as tx:
+            return tx.execute(sql, params).fetchall()
+
+    def _read_one(self, scope: Scope | None, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first row of one statement (None for none), read as :meth:`_read_all` reads."""
+        with self._read(scope) as tx:
+            return tx.execute(sql, params).fetchone()
 
     def _enter_tenant(self, tx: Tx, tenant: str) -> None:
         """Inside a write opened without a scope, act for *tenant* from here on (a server
@@ -190,16 +215,6 @@ class SqlDatabase(ABC):
     def _before_erase(self, tx: Tx, scope: Scope) -> None:
         """Inside an erase's transaction, before anything is deleted (legal holds refuse)."""
 
-    def _forget_derived(
-        self,
-        tx: Tx,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
-        """Inside an erase's transaction: erase what derives from the erased records (id,
-        session, seq; seq is None for a record outside a session's sequence, a fact), and
-        all state of the *gone* sessions; *purge*: the records expired under retention
-        rather than being erased on request."""
+    def _forget_derived(self, tx: Tx, erasure: Erasure) -> None:
+        """Inside an erase's transaction: erase what derives from the erased records, and all
+        state of the sessions it removed."""

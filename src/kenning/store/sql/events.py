@@ -30,9 +30,9 @@ from kenning.store.records import (
     SessionInfo,
     check_changes,
 )
-from kenning.store.sql.database import SqlDatabase, erase_generation
+from kenning.store.sql.database import Erasure, SqlDatabase, erase_generation
 from kenning.store.sql.dialect import Tx
-from kenning.store.sql.query import scope_sql, stored_scope, where_clause
+from kenning.store.sql.query import require_user, scope_sql, stored_scope, where_clause
 from kenning.store.sql.vectors import check_model, checked_vector, stored_model
 
 __all__ = ["ITEM_COLUMNS", "EventTables"]
@@ -107,12 +107,9 @@ class EventTables(SqlDatabase):
     # -- writes ----------------------------------------------------------------------------
 
     def append_events(
-        self,
-        writes: Sequence[EventWrite],
-        *,
-        model: ModelInfo | None = None,
+        self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
-    ) -> list[Event]:
+    ) -> list[Event]:  # fmt: skip
         if vectors and model is None:
             raise InvalidInput("vectors were given without the model they belong to")
         by_tenant: dict[str, list[tuple[int, EventWrite]]] = {}
@@ -274,14 +271,9 @@ class EventTables(SqlDatabase):
     # -- reads -----------------------------------------------------------------------------
 
     def events(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] | None = None,
-        after_seq: int | None = None,
-        limit: int | None = None,
-        tail: int | None = None,
-    ) -> list[Event]:
+        self, scope: Scope, *, ids: Sequence[str] | None = None, after_seq: int | None = None,
+        limit: int | None = None, tail: int | None = None,
+    ) -> list[Event]:  # fmt: skip
         d = self._d
         where, params = where_clause(d, scope, Filters(kinds=("event",)), row_check=ids is not None)
         if after_seq is not None:
@@ -306,14 +298,13 @@ class EventTables(SqlDatabase):
         return rows[::-1] if tail is not None else rows
 
     def user_sessions(self, scope: Scope) -> list[SessionInfo]:
-        if scope.user is None:
-            raise InvalidInput("user_sessions needs a scope with a user")
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                "SELECT session, created_at, last_seq FROM sessions"
-                " WHERE tenant = ? AND user_id = ? ORDER BY created_at, session",
-                (scope.tenant, scope.user),
-            ).fetchall()
+        user = require_user(scope, "user_sessions")
+        rows = self._read_all(
+            scope,
+            "SELECT session, created_at, last_seq FROM sessions"
+            " WHERE tenant = ? AND user_id = ? ORDER BY created_at, session",
+            (scope.tenant, user),
+        )
         return [SessionInfo(r[0], self._d.read_time(r[1]), int(r[2])) for r in rows]
 
     def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
@@ -385,13 +376,9 @@ class EventTables(SqlDatabase):
         ]
 
     def reindex_events(
-        self,
-        tenant: str,
-        changes: Sequence[IndexChange],
-        *,
-        model: ModelInfo | None = None,
+        self, tenant: str, changes: Sequence[IndexChange], *, model: ModelInfo | None = None,
         vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
-    ) -> int:
+    ) -> int:  # fmt: skip
         if not check_changes(changes, model=model, vectors=vectors):
             return 0
         checked = {h: checked_vector(v, model, h) for h, v in (vectors or {}).items()}
@@ -547,9 +534,8 @@ class EventTables(SqlDatabase):
                 )
             gone = self._gone_sessions(tx, scope, doomed, whole=whole)
             self._delete_sessions(tx, tenant, gone)
-            self._forget_derived(
-                tx, scope, [(r[0], r[1], r[2]) for r in doomed], gone, purge=log_at is not None
-            )
+            records = [(r[0], r[1], r[2]) for r in doomed]
+            self._forget_derived(tx, Erasure(scope, records, gone, purge=log_at is not None))
             self._drop_unused_vectors(tx, tenant)
             if whole and scope.session is None:
                 # Erasing a user (or a tenant's users) takes their choices along.

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from kenning.errors import InvalidInput, LeaseLost, StaleWrite
 from kenning.records import Fact, FactCategory, FactSource, FactStatus, QueueStats, Scope
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_generation
+from kenning.store.sql.database import Erasure, SqlDatabase, check_generation
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.vectors import checked_vector, claim_model
 
@@ -83,23 +83,15 @@ class FactTables(SqlDatabase):
 
     # -- writes ----------------------------------------------------------------------------
 
-    def _forget_derived(
-        self,
-        tx: Tx,
-        scope: Scope,
-        erased: Sequence[tuple[str, str | None, int | None]],
-        gone: Sequence[str],
-        *,
-        purge: bool = False,
-    ) -> None:
+    def _forget_derived(self, tx: Tx, erasure: Erasure) -> None:
         """A fact read only from erased events is erased with them; one that other events
         stated too keeps those as its sources. The purge leaves facts alone: they have their
         own retention (``TenantPolicy.fact_days``) and outlive the turns they came from."""
-        super()._forget_derived(tx, scope, erased, gone, purge=purge)
-        if purge or not erased:
+        super()._forget_derived(tx, erasure)
+        if erasure.purge or not erasure.records:
             return
-        d, tenant = self._d, scope.tenant
-        ids = sorted({e[0] for e in erased})
+        d, tenant = self._d, erasure.scope.tenant
+        ids = sorted({e[0] for e in erasure.records})
         found: dict[int, list[str]] = {}
         for part in d.batches(ids):
             cond, params = d.shares_text("sources", part)
@@ -127,16 +119,10 @@ class FactTables(SqlDatabase):
         self._log_removed(tx, tenant, doomed)
 
     def apply_facts(
-        self,
-        scope: Scope,
-        changes: FactChanges,
-        *,
-        at: datetime,
-        model: ModelInfo | None = None,
-        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None,
-        generation: int | None = None,
+        self, scope: Scope, changes: FactChanges, *, at: datetime, model: ModelInfo | None = None,
+        vectors: Mapping[str, npt.NDArray[np.float32]] | None = None, generation: int | None = None,
         lease: str | None = None,
-    ) -> list[Fact]:
+    ) -> list[Fact]:  # fmt: skip
         scope = scope.require_session()
         if vectors and model is None:
             raise InvalidInput("vectors were given without the model they belong to")
@@ -317,16 +303,10 @@ class FactTables(SqlDatabase):
     # -- reads -----------------------------------------------------------------------------
 
     def facts(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] | None = None,
-        subject: str | None = None,
-        keys: Sequence[tuple[str, str, str]] | None = None,
-        statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,),
-        as_of: datetime | None = None,
-        limit: int | None = None,
-    ) -> list[Fact]:
+        self, scope: Scope, *, ids: Sequence[str] | None = None, subject: str | None = None,
+        keys: Sequence[tuple[str, str, str]] | None = None, as_of: datetime | None = None,
+        statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,), limit: int | None = None,
+    ) -> list[Fact]:  # fmt: skip
         d = self._d
         where, params = _user_sql(scope)
         if ids is not None:
@@ -386,7 +366,7 @@ class FactTables(SqlDatabase):
     def pending_extractions(self, *, limit: int = 100) -> list[ExtractionJob]:
         """Sessions with events not yet read for facts (the store's own bookkeeping)."""
         with self._read(None) as tx:
-            rows = tx.execute(self._cross.pending_extractions, (int(limit),)).fetchall()
+            rows = tx.execute(self._cross.extraction.pending, (int(limit),)).fetchall()
         return [ExtractionJob(Scope(r[0], r[1], r[2]), int(r[3]), int(r[4])) for r in rows]
 
     def claim_extraction(self, *, at: datetime, lease_s: float) -> ExtractionJob | None:
@@ -395,7 +375,7 @@ class FactTables(SqlDatabase):
         lease = secrets.token_hex(8)
         with self._write(None) as tx:
             row = tx.execute(
-                self._cross.claim_extraction, (self._d.time(at), float(lease_s), lease)
+                self._cross.extraction.claim, (self._d.time(at), float(lease_s), lease)
             ).fetchone()
         if row is None:
             return None
@@ -405,7 +385,7 @@ class FactTables(SqlDatabase):
         """Sessions with unread events: waiting (no reader holds them), held by a reader, and
         when the oldest unread event was written."""
         with self._read(None) as tx:
-            row = tx.execute(self._cross.extraction_stats).fetchone()
+            row = tx.execute(self._cross.extraction.stats).fetchone()
         return QueueStats(
             pending=int(row[0]), running=int(row[1]), oldest_pending=self._d.read_opt_time(row[2])
         )

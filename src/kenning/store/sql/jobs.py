@@ -50,10 +50,9 @@ class JobTables(SqlDatabase):
 
     def compaction_jobs(self, scope: Scope) -> list[CompactionJob]:
         where, params = scope_sql(self._d, scope)
-        with self._read(scope) as tx:
-            rows = tx.execute(
-                f"SELECT {JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
-            ).fetchall()
+        rows = self._read_all(
+            scope, f"SELECT {JOB_COLUMNS} FROM compaction_jobs WHERE {where} ORDER BY rowid", params
+        )
         return [self._job(r) for r in rows]
 
     def claim_compaction(self, *, at: datetime, lease_s: float) -> CompactionJob | None:
@@ -61,7 +60,7 @@ class JobTables(SqlDatabase):
         fresh lease token."""
         with self._write(None) as tx:
             row = tx.execute(
-                self._cross.claim_compaction,
+                self._cross.jobs.claim,
                 (self._d.time(at), float(lease_s), secrets.token_hex(8)),
             ).fetchone()
         return None if row is None else self._job(row)
@@ -69,34 +68,29 @@ class JobTables(SqlDatabase):
     def renew_compaction(self, job_id: int, *, lease: str, at: datetime, lease_s: float) -> bool:
         with self._write(None) as tx:
             row = tx.execute(
-                self._cross.renew_compaction, (job_id, lease, self._d.time(at), float(lease_s))
+                self._cross.jobs.renew, (job_id, lease, self._d.time(at), float(lease_s))
             ).fetchone()
         return bool(row and row[0])
 
     def finish_compaction(
-        self,
-        job_id: int,
-        *,
-        status: JobStatus,
-        at: datetime,
-        error: str | None = None,
+        self, job_id: int, *, status: JobStatus, at: datetime, error: str | None = None,
         lease: str | None = None,
-    ) -> bool:
+    ) -> bool:  # fmt: skip
         with self._write(None) as tx:
             row = tx.execute(
-                self._cross.finish_compaction,
+                self._cross.jobs.finish,
                 (job_id, status.value, self._d.time(at), error, lease),
             ).fetchone()
         return bool(row and row[0])
 
     def pending_compactions(self) -> int:
         with self._read(None) as tx:
-            row = tx.execute(self._cross.pending_compactions).fetchone()
+            row = tx.execute(self._cross.jobs.pending).fetchone()
         return 0 if row is None else int(row[0])
 
     def queue_stats(self) -> QueueStats:
         with self._read(None) as tx:
-            row = tx.execute(self._cross.queue_stats).fetchone()
+            row = tx.execute(self._cross.jobs.stats).fetchone()
         return QueueStats(
             pending=int(row[0]), running=int(row[1]), oldest_pending=self._d.read_opt_time(row[2])
         )

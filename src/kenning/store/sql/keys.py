@@ -41,24 +41,24 @@ class KeyTables(SqlDatabase):
             )  # fmt: skip
 
     def tenant_usage(self, tenant: str) -> TenantUsage:
-        with self._read(Scope(tenant)) as tx:
-            row = tx.execute(
-                "SELECT count(*), coalesce(sum(length(text)), 0) FROM items"
-                " WHERE tenant = ? AND kind = 'event'",
-                (tenant,),
-            ).fetchone()
+        row = self._read_one(
+            Scope(tenant),
+            "SELECT count(*), coalesce(sum(length(text)), 0) FROM items"
+            " WHERE tenant = ? AND kind = 'event'",
+            (tenant,),
+        )
         return TenantUsage(events=int(row[0]), content_chars=int(row[1]))
 
     def api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
         with self._read(None) as tx:
-            row = tx.execute(self._cross.api_key, (key_id,)).fetchone()
+            row = tx.execute(self._cross.keys.by_id, (key_id,)).fetchone()
         return None if row is None else (self._key(row), str(row[6]))
 
     def api_keys(self, tenant: str | None = None) -> list[ApiKey]:
         with self._read(None) as tx:
-            return [self._key(r) for r in tx.execute(self._cross.api_keys, (tenant,))]
+            return [self._key(r) for r in tx.execute(self._cross.keys.of_tenant, (tenant,))]
 
     def revoke_api_key(self, key_id: str, *, at: datetime) -> ApiKey | None:
         with self._write(None) as tx:
-            row = tx.execute(self._cross.revoke_api_key, (key_id, self._d.time(at))).fetchone()
+            row = tx.execute(self._cross.keys.revoke, (key_id, self._d.time(at))).fetchone()
         return None if row is None else self._key(row)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from kenning.errors import InvalidScope, LegalHoldActive
+from kenning.errors import LegalHoldActive
 from kenning.records import LegalHold, Scope, TenantPolicy, UserSettings
 from kenning.store.records import StoreStats
 from kenning.store.sql.database import SqlDatabase
 from kenning.store.sql.dialect import Tx
-from kenning.store.sql.query import scope_sql
+from kenning.store.sql.query import require_user, scope_sql
 
 __all__ = ["PolicyTables"]
 
@@ -45,21 +45,19 @@ class PolicyTables(SqlDatabase):
             )
 
     def user_settings(self, scope: Scope) -> UserSettings:
-        if scope.user is None:
-            raise InvalidScope("user_settings needs a scope with a user")
-        with self._read(scope) as tx:
-            row = tx.execute(
-                "SELECT share_across_sessions, sensitive_facts FROM user_settings"
-                " WHERE tenant = ? AND user_id = ?",
-                (scope.tenant, scope.user),
-            ).fetchone()
+        user = require_user(scope, "user_settings")
+        row = self._read_one(
+            scope,
+            "SELECT share_across_sessions, sensitive_facts FROM user_settings"
+            " WHERE tenant = ? AND user_id = ?",
+            (scope.tenant, user),
+        )
         if row is None:
             return UserSettings()
         return UserSettings(share_across_sessions=_flag(row[0]), sensitive_facts=_flag(row[1]))
 
     def put_user_settings(self, scope: Scope, settings: UserSettings) -> None:
-        if scope.user is None:
-            raise InvalidScope("put_user_settings needs a scope with a user")
+        require_user(scope, "put_user_settings")
         with self._write(scope) as tx:
             tx.execute(
                 "INSERT INTO user_settings (tenant, user_id, share_across_sessions,"
@@ -76,12 +74,12 @@ class PolicyTables(SqlDatabase):
     # -- legal holds -----------------------------------------------------------------------
 
     def holds(self, tenant: str) -> list[LegalHold]:
-        with self._read(Scope(tenant)) as tx:
-            rows = tx.execute(
-                "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?"
-                " ORDER BY created_at",
-                (tenant,),
-            ).fetchall()
+        rows = self._read_all(
+            Scope(tenant),
+            "SELECT user_id, session, reason, created_at FROM legal_holds WHERE tenant = ?"
+            " ORDER BY created_at",
+            (tenant,),
+        )
         return [
             LegalHold(Scope(tenant, r[0] or None, r[1] or None), r[2], self._d.read_time(r[3]))
             for r in rows
@@ -129,11 +127,11 @@ class PolicyTables(SqlDatabase):
 
     def purge_log(self, tenant: str) -> dict[str, int]:
         """Records the retention purge removed, by kind, over the tenant's life."""
-        with self._read(Scope(tenant)) as tx:
-            rows = tx.execute(
-                "SELECT kind, sum(count) FROM purge_log WHERE tenant = ? GROUP BY kind",
-                (tenant,),
-            ).fetchall()
+        rows = self._read_all(
+            Scope(tenant),
+            "SELECT kind, sum(count) FROM purge_log WHERE tenant = ? GROUP BY kind",
+            (tenant,),
+        )
         return {r[0]: int(r[1]) for r in rows}
 
     def stats(self, scope: Scope, *, now: datetime) -> StoreStats:

@@ -60,12 +60,9 @@ class ProcedureTables(SqlDatabase):
         )  # fmt: skip
 
     def procedures(
-        self,
-        tenant: str,
-        *,
-        name: str | None = None,
+        self, tenant: str, *, name: str | None = None,
         statuses: Sequence[ProcedureStatus] | None = None,
-    ) -> list[Procedure]:
+    ) -> list[Procedure]:  # fmt: skip
         where = ["tenant = ?"]
         params: list[Any] = [tenant]
         if name is not None:
@@ -75,12 +72,12 @@ class ProcedureTables(SqlDatabase):
             cond, values = self._d.one_of("status", [s.value for s in statuses])
             where.append(cond)
             params += values
-        with self._read(Scope(tenant)) as tx:
-            rows = tx.execute(
-                f"SELECT {_COLUMNS} FROM procedures WHERE {' AND '.join(where)}"
-                f" ORDER BY {self._d.text_order('name')}, version",
-                params,
-            ).fetchall()
+        rows = self._read_all(
+            Scope(tenant),
+            f"SELECT {_COLUMNS} FROM procedures WHERE {' AND '.join(where)}"
+            f" ORDER BY {self._d.text_order('name')}, version",
+            params,
+        )
         return [self._procedure(r) for r in rows]
 
     def set_procedure_status(

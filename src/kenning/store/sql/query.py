@@ -10,10 +10,11 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from kenning.errors import InvalidScope
 from kenning.records import Filters, Scope
 from kenning.store.sql.dialect import Dialect
 
-__all__ = ["scope_sql", "stored_scope", "where_clause"]
+__all__ = ["require_user", "scope_sql", "stored_scope", "where_clause"]
 
 
 @lru_cache(maxsize=65_536)
@@ -21,6 +22,13 @@ def stored_scope(tenant: str, user: str | None, session: str | None, agent: str 
     """The scope of a stored row."""
     # Rows repeat the same few scopes; validating each id once per process is enough.
     return Scope(tenant, user, session, agent)
+
+
+def require_user(scope: Scope, what: str) -> str:
+    """The scope's user; InvalidScope naming *what* when the scope has none."""
+    if scope.user is None:
+        raise InvalidScope(f"{what} needs a scope with a user")
+    return scope.user
 
 
 def where_clause(

@@ -156,15 +156,9 @@ class SearchTables(SqlDatabase, Generic[_F]):
     # -- candidates ------------------------------------------------------------------------
 
     def lexical(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
+        self, scope: Scope, query: str, *, filters: Filters, limit: int,
+        also: Sequence[Filters] = (), also_limit: int | None = None,
+    ) -> list[Candidate]:  # fmt: skip
         terms = [stem(word) for word in query_terms(query)]
         if not terms:
             return []
@@ -175,16 +169,9 @@ class SearchTables(SqlDatabase, Generic[_F]):
         return partition.lexical(terms, limit, select, more, also_limit)
 
     def nearest(
-        self,
-        scope: Scope,
-        vector: npt.NDArray[np.float32],
-        *,
-        model: ModelInfo,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
+        self, scope: Scope, vector: npt.NDArray[np.float32], *, model: ModelInfo, filters: Filters,
+        limit: int, also: Sequence[Filters] = (), also_limit: int | None = None,
+    ) -> list[Candidate]:  # fmt: skip
         with self._read(scope) as tx:
             stored = self._model_in(tx)
             if stored is None:
@@ -199,15 +186,9 @@ class SearchTables(SqlDatabase, Generic[_F]):
         )
 
     def sessions(
-        self,
-        scope: Scope,
-        query: str,
-        vector: npt.NDArray[np.float32] | None,
-        *,
-        model: ModelInfo | None,
-        sessions: Sequence[str | None],
-        filters: Filters,
-    ) -> list[SessionCandidate]:
+        self, scope: Scope, query: str, vector: npt.NDArray[np.float32] | None, *,
+        model: ModelInfo | None, sessions: Sequence[str | None], filters: Filters,
+    ) -> list[SessionCandidate]:  # fmt: skip
         terms = [stem(word) for word in query_terms(query)]
         with self._read(scope) as tx:
             if vector is not None:

@@ -13,6 +13,12 @@ from kenning.errors import InvalidInput, StoreError
 
 __all__ = ["MIGRATIONS", "check_owned", "migrate"]
 
+# The tables that had a "user" column before 0011.
+_USER_TABLES = (
+    "sessions", "items", "pins", "summaries", "compaction_log", "compaction_jobs", "task_state",
+    "facts", "extraction_progress", "user_settings", "legal_holds", "procedures",
+)  # fmt: skip
+
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
         "0001_episodic_items",
@@ -436,22 +442,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         "0011_user_id_columns",
-        """
-        -- The user column is named as on PostgreSQL (where "user" is reserved), so both
-        -- backends run one SQL text (kenning.store.sql). Indexes follow the rename.
-        ALTER TABLE sessions RENAME COLUMN user TO user_id;
-        ALTER TABLE items RENAME COLUMN user TO user_id;
-        ALTER TABLE pins RENAME COLUMN user TO user_id;
-        ALTER TABLE summaries RENAME COLUMN user TO user_id;
-        ALTER TABLE compaction_log RENAME COLUMN user TO user_id;
-        ALTER TABLE compaction_jobs RENAME COLUMN user TO user_id;
-        ALTER TABLE task_state RENAME COLUMN user TO user_id;
-        ALTER TABLE facts RENAME COLUMN user TO user_id;
-        ALTER TABLE extraction_progress RENAME COLUMN user TO user_id;
-        ALTER TABLE user_settings RENAME COLUMN user TO user_id;
-        ALTER TABLE legal_holds RENAME COLUMN user TO user_id;
-        ALTER TABLE procedures RENAME COLUMN user TO user_id;
-        """,
+        # The user column is named as on PostgreSQL (where "user" is reserved), so both
+        # backends run one SQL text (kenning.store.sql). Indexes follow the rename.
+        "".join(f"ALTER TABLE {table} RENAME COLUMN user TO user_id;\n" for table in _USER_TABLES),
     ),
     (
         "0012_explicit_index_log",

@@ -308,15 +308,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
     # -- candidates ------------------------------------------------------------------------
 
     def lexical(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        filters: Filters,
-        limit: int,
-        also: Sequence[Filters] = (),
-        also_limit: int | None = None,
-    ) -> list[Candidate]:
+        self, scope: Scope, query: str, *, filters: Filters, limit: int,
+        also: Sequence[Filters] = (), also_limit: int | None = None,
+    ) -> list[Candidate]:  # fmt: skip
         if self._lexical_mode == "memory":
             return super().lexical(
                 scope, query, filters=filters, limit=limit, also=also, also_limit=also_limit
