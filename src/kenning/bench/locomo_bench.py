@@ -131,16 +131,9 @@ def score_locomo(
 
 
 def run_locomo_bench(
-    data: Path,
-    out: Path,
-    *,
-    embedder: Embedder,
-    settings: Settings | None = None,
-    part: Part = "all",
-    progress: bool = True,
-    plots: bool = True,
-    store_url: str | None = None,
-) -> dict[str, Any]:
+    data: Path, out: Path, *, embedder: Embedder, settings: Settings | None = None,
+    part: Part = "all", progress: bool = True, plots: bool = True, store_url: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Run every system over the LoCoMo file *data*; write report.json, report.md and plots.
 
     *part* restricts the run to the tuning or validation conversations; ``"all"`` runs both

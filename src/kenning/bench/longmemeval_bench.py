@@ -328,17 +328,10 @@ def _digest(text: str) -> str:
 
 
 def run_longmemeval_bench(
-    data: Path,
-    out: Path,
-    *,
-    embedder: Embedder,
-    settings: Settings | None = None,
-    limit: int | None = None,
-    part: Part = "all",
-    progress: bool = True,
-    plots: bool = True,
+    data: Path, out: Path, *, embedder: Embedder, settings: Settings | None = None,
+    limit: int | None = None, part: Part = "all", progress: bool = True, plots: bool = True,
     store_url: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Run every system over the LongMemEval file *data*; write report.json, report.md, plots.
 
     The data is a temporary SQLite file, or the PostgreSQL database *store_url* (its bench
