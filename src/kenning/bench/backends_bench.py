@@ -22,6 +22,7 @@ from typing import Any
 from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.metrics import percentiles
 from kenning.bench.pg_alternatives import measure_alternatives
+from kenning.bench.report import table, write_files
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.minilm import MiniLMEmbedder
@@ -178,9 +179,12 @@ def run_backends_bench(
                 memory.close()
             embedder.close()
         erase_bench_tenants(url, [TENANT])
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
+
+
+def _ms(latency: dict[str, float]) -> str:
+    return f"{latency['p50']:.2f} / {latency['p95']:.2f} / {latency['p99']:.2f}"
 
 
 def _markdown(report: dict[str, Any]) -> str:
@@ -194,20 +198,19 @@ def _markdown(report: dict[str, Any]) -> str:
         f"{report['embedding']['read_from_cache_file']} read from a vector cache file). "
         "Same events, same order, stores alternating.",
         "",
-        "| events | store | ingest events/s overall (this step) | tenant p50 / p95 / p99 ms "
-        "| user p50 / p95 / p99 ms | index wait s |",
-        "|---|---|---|---|---|---|",
-    ]
-    for size, entry in report["sizes"].items():
-        for name in BACKENDS:
-            t, u = entry["tenant_scope_ms"][name], entry["user_scope_ms"][name]
-            lines.append(
-                f"| {size} | {name} | {entry['ingest_events_per_s'][name]} "
-                f"({entry.get('step_ingest_events_per_s', {}).get(name, '-')}) | "
-                f"{t['p50']:.2f} / {t['p95']:.2f} / {t['p99']:.2f} | "
-                f"{u['p50']:.2f} / {u['p95']:.2f} / {u['p99']:.2f} | "
-                f"{entry['index_wait_s'][name]} |"
-            )
+        *table(
+            ["events", "store", "ingest events/s overall (this step)",
+             "tenant p50 / p95 / p99 ms", "user p50 / p95 / p99 ms", "index wait s"],
+            [[size, name,
+              f"{entry['ingest_events_per_s'][name]} "
+              f"({entry.get('step_ingest_events_per_s', {}).get(name, '-')})",
+              _ms(entry["tenant_scope_ms"][name]), _ms(entry["user_scope_ms"][name]),
+              entry["index_wait_s"][name]]
+             for size, entry in report["sizes"].items()
+             for name in BACKENDS],
+            cell=str,
+        ),
+    ]  # fmt: skip
     lines += ["", "Ratios PostgreSQL / SQLite (same run):", ""]
     for size, entry in report["sizes"].items():
         ing = entry["ingest_events_per_s"]

@@ -17,7 +17,6 @@ and with retrieval, after the session has been compacted once (reported as setup
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import time
@@ -28,8 +27,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from kenning.bench.harness import write_text
 from kenning.bench.metrics import percentiles
+from kenning.bench.report import table, write_files
 from kenning.bench.support_threads import SupportThread, generate_thread
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Tier, TierCaps
@@ -49,6 +48,7 @@ SYSTEM = "You are a support agent. Use the exact ids and amounts recorded in thi
 BUDGETS = (1_000, 2_000, 4_000, 8_000)
 CHECKPOINTS = 6
 SYSTEMS = ("kenning", "summary_only", "sliding_window")
+ASSEMBLE_COLUMNS = ("p50_ms", "p95_ms", "p99_ms", "first_call_s", "window_tokens", "vector_index")
 
 
 def _window_settings(system: str) -> Settings:
@@ -138,31 +138,37 @@ def run_pins_bench(out: Path, *, threads: int = 200, seed: int = 0) -> dict[str,
         },
         "seconds": round(time.perf_counter() - started, 1),
     }
-    write_text(out / "report.json", json.dumps(report, indent=2))
-    write_text(out / "report.md", _pins_markdown(report))
+    write_files(out, report, _pins_markdown(report))
     return report
 
 
 def _pins_markdown(report: dict[str, Any]) -> str:
+    budgets = report["budgets"]
+    by_budget = [
+        [
+            system,
+            report["pin_survival"][system],
+            *[report["by_budget"][str(b)][system] for b in budgets],
+        ]
+        for system in SYSTEMS
+    ]
+    by_field = [
+        [field, *[values[s] for s in SYSTEMS]] for field, values in report["by_field"].items()
+    ]
     lines = [
         "# kenning bench pins",
         "",
         f"{report['threads']} seeded support threads ({report['events']} events), budgets "
-        f"{', '.join(map(str, report['budgets']))} tokens ({MODEL}), a window after each of "
+        f"{', '.join(map(str, budgets))} tokens ({MODEL}), a window after each of "
         f"{report['checkpoints_per_thread']} chatter chunks. A field survives when it is in "
         "every window of its thread. Retrieval off.",
         "",
-        "| system | pin survival | " + " | ".join(f"{b} tok" for b in report["budgets"]) + " |",
-        "|---|---|" + "---|" * len(report["budgets"]),
+        *table(["system", "pin survival", *[f"{b} tok" for b in budgets]], by_budget),
+        "",
+        *table(["field", *SYSTEMS], by_field),
+        "",
+        f"Run time: {report['seconds']} s.",
     ]
-    for system in SYSTEMS:
-        row = [system, f"{report['pin_survival'][system]:.3f}"]
-        row += [f"{report['by_budget'][str(b)][system]:.3f}" for b in report["budgets"]]
-        lines.append("| " + " | ".join(row) + " |")
-    lines += ["", "| field | " + " | ".join(SYSTEMS) + " |", "|---|" + "---|" * len(SYSTEMS)]
-    for field, values in report["by_field"].items():
-        lines.append(f"| {field} | " + " | ".join(f"{values[s]:.3f}" for s in SYSTEMS) + " |")
-    lines += ["", f"Run time: {report['seconds']} s."]
     return "\n".join(lines) + "\n"
 
 
@@ -259,8 +265,7 @@ def run_assemble_bench(
         targets["p99_100k_over_1k"] = {"value": round(ratio, 2), "target": 2.0, "met": ratio <= 2.0}
     report = {"bench": "assemble", "model": MODEL, "budget": budget, "calls": calls,
               "sizes": rows, "targets": targets}  # fmt: skip
-    write_text(out / "report.json", json.dumps(report, indent=2))
-    write_text(out / "report.md", _assemble_markdown(report))
+    write_files(out, report, _assemble_markdown(report))
     return report
 
 
@@ -274,18 +279,15 @@ def _assemble_markdown(report: dict[str, Any]) -> str:
         "vector index). With retrieval, each call searches the user's memories for a new "
         "query, so the query embedding (the local model) is in every call.",
         "",
-        "| events | retrieval | p50 ms | p95 ms | p99 ms | first call s | window tokens "
-        "| vector index |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for size, row in report["sizes"].items():
-        for label in ("without_retrieval", "with_retrieval"):
-            r = row[label]
-            lines.append(
-                f"| {size} | {'yes' if label == 'with_retrieval' else 'no'} | {r['p50_ms']} | "
-                f"{r['p95_ms']} | {r['p99_ms']} | {r['first_call_s']} | {r['window_tokens']} | "
-                f"{r['vector_index']} |"
-            )
+        *table(
+            ["events", "retrieval", "p50 ms", "p95 ms", "p99 ms", "first call s",
+             "window tokens", "vector index"],
+            [[size, retrieval, *[row[label][key] for key in ASSEMBLE_COLUMNS]]
+             for size, row in report["sizes"].items()
+             for label, retrieval in (("without_retrieval", "no"), ("with_retrieval", "yes"))],
+            cell=str,
+        ),
+    ]  # fmt: skip
     lines += ["", "Targets:", ""]
     for name, t in report["targets"].items():
         lines.append(

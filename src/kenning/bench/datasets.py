@@ -16,11 +16,11 @@ import gzip
 import json
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from kenning.errors import InvalidInput
 
@@ -47,6 +47,7 @@ LOCOMO_CATEGORIES: Final[Mapping[int, str]] = MappingProxyType(
 TURN_OFFSET: Final = timedelta(seconds=1)
 """Both datasets date whole sessions; turn ``i`` of a session is dated ``session + i * offset``."""
 
+_T = TypeVar("_T")
 _ROLES: Final = frozenset({"user", "assistant"})
 _MONTHS: Final = {
     name: number
@@ -297,11 +298,11 @@ def load_locomo(path: str | os.PathLike[str]) -> tuple[list[Conversation], list[
 
 
 def _locomo_conversation(item: Mapping[str, Any], where: str) -> Conversation:
-    sample_id = _text(_field(item, "sample_id", where), f"{where} sample_id")
+    sample_id = _checked(item, "sample_id", where, _text)
     where = f"{where} ({sample_id})"
-    body = _mapping(_field(item, "conversation", where), f"{where} conversation")
-    speaker_a = _text(_field(body, "speaker_a", where), f"{where} speaker_a")
-    speaker_b = _text(_field(body, "speaker_b", where), f"{where} speaker_b")
+    body = _checked(item, "conversation", where, _mapping)
+    speaker_a = _checked(body, "speaker_a", where, _text)
+    speaker_b = _checked(body, "speaker_b", where, _text)
     numbers = sorted(
         int(match.group(1)) for key in body if (match := _SESSION_KEY_RE.fullmatch(key))
     )
@@ -314,7 +315,7 @@ def _locomo_conversation(item: Mapping[str, Any], where: str) -> Conversation:
         if not raw_turns:
             continue
         date_key = f"{session_id}_date_time"
-        date_text = _text(_field(body, date_key, where), f"{where} {date_key}")
+        date_text = _checked(body, date_key, where, _text)
         try:
             start = parse_locomo_datetime(date_text)
         except InvalidInput as exc:
@@ -323,7 +324,7 @@ def _locomo_conversation(item: Mapping[str, Any], where: str) -> Conversation:
         for index, raw in enumerate(raw_turns):
             turn_where = f"{where} {session_id} turn {index}"
             turn = _mapping(raw, turn_where)
-            speaker = _text(_field(turn, "speaker", turn_where), f"{turn_where} speaker")
+            speaker = _checked(turn, "speaker", turn_where, _text)
             role = _locomo_role(speaker, speaker_a, speaker_b, previous_role)
             previous_role = role
             turn_id = _locomo_turn_id(turn.get("dia_id"), number, index, seen, turn_where)
@@ -394,7 +395,7 @@ def _locomo_questions(
             Question(
                 id=f"{conversation.id}:q{position + 1}",
                 conversation_id=conversation.id,
-                text=_text(_field(qa, "question", q_where), f"{q_where} question"),
+                text=_checked(qa, "question", q_where, _text),
                 category=category,
                 answer="" if answer is None else str(answer),
                 evidence_turns=frozenset(evidence),
@@ -446,11 +447,11 @@ def load_longmemeval(path: str | os.PathLike[str]) -> list[LMEQuestion]:
 
 
 def _lme_question(item: Mapping[str, Any], where: str) -> LMEQuestion:
-    question_id = _text(_field(item, "question_id", where), f"{where} question_id")
+    question_id = _checked(item, "question_id", where, _text)
     where = f"{where} ({question_id})"
     session_ids = _list(_field(item, "haystack_session_ids", where), f"{where} session ids")
-    dates = _list(_field(item, "haystack_dates", where), f"{where} haystack_dates")
-    raw_sessions = _list(_field(item, "haystack_sessions", where), f"{where} haystack_sessions")
+    dates = _checked(item, "haystack_dates", where, _list)
+    raw_sessions = _checked(item, "haystack_sessions", where, _list)
     if not len(session_ids) == len(dates) == len(raw_sessions):
         raise InvalidInput(
             f"{where}: haystack_session_ids, haystack_dates and haystack_sessions have "
@@ -490,8 +491,8 @@ def _lme_question(item: Mapping[str, Any], where: str) -> LMEQuestion:
     answer = item.get("answer")
     return LMEQuestion(
         id=question_id,
-        question_type=_text(_field(item, "question_type", where), f"{where} question_type"),
-        text=_text(_field(item, "question", where), f"{where} question"),
+        question_type=_checked(item, "question_type", where, _text),
+        text=_checked(item, "question", where, _text),
         answer="" if answer is None else str(answer),
         question_date=question_date,
         sessions=tuple(sessions),
@@ -512,7 +513,7 @@ def _lme_session(session_id: str, raw_date: object, raw_turns: object, where: st
     for index, raw in enumerate(_list(raw_turns, where)):
         turn_where = f"{where} turn {index}"
         turn = _mapping(raw, turn_where)
-        role = _text(_field(turn, "role", turn_where), f"{turn_where} role").strip().lower()
+        role = _checked(turn, "role", turn_where, _text).strip().lower()
         if role not in _ROLES:
             raise InvalidInput(f"{turn_where}: role {role!r} is neither 'user' nor 'assistant'")
         turns.append(
@@ -521,7 +522,7 @@ def _lme_session(session_id: str, raw_date: object, raw_turns: object, where: st
                 session_id=session_id,
                 speaker=role,
                 role=role,
-                text=_text(_field(turn, "content", turn_where), f"{turn_where} content"),
+                text=_checked(turn, "content", turn_where, _text),
                 at=start + index * TURN_OFFSET,
                 index=index,
                 has_answer=turn.get("has_answer") is True,
@@ -570,3 +571,10 @@ def _text(value: object, where: str) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     raise InvalidInput(f"{where}: expected a string, got {type(value).__name__}")
+
+
+def _checked(
+    item: Mapping[str, Any], key: str, where: str, check: Callable[[object, str], _T]
+) -> _T:
+    """Field *key* of *item*, as *check* accepts it; an error names *where* and the key."""
+    return check(_field(item, key, where), f"{where} {key}")

@@ -14,12 +14,13 @@ import hashlib
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.bench.metrics import mean, percentiles
 from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
@@ -214,12 +215,14 @@ def recent_window(
 
 @dataclass
 class Run:
-    """Per-system accumulators of one bench run."""
+    """Per-system accumulators of one bench run, and the recency baseline's windows."""
 
     rankings: dict[str, list[list[str]]] = field(default_factory=dict)
     search_ms: dict[str, list[float]] = field(default_factory=dict)
     block_tokens: dict[str, list[int]] = field(default_factory=dict)
     own_ms: dict[str, list[float]] = field(default_factory=dict)
+    window_turns: list[int] = field(default_factory=list)
+    window_recall: list[float] = field(default_factory=list)
 
     def record(self, system: str, ranking: list[str], ms: float | None, block: int | None) -> None:
         self.rankings.setdefault(system, []).append(ranking)
@@ -227,6 +230,36 @@ class Run:
             self.search_ms.setdefault(system, []).append(ms)
         if block is not None:
             self.block_tokens.setdefault(system, []).append(block)
+
+    def record_window(
+        self,
+        history: Sequence[Event],
+        ranked: Sequence[Event],
+        evidence: frozenset[str],
+        *,
+        dataset_ids: Mapping[str, str],
+        budget: int,
+        tokenizer: Tokenizer,
+    ) -> None:
+        """Record the recency baseline for one question: its ranking is *ranked* (newest
+        first); its window, the newest events of *history* that fit kenning's token *budget*,
+        counts in turns and, where *evidence* is given, in the share of the evidence inside it
+        (event ids mapped to the dataset's by *dataset_ids*)."""
+        window = recent_window(history, budget, tokenizer)
+        self.record("recent_window", [dataset_ids[e.id] for e in ranked], None, budget)
+        self.window_turns.append(len(window))
+        if evidence:
+            inside = {dataset_ids[e.id] for e in window} & evidence
+            self.window_recall.append(len(inside) / len(evidence))
+
+    def scored(self, system: str, scores: dict[str, Any]) -> dict[str, Any]:
+        """*scores* of *system* with the tokens of its memory blocks and, for a search system,
+        its search latency added."""
+        blocks = self.block_tokens[system]
+        scores["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
+        if system in self.search_ms:
+            scores["search_ms"] = percentiles(self.search_ms[system])
+        return scores
 
 
 def own_search_ms(memory: Memory, scope: Scope, query: str, **kw: Any) -> float:
@@ -250,8 +283,3 @@ def timed_search(
     hits = list(memory.search(scope, query, k=max(k, DEFAULT_K), **kw))
     ms = (time.perf_counter() - started) * 1000
     return hits, ms, tokenizer.count(format_memory_block(hits[:DEFAULT_K]))
-
-
-def write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)

@@ -30,6 +30,7 @@ import httpx
 import numpy as np
 
 from kenning.bench.harness import erase_bench_tenants
+from kenning.bench.report import table, write_files
 from kenning.records import Scope
 from kenning.store.open import open_store
 
@@ -221,6 +222,23 @@ def _one_run(
     }
 
 
+def _row(run: dict[str, Any]) -> list[object]:
+    """One run's cells in the report's table."""
+    a, s = run["append_ms"], run["assemble_ms"]
+    inside = run["server_side_ms"].get("assemble", {})
+    return [
+        run["workers"], f"{run['offered_rps']:g}", f"{run['throughput_rps']:g}",
+        f"{a['p50']:g} / {a['p95']:g} / {a['p99']:g}",
+        f"{s['p50']:g} / {s['p95']:g} / {s['p99']:g}",
+        f"{inside.get('p50', 0):g} / {inside.get('p99', 0):g}",
+        run["errors"], run["lost"], run["duplicated"],
+        f"{run['queue_at_end'].get('lag_s', 0):g}", f"{run['rss_mb']:g}",
+        f"{run['server_cpu_ms_per_turn']:g}",
+        f"{run['loadavg_1m'][0]:g}-{run['loadavg_1m'][1]:g}",
+        "yes" if run["meets_target"] else "no",
+    ]  # fmt: skip
+
+
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
         "# kenning bench load",
@@ -231,23 +249,13 @@ def _markdown(report: dict[str, Any]) -> str:
         "(2,000-token budget, gpt-4o) + append reply. Target: 0 errors, 0 lost or duplicated, "
         f"assemble p99 <= {TARGET_P99_MS:g} ms.",
         "",
-        "| workers | offered turns/s | req/s done | append p50/p95/p99 ms | assemble p50/p95/p99 ms"
-        " | assemble in server p50/p99 | errors | lost | dup | queue lag s | RSS MB"
-        " | server CPU ms/turn | load avg | meets |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in report["runs"]:
-        a, s = run["append_ms"], run["assemble_ms"]
-        inside = run["server_side_ms"].get("assemble", {})
-        lines.append(
-            f"| {run['workers']} | {run['offered_rps']:g} | {run['throughput_rps']:g} | "
-            f"{a['p50']:g} / {a['p95']:g} / {a['p99']:g} | {s['p50']:g} / {s['p95']:g} / "
-            f"{s['p99']:g} | {inside.get('p50', 0):g} / {inside.get('p99', 0):g} | "
-            f"{run['errors']} | {run['lost']} | {run['duplicated']} | "
-            f"{run['queue_at_end'].get('lag_s', 0):g} | {run['rss_mb']:g} | "
-            f"{run['server_cpu_ms_per_turn']:g} | {run['loadavg_1m'][0]:g}-"
-            f"{run['loadavg_1m'][1]:g} | {'yes' if run['meets_target'] else 'no'} |"
-        )
+        *table(
+            ["workers", "offered turns/s", "req/s done", "append p50/p95/p99 ms",
+             "assemble p50/p95/p99 ms", "assemble in server p50/p99", "errors", "lost", "dup",
+             "queue lag s", "RSS MB", "server CPU ms/turn", "load avg", "meets"],
+            [_row(run) for run in report["runs"]],
+        ),
+    ]  # fmt: skip
     lines += [
         "",
         "The load average is the machine's (2 cores), before and after the run: other work "
@@ -317,6 +325,5 @@ def run_load_bench(
         "best_offered_rps": best,
         "runs": runs,
     }
-    (out / "report.json").write_text(json.dumps(report, indent=2))
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report

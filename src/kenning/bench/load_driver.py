@@ -97,6 +97,19 @@ async def _session(
     base = cfg["url"]
     turn = 0
     next_at = t0 + rng.uniform(0, interval)
+
+    async def append(role: str, event_id: str, content: str) -> bool:
+        """Append one event; an acknowledged one is timed and its id kept."""
+        ms, body = await _post(
+            client, f"{base}/v1/sessions/{session}/events",
+            {"user": user, "events": [{"role": role, "id": event_id, "content": content}]},
+            key, stats, "append",
+        )  # fmt: skip
+        if body is not None:
+            stats.append_ms.append(ms)
+            acked.append(event_id)
+        return body is not None
+
     while True:
         now = time.perf_counter()
         if next_at >= deadline:
@@ -109,16 +122,7 @@ async def _session(
             "oid": f"A-{index}{turn:03d}", "amt": f"{rng.randint(5, 900)}.{rng.randint(10, 99)}",
             "day": rng.choice(_DAYS), "n": rng.randint(1000, 9999),
         }  # fmt: skip
-        user_id = f"{session}-{turn}-u"
-        ms, body = await _post(
-            client, f"{base}/v1/sessions/{session}/events",
-            {"user": user, "events": [{"role": "user", "id": user_id,
-                                       "content": rng.choice(_TOPICS).format(**fill)}]},
-            key, stats, "append",
-        )  # fmt: skip
-        if body is not None:
-            stats.append_ms.append(ms)
-            acked.append(user_id)
+        if await append("user", f"{session}-{turn}-u", rng.choice(_TOPICS).format(**fill)):
             ms, window = await _post(
                 client, f"{base}/v1/sessions/{session}/assemble",
                 {"user": user, "budget_tokens": cfg["budget"], "model": "gpt-4o",
@@ -127,16 +131,7 @@ async def _session(
             )  # fmt: skip
             if window is not None:
                 stats.assemble_ms.append(ms)
-            reply_id = f"{session}-{turn}-a"
-            ms, body = await _post(
-                client, f"{base}/v1/sessions/{session}/events",
-                {"user": user, "events": [{"role": "assistant", "id": reply_id,
-                                           "content": rng.choice(_REPLIES).format(**fill)}]},
-                key, stats, "append",
-            )  # fmt: skip
-            if body is not None:
-                stats.append_ms.append(ms)
-                acked.append(reply_id)
+            await append("assistant", f"{session}-{turn}-a", rng.choice(_REPLIES).format(**fill))
         stats.turns += 1
         turn += 1
         next_at += interval * rng.uniform(0.8, 1.2)

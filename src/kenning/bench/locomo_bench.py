@@ -29,7 +29,6 @@ from kenning.bench.harness import (
     Run,
     ingest_rows,
     own_search_ms,
-    recent_window,
     safe_id,
     timed_search,
 )
@@ -132,16 +131,9 @@ def score_locomo(
 
 
 def run_locomo_bench(
-    data: Path,
-    out: Path,
-    *,
-    embedder: Embedder,
-    settings: Settings | None = None,
-    part: Part = "all",
-    progress: bool = True,
-    plots: bool = True,
-    store_url: str | None = None,
-) -> dict[str, Any]:
+    data: Path, out: Path, *, embedder: Embedder, settings: Settings | None = None,
+    part: Part = "all", progress: bool = True, plots: bool = True, store_url: str | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Run every system over the LoCoMo file *data*; write report.json, report.md and plots.
 
     *part* restricts the run to the tuning or validation conversations; ``"all"`` runs both
@@ -183,8 +175,6 @@ def run_locomo_bench(
     turn_to_session = {c.id: c.turn_to_session() for c in conversations}
 
     run = Run()
-    window_turns: list[int] = []
-    window_recall: list[float] = []
     for question in tqdm(questions, unit="q", desc="questions", disable=not progress):
         user = safe_id(question.conversation_id)
         scope = Scope(TENANT, user)
@@ -203,13 +193,10 @@ def run_locomo_bench(
                 kenning_block = block
         # The recency baseline ranks newest first; its window gets kenning's token budget.
         history = newest_first[user]
-        window = recent_window(history, kenning_block, tokenizer)
-        run.record("recent_window", [dia_of[e.id] for e in history[:SEARCH_DEPTH]], None,
-                   kenning_block)  # fmt: skip
-        window_turns.append(len(window))
-        if question.evidence_turns:
-            inside = {dia_of[e.id] for e in window} & question.evidence_turns
-            window_recall.append(len(inside) / len(question.evidence_turns))
+        run.record_window(
+            history, history[:SEARCH_DEPTH], question.evidence_turns, dataset_ids=dia_of,
+            budget=kenning_block, tokenizer=tokenizer,
+        )  # fmt: skip
 
     report: dict[str, Any] = {
         "dataset": "locomo",
@@ -233,16 +220,13 @@ def run_locomo_bench(
         "systems": {},
     }
     for name in (*DATASET_SYSTEMS, "recent_window"):
-        entry = score_locomo(questions, run.rankings[name], turn_to_session)
-        blocks = run.block_tokens[name]
-        entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
+        entry = run.scored(name, score_locomo(questions, run.rankings[name], turn_to_session))
         if name in run.search_ms:
-            entry["search_ms"] = percentiles(run.search_ms[name])
             entry["own_search_ms_k10"] = percentiles(run.own_ms[name])
             entry["ingest_events_per_s"] = ingest_rate
         else:
-            entry["window"] = {"turns_mean": mean(window_turns),
-                               "evidence_recall_in_budget": mean(window_recall)}  # fmt: skip
+            entry["window"] = {"turns_mean": mean(run.window_turns),
+                               "evidence_recall_in_budget": mean(run.window_recall)}  # fmt: skip
         report["systems"][name] = entry
     if part == "all":
         report["parts"] = {

@@ -43,7 +43,6 @@ from kenning.bench.harness import (
     BenchStores,
     Run,
     ingest_rows,
-    recent_window,
     safe_id,
     timed_search,
 )
@@ -329,17 +328,10 @@ def _digest(text: str) -> str:
 
 
 def run_longmemeval_bench(
-    data: Path,
-    out: Path,
-    *,
-    embedder: Embedder,
-    settings: Settings | None = None,
-    limit: int | None = None,
-    part: Part = "all",
-    progress: bool = True,
-    plots: bool = True,
+    data: Path, out: Path, *, embedder: Embedder, settings: Settings | None = None,
+    limit: int | None = None, part: Part = "all", progress: bool = True, plots: bool = True,
     store_url: str | None = None,
-) -> dict[str, Any]:
+) -> dict[str, Any]:  # fmt: skip
     """Run every system over the LongMemEval file *data*; write report.json, report.md, plots.
 
     The data is a temporary SQLite file, or the PostgreSQL database *store_url* (its bench
@@ -419,8 +411,6 @@ def run_longmemeval_bench(
 
     run = Run()
     depths: list[int] = []
-    window_turns: list[int] = []
-    window_recall: list[float] = []
     overlap: dict[str, list[float]] = {}
     embed_ms: list[float] = []
     for question in tqdm(questions, unit="q", desc="questions", disable=not progress):
@@ -463,12 +453,9 @@ def run_longmemeval_bench(
             if name == "kenning":
                 kenning_block = block
         # The recency baseline ranks newest first; its window gets kenning's token budget.
-        window = recent_window(history, kenning_block, tokenizer)
-        run.record("recent_window", [turn_of[e.id] for e in history], None, kenning_block)
-        window_turns.append(len(window))
-        if _scored(question):
-            inside = {turn_of[e.id] for e in window} & question.evidence_turns
-            window_recall.append(len(inside) / len(question.evidence_turns))
+        gold = question.evidence_turns if _scored(question) else frozenset()
+        run.record_window(history, history, gold, dataset_ids=turn_of, budget=kenning_block,
+                          tokenizer=tokenizer)  # fmt: skip
 
     scored = [q for q in questions if _scored(q)]
     report: dict[str, Any] = {
@@ -511,19 +498,16 @@ def run_longmemeval_bench(
         "systems": {},
     }
     for name in (*DATASET_SYSTEMS, "recent_window"):
-        entry = score_longmemeval(questions, run.rankings[name], mappings)
-        blocks = run.block_tokens[name]
-        entry["context_tokens"] = {"mean": mean(blocks), "p95": percentiles(blocks)["p95"]}
+        entry = run.scored(name, score_longmemeval(questions, run.rankings[name], mappings))
         if name in run.search_ms:
-            entry["search_ms"] = percentiles(run.search_ms[name])
             entry["first_search_ms"] = first_ms[name]
             entry["ingest_events_per_s"] = ingest_rate
             if overlap.get(name):
                 entry["top_k_agreement_default_vs_deep"] = mean(overlap[name])
         else:
             entry["window"] = {
-                "turns_mean": mean(window_turns),
-                "evidence_recall_in_budget": mean(window_recall) if window_recall else 0.0,
+                "turns_mean": mean(run.window_turns),
+                "evidence_recall_in_budget": mean(run.window_recall) if run.window_recall else 0.0,
             }
         report["systems"][name] = entry
     if part == "all":

@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kenning.bench.report import table
+from kenning.bench.report import table, write_files
 from kenning.errors import InvalidInput
 from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.timeref import TimeWindow
@@ -168,9 +168,7 @@ def run_reader_bench(
         **score_reader(reader, cases),
     }
     report["bench_seconds"] = round(time.perf_counter() - started, 3)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
 
 

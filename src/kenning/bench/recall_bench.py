@@ -14,7 +14,6 @@ answered by retrieval when the fact reaches what the system would hand the model
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Sequence
@@ -28,11 +27,10 @@ from kenning.bench.harness import (
     BenchStores,
     format_memory_block,
     ingest_rows,
-    write_text,
 )
 from kenning.bench.metrics import mean, percentiles
 from kenning.bench.recall_suite import RecallConversation, RecallTurn, generate_conversation
-from kenning.bench.report import recall_markdown
+from kenning.bench.report import recall_markdown, write_files
 from kenning.embed.base import Embedder
 from kenning.memory import Memory
 from kenning.records import Event, NewEvent, Scope
@@ -170,6 +168,5 @@ def run_recall_bench(
         },
         "bench_seconds": round(time.perf_counter() - started, 1),
     }
-    write_text(out / "report.json", json.dumps(report, indent=2) + "\n")
-    write_text(out / "report.md", recall_markdown(report))
+    write_files(out, report, recall_markdown(report))
     return report

@@ -14,7 +14,6 @@ the rebuild adds to the model's own work.
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ from kenning.bench import locomo_bench as loc
 from kenning.bench import longmemeval_bench as lme
 from kenning.bench.datasets import load_locomo, load_longmemeval
 from kenning.bench.harness import TURNS, ingest_rows, safe_id
-from kenning.bench.report import table
+from kenning.bench.report import table, write_files
 from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
@@ -69,9 +68,7 @@ def run_reindex_bench(
         datasets.append(_longmemeval(longmemeval))
     results = [_run(d, embedder, batch) for d in datasets]
     report = {"bench": "reindex", "batch": batch, "datasets": results}
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
 
 

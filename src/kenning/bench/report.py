@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ __all__ = [
     "longmemeval_markdown",
     "recall_markdown",
     "table",
+    "write_files",
     "write_rankings",
     "write_report",
 ]
@@ -25,10 +26,40 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
-def table(header: list[str], rows: list[list[object]]) -> list[str]:
+def table(
+    header: list[str], rows: list[list[object]], *, cell: Callable[[object], str] = _fmt
+) -> list[str]:
+    """The lines of a Markdown table; *cell* writes a value (by default a float to three
+    decimals, anything else as ``str`` does)."""
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_fmt(c) for c in row) + " |" for row in rows]
+    out += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return out
+
+
+LOCOMO_PART_COLUMNS = (
+    ("turn R@5", "turn", "recall@5"), ("turn R@10", "turn", "recall@10"),
+    ("turn R@25", "turn", "recall@25"), ("sess any@1", "session", "recall_any@1"),
+    ("sess any@5", "session", "recall_any@5"), ("sess nDCG@5", "session", "ndcg@5"),
+)  # fmt: skip
+"""The columns (title, level, metric) of LoCoMo's table per part."""
+
+LONGMEMEVAL_PART_COLUMNS = (
+    ("sess R_all@5", "session", "recall_all@5"), ("sess R_any@5", "session", "recall_any@5"),
+    ("sess nDCG@5", "session", "ndcg_any@5"), ("turn R_all@5", "turn", "recall_all@5"),
+    ("turn R_all@10", "turn", "recall_all@10"), ("turn nDCG@10", "turn", "ndcg_any@10"),
+)  # fmt: skip
+"""The columns (title, level, metric) of LongMemEval's table per part."""
+
+
+def _window_lines(systems: Mapping[str, Any], gold: str) -> list[str]:
+    """The recency baseline's window, if run: its turns and the *gold* recall inside it."""
+    window = systems.get("recent_window", {}).get("window")
+    if not window:
+        return []
+    return [
+        f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, {gold} "
+        f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
+    ]
 
 
 def _parts_lines(report: Mapping[str, Any], columns: Sequence[tuple[str, str, str]]) -> list[str]:
@@ -100,18 +131,8 @@ def locomo_markdown(report: Mapping[str, Any]) -> str:
             "Own search time (k=10, the query's vector already cached: search minus query "
             "embedding), p50 / p95 / p99 ms: " + ", ".join(parts) + "."
         )
-    window = systems.get("recent_window", {}).get("window")
-    if window:
-        lines.append(
-            f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, evidence "
-            f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
-        )
-    lines += _parts_lines(
-        report,
-        [("turn R@5", "turn", "recall@5"), ("turn R@10", "turn", "recall@10"),
-         ("turn R@25", "turn", "recall@25"), ("sess any@1", "session", "recall_any@1"),
-         ("sess any@5", "session", "recall_any@5"), ("sess nDCG@5", "session", "ndcg@5")],
-    )  # fmt: skip
+    lines += _window_lines(systems, "evidence")
+    lines += _parts_lines(report, LOCOMO_PART_COLUMNS)
     lines += ["", "## Turn recall@10 by category", ""]
     cats = list(next(iter(systems.values()))["by_category"])
     rows = [[name, *[s["by_category"][c]["turn"]["recall@10"] for c in cats]]
@@ -229,18 +250,8 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
             + ", ".join(f"{n} {v:.3f}" for n, v in agreement.items())
             + " (a wider candidate pool can reorder fused scores)."
         )
-    window = systems.get("recent_window", {}).get("window")
-    if window:
-        lines.append(
-            f"Recent window at kenning's budget: {window['turns_mean']:.1f} turns, gold-turn "
-            f"recall inside the window {window['evidence_recall_in_budget']:.3f}."
-        )
-    lines += _parts_lines(
-        report,
-        [("sess R_all@5", "session", "recall_all@5"), ("sess R_any@5", "session", "recall_any@5"),
-         ("sess nDCG@5", "session", "ndcg_any@5"), ("turn R_all@5", "turn", "recall_all@5"),
-         ("turn R_all@10", "turn", "recall_all@10"), ("turn nDCG@10", "turn", "ndcg_any@10")],
-    )  # fmt: skip
+    lines += _window_lines(systems, "gold-turn")
+    lines += _parts_lines(report, LONGMEMEVAL_PART_COLUMNS)
     types = list(report["question_types"])
     if types:
         for title, level, key in (
@@ -372,11 +383,17 @@ def write_report(
     curves: Mapping[str, Mapping[int, float]] | None = None,
     curve_label: str = "recall@k",
 ) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
-    (out / "report.md").write_text(markdown)
+    write_files(out, report, markdown)
     if plots:
         _plots(out, report, run, curves or {}, curve_label)
+
+
+def write_files(out: Path, report: Mapping[str, Any], markdown: str) -> None:
+    """Write ``report.json`` (*report* indented, in its own key order) and ``report.md``
+    (*markdown*) under *out*, creating it."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    (out / "report.md").write_text(markdown)
 
 
 def write_rankings(out: Path, question_ids: Sequence[str], run: Run) -> None:

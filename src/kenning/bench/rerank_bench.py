@@ -44,7 +44,7 @@ from kenning.bench.datasets import (
     load_longmemeval,
 )
 from kenning.bench.harness import TURNS, BenchStores, ingest_rows, safe_id
-from kenning.bench.report import table
+from kenning.bench.report import table, write_files
 from kenning.bench.rerank_fit import Group, fit_pairwise, group_weights
 from kenning.bench.split import PARTS
 from kenning.embed.base import Embedder
@@ -345,8 +345,7 @@ def run_rerank_bench(
         "models": models,
         "bench_seconds": round(time.perf_counter() - started, 1),
     }
-    (out / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
 
 

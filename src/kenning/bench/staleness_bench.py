@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from kenning.bench.report import table, write_files
 from kenning.embed.base import Embedder
 from kenning.longterm.extract import statement_facts
 from kenning.memory import Memory
@@ -216,9 +217,7 @@ def run_staleness_bench(
         "extraction": extraction_scores(),
         "seconds": round(time.perf_counter() - started, 1),
     }
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
 
 
@@ -229,16 +228,13 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         f"{report['users']} seeded users, {report['questions']} questions, top {TOP_K}.",
         "",
-        "| system | stale rate |",
-        "|---|---|",
-        f"| kenning (facts) | {stale['kenning']} |",
-        f"| append-only vector memory | {stale['append_only']} |",
+        *table(["system", "stale rate"], [["kenning (facts)", stale["kenning"]],
+               ["append-only vector memory", stale["append_only"]]], cell=str),
         "",
-        "| question kind | kenning | append-only | questions |",
-        "|---|---|---|---|",
-    ]
-    for kind, row in report["stale_rate_by_kind"].items():
-        lines.append(f"| {kind} | {row['kenning']} | {row['append_only']} | {row['questions']} |")
+        *table(["question kind", "kenning", "append-only", "questions"],
+               [[kind, row["kenning"], row["append_only"], row["questions"]]
+                for kind, row in report["stale_rate_by_kind"].items()], cell=str),
+    ]  # fmt: skip
     dup = report["duplicates"]
     lines += [
         "",
@@ -249,9 +245,8 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "Extraction on the labelled sentences:",
         "",
-        "| part | sentences | precision | recall |",
-        "|---|---|---|---|",
-    ]
-    for part, row in report["extraction"].items():
-        lines.append(f"| {part} | {row['sentences']} | {row['precision']} | {row['recall']} |")
+        *table(["part", "sentences", "precision", "recall"],
+               [[part, row["sentences"], row["precision"], row["recall"]]
+                for part, row in report["extraction"].items()], cell=str),
+    ]  # fmt: skip
     return "\n".join(lines) + "\n"

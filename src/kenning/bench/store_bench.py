@@ -14,7 +14,6 @@ candidates of both paths (recall@10 / @100 against exact).
 
 from __future__ import annotations
 
-import json
 import resource
 import tempfile
 import time
@@ -28,6 +27,7 @@ import numpy as np
 
 from kenning.bench.concurrent_bench import concurrent_markdown, run_concurrent_phase
 from kenning.bench.metrics import percentiles
+from kenning.bench.report import table, write_files
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.longterm.service import LongTermSettings
@@ -44,6 +44,8 @@ __all__ = ["run_store_bench"]
 TARGET_INGEST_RATIO = 0.8
 TARGET_P95_MS = 25.0
 TARGET_SCALING = 4.0
+SCOPES = ("tenant_scope", "user_scope")
+COMPONENTS = ("embed_query", "bm25", "vector")
 
 
 def _rss_mb() -> float:
@@ -439,8 +441,7 @@ def run_store_bench(
         "p95_large_over_small": round(p95_ratio, 2),
     }
     report["peak_rss_mb"] = round(_peak_rss_mb(), 1)
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    (out / "report.md").write_text(_markdown(report))
+    write_files(out, report, _markdown(report))
     return report
 
 
@@ -487,30 +488,22 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         "## Ingest with embeddings",
         "",
-        "| measure | value |",
-        "|---|---|",
-        "| raw model throughput, batch 64, events embedded whole (before / after) | "
-        f"{raw['before']} / {raw['after']} texts/s |",
-        f"| kenning ingest, first stage | {ing['ingest_events_per_s_first_stage']} events/s |",
-        f"| ratio to raw (target >= 0.8) | {ing['ratio_to_raw']} |",
+        *table(["measure", "value"], [
+            ["raw model throughput, batch 64, events embedded whole (before / after)",
+             f"{raw['before']} / {raw['after']} texts/s"],
+            ["kenning ingest, first stage", f"{ing['ingest_events_per_s_first_stage']} events/s"],
+            ["ratio to raw (target >= 0.8)", ing["ratio_to_raw"]],
+        ], cell=str),
         "",
         "## Search latency (k=10, query embedding included)",
         "",
-        "| events | rows | scope | p50 ms | p95 ms | p99 ms | embed p50 | bm25 p50 | vector p50 "
-        "| RSS MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for size, entry in report["sizes"].items():
-        for scope in ("tenant_scope", "user_scope"):
-            lat = entry[scope]
-            ms = lat["search_ms"]
-            comp = lat["components_ms_p50"]
-            lines.append(
-                f"| {size} | {entry['partition_rows']} | {scope.replace('_scope', '')} | "
-                f"{ms['p50']:.2f} | {ms['p95']:.2f} | "
-                f"{ms['p99']:.2f} | {comp['embed_query']:.2f} | {comp['bm25']:.2f} | "
-                f"{comp['vector']:.2f} | {entry['rss_mb']} |"
-            )
+        *table(
+            ["events", "rows", "scope", "p50 ms", "p95 ms", "p99 ms", "embed p50", "bm25 p50",
+             "vector p50", "RSS MiB"],
+            _latency_rows(report),
+            cell=str,
+        ),
+    ]  # fmt: skip
     written = report["after_write"]
     lines += [
         "",
@@ -526,18 +519,13 @@ def _markdown(report: dict[str, Any]) -> str:
         f"HNSW config: {report['ann_config']}. The bench waits for a running build before "
         "timing a size.",
         "",
-        "| events | index state | nodes | last build s | wait s | tenant searches hnsw/exact "
-        "| user searches hnsw/exact |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for size, entry in report["sizes"].items():
-        idx = entry["vector_index"]
-        paths = [entry[s]["vector_searches"] for s in ("tenant_scope", "user_scope")]
-        lines.append(
-            f"| {size} | {idx['state']} | {idx['nodes']} | {idx['last_build_s']} | "
-            f"{idx['wait_s']} | {paths[0]['hnsw']}/{paths[0]['exact']} | "
-            f"{paths[1]['hnsw']}/{paths[1]['exact']} |"
-        )
+        *table(
+            ["events", "index state", "nodes", "last build s", "wait s",
+             "tenant searches hnsw/exact", "user searches hnsw/exact"],
+            _index_rows(report),
+            cell=str,
+        ),
+    ]  # fmt: skip
     cmp = report.get("largest_size_index")
     if cmp is not None:
         ex = cmp["exact_tenant_scope"]
@@ -590,6 +578,29 @@ def _markdown(report: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _latency_rows(report: dict[str, Any]) -> list[list[object]]:
+    """Search latency per size and scope (milliseconds to two decimals)."""
+    rows: list[list[object]] = []
+    for size, entry in report["sizes"].items():
+        for scope in SCOPES:
+            ms, parts = entry[scope]["search_ms"], entry[scope]["components_ms_p50"]
+            times = [ms["p50"], ms["p95"], ms["p99"], *[parts[c] for c in COMPONENTS]]
+            rows.append([size, entry["partition_rows"], scope.replace("_scope", ""),
+                         *[f"{t:.2f}" for t in times], entry["rss_mb"]])  # fmt: skip
+    return rows
+
+
+def _index_rows(report: dict[str, Any]) -> list[list[object]]:
+    """The vector index per size, and how many searches took it or the exact path."""
+    rows: list[list[object]] = []
+    for size, entry in report["sizes"].items():
+        idx = entry["vector_index"]
+        paths = [entry[s]["vector_searches"] for s in SCOPES]
+        rows.append([size, idx["state"], idx["nodes"], idx["last_build_s"], idx["wait_s"],
+                     *[f"{p['hnsw']}/{p['exact']}" for p in paths]])  # fmt: skip
+    return rows
+
+
 def _worker_lines(report: dict[str, Any]) -> list[str]:
     lines = [
         "",
@@ -598,15 +609,15 @@ def _worker_lines(report: dict[str, Any]) -> list[str]:
         "The same searches through an engine that runs BM25 on a worker while the query is "
         "embedded, and one that runs every step on the caller's thread (alternating).",
         "",
-        "| events | scope | with worker p50 / p95 ms | inline p50 / p95 ms | p50 ratio |",
-        "|---|---|---|---|---|",
     ]
+    rows: list[list[object]] = []
     for size, entry in report["sizes"].items():
-        for scope in ("tenant_scope", "user_scope"):
+        for scope in SCOPES:
             w = entry[scope]["lexical_worker"]
             on, off = w["with_worker_ms"], w["inline_ms"]
-            lines.append(
-                f"| {size} | {scope.replace('_scope', '')} | {on['p50']:.2f} / {on['p95']:.2f} "
-                f"| {off['p50']:.2f} / {off['p95']:.2f} | {w['p50_ratio_worker_over_inline']} |"
-            )
-    return lines
+            rows.append([
+                size, scope.replace("_scope", ""), f"{on['p50']:.2f} / {on['p95']:.2f}",
+                f"{off['p50']:.2f} / {off['p95']:.2f}", w["p50_ratio_worker_over_inline"],
+            ])  # fmt: skip
+    header = ["events", "scope", "with worker p50 / p95 ms", "inline p50 / p95 ms", "p50 ratio"]
+    return lines + table(header, rows, cell=str)

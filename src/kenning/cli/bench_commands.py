@@ -7,9 +7,9 @@ import json
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from kenning.bench.split import check_part
+from kenning.bench.split import Part, check_part
 from kenning.cli.inputs import positive
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import InvalidInput
@@ -85,26 +85,33 @@ def _add_dataset_benches(bench: Any) -> None:
     b = bench.add_parser("locomo", help="retrieval recall on a LoCoMo file vs baselines")
     b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
     b.add_argument("--out", required=True)
-    b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
-                   help="dev-split part to run (all: both, each reported)")  # fmt: skip
+    _add_part(b)
     b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
-    b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
-    b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
-                   help="override what is embedded for a turn")  # fmt: skip
-    b.add_argument("--no-plots", action="store_true")
+    _add_search_overrides(b)
     b.set_defaults(handler=_locomo)
     b = bench.add_parser("longmemeval", help="retrieval recall on a LongMemEval file vs baselines")
     b.add_argument("--data", required=True, help="LongMemEval JSON file (.json or .json.gz)")
     b.add_argument("--out", required=True)
     b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.add_argument("--limit", type=positive, help="only the first N questions")
+    _add_part(b)
+    _add_search_overrides(b)
+    b.set_defaults(handler=_longmemeval)
+
+
+def _add_part(b: Any) -> None:
+    """``--part``: the dataset benches run the tuning part, the validation part or both."""
     b.add_argument("--part", choices=("tuning", "validation", "all"), default="all",
                    help="dev-split part to run (all: both, each reported)")  # fmt: skip
+
+
+def _add_search_overrides(b: Any) -> None:
+    """The options of the dataset benches that change kenning's search (see
+    :func:`_settings`), and ``--no-plots``."""
     b.add_argument("--fusion", choices=("rrf", "weighted"), help="override the fusion method")
     b.add_argument("--embed-text", choices=("content", "speaker", "speaker_date"),
                    help="override what is embedded for a turn")  # fmt: skip
     b.add_argument("--no-plots", action="store_true")
-    b.set_defaults(handler=_longmemeval)
 
 
 def _add_training_benches(bench: Any) -> None:
@@ -230,14 +237,28 @@ def _load(args: argparse.Namespace) -> int:
     return 0
 
 
+class _DatasetOptions(TypedDict):
+    """What the dataset benches take from their shared options."""
+
+    embedder: MiniLMEmbedder
+    settings: Settings
+    part: Part
+    plots: bool
+    store_url: str | None
+
+
+def _dataset_options(args: argparse.Namespace) -> _DatasetOptions:
+    return _DatasetOptions(
+        embedder=MiniLMEmbedder(), settings=_settings(args), part=check_part(args.part),
+        plots=not args.no_plots, store_url=_url(args.store),
+    )  # fmt: skip
+
+
 def _locomo(args: argparse.Namespace) -> int:
     out = _out(args.out)
     from kenning.bench.locomo_bench import run_locomo_bench
 
-    run_locomo_bench(
-        _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
-        part=check_part(args.part), plots=not args.no_plots, store_url=_url(args.store),
-    )  # fmt: skip
+    run_locomo_bench(_data(args.data), out, **_dataset_options(args))
     print((out / "report.md").read_text())
     return 0
 
@@ -246,11 +267,7 @@ def _longmemeval(args: argparse.Namespace) -> int:
     out = _out(args.out)
     from kenning.bench.longmemeval_bench import run_longmemeval_bench
 
-    run_longmemeval_bench(
-        _data(args.data), out, embedder=MiniLMEmbedder(), settings=_settings(args),
-        limit=args.limit, part=check_part(args.part), plots=not args.no_plots,
-        store_url=_url(args.store),
-    )  # fmt: skip
+    run_longmemeval_bench(_data(args.data), out, limit=args.limit, **_dataset_options(args))
     print((out / "report.md").read_text())
     return 0
 
