@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
+from kenning.api import EventLike
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, index_plan
@@ -32,8 +33,6 @@ from kenning.store.records import EventWrite, ModelInfo
 __all__ = ["EventLike", "IngestPipeline", "PinSource"]
 
 log = logging.getLogger("kenning")
-
-EventLike = NewEvent | Mapping[str, Any]
 
 # (tenant, content hash) -> the text embedded under that hash
 _Texts = dict[tuple[str, str], str]

@@ -17,12 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from kenning.api import EventLike, MemoryAPI, MemoryParts
 from kenning.compaction.summarizer import Summarizer
+from kenning.context.api import session_of
 from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
-from kenning.ingest import EventLike, IngestPipeline
+from kenning.ingest import IngestPipeline
 from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
@@ -48,7 +50,7 @@ DEFAULT = _Default()
 _MAX_SEQ = 2**63 - 1  # a sequence number is a 64-bit integer in both stores
 
 
-class Memory:
+class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention], MemoryAPI):
     """kenning's memory over one store.
 
     >>> from kenning import Memory, Scope
@@ -79,22 +81,22 @@ class Memory:
             rerank_model=self._settings.rerank_model,
             track_access=self._settings.track_access,
         )
-        self._facts = LongTermMemory(store, embedder, self._settings.longterm)
-        self._fact_worker = FactWorker(self._facts, store, threads=self._settings.longterm.workers)
-        self._retention = Retention(store)
-        self._procedures = Procedures(store)
-        self._context = WorkingContext(
+        facts = LongTermMemory(store, embedder, self._settings.longterm)
+        procedures = Procedures(store)
+        context = WorkingContext(
             store,
             search=lambda scope, query, k, kinds: self.search(scope, query, k=k, kinds=kinds),
-            longterm=self._facts,
-            procedures=self._procedures,
+            longterm=facts,
+            procedures=procedures,
             settings=self._settings.context,
             compaction=self._settings.compaction,
             rules=self._settings.pin_rules,
             summarizer=summarizer,
         )
+        super().__init__(context, facts, procedures, Retention(store))
+        self._fact_worker = FactWorker(facts, store, threads=self._settings.longterm.workers)
         self._ingest = IngestPipeline(
-            store, embedder, self._settings, pins=self._context,
+            store, embedder, self._settings, pins=context,
             after_write=self._fact_worker.wake if self._settings.longterm.extract else None,
         )  # fmt: skip
 
@@ -150,23 +152,6 @@ class Memory:
         return self._embedder
 
     @property
-    def facts(self) -> LongTermMemory:
-        """Long-term facts of users: reads as of a time, history, remember, revoke, prune (see
-        :class:`~kenning.longterm.service.LongTermMemory`). Extraction from new events runs
-        in the background (``Settings.longterm.extract``)."""
-        return self._facts
-
-    @property
-    def procedures(self) -> Procedures:
-        """Versioned playbooks bound to their tool schemas (drift is reported)."""
-        return self._procedures
-
-    @property
-    def retention(self) -> Retention:
-        """Tenant policies (consent defaults, retention), legal holds, and the purge."""
-        return self._retention
-
-    @property
     def extraction(self) -> FactWorker:
         """The background fact-extraction pool (its size, busy threads and counts; ``resume``
         looks for unread events another process left)."""
@@ -176,28 +161,10 @@ class Memory:
         """Block until background fact extraction is idle; True if it is."""
         return self._fact_worker.wait(timeout)
 
-    @property
-    def context(self) -> WorkingContext:
-        """Pins, task state, summaries and compaction of sessions (see
-        :class:`~kenning.context.service.WorkingContext`)."""
-        return self._context
-
     # -- writes ----------------------------------------------------------------------------
 
     def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
-        """Append events to the session of *scope*, atomically, and index them for search.
-
-        Returns the events written; an event whose ``idempotency_key`` the session already
-        holds is skipped (not returned), so a retry adds nothing twice. Pins extracted from
-        the events are committed with them.
-
-        Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event is
-        invalid. If the embedding model is unavailable the events are still recorded and the
-        search over them is lexical until :meth:`reindex` embeds them.
-        """
-        if not isinstance(scope, Scope):
-            raise InvalidInput("scope must be a kenning.Scope")
-        scope.require_session()
+        session_of(scope)
         return self.ingest([(scope, e) for e in events])
 
     def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
@@ -212,11 +179,6 @@ class Memory:
     # -- reads -----------------------------------------------------------------------------
 
     def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]:
-        """The events of the session of *scope*, in sequence order (only those after
-        *after_seq*, a sequence number from 0 to 2**63 - 1, when given).
-
-        Raises :class:`~kenning.errors.InvalidInput` for an *after_seq* out of that range.
-        """
         if after_seq is not None and (
             not isinstance(after_seq, int)
             or isinstance(after_seq, bool)
@@ -225,29 +187,11 @@ class Memory:
             raise InvalidInput(f"after_seq must be an integer from 0 to {_MAX_SEQ}")
         return self._store.events(scope.require_session(), after_seq=after_seq)
 
-    def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        k: int = 10,
-        min_score: float = 0.0,
-        filters: Mapping[str, object] | None = None,
-        kinds: Iterable[str] | None = None,
-        since: datetime | str | float | None = None,
-        until: datetime | str | float | None = None,
-        now: datetime | None = None,
-    ) -> SearchResults:
-        """Hybrid search (BM25 + vector cosine, fused, lifted by session and conversational
-        partner, with an access bonus; see :class:`~kenning.search.fusion.FusionConfig`).
-
-        Only records inside *scope* are ever scored: a tenant-only scope searches the tenant,
-        a user scope that user's sessions, a session scope that session. Facts among the hits
-        are weighed by how recently they were mentioned or used (``memory.facts.weigh``).
-
-        Raises :class:`~kenning.errors.InvalidInput` for an empty or oversized query, a bad
-        ``k`` or ``min_score``, and :class:`~kenning.errors.InvalidFilter` for bad filters.
-        """
+    def search(self, scope: Scope, query: str, *, k: int = 10, min_score: float = 0.0,
+               filters: Mapping[str, object] | None = None, kinds: Iterable[str] | None = None,
+               since: datetime | str | float | None = None,
+               until: datetime | str | float | None = None,
+               now: datetime | None = None) -> SearchResults:  # fmt: skip
         if not isinstance(scope, Scope):
             raise InvalidInput("scope must be a kenning.Scope")
         if not isinstance(query, str) or not query.strip():
@@ -295,21 +239,8 @@ class Memory:
 
     # -- erasure and lifecycle -------------------------------------------------------------
 
-    def forget(
-        self,
-        scope: Scope,
-        *,
-        ids: Sequence[str] | None = None,
-        before: datetime | str | float | None = None,
-    ) -> int:
-        """Erase records in *scope* from every index (text, FTS, vectors, caches), and what
-        derives from them: pins they were the source of, summaries covering them, token totals;
-        erasing a whole session, user or tenant also erases its pins, summaries, task state,
-        compaction jobs and audit log.
-
-        With no options everything in *scope* is erased: a tenant, a user's data, or one
-        session. Returns the number of records erased.
-        """
+    def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
+               before: datetime | str | float | None = None) -> int:  # fmt: skip
         if not isinstance(scope, Scope):
             raise InvalidInput("scope must be a kenning.Scope")
         if ids is not None and (isinstance(ids, str) or not all(isinstance(i, str) for i in ids)):
@@ -321,45 +252,10 @@ class Memory:
 
     # -- working context -------------------------------------------------------------------
 
-    def assemble(
-        self,
-        scope: Scope,
-        *,
-        budget_tokens: int,
-        model: str,
-        reserve_output_tokens: int = 0,
-        system: str,
-        goal: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        query: str | None = None,
-        retrieve_from: Scope | None = None,
-    ) -> ContextWindow:
-        """Build the window for the next model call of the session of *scope*.
-
-        Tiers fill in order — system policy, goal and task state, tool schemas (most relevant
-        to the query first when not all fit), pins, the recent tail (whole messages; the latest
-        user input always), summaries, retrieved memories (cited) — and a piece that does not
-        fit is skipped without taking room from an earlier tier. Counts are exact for
-        *model*'s tokenizer, chat framing included, and the window never exceeds
-        ``budget_tokens - reserve_output_tokens``.
-
-        Retrieved memories come from the session itself (older turns than the tail) unless
-        *retrieve_from* names a wider scope of the same tenant, e.g. ``Scope(tenant, user)``
-        for the user's other sessions: episodes stay session-scoped unless the caller asks.
-
-        Reads pressure from the session's running token totals: at the warn threshold it logs,
-        at compact it queues a background compaction, at hard it compacts before returning.
-
-        Raises:
-            InvalidInput: a bad budget, model, system policy, tool schema or query.
-            InvalidScope: *retrieve_from* is not a scope of the window's tenant.
-            ScopeConflict: the session belongs to another user of the tenant.
-            BudgetError: the system policy and the latest user input alone exceed the budget.
-
-        Example:
-            >>> window = memory.assemble(scope, budget_tokens=2_000, model="gpt-4o",
-            ...                          system="You are a support agent.")  # doctest: +SKIP
-        """
+    def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
+                 reserve_output_tokens: int = 0, system: str, goal: str | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
+                 retrieve_from: Scope | None = None) -> ContextWindow:  # fmt: skip
         return self._context.assemble(
             scope, budget_tokens=budget_tokens, model=model,
             reserve_output_tokens=reserve_output_tokens, system=system, goal=goal, tools=tools,

@@ -1,6 +1,7 @@
 """What each client method sends and how its answer is read: pure, shared by
 :class:`~kenning.client.Client` and :class:`~kenning.client.AsyncClient`, so the two cannot
-drift apart. A :class:`Call` is an HTTP request description plus the decoder of its body.
+drift apart. A :class:`Call` is an HTTP request description plus the decoder of its body and
+the scope it acts in, which the client checks against its key's tenant before sending.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, Generic, TypeVar
 
+from kenning.api import EventLike
+from kenning.context.api import session_of, window_source
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput, InvalidScope
 from kenning.records import (
@@ -39,7 +42,27 @@ from kenning.wire import (
     window_from_json,
 )
 
-__all__ = ["Call", "Calls", "Identity"]
+__all__ = [
+    "Call",
+    "Identity",
+    "add_events",
+    "assemble",
+    "call_tool",
+    "check",
+    "close_pin",
+    "compact",
+    "compaction_log",
+    "forget",
+    "get_session",
+    "pins",
+    "search",
+    "set_pin",
+    "summaries",
+    "task_state",
+    "tools",
+    "update_task",
+    "whoami",
+]
 
 T = TypeVar("T")
 
@@ -55,6 +78,9 @@ class Call(Generic[T]):
     params: Mapping[str, Any] = field(default_factory=dict)
     #: An answer with this error code is read as this value instead (e.g. an empty session).
     absent: tuple[str, Any] | None = None
+    #: The scope the call acts in, checked against the key's tenant (None: the credential's
+    #: own, e.g. the operator's admin routes).
+    scope: Scope | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +111,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _event_body(event: NewEvent | Mapping[str, Any]) -> dict[str, Any]:
+def _event_body(event: EventLike) -> dict[str, Any]:
     if isinstance(event, NewEvent):
         data = {f.name: getattr(event, f.name) for f in fields(event)}
     elif isinstance(event, Mapping):
@@ -96,9 +122,7 @@ def _event_body(event: NewEvent | Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _session(scope: Scope) -> tuple[str, str]:
-    if not isinstance(scope, Scope):
-        raise InvalidInput("scope must be a kenning.Scope")
-    scope.require_session()
+    session_of(scope)
     assert scope.user is not None and scope.session is not None
     return scope.user, scope.session
 
@@ -107,187 +131,170 @@ def _events(data: Any) -> list[Event]:
     return [event_from_json(e) for e in data["events"]]
 
 
-class Calls:
-    """The calls of Memory's methods, checked against the key's tenant once it is known."""
+def whoami() -> Call[Identity]:
+    return Call("GET", "/v1/me", lambda d: Identity(d["tenant"], d["key_id"], tuple(d["scopes"])))
 
-    def __init__(self) -> None:
-        self.identity: Identity | None = None
 
-    @staticmethod
-    def whoami() -> Call[Identity]:
-        return Call("GET", "/v1/me", lambda d: Identity(d["tenant"], d["key_id"],
-                                                        tuple(d["scopes"])))  # fmt: skip
-
-    def check(self, scope: Scope) -> None:
-        """Refuse a scope of another tenant than the key's: the server would act in the key's
-        tenant, not the one the caller named."""
-        if not isinstance(scope, Scope):
-            raise InvalidInput("scope must be a kenning.Scope")
-        if self.identity is not None and scope.tenant != self.identity.tenant:
-            raise InvalidScope(
-                f"this client's API key belongs to tenant {self.identity.tenant!r}, not "
-                f"{scope.tenant!r}: use a key of that tenant"
-            )
-
-    # -- the facade ------------------------------------------------------------------------
-
-    def add_events(
-        self, scope: Scope, events: Iterable[NewEvent | Mapping[str, Any]]
-    ) -> Call[list[Event]]:
-        user, session = _session(scope)
-        body = {"user": user, "events": [_event_body(e) for e in events]}
-        return Call("POST", f"/v1/sessions/{session}/events", _events, json=body)
-
-    def get_session(self, scope: Scope, after_seq: int | None) -> Call[list[Event]]:
-        user, session = _session(scope)
-        params: dict[str, Any] = {"user": user}
-        if after_seq is not None:
-            params["after_seq"] = after_seq
-        return Call("GET", f"/v1/sessions/{session}/events", _events, params=params,
-                    absent=("not_found", []))  # fmt: skip
-
-    def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        k: int,
-        min_score: float,
-        filters: Mapping[str, object] | None,
-        kinds: Iterable[str] | None,
-        since: datetime | str | float | None,
-        until: datetime | str | float | None,
-        now: datetime | None,
-    ) -> Call[SearchResults]:
-        body = {
-            "query": query, "user": scope.user, "session": scope.session, "k": k,
-            "min_score": min_score, "filters": None if filters is None else dict(filters),
-            "kinds": None if kinds is None else list(kinds), "since": _when(since),
-            "until": _when(until), "now": _when(now),
-        }  # fmt: skip
-        return Call("POST", "/v1/search", results_from_json, json=_compact(body))
-
-    def assemble(
-        self,
-        scope: Scope,
-        *,
-        budget_tokens: int,
-        model: str,
-        reserve_output_tokens: int,
-        system: str,
-        goal: str | None,
-        tools: Sequence[Mapping[str, Any]] | None,
-        query: str | None,
-        retrieve_from: Scope | None,
-    ) -> Call[ContextWindow]:
-        user, session = _session(scope)
-        source = None
-        if retrieve_from is not None:
-            if not isinstance(retrieve_from, Scope) or retrieve_from.tenant != scope.tenant:
-                raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
-            source = _compact({"user": retrieve_from.user, "session": retrieve_from.session})
-        body = {
-            "user": user, "budget_tokens": budget_tokens, "model": model,
-            "reserve_output_tokens": reserve_output_tokens, "system": system, "goal": goal,
-            "tools": None if tools is None else [dict(t) for t in tools], "query": query,
-            "retrieve_from": source,
-        }  # fmt: skip
-        return Call(
-            "POST", f"/v1/sessions/{session}/assemble", window_from_json, json=_compact(body)
+def check(identity: Identity, scope: Scope) -> None:
+    """Refuse a scope of another tenant than the key's: the server would act in the key's
+    tenant, not the one the caller named."""
+    if not isinstance(scope, Scope):
+        raise InvalidInput("scope must be a kenning.Scope")
+    if scope.tenant != identity.tenant:
+        raise InvalidScope(
+            f"this client's API key belongs to tenant {identity.tenant!r}, not "
+            f"{scope.tenant!r}: use a key of that tenant"
         )
 
-    def forget(
-        self, scope: Scope, ids: Sequence[str] | None, before: datetime | str | float | None
-    ) -> Call[int]:
-        body = {"user": scope.user, "session": scope.session,
-                "ids": None if ids is None else list(ids), "before": _when(before)}  # fmt: skip
-        return Call("POST", "/v1/forget", lambda d: int(d["erased"]), json=_compact(body))
 
-    # -- working context -------------------------------------------------------------------
+# -- the facade ----------------------------------------------------------------------------
 
-    def set_pin(
-        self,
-        scope: Scope,
-        kind: PinKind | str,
-        value: str,
-        *,
-        key: str | None,
-        amount: Decimal | str | None,
-        currency: str | None,
-        status: PinStatus | str,
-        source_event_id: str | None,
-        metadata: Mapping[str, JSONScalar] | None,
-    ) -> Call[Pin]:
-        user, session = _session(scope)
-        body = {
-            "user": user, "kind": _plain(kind), "value": value, "key": key,
-            "amount": None if amount is None else str(amount), "currency": currency,
-            "status": _plain(status), "source_event_id": source_event_id,
-            "metadata": None if metadata is None else dict(metadata),
-        }  # fmt: skip
-        return Call("POST", f"/v1/sessions/{session}/pins", pin_from_json, json=_compact(body))
 
-    def close_pin(self, scope: Scope, key: str) -> Call[Pin]:
-        user, session = _session(scope)
-        return Call("POST", f"/v1/sessions/{session}/pins/close", pin_from_json,
-                    json={"user": user, "key": key})  # fmt: skip
+def add_events(scope: Scope, events: Iterable[EventLike]) -> Call[list[Event]]:
+    user, session = _session(scope)
+    body = {"user": user, "events": [_event_body(e) for e in events]}
+    return Call("POST", f"/v1/sessions/{session}/events", _events, json=body, scope=scope)
 
-    def pins(self, scope: Scope, history: bool) -> Call[list[Pin]]:
-        user, session = _session(scope)
-        return Call("GET", f"/v1/sessions/{session}/pins",
-                    lambda d: [pin_from_json(p) for p in d["pins"]],
-                    params={"user": user, "history": str(history).lower()})  # fmt: skip
 
-    def update_task(self, scope: Scope, update: TaskUpdate) -> Call[TaskState]:
-        user, session = _session(scope)
-        if not isinstance(update, TaskUpdate):
-            raise InvalidInput("update must be a kenning.TaskUpdate")
-        body = {
-            "user": user, "task": update.task, "subtask": update.subtask,
-            "status": _plain(update.status),
-            "decisions": [{"text": d.text, "rationale": d.rationale}
-                          for d in update.decisions if isinstance(d, Decision)],
-            "constraints": list(update.constraints),
-            "drop_constraints": list(update.drop_constraints),
-        }  # fmt: skip
-        return Call("POST", f"/v1/sessions/{session}/task", task_from_json, json=_compact(body))
+def get_session(scope: Scope, after_seq: int | None) -> Call[list[Event]]:
+    user, session = _session(scope)
+    params: dict[str, Any] = {"user": user}
+    if after_seq is not None:
+        params["after_seq"] = after_seq
+    return Call("GET", f"/v1/sessions/{session}/events", _events, params=params,
+                absent=("not_found", []), scope=scope)  # fmt: skip
 
-    def task_state(self, scope: Scope) -> Call[TaskState]:
-        user, session = _session(scope)
-        return Call("GET", f"/v1/sessions/{session}/task", task_from_json, params={"user": user})
 
-    def summaries(self, scope: Scope) -> Call[list[Summary]]:
-        user, session = _session(scope)
-        return Call("GET", f"/v1/sessions/{session}/summaries",
-                    lambda d: [summary_from_json(s) for s in d["summaries"]],
-                    params={"user": user})  # fmt: skip
+def search(
+    scope: Scope, query: str, *, k: int, min_score: float, filters: Mapping[str, object] | None,
+    kinds: Iterable[str] | None, since: datetime | str | float | None,
+    until: datetime | str | float | None, now: datetime | None,
+) -> Call[SearchResults]:  # fmt: skip
+    body = {
+        "query": query, "user": scope.user, "session": scope.session, "k": k,
+        "min_score": min_score, "filters": None if filters is None else dict(filters),
+        "kinds": None if kinds is None else list(kinds), "since": _when(since),
+        "until": _when(until), "now": _when(now),
+    }  # fmt: skip
+    return Call("POST", "/v1/search", results_from_json, json=_compact(body), scope=scope)
 
-    def compaction_log(self, scope: Scope, limit: int) -> Call[list[AuditEntry]]:
-        user, session = _session(scope)
-        return Call("GET", f"/v1/sessions/{session}/compaction",
-                    lambda d: [audit_from_json(a) for a in d["audit"]],
-                    params={"user": user, "limit": limit})  # fmt: skip
 
-    def compact(self, scope: Scope, budget_tokens: int, model: str) -> Call[list[Summary]]:
-        user, session = _session(scope)
-        return Call("POST", f"/v1/sessions/{session}/compact",
-                    lambda d: [summary_from_json(s) for s in d["summaries"]],
-                    json={"user": user, "budget_tokens": budget_tokens,
-                          "model": model})  # fmt: skip
+def assemble(
+    scope: Scope, *, budget_tokens: int, model: str, reserve_output_tokens: int, system: str,
+    goal: str | None, tools: Sequence[Mapping[str, Any]] | None, query: str | None,
+    retrieve_from: Scope | None,
+) -> Call[ContextWindow]:  # fmt: skip
+    user, session = _session(scope)
+    source = window_source(scope, retrieve_from)
+    wider = _compact({"user": source.user, "session": source.session})
+    body = {
+        "user": user, "budget_tokens": budget_tokens, "model": model,
+        "reserve_output_tokens": reserve_output_tokens, "system": system, "goal": goal,
+        "tools": None if tools is None else [dict(t) for t in tools], "query": query,
+        "retrieve_from": None if retrieve_from is None else wider,
+    }  # fmt: skip
+    path = f"/v1/sessions/{session}/assemble"
+    return Call("POST", path, window_from_json, json=_compact(body), scope=scope)
 
-    # -- tools -----------------------------------------------------------------------------
 
-    @staticmethod
-    def tools() -> Call[list[dict[str, Any]]]:
-        return Call("GET", "/v1/tools", lambda d: list(d["tools"]))
+def forget(
+    scope: Scope, ids: Sequence[str] | None, before: datetime | str | float | None
+) -> Call[int]:
+    body = {"user": scope.user, "session": scope.session,
+            "ids": None if ids is None else list(ids), "before": _when(before)}  # fmt: skip
+    return Call("POST", "/v1/forget", lambda d: int(d["erased"]), json=_compact(body), scope=scope)
 
-    def call_tool(
-        self, scope: Scope, name: str, arguments: Mapping[str, Any], share_sessions: bool
-    ) -> Call[Any]:
-        user, session = _session(scope)
-        body = {"user": user, "session": session, "arguments": dict(arguments),
-                "share_sessions": share_sessions}  # fmt: skip
-        return Call("POST", f"/v1/tools/{name}", lambda d: d["result"], json=body)
+
+# -- working context -----------------------------------------------------------------------
+
+
+def set_pin(
+    scope: Scope, kind: PinKind | str, value: str, *, key: str | None,
+    amount: Decimal | str | None, currency: str | None, status: PinStatus | str,
+    source_event_id: str | None, metadata: Mapping[str, JSONScalar] | None,
+) -> Call[Pin]:  # fmt: skip
+    user, session = _session(scope)
+    body = {
+        "user": user, "kind": _plain(kind), "value": value, "key": key,
+        "amount": None if amount is None else str(amount), "currency": currency,
+        "status": _plain(status), "source_event_id": source_event_id,
+        "metadata": None if metadata is None else dict(metadata),
+    }  # fmt: skip
+    path = f"/v1/sessions/{session}/pins"
+    return Call("POST", path, pin_from_json, json=_compact(body), scope=scope)
+
+
+def close_pin(scope: Scope, key: str) -> Call[Pin]:
+    user, session = _session(scope)
+    return Call("POST", f"/v1/sessions/{session}/pins/close", pin_from_json,
+                json={"user": user, "key": key}, scope=scope)  # fmt: skip
+
+
+def pins(scope: Scope, history: bool) -> Call[list[Pin]]:
+    user, session = _session(scope)
+    return Call("GET", f"/v1/sessions/{session}/pins",
+                lambda d: [pin_from_json(p) for p in d["pins"]],
+                params={"user": user, "history": str(history).lower()}, scope=scope)  # fmt: skip
+
+
+def update_task(scope: Scope, update: TaskUpdate) -> Call[TaskState]:
+    user, session = _session(scope)
+    if not isinstance(update, TaskUpdate):
+        raise InvalidInput("update must be a kenning.TaskUpdate")
+    body = {
+        "user": user, "task": update.task, "subtask": update.subtask,
+        "status": _plain(update.status),
+        "decisions": [{"text": d.text, "rationale": d.rationale}
+                      for d in update.decisions if isinstance(d, Decision)],
+        "constraints": list(update.constraints),
+        "drop_constraints": list(update.drop_constraints),
+    }  # fmt: skip
+    path = f"/v1/sessions/{session}/task"
+    return Call("POST", path, task_from_json, json=_compact(body), scope=scope)
+
+
+def task_state(scope: Scope) -> Call[TaskState]:
+    user, session = _session(scope)
+    return Call("GET", f"/v1/sessions/{session}/task", task_from_json, params={"user": user},
+                scope=scope)  # fmt: skip
+
+
+def summaries(scope: Scope) -> Call[list[Summary]]:
+    user, session = _session(scope)
+    return Call("GET", f"/v1/sessions/{session}/summaries",
+                lambda d: [summary_from_json(s) for s in d["summaries"]],
+                params={"user": user}, scope=scope)  # fmt: skip
+
+
+def compaction_log(scope: Scope, limit: int) -> Call[list[AuditEntry]]:
+    user, session = _session(scope)
+    return Call("GET", f"/v1/sessions/{session}/compaction",
+                lambda d: [audit_from_json(a) for a in d["audit"]],
+                params={"user": user, "limit": limit}, scope=scope)  # fmt: skip
+
+
+def compact(scope: Scope, budget_tokens: int, model: str) -> Call[list[Summary]]:
+    user, session = _session(scope)
+    return Call("POST", f"/v1/sessions/{session}/compact",
+                lambda d: [summary_from_json(s) for s in d["summaries"]],
+                json={"user": user, "budget_tokens": budget_tokens, "model": model},
+                scope=scope)  # fmt: skip
+
+
+# -- tools ---------------------------------------------------------------------------------
+
+
+def tools() -> Call[list[dict[str, Any]]]:
+    return Call("GET", "/v1/tools", lambda d: list(d["tools"]))
+
+
+def call_tool(
+    scope: Scope, name: str, arguments: Mapping[str, Any], share_sessions: bool
+) -> Call[Any]:
+    user, session = _session(scope)
+    body = {"user": user, "session": session, "arguments": dict(arguments),
+            "share_sessions": share_sessions}  # fmt: skip
+    return Call("POST", f"/v1/tools/{name}", lambda d: d["result"], json=body, scope=scope)
 
 
 def _compact(body: Mapping[str, Any]) -> dict[str, Any]:

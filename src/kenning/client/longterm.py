@@ -14,10 +14,11 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from kenning.client import longterm_calls as calls
 from kenning.client.calls import Call
+from kenning.longterm.api import FactsAPI, ProceduresAPI, RetentionAPI
 from kenning.records import (
     USER,
     Consent,
@@ -37,308 +38,224 @@ __all__ = [
     "AsyncProcedures",
     "AsyncRetention",
     "Facts",
+    "Part",
     "Procedures",
     "Retention",
+    "Runs",
 ]
 
 T = TypeVar("T")
+C = TypeVar("C")
 
 
-class _Runs(Protocol):
-    def _run(self, scope: Scope | None, call: Call[T]) -> T: ...
+class Runs(Protocol):
+    """A client that sends a call (after checking its scope against the key's tenant)."""
+
+    def _run(self, call: Call[T]) -> T: ...
 
 
-class _AsyncRuns(Protocol):
-    async def _run(self, scope: Scope | None, call: Call[T]) -> T: ...
+class AsyncRuns(Protocol):
+    """:class:`Runs`, awaitable."""
+
+    async def _run(self, call: Call[T]) -> T: ...
 
 
-def _tenant(tenant: str) -> Scope:
-    # Checked against the key's tenant before anything is sent.
-    return Scope(tenant)
+class Part(Generic[C]):
+    """A part of a client (``client.context``, ``client.facts``, …): its calls go through the
+    client's ``_run``."""
 
-
-class Facts:
-    """``client.facts``: a served user's long-term facts, profile and consent."""
-
-    def __init__(self, client: _Runs) -> None:
+    def __init__(self, client: C) -> None:
         self._c = client
 
-    def list(
-        self,
-        scope: Scope,
-        *,
-        subject: str | None = None,
-        as_of: datetime | None = None,
-        include_closed: bool = False,
-    ) -> builtins.list[Fact]:
-        """The user's current facts (see :meth:`kenning.LongTermMemory.list`)."""
-        return self._c._run(scope, calls.list_facts(scope, subject, as_of, include_closed))
+
+class Facts(Part[Runs], FactsAPI):
+    """``client.facts``: a served user's long-term facts, profile and consent."""
+
+    def list(self, scope: Scope, *, subject: str | None = None, as_of: datetime | None = None,
+             include_closed: bool = False) -> builtins.list[Fact]:  # fmt: skip
+        return self._c._run(calls.list_facts(scope, subject, as_of, include_closed))
 
     def history(self, scope: Scope, fact_id: str) -> builtins.list[Fact]:
-        """Every version of a fact, oldest first."""
-        return self._c._run(scope, calls.history(scope, fact_id))
+        return self._c._run(calls.history(scope, fact_id))
 
-    def remember(
-        self,
-        scope: Scope,
-        attribute: str,
-        value: str,
-        *,
-        subject: str = USER,
-        qualifier: str = "",
-        category: FactCategory | str = FactCategory.GENERAL,
-        source_event_id: str | None = None,
-    ) -> Fact:
-        """Store a fact the user stated or confirmed in the session of *scope*."""
-        return self._c._run(scope, calls.remember(
+    def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
+                 qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+                 source_event_id: str | None = None) -> Fact:  # fmt: skip
+        return self._c._run(calls.remember(
             scope, attribute, value, subject=subject, qualifier=qualifier, category=category,
             source_event_id=source_event_id,
         ))  # fmt: skip
 
     def revoke(self, scope: Scope, fact_id: str) -> Fact:
-        """Close a fact's validity now."""
-        return self._c._run(scope, calls.revoke(scope, fact_id))
+        return self._c._run(calls.revoke(scope, fact_id))
 
     def profile(self, scope: Scope) -> Profile:
-        """The user's profile."""
-        return self._c._run(scope, calls.profile(scope))
+        return self._c._run(calls.profile(scope))
 
     def export(self, scope: Scope) -> dict[str, Any]:
-        """The profile, every fact ever held and the consent, as JSON."""
-        return self._c._run(scope, calls.export(scope))
+        return self._c._run(calls.export(scope))
 
     def consent(self, scope: Scope) -> Consent:
-        """The user's effective choices (their settings over the tenant's policy)."""
-        return self._c._run(scope, calls.consent(scope))
+        return self._c._run(calls.consent(scope))
 
-    def set_consent(
-        self,
-        scope: Scope,
-        *,
-        share_across_sessions: bool | None = None,
-        sensitive_facts: bool | None = None,
-    ) -> Consent:
-        """Record the user's choices (None: follow the tenant's policy)."""
-        return self._c._run(scope, calls.set_consent(scope, share_across_sessions, sensitive_facts))
+    def set_consent(self, scope: Scope, *, share_across_sessions: bool | None = None,
+                    sensitive_facts: bool | None = None) -> Consent:  # fmt: skip
+        return self._c._run(calls.set_consent(scope, share_across_sessions, sensitive_facts))
 
     def shares_across_sessions(self, scope: Scope) -> bool:
-        """True if the user's facts and profile may reach their other sessions."""
         return scope.user is not None and self.consent(scope).share_across_sessions
 
 
-class Retention:
-    """``client.retention``: the tenant's policy, legal holds, the purge and what it holds."""
-
-    def __init__(self, client: _Runs) -> None:
-        self._c = client
+class Retention(Part[Runs], RetentionAPI):
+    """``client.retention``: the tenant's policy, legal holds, the purge and what it holds.
+    ``set_policy``, ``hold``, ``release`` and ``purge`` need the admin credential."""
 
     def policy(self, tenant: str) -> TenantPolicy:
-        return self._c._run(_tenant(tenant), calls.policy())
+        return self._c._run(calls.policy(tenant))
 
     def holds(self, tenant: str) -> builtins.list[LegalHold]:
-        return self._c._run(_tenant(tenant), calls.holds())
+        return self._c._run(calls.holds(tenant))
 
     def stats(self, scope: Scope, *, now: datetime | None = None) -> StoreStats:
-        return self._c._run(scope, calls.stats(scope, now))
+        return self._c._run(calls.stats(scope, now))
 
     def set_policy(self, tenant: str, policy: TenantPolicy) -> None:
-        """Set the tenant's policy (admin credential)."""
-        self._c._run(None, calls.set_policy(tenant, policy))
+        self._c._run(calls.set_policy(tenant, policy))
 
     def hold(self, scope: Scope, *, reason: str) -> LegalHold:
-        """Place a legal hold (admin credential)."""
-        return self._c._run(None, calls.hold(scope, reason))
+        return self._c._run(calls.hold(scope, reason))
 
     def release(self, scope: Scope) -> bool:
-        """Release the hold on exactly *scope* (admin credential)."""
-        return self._c._run(None, calls.release(scope))
+        return self._c._run(calls.release(scope))
 
     def purge(self, tenant: str, *, now: datetime | None = None) -> int:
-        """Remove the tenant's records past retention (admin credential)."""
-        return self._c._run(None, calls.purge(tenant, now))
+        return self._c._run(calls.purge(tenant, now))
 
 
-class Procedures:
+class Procedures(Part[Runs], ProceduresAPI):
     """``client.procedures``: the tenant's versioned playbooks."""
 
-    def __init__(self, client: _Runs) -> None:
-        self._c = client
-
-    def record(
-        self,
-        scope: Scope,
-        name: str,
-        steps: Sequence[str],
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        description: str = "",
-        active: bool = False,
-    ) -> Procedure:
-        return self._c._run(scope, calls.record(
+    def record(self, scope: Scope, name: str, steps: Sequence[str], *,
+               tools: Sequence[Mapping[str, Any]], description: str = "",
+               active: bool = False) -> Procedure:  # fmt: skip
+        return self._c._run(calls.record(
             scope, name, steps, tools=tools, description=description, active=active
         ))  # fmt: skip
 
     def candidate_from_task(
         self, scope: Scope, name: str, *, tools: Sequence[Mapping[str, Any]]
     ) -> Procedure:
-        return self._c._run(scope, calls.candidate_from_task(scope, name, tools))
+        return self._c._run(calls.candidate_from_task(scope, name, tools))
 
     def approve(self, tenant: str, procedure_id: str) -> Procedure:
-        return self._c._run(_tenant(tenant), calls.approve(procedure_id))
+        return self._c._run(calls.approve(tenant, procedure_id))
 
     def retire(self, tenant: str, procedure_id: str) -> Procedure:
-        return self._c._run(_tenant(tenant), calls.retire(procedure_id))
+        return self._c._run(calls.retire(tenant, procedure_id))
 
-    def list(self, tenant: str, *, name: str | None = None) -> builtins.list[Procedure]:
-        return self._c._run(_tenant(tenant), calls.list_procedures(name))
+    def list(self, tenant: str, *,
+             name: str | None = None) -> builtins.list[Procedure]:  # fmt: skip
+        return self._c._run(calls.list_procedures(tenant, name))
 
     def show(self, tenant: str, procedure_id: str) -> Procedure:
-        return self._c._run(_tenant(tenant), calls.show(procedure_id))
+        return self._c._run(calls.show(tenant, procedure_id))
 
-    def get(
-        self,
-        tenant: str,
-        name: str,
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        include_drift: bool = False,
-    ) -> ProcedureMatch:
-        return self._c._run(_tenant(tenant), calls.get_procedure(name, tools, include_drift))
+    def get(self, tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]],
+            include_drift: bool = False) -> ProcedureMatch:  # fmt: skip
+        return self._c._run(calls.get_procedure(tenant, name, tools, include_drift))
 
 
-class AsyncFacts:
+class AsyncFacts(Part[AsyncRuns]):
     """``async_client.facts``: the awaitable twin of ``client.facts``."""
 
-    def __init__(self, client: _AsyncRuns) -> None:
-        self._c = client
-
-    async def list(
-        self,
-        scope: Scope,
-        *,
-        subject: str | None = None,
-        as_of: datetime | None = None,
-        include_closed: bool = False,
-    ) -> builtins.list[Fact]:
-        return await self._c._run(scope, calls.list_facts(scope, subject, as_of, include_closed))
+    async def list(self, scope: Scope, *, subject: str | None = None, as_of: datetime | None = None,
+                   include_closed: bool = False) -> builtins.list[Fact]:  # fmt: skip
+        return await self._c._run(calls.list_facts(scope, subject, as_of, include_closed))
 
     async def history(self, scope: Scope, fact_id: str) -> builtins.list[Fact]:
-        return await self._c._run(scope, calls.history(scope, fact_id))
+        return await self._c._run(calls.history(scope, fact_id))
 
-    async def remember(
-        self,
-        scope: Scope,
-        attribute: str,
-        value: str,
-        *,
-        subject: str = USER,
-        qualifier: str = "",
-        category: FactCategory | str = FactCategory.GENERAL,
-        source_event_id: str | None = None,
-    ) -> Fact:
-        return await self._c._run(scope, calls.remember(
+    async def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
+                       qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+                       source_event_id: str | None = None) -> Fact:  # fmt: skip
+        return await self._c._run(calls.remember(
             scope, attribute, value, subject=subject, qualifier=qualifier, category=category,
             source_event_id=source_event_id,
         ))  # fmt: skip
 
     async def revoke(self, scope: Scope, fact_id: str) -> Fact:
-        return await self._c._run(scope, calls.revoke(scope, fact_id))
+        return await self._c._run(calls.revoke(scope, fact_id))
 
     async def profile(self, scope: Scope) -> Profile:
-        return await self._c._run(scope, calls.profile(scope))
+        return await self._c._run(calls.profile(scope))
 
     async def export(self, scope: Scope) -> dict[str, Any]:
-        return await self._c._run(scope, calls.export(scope))
+        return await self._c._run(calls.export(scope))
 
     async def consent(self, scope: Scope) -> Consent:
-        return await self._c._run(scope, calls.consent(scope))
+        return await self._c._run(calls.consent(scope))
 
-    async def set_consent(
-        self,
-        scope: Scope,
-        *,
-        share_across_sessions: bool | None = None,
-        sensitive_facts: bool | None = None,
-    ) -> Consent:
-        return await self._c._run(
-            scope, calls.set_consent(scope, share_across_sessions, sensitive_facts)
-        )
+    async def set_consent(self, scope: Scope, *, share_across_sessions: bool | None = None,
+                          sensitive_facts: bool | None = None) -> Consent:  # fmt: skip
+        return await self._c._run(calls.set_consent(scope, share_across_sessions, sensitive_facts))
 
     async def shares_across_sessions(self, scope: Scope) -> bool:
         return scope.user is not None and (await self.consent(scope)).share_across_sessions
 
 
-class AsyncRetention:
+class AsyncRetention(Part[AsyncRuns]):
     """``async_client.retention``: the awaitable twin of ``client.retention``."""
 
-    def __init__(self, client: _AsyncRuns) -> None:
-        self._c = client
-
     async def policy(self, tenant: str) -> TenantPolicy:
-        return await self._c._run(_tenant(tenant), calls.policy())
+        return await self._c._run(calls.policy(tenant))
 
     async def holds(self, tenant: str) -> builtins.list[LegalHold]:
-        return await self._c._run(_tenant(tenant), calls.holds())
+        return await self._c._run(calls.holds(tenant))
 
     async def stats(self, scope: Scope, *, now: datetime | None = None) -> StoreStats:
-        return await self._c._run(scope, calls.stats(scope, now))
+        return await self._c._run(calls.stats(scope, now))
 
     async def set_policy(self, tenant: str, policy: TenantPolicy) -> None:
-        await self._c._run(None, calls.set_policy(tenant, policy))
+        await self._c._run(calls.set_policy(tenant, policy))
 
     async def hold(self, scope: Scope, *, reason: str) -> LegalHold:
-        return await self._c._run(None, calls.hold(scope, reason))
+        return await self._c._run(calls.hold(scope, reason))
 
     async def release(self, scope: Scope) -> bool:
-        return await self._c._run(None, calls.release(scope))
+        return await self._c._run(calls.release(scope))
 
     async def purge(self, tenant: str, *, now: datetime | None = None) -> int:
-        return await self._c._run(None, calls.purge(tenant, now))
+        return await self._c._run(calls.purge(tenant, now))
 
 
-class AsyncProcedures:
+class AsyncProcedures(Part[AsyncRuns]):
     """``async_client.procedures``: the awaitable twin of ``client.procedures``."""
 
-    def __init__(self, client: _AsyncRuns) -> None:
-        self._c = client
-
-    async def record(
-        self,
-        scope: Scope,
-        name: str,
-        steps: Sequence[str],
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        description: str = "",
-        active: bool = False,
-    ) -> Procedure:
-        return await self._c._run(scope, calls.record(
+    async def record(self, scope: Scope, name: str, steps: Sequence[str], *,
+                     tools: Sequence[Mapping[str, Any]], description: str = "",
+                     active: bool = False) -> Procedure:  # fmt: skip
+        return await self._c._run(calls.record(
             scope, name, steps, tools=tools, description=description, active=active
         ))  # fmt: skip
 
     async def candidate_from_task(
         self, scope: Scope, name: str, *, tools: Sequence[Mapping[str, Any]]
     ) -> Procedure:
-        return await self._c._run(scope, calls.candidate_from_task(scope, name, tools))
+        return await self._c._run(calls.candidate_from_task(scope, name, tools))
 
     async def approve(self, tenant: str, procedure_id: str) -> Procedure:
-        return await self._c._run(_tenant(tenant), calls.approve(procedure_id))
+        return await self._c._run(calls.approve(tenant, procedure_id))
 
     async def retire(self, tenant: str, procedure_id: str) -> Procedure:
-        return await self._c._run(_tenant(tenant), calls.retire(procedure_id))
+        return await self._c._run(calls.retire(tenant, procedure_id))
 
-    async def list(self, tenant: str, *, name: str | None = None) -> builtins.list[Procedure]:
-        return await self._c._run(_tenant(tenant), calls.list_procedures(name))
+    async def list(self, tenant: str, *,
+                   name: str | None = None) -> builtins.list[Procedure]:  # fmt: skip
+        return await self._c._run(calls.list_procedures(tenant, name))
 
     async def show(self, tenant: str, procedure_id: str) -> Procedure:
-        return await self._c._run(_tenant(tenant), calls.show(procedure_id))
+        return await self._c._run(calls.show(tenant, procedure_id))
 
-    async def get(
-        self,
-        tenant: str,
-        name: str,
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        include_drift: bool = False,
-    ) -> ProcedureMatch:
-        return await self._c._run(_tenant(tenant), calls.get_procedure(name, tools, include_drift))
+    async def get(self, tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]],
+                  include_drift: bool = False) -> ProcedureMatch:  # fmt: skip
+        return await self._c._run(calls.get_procedure(tenant, name, tools, include_drift))

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from kenning.client.calls import Call
 from kenning.errors import InvalidInput
+from kenning.longterm.api import user_of
 from kenning.records import (
     Consent,
     Fact,
@@ -65,9 +66,9 @@ __all__ = [
 
 
 def _user(scope: Scope) -> str:
-    if not isinstance(scope, Scope) or scope.user is None:
-        raise InvalidInput("this operation needs a scope with a tenant and a user")
-    return scope.user
+    user = user_of(scope).user
+    assert user is not None
+    return user
 
 
 def _segment(value: str, what: str) -> str:
@@ -113,24 +114,18 @@ def list_facts(
         params["subject"] = subject
     if as_of is not None:
         params["as_of"] = _time(as_of, "as_of")
-    return Call("GET", f"/v1/users/{_user(scope)}/facts", _facts, params=params)
+    return Call("GET", f"/v1/users/{_user(scope)}/facts", _facts, params=params, scope=scope)
 
 
 def history(scope: Scope, fact_id: str) -> Call[list[Fact]]:
     path = f"/v1/users/{_user(scope)}/facts/{_segment(fact_id, 'fact_id')}/history"
-    return Call("GET", path, _facts)
+    return Call("GET", path, _facts, scope=scope)
 
 
 def remember(
-    scope: Scope,
-    attribute: str,
-    value: str,
-    *,
-    subject: str,
-    qualifier: str,
-    category: FactCategory | str,
-    source_event_id: str | None,
-) -> Call[Fact]:
+    scope: Scope, attribute: str, value: str, *, subject: str, qualifier: str,
+    category: FactCategory | str, source_event_id: str | None,
+) -> Call[Fact]:  # fmt: skip
     user = _user(scope)
     scope.require_session()
     body = {
@@ -140,42 +135,44 @@ def remember(
     }  # fmt: skip
     if source_event_id is not None:
         body["source_event_id"] = source_event_id
-    return Call("POST", f"/v1/users/{user}/facts", fact_from_json, json=body)
+    return Call("POST", f"/v1/users/{user}/facts", fact_from_json, json=body, scope=scope)
 
 
 def revoke(scope: Scope, fact_id: str) -> Call[Fact]:
     path = f"/v1/users/{_user(scope)}/facts/{_segment(fact_id, 'fact_id')}/revoke"
-    return Call("POST", path, fact_from_json)
+    return Call("POST", path, fact_from_json, scope=scope)
 
 
 def profile(scope: Scope) -> Call[Profile]:
-    return Call("GET", f"/v1/users/{_user(scope)}/profile", profile_from_json)
+    return Call("GET", f"/v1/users/{_user(scope)}/profile", profile_from_json, scope=scope)
 
 
 def export(scope: Scope) -> Call[dict[str, Any]]:
-    return Call("GET", f"/v1/users/{_user(scope)}/export", dict)
+    return Call("GET", f"/v1/users/{_user(scope)}/export", dict, scope=scope)
 
 
 def consent(scope: Scope) -> Call[Consent]:
-    return Call("GET", f"/v1/users/{_user(scope)}/consent", consent_from_json)
+    return Call("GET", f"/v1/users/{_user(scope)}/consent", consent_from_json, scope=scope)
 
 
 def set_consent(
     scope: Scope, share_across_sessions: bool | None, sensitive_facts: bool | None
 ) -> Call[Consent]:
     body = {"share_across_sessions": share_across_sessions, "sensitive_facts": sensitive_facts}
-    return Call("PUT", f"/v1/users/{_user(scope)}/consent", consent_from_json, json=body)
+    path = f"/v1/users/{_user(scope)}/consent"
+    return Call("PUT", path, consent_from_json, json=body, scope=scope)
 
 
 # -- retention -----------------------------------------------------------------------------
 
 
-def policy() -> Call[TenantPolicy]:
-    return Call("GET", "/v1/policy", policy_from_json)
+def policy(tenant: str) -> Call[TenantPolicy]:
+    return Call("GET", "/v1/policy", policy_from_json, scope=Scope(tenant))
 
 
-def holds() -> Call[list[LegalHold]]:
-    return Call("GET", "/v1/holds", lambda d: [hold_from_json(h) for h in d["holds"]])
+def holds(tenant: str) -> Call[list[LegalHold]]:
+    return Call("GET", "/v1/holds", lambda d: [hold_from_json(h) for h in d["holds"]],
+                scope=Scope(tenant))  # fmt: skip
 
 
 def stats(scope: Scope, now: datetime | None) -> Call[StoreStats]:
@@ -184,7 +181,7 @@ def stats(scope: Scope, now: datetime | None) -> Call[StoreStats]:
         params["user"] = scope.user
     if now is not None:
         params["now"] = _time(now, "now")
-    return Call("GET", "/v1/stats", stats_from_json, params=params)
+    return Call("GET", "/v1/stats", stats_from_json, params=params, scope=scope)
 
 
 def set_policy(tenant: str, value: TenantPolicy) -> Call[None]:
@@ -221,14 +218,9 @@ def purge(tenant: str, now: datetime | None) -> Call[int]:
 
 
 def record(
-    scope: Scope,
-    name: str,
-    steps: Sequence[str],
-    *,
-    tools: Sequence[Mapping[str, Any]],
-    description: str,
-    active: bool,
-) -> Call[Procedure]:
+    scope: Scope, name: str, steps: Sequence[str], *, tools: Sequence[Mapping[str, Any]],
+    description: str, active: bool,
+) -> Call[Procedure]:  # fmt: skip
     if isinstance(steps, str):
         raise InvalidInput("steps must be a list of strings")
     body: dict[str, Any] = {
@@ -237,7 +229,7 @@ def record(
     }  # fmt: skip
     if scope.user is not None:
         body["user"] = scope.user
-    return Call("POST", "/v1/procedures", procedure_from_json, json=body)
+    return Call("POST", "/v1/procedures", procedure_from_json, json=body, scope=scope)
 
 
 def candidate_from_task(
@@ -246,31 +238,39 @@ def candidate_from_task(
     user = _user(scope)
     scope.require_session()
     body = {"user": user, "name": name, "tools": _tools(tools)}
-    return Call("POST", f"/v1/sessions/{scope.session}/procedures", procedure_from_json, json=body)
+    path = f"/v1/sessions/{scope.session}/procedures"
+    return Call("POST", path, procedure_from_json, json=body, scope=scope)
 
 
-def approve(procedure_id: str) -> Call[Procedure]:
-    path = f"/v1/procedures/{_segment(procedure_id, 'procedure_id')}/approve"
-    return Call("POST", path, procedure_from_json)
-
-
-def retire(procedure_id: str) -> Call[Procedure]:
-    path = f"/v1/procedures/{_segment(procedure_id, 'procedure_id')}/retire"
-    return Call("POST", path, procedure_from_json)
-
-
-def list_procedures(name: str | None) -> Call[list[Procedure]]:
-    params = {} if name is None else {"name": name}
-    return Call("GET", "/v1/procedures", _procedures, params=params)
-
-
-def show(procedure_id: str) -> Call[Procedure]:
+def _procedure(tenant: str, procedure_id: str, action: str = "") -> Call[Procedure]:
+    """The call on one version (``GET``, or ``POST`` an *action* on it)."""
+    scope = Scope(tenant)
     path = f"/v1/procedures/{_segment(procedure_id, 'procedure_id')}"
-    return Call("GET", path, procedure_from_json)
+    if not action:
+        return Call("GET", path, procedure_from_json, scope=scope)
+    return Call("POST", f"{path}/{action}", procedure_from_json, scope=scope)
+
+
+def approve(tenant: str, procedure_id: str) -> Call[Procedure]:
+    return _procedure(tenant, procedure_id, "approve")
+
+
+def retire(tenant: str, procedure_id: str) -> Call[Procedure]:
+    return _procedure(tenant, procedure_id, "retire")
+
+
+def show(tenant: str, procedure_id: str) -> Call[Procedure]:
+    return _procedure(tenant, procedure_id)
+
+
+def list_procedures(tenant: str, name: str | None) -> Call[list[Procedure]]:
+    params = {} if name is None else {"name": name}
+    return Call("GET", "/v1/procedures", _procedures, params=params, scope=Scope(tenant))
 
 
 def get_procedure(
-    name: str, tools: Sequence[Mapping[str, Any]], include_drift: bool
+    tenant: str, name: str, tools: Sequence[Mapping[str, Any]], include_drift: bool
 ) -> Call[ProcedureMatch]:
+    scope = Scope(tenant)
     body = {"name": name, "tools": _tools(tools), "include_drift": include_drift}
-    return Call("POST", "/v1/procedures/match", match_from_json, json=body)
+    return Call("POST", "/v1/procedures/match", match_from_json, json=body, scope=scope)

@@ -18,6 +18,7 @@ from kenning.compaction.ledger import SessionStore
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
+from kenning.context.api import ContextAPI, WindowAPI, session_of, window_source
 from kenning.context.assembler import (
     ContextSettings,
     Gathered,
@@ -32,7 +33,7 @@ from kenning.context.past import refers_to_past
 from kenning.context.render import validate_tools
 from kenning.context.task import merge_task
 from kenning.context.window import ContextWindow, Pressure, Price, Tier
-from kenning.errors import InvalidInput, InvalidScope, KenningError, NotFound
+from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import (
     AuditAction,
@@ -98,7 +99,7 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-class WorkingContext:
+class WorkingContext(ContextAPI, WindowAPI):
     """Assembly, pins, task state and compaction over one store: ``memory.context``.
 
     >>> from kenning import Memory, Scope
@@ -153,21 +154,11 @@ class WorkingContext:
         )  # fmt: skip
         return extract_pins(draft, self._rules)
 
-    def set_pin(
-        self,
-        scope: Scope,
-        kind: PinKind | str,
-        value: str,
-        *,
-        key: str | None = None,
-        amount: Decimal | str | None = None,
-        currency: str | None = None,
-        status: PinStatus | str = PinStatus.OPEN,
-        source_event_id: str | None = None,
-        metadata: Mapping[str, JSONScalar] | None = None,
-    ) -> Pin:
-        """Set a pin (a new version if its key exists with another value)."""
-        scope = _session(scope)
+    def set_pin(self, scope: Scope, kind: PinKind | str, value: str, *, key: str | None = None,
+                amount: Decimal | str | None = None, currency: str | None = None,
+                status: PinStatus | str = PinStatus.OPEN, source_event_id: str | None = None,
+                metadata: Mapping[str, JSONScalar] | None = None) -> Pin:  # fmt: skip
+        scope = session_of(scope)
         draft = _draft(kind, value, key, amount, currency, status, source_event_id, metadata)
         written = self._store.put_pins(scope, [draft], at=_now(), mode="set")
         if written:
@@ -175,8 +166,7 @@ class WorkingContext:
         return next(p for p in self._store.pins(scope) if p.key == draft.key)
 
     def close_pin(self, scope: Scope, key: str) -> Pin:
-        """Close the pin *key* (e.g. an obligation that was fulfilled); history keeps it open."""
-        scope = _session(scope)
+        scope = session_of(scope)
         current = next((p for p in self._store.pins(scope) if p.key == key), None)
         if current is None:
             raise NotFound(f"no pin with key {key!r} in session {scope.session!r}")
@@ -196,10 +186,9 @@ class WorkingContext:
     # -- task state ------------------------------------------------------------------------
 
     def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
-        """Merge *update* into the session's task state (rules in kenning.context.task)."""
         if not isinstance(update, TaskUpdate):
             raise InvalidInput("update must be a kenning.TaskUpdate")
-        scope = _session(scope)
+        scope = session_of(scope)
         while True:
             # Optimistic: merge onto what is stored, write only if nobody wrote in between.
             state = self._store.task_state(scope)
@@ -210,16 +199,14 @@ class WorkingContext:
                 return merged
 
     def task_state(self, scope: Scope) -> TaskState:
-        """The session's task state (empty if never set)."""
-        return self._store.task_state(_session(scope))
+        return self._store.task_state(session_of(scope))
 
     # -- compaction ------------------------------------------------------------------------
 
     def compact(
         self, scope: Scope, *, budget_tokens: int, model: str, summarizer: Summarizer | None = None
     ) -> list[Summary]:
-        """Compact the session now, on the caller's thread."""
-        scope = _session(scope)
+        scope = session_of(scope)
         _positive(budget_tokens, "budget_tokens")
         tokenizer_for(model)
         return self._compactor.compact(
@@ -227,12 +214,10 @@ class WorkingContext:
         )
 
     def summaries(self, scope: Scope) -> list[Summary]:
-        """The session's active summaries, oldest range first."""
-        return self._store.summaries(_session(scope))
+        return self._store.summaries(session_of(scope))
 
     def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        """The session's compaction audit log, oldest first."""
-        return self._store.audit_log(_session(scope), limit=limit)
+        return self._store.audit_log(session_of(scope), limit=limit)
 
     def count_tokens(self, scope: Scope, *, model: str) -> dict[str, int]:
         """Exact token counts of the session's events for *model*'s tokenizer, by event id.
@@ -243,7 +228,7 @@ class WorkingContext:
         :func:`kenning.tokens.count_messages`).
         """
         tokenizer = tokenizer_for(model)
-        events = self._store.events(_session(scope))
+        events = self._store.events(session_of(scope))
         ids = [e.id for e in events]
         counts = self._store.token_counts(scope, ids, tokenizer.name)
         missing = [e for e in events if e.id not in counts]
@@ -333,22 +318,13 @@ class WorkingContext:
             note = f"retrieved: none above floor {settings.memory_floor}"
         return pieces, note
 
-    def assemble(
-        self,
-        scope: Scope,
-        *,
-        budget_tokens: int,
-        model: str,
-        reserve_output_tokens: int = 0,
-        system: str,
-        goal: str | None = None,
-        tools: Sequence[Mapping[str, Any]] | None = None,
-        query: str | None = None,
-        retrieve_from: Scope | None = None,
-    ) -> ContextWindow:
-        scope = _session(scope)
-        source = scope if retrieve_from is None else retrieve_from
-        _check_window(source, scope, budget_tokens, reserve_output_tokens, system, goal, query)
+    def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
+                 reserve_output_tokens: int = 0, system: str, goal: str | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
+                 retrieve_from: Scope | None = None) -> ContextWindow:  # fmt: skip
+        scope = session_of(scope)
+        source = window_source(scope, retrieve_from)
+        _check_window(budget_tokens, reserve_output_tokens, system, goal, query)
         request = self._request(
             scope, source, model=model, budget=budget_tokens - reserve_output_tokens,
             system=system, goal=goal, tools=validate_tools(tools), query=query,
@@ -506,7 +482,7 @@ class WorkingContext:
     def record_usage(self, scope: Scope, *, model: str, output_tokens: int) -> None:
         """Add a reply's output tokens (and their cost) to the session's running usage; the
         windows' input tokens are recorded by ``assemble``."""
-        scope = _session(scope)
+        scope = session_of(scope)
         if (
             isinstance(output_tokens, bool)
             or not isinstance(output_tokens, int)
@@ -521,7 +497,7 @@ class WorkingContext:
 
     def usage(self, scope: Scope) -> list[Usage]:
         """The session's running token usage and cost, per model."""
-        return self._store.usage(_session(scope))
+        return self._store.usage(session_of(scope))
 
 
 @dataclass(frozen=True, slots=True)
@@ -544,17 +520,13 @@ class _Request:
 
 
 def _check_window(
-    source: object,
-    scope: Scope,
     budget_tokens: int,
     reserve_output_tokens: int,
     system: str,
     goal: str | None,
     query: str | None,
 ) -> None:
-    """Refuse a window's arguments when they are invalid (InvalidScope, InvalidInput)."""
-    if not isinstance(source, Scope) or source.tenant != scope.tenant:
-        raise InvalidScope("retrieve_from must be a kenning.Scope of the window's tenant")
+    """Refuse a window's arguments when they are invalid (InvalidInput)."""
     _positive(budget_tokens, "budget_tokens")
     if (
         isinstance(reserve_output_tokens, bool)
@@ -576,12 +548,6 @@ def _merged(first: SearchResults, second: SearchResults) -> SearchResults:
     hits = sorted([*first.hits, *(h for h in second.hits if h.id not in seen)],
                   key=lambda h: -h.score)  # fmt: skip
     return replace(first, hits=tuple(hits), degraded=first.degraded or second.degraded)
-
-
-def _session(scope: Scope) -> Scope:
-    if not isinstance(scope, Scope):
-        raise InvalidInput("scope must be a kenning.Scope")
-    return scope.require_session()
 
 
 def _positive(value: object, what: str) -> None:

@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from kenning.errors import InvalidInput, NotFound
+from kenning.longterm.api import ProceduresAPI
 from kenning.records import (
     Procedure,
     ProcedureMatch,
@@ -66,24 +67,15 @@ class PlaybookStore(ProcedureStore, EventLog, ContextState, Protocol):
     calls (for :meth:`Procedures.candidate_from_task`)."""
 
 
-class Procedures:
+class Procedures(ProceduresAPI):
     """Record, approve and look up playbooks of one store."""
 
     def __init__(self, store: PlaybookStore) -> None:
         self._store = store
 
-    def record(
-        self,
-        scope: Scope,
-        name: str,
-        steps: Sequence[str],
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        description: str = "",
-        active: bool = False,
-    ) -> Procedure:
-        """Store a new version of the playbook *name* for *tools* (a candidate unless
-        *active*, which retires the name's other active version)."""
+    def record(self, scope: Scope, name: str, steps: Sequence[str], *,
+               tools: Sequence[Mapping[str, Any]], description: str = "",
+               active: bool = False) -> Procedure:  # fmt: skip
         if isinstance(steps, str) or not steps or len(steps) > _MAX_STEPS:
             raise InvalidInput(f"steps must be a list of 1-{_MAX_STEPS} strings")
         draft = Procedure(
@@ -99,8 +91,6 @@ class Procedures:
     def candidate_from_task(
         self, scope: Scope, name: str, *, tools: Sequence[Mapping[str, Any]]
     ) -> Procedure:
-        """Record a candidate from the session's completed task: its tool calls, in order,
-        and the outcome. Raises InvalidInput if the task is not done or called no tool."""
         scope = scope.require_session()
         state = self._store.task_state(scope)
         if state.status is not TaskStatus.DONE:
@@ -114,7 +104,6 @@ class Procedures:
         return self.record(scope, name, steps, tools=tools, description=state.task)
 
     def approve(self, tenant: str, procedure_id: str) -> Procedure:
-        """Make a version the name's active playbook (the only way a candidate becomes one)."""
         return self._store.set_procedure_status(tenant, procedure_id, ProcedureStatus.ACTIVE)
 
     def retire(self, tenant: str, procedure_id: str) -> Procedure:
@@ -129,16 +118,8 @@ class Procedures:
                 return procedure
         raise NotFound(f"no procedure {procedure_id!r} in tenant {tenant!r}")
 
-    def get(
-        self,
-        tenant: str,
-        name: str,
-        *,
-        tools: Sequence[Mapping[str, Any]],
-        include_drift: bool = False,
-    ) -> ProcedureMatch:
-        """The active playbook *name* written for these *tools*; versions written for other
-        tools are reported as drifted (and returned only with *include_drift*)."""
+    def get(self, tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]],
+            include_drift: bool = False) -> ProcedureMatch:  # fmt: skip
         current = tool_hash(tools)
         active = self._store.procedures(tenant, name=name, statuses=(ProcedureStatus.ACTIVE,))
         fits = [p for p in active if p.tool_schema_hash == current]

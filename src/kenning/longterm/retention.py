@@ -13,13 +13,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
+from kenning.longterm.api import RetentionAPI
 from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy
 from kenning.store.protocol import PolicyStore
 
 __all__ = ["Retention"]
 
 
-class Retention:
+class Retention(RetentionAPI):
     """Policies, holds and the purge over one store."""
 
     def __init__(self, store: PolicyStore, *, clock: Callable[[], datetime] | None = None) -> None:
@@ -27,32 +28,25 @@ class Retention:
         self._now = clock or (lambda: datetime.now(UTC))
 
     def policy(self, tenant: str) -> TenantPolicy:
-        """The tenant's policy (defaults when none was set)."""
         return self._store.tenant_policy(Scope(tenant).tenant)
 
     def set_policy(self, tenant: str, policy: TenantPolicy) -> None:
-        """Set the tenant's consent defaults and retention."""
         if not isinstance(policy, TenantPolicy):
             raise InvalidInput("policy must be a kenning.TenantPolicy")
         self._store.put_tenant_policy(Scope(tenant).tenant, policy)
 
     def hold(self, scope: Scope, *, reason: str) -> LegalHold:
-        """Place a legal hold: erase and purge of *scope* are refused until it is released."""
         if not isinstance(reason, str) or not reason.strip() or len(reason) > 500:
             raise InvalidInput("a legal hold needs a reason (1-500 characters)")
         return self._store.put_hold(_scope(scope), reason.strip())
 
     def release(self, scope: Scope) -> bool:
-        """Release the hold placed on exactly *scope*; False if there was none."""
         return self._store.release_hold(_scope(scope))
 
     def holds(self, tenant: str) -> list[LegalHold]:
         return self._store.holds(Scope(tenant).tenant)
 
     def purge(self, tenant: str, *, now: datetime | None = None) -> int:
-        """Remove the tenant's records past retention (expired facts and records, events
-        older than the policy's ``episode_days``) from every index; held scopes stay. Returns
-        how many records were removed."""
         when = now or self._now()
         policy = self.policy(tenant)
         cutoff = None if policy.episode_days is None else when - timedelta(days=policy.episode_days)
@@ -60,8 +54,6 @@ class Retention:
         return removed
 
     def stats(self, scope: Scope, *, now: datetime | None = None) -> StoreStats:
-        """What *scope* (a tenant, or one user of it) holds: records by kind and their mean
-        age, the most used tags, facts by status, and what the purge removed (tenant-wide)."""
         return self._store.stats(Scope(_scope(scope).tenant, scope.user), now=now or self._now())
 
 

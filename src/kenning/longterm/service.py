@@ -15,7 +15,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -24,6 +24,7 @@ import numpy as np
 from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
+from kenning.longterm.api import FactsAPI, user_of
 from kenning.longterm.consolidate import Decision, decide
 from kenning.longterm.extract import extract_facts, statement
 from kenning.longterm.profile import Profile, build_profile
@@ -147,13 +148,35 @@ def _core(fact: Fact | FactDraft) -> str:
     return thing if sep else fact.value
 
 
+@dataclass
+class _Plan:
+    """What consolidating one batch of drafts decided so far: the facts to insert, reinforce
+    and close, and the facts it inserted (later drafts of the batch see them)."""
+
+    inserts: list[FactInsert] = field(default_factory=list)
+    reinforce: list[tuple[str, str | None]] = field(default_factory=list)
+    closures: list[tuple[str, FactStatus, str | None]] = field(default_factory=list)
+    closed: set[str] = field(default_factory=set)
+    pending: list[Fact] = field(default_factory=list)
+
+    def close(self, ids: Sequence[str], status: FactStatus, successor: str | None) -> None:
+        """Close the facts *ids* (revoked, or superseded by *successor*); one this batch
+        inserted is never written (said and withdrawn, or replaced, in one batch)."""
+        for fact_id in ids:
+            if any(p.id == fact_id for p in self.pending):
+                self.inserts[:] = [i for i in self.inserts if i.id != fact_id]
+            else:
+                self.closures.append((fact_id, status, successor))
+            self.closed.add(fact_id)
+
+
 class LongTermStore(FactStore, PolicyStore, EventLog, ContextState, Protocol):
     """What long-term memory uses of a store: the facts and their extraction, consent and
     tenant policy, the events facts are read from, the user's sessions and their summaries
     (for the profile lines of a window)."""
 
 
-class LongTermMemory:
+class LongTermMemory(FactsAPI):
     """Facts of one store's users: extraction, consolidation, reads and explicit writes."""
 
     def __init__(
@@ -183,29 +206,18 @@ class LongTermMemory:
     # -- consent ---------------------------------------------------------------------------
 
     def consent(self, scope: Scope) -> Consent:
-        """The user's effective choices: their settings over the tenant's policy."""
-        user = _user(scope)
+        user = user_of(scope)
         return Consent.resolve(
             self._store.tenant_policy(user.tenant), self._store.user_settings(user)
         )
 
-    def set_consent(
-        self,
-        scope: Scope,
-        *,
-        share_across_sessions: bool | None = None,
-        sensitive_facts: bool | None = None,
-    ) -> Consent:
-        """Record the user's choices (None: follow the tenant's policy); returns the result.
-
-        ``share_across_sessions``: their facts and profile reach their other sessions.
-        ``sensitive_facts``: health, finance and relationship statements are kept as facts.
-        """
+    def set_consent(self, scope: Scope, *, share_across_sessions: bool | None = None,
+                    sensitive_facts: bool | None = None) -> Consent:  # fmt: skip
         for name, flag in (("share_across_sessions", share_across_sessions),
                            ("sensitive_facts", sensitive_facts)):  # fmt: skip
             if flag is not None and not isinstance(flag, bool):
                 raise InvalidInput(f"{name} must be True, False or None")
-        user = _user(scope)
+        user = user_of(scope)
         self._store.put_user_settings(
             user, UserSettings(share_across_sessions=share_across_sessions,
                                sensitive_facts=sensitive_facts),
@@ -213,15 +225,12 @@ class LongTermMemory:
         return self.consent(user)
 
     def shares_across_sessions(self, scope: Scope) -> bool:
-        """True if the user's facts and profile may reach their other sessions."""
         return scope.user is not None and self.consent(scope).share_across_sessions
 
     # -- profile ---------------------------------------------------------------------------
 
     def profile(self, scope: Scope) -> Profile:
-        """The user's profile: biography, preferences, style, people, corrections, sessions;
-        within each kind the most important facts come first (a capped window keeps them)."""
-        user = _user(scope)
+        user = user_of(scope)
         now = self._now()
         current = sorted(self._store.facts(user), key=lambda f: -self.importance(f, now))
         closed = self._store.facts(user, statuses=(FactStatus.SUPERSEDED,))
@@ -233,7 +242,7 @@ class LongTermMemory:
         with consent, also the latest summary of each of the user's recent other sessions."""
         if scope.user is None:
             return []
-        user = _user(scope)
+        user = user_of(scope)
         if not self.shares_across_sessions(scope):
             now = self._now()
             own = sorted(  # facts sourced in this session, most important first
@@ -347,21 +356,17 @@ class LongTermMemory:
     def _changes(
         self, scope: Scope, drafts: Sequence[FactDraft]
     ) -> tuple[FactChanges, dict[str, np.ndarray]]:
-        user = _user(scope)
+        user = user_of(scope)
         keys = list(dict.fromkeys(d.key for d in drafts))
         current = self._store.facts(user, keys=keys)
         subjects = {d.subject for d in drafts}
         neighbours = [f for s in subjects for f in self._store.facts(user, subject=s)]
         vectors = self._core_vectors([*drafts, *neighbours])
-        inserts: list[FactInsert] = []
-        reinforce: list[tuple[str, str | None]] = []
-        closures: list[tuple[str, FactStatus, str | None]] = []
-        closed: set[str] = set()
-        pending: list[Fact] = []  # inserted by this batch: later drafts see them
+        plan = _Plan()
         for draft in drafts:
-            held = [f for f in [*current, *pending] if f.id not in closed]
+            held = [f for f in [*current, *plan.pending] if f.id not in plan.closed]
             same_key = [f for f in held if f.key == draft.key]
-            kin = [f for f in [*neighbours, *pending] if f.id not in closed]
+            kin = [f for f in [*neighbours, *plan.pending] if f.id not in plan.closed]
 
             def similarity(fact: Fact, draft: FactDraft = draft) -> float:
                 a, b = vectors.get(_core(draft)), vectors.get(_core(fact))
@@ -371,55 +376,34 @@ class LongTermMemory:
                 draft, same_key, kin, similarity=similarity if vectors else None,
                 near_duplicate=self._settings.near_duplicate,
             )  # fmt: skip
-            self._record(draft, decision, scope, inserts, reinforce, closures, closed, pending)
+            self._record(draft, decision, scope, plan)
         expected = tuple((key, tuple(f.id for f in current if f.key == key)) for key in keys)
-        new_vectors = self._statement_vectors(inserts)
+        new_vectors = self._statement_vectors(plan.inserts)
         return (
             FactChanges(
-                inserts=tuple(inserts), reinforcements=tuple(reinforce),
-                closures=tuple(closures), expected=expected,
+                inserts=tuple(plan.inserts), reinforcements=tuple(plan.reinforce),
+                closures=tuple(plan.closures), expected=expected,
             ),
             new_vectors,
         )  # fmt: skip
 
-    def _record(
-        self,
-        draft: FactDraft,
-        decision: Decision,
-        scope: Scope,
-        inserts: list[FactInsert],
-        reinforce: list[tuple[str, str | None]],
-        closures: list[tuple[str, FactStatus, str | None]],
-        closed: set[str],
-        pending: list[Fact],
-    ) -> None:
+    def _record(self, draft: FactDraft, decision: Decision, scope: Scope, plan: _Plan) -> None:
         if decision.action == "reinforce" and decision.fact_id is not None:
-            if not any(p.id == decision.fact_id for p in pending):
-                reinforce.append((decision.fact_id, draft.source_event_id))
+            if not any(p.id == decision.fact_id for p in plan.pending):
+                plan.reinforce.append((decision.fact_id, draft.source_event_id))
         elif decision.action == "revoke":
-            for fact_id in decision.revoke:
-                if any(p.id == fact_id for p in pending):
-                    # Said and withdrawn in one batch: never written.
-                    inserts[:] = [i for i in inserts if i.id != fact_id]
-                else:
-                    closures.append((fact_id, FactStatus.REVOKED, None))
-                closed.add(fact_id)
+            plan.close(decision.revoke, FactStatus.REVOKED, None)
         elif decision.action == "insert":
             fact_id = f"fact_{uuid.uuid4().hex}"
-            for old in decision.supersede:
-                if any(p.id == old for p in pending):
-                    inserts[:] = [i for i in inserts if i.id != old]
-                else:
-                    closures.append((old, FactStatus.SUPERSEDED, fact_id))
-                closed.add(old)
+            plan.close(decision.supersede, FactStatus.SUPERSEDED, fact_id)
             policy = self._store.tenant_policy(scope.tenant)
             start = draft.valid_from or self._now()
             expires = None if policy.fact_days is None else start + timedelta(days=policy.fact_days)
-            inserts.append(
+            plan.inserts.append(
                 FactInsert(id=fact_id, draft=draft, expires_at=expires,
                            embed_hash=content_hash(draft.text))
             )  # fmt: skip
-            pending.append(
+            plan.pending.append(
                 Fact(
                     id=fact_id, scope=scope, subject=draft.subject, attribute=draft.attribute,
                     value=draft.value, text=draft.text, qualifier=draft.qualifier,
@@ -453,19 +437,9 @@ class LongTermMemory:
 
     # -- explicit writes and reads ---------------------------------------------------------
 
-    def remember(
-        self,
-        scope: Scope,
-        attribute: str,
-        value: str,
-        *,
-        subject: str = USER,
-        qualifier: str = "",
-        category: FactCategory | str = FactCategory.GENERAL,
-        source_event_id: str | None = None,
-    ) -> Fact:
-        """Store a fact the user stated or confirmed (an explicit write; consolidated like an
-        extracted one: the same value reinforces, a new one supersedes)."""
+    def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
+                 qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+                 source_event_id: str | None = None) -> Fact:  # fmt: skip
         scope = scope.require_session()
         for name, text in (("attribute", attribute), ("value", value), ("subject", subject)):
             if not isinstance(text, str) or not text.strip() or len(text) > 200:
@@ -491,14 +465,13 @@ class LongTermMemory:
                 "policy; nothing was stored"
             )
         self.consolidate(scope, [draft])
-        found = self._store.facts(_user(scope), keys=[draft.key])
+        found = self._store.facts(user_of(scope), keys=[draft.key])
         if not found:
             raise NotFound("the fact was not stored")
         return found[-1]
 
     def revoke(self, scope: Scope, fact_id: str) -> Fact:
-        """Close a fact's validity now (a revoked preference stops surfacing at once)."""
-        user = _user(scope)
+        user = user_of(scope)
         found = self._store.facts(user, ids=[fact_id])
         if not found:
             raise NotFound(f"no active fact {fact_id!r} for user {user.user!r}")
@@ -513,32 +486,20 @@ class LongTermMemory:
         )
         return closed
 
-    def list(
-        self,
-        scope: Scope,
-        *,
-        subject: str | None = None,
-        as_of: datetime | None = None,
-        include_closed: bool = False,
-    ) -> list[Fact]:
-        """The user's current facts (or what was valid *as_of* a time; or every fact ever
-        held with *include_closed*), oldest first. A scope with a session lists only the
-        facts read from (or remembered in) that session."""
-        _user(scope)
+    def list(self, scope: Scope, *, subject: str | None = None, as_of: datetime | None = None,
+             include_closed: bool = False) -> list[Fact]:  # fmt: skip
+        user_of(scope)
         statuses = None if include_closed else (FactStatus.ACTIVE,)
         return self._store.facts(scope, subject=subject, statuses=statuses, as_of=as_of)
 
     def history(self, scope: Scope, fact_id: str) -> builtins.list[Fact]:
-        """Every version of a fact (same subject, attribute and qualifier), with sources."""
-        found = self._store.fact_history(_user(scope), fact_id)
+        found = self._store.fact_history(user_of(scope), fact_id)
         if not found:
             raise NotFound(f"no fact {fact_id!r} for this user")
         return found
 
     def export(self, scope: Scope) -> dict[str, Any]:
-        """Everything long-term memory holds about the user, as JSON: the profile, every fact
-        ever held (any status, with its validity and sources) and the user's consent."""
-        user = _user(scope)
+        user = user_of(scope)
         consent = self.consent(user)
         data = self.profile(user).to_json()
         data["facts"] = [f.to_json() for f in self._store.facts(user, statuses=None)]
@@ -604,9 +565,3 @@ class LongTermMemory:
                 )
             )
         return archived
-
-
-def _user(scope: Scope) -> Scope:
-    if not isinstance(scope, Scope) or scope.user is None:
-        raise InvalidInput("this operation needs a scope with a tenant and a user")
-    return Scope(scope.tenant, scope.user)

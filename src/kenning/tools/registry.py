@@ -16,28 +16,16 @@ share what the user did not agree to, and a user's consent does not open every a
 
 from __future__ import annotations
 
-import builtins
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal
 from typing import Any, Protocol
 
+from kenning.api import ReadsAPI
+from kenning.context.api import PinsAPI, TaskAPI
 from kenning.errors import InvalidInput, NotFound
-from kenning.records import (
-    USER,
-    Event,
-    Fact,
-    FactCategory,
-    Pin,
-    PinKind,
-    Profile,
-    Scope,
-    TaskState,
-    TaskUpdate,
-)
-from kenning.search.hits import SearchResults
+from kenning.longterm.api import FactsAPI
+from kenning.records import PinKind, Scope
 from kenning.tools.schema import check_arguments
 
 __all__ = [
@@ -56,63 +44,17 @@ __all__ = [
 HOST_ONLY_PIN_KINDS = frozenset({PinKind.APPROVAL, PinKind.AUTHORIZATION, PinKind.HUMAN_GATE})
 
 
-class ContextTarget(Protocol):
-    """What the tools use of ``memory.context`` (a :class:`~kenning.WorkingContext` or the
-    client's)."""
-
-    def set_pin(
-        self,
-        scope: Scope,
-        kind: PinKind | str,
-        value: str,
-        *,
-        key: str | None = None,
-        amount: Decimal | str | None = None,
-        currency: str | None = None,
-    ) -> Pin: ...
-
-    def close_pin(self, scope: Scope, key: str) -> Pin: ...
-
-    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]: ...
-
-    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState: ...
-
-    def task_state(self, scope: Scope) -> TaskState: ...
+class ContextTarget(PinsAPI, TaskAPI, Protocol):
+    """What the tools use of ``memory.context``: its pins and task state (a
+    :class:`~kenning.WorkingContext` or the client's)."""
 
 
-class FactsTarget(Protocol):
-    """What the tools use of ``memory.facts`` (a :class:`~kenning.LongTermMemory` or the
-    client's)."""
-
-    def shares_across_sessions(self, scope: Scope) -> bool: ...
-
-    def list(
-        self,
-        scope: Scope,
-        *,
-        subject: str | None = None,
-        as_of: datetime | None = None,
-        include_closed: bool = False,
-    ) -> builtins.list[Fact]: ...
-
-    def remember(
-        self,
-        scope: Scope,
-        attribute: str,
-        value: str,
-        *,
-        subject: str = USER,
-        qualifier: str = "",
-        category: FactCategory | str = FactCategory.GENERAL,
-        source_event_id: str | None = None,
-    ) -> Fact: ...
-
-    def revoke(self, scope: Scope, fact_id: str) -> Fact: ...
-
-    def profile(self, scope: Scope) -> Profile: ...
+#: What the tools use of ``memory.facts`` (a :class:`~kenning.LongTermMemory` or the
+#: client's): the user's facts, profile and consent.
+FactsTarget = FactsAPI
 
 
-class MemoryTarget(Protocol):
+class MemoryTarget(ReadsAPI, Protocol):
     """What the tools use of a memory: :class:`kenning.Memory` and :class:`kenning.Client`."""
 
     @property
@@ -120,22 +62,6 @@ class MemoryTarget(Protocol):
 
     @property
     def facts(self) -> FactsTarget: ...
-
-    def search(
-        self,
-        scope: Scope,
-        query: str,
-        *,
-        k: int = 10,
-        min_score: float = 0.0,
-        filters: Mapping[str, object] | None = None,
-        kinds: Iterable[str] | None = None,
-        since: datetime | str | float | None = None,
-        until: datetime | str | float | None = None,
-        now: datetime | None = None,
-    ) -> SearchResults: ...
-
-    def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]: ...
 
 
 @dataclass(frozen=True, slots=True)
