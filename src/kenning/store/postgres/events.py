@@ -1,6 +1,7 @@
-"""The event log of the PostgreSQL store: bulk writes through ``COPY``.
+"""The event log of the PostgreSQL store: its bulk writes.
 
-Rows are copied into a temporary staging table (PostgreSQL does not accept ``COPY FROM`` into
+Sessions are claimed and numbered with one statement each over arrays (``unnest``). Events'
+rows are copied into a temporary staging table (PostgreSQL does not accept ``COPY FROM`` into
 a table under row-level security), then moved with one ``INSERT ... SELECT``, which the
 policies check row by row. Everything else of the event log is shared
 (:mod:`kenning.store.sql.events`).
@@ -73,4 +74,20 @@ class EventTables(events.EventTables):
         tx.execute(
             f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec FROM {stage}"
             " ON CONFLICT DO NOTHING"
+        )
+
+    def _set_last_seqs(self, tx: Tx, tenant: str, last_seq: Mapping[str, int]) -> None:
+        tx.execute(
+            "UPDATE sessions s SET last_seq = v.seq"
+            " FROM unnest(?::text[], ?::bigint[]) AS v(session, seq)"
+            " WHERE s.tenant = ? AND s.session = v.session",
+            (list(last_seq), list(last_seq.values()), tenant),
+        )
+
+    def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
+        tx.execute(
+            "INSERT INTO sessions (tenant, session, user_id)"
+            " SELECT ?, s, u FROM unnest(?::text[], ?::text[]) AS t(s, u)"
+            " ON CONFLICT DO NOTHING",
+            (tenant, list(owners), list(owners.values())),
         )

@@ -74,8 +74,11 @@ class EventTables(SqlDatabase):
             id=row[1], scope=stored_scope(row[2], row[3], row[4], row[5]), seq=int(row[6]),
             role=_ROLES[row[7]], content=row[8], at=d.read_time(row[9]),
             tags=d.read_tags(row[10]), metadata=d.read_json(row[11]), version=row[12],
-            content_hash=row[13], tool_name=row[14], tool_args=d.read_json(row[15]),
-            tool_result=d.read_json(row[16]), idempotency_key=row[17],
+            content_hash=row[13], tool_name=row[14],
+            # Most events are no tool call: skip the decoder for their NULLs.
+            tool_args=None if row[15] is None else d.read_json(row[15]),
+            tool_result=None if row[16] is None else d.read_json(row[16]),
+            idempotency_key=row[17],
         )  # fmt: skip
 
     @property
@@ -172,19 +175,45 @@ class EventTables(SqlDatabase):
         by_n = dict(writes)
         self._insert_parts(tx, tenant, [(rowids[by_n[n].id], by_n[n]) for n, _ in out])
         self._derive_from_events(tx, [(by_n[n], e) for n, e in out], now)
+        self._set_last_seqs(tx, tenant, last_seq)
+        return out
+
+    def _set_last_seqs(self, tx: Tx, tenant: str, last_seq: Mapping[str, int]) -> None:
+        """Record each session's last sequence number."""
         tx.executemany(
             "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ?",
             [(seq, tenant, session) for session, seq in last_seq.items()],
         )
-        return out
+
+    def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
+        """Create the sessions the tenant does not hold yet, for their users (a session held
+        already keeps its owner: the caller checks it)."""
+        created = self._d.time(datetime.now(UTC))
+        tx.executemany(
+            "INSERT INTO sessions (tenant, session, user_id, last_seq, created_at)"
+            " VALUES (?, ?, ?, 0, ?) ON CONFLICT DO NOTHING",
+            [(tenant, session, user, created) for session, user in owners.items()],
+        )
 
     def _insert_items(self, tx: Tx, tenant: str, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
         """Write new events' item rows (:data:`ITEM_COLUMNS`, then the backend's own
         :meth:`~SqlDatabase._item_extras`) in order; return each id's rowid."""
+        d = self._d
         columns = ", ".join((*ITEM_COLUMNS, *self._extra_item_columns))
         marks = ", ".join("?" * (len(ITEM_COLUMNS) + len(self._extra_item_columns)))
-        sql = f"INSERT INTO items ({columns}) VALUES ({marks}) RETURNING rowid"
-        return {row[1]: int(tx.execute(sql, row).fetchone()[0]) for row in rows}
+        # One batched insert, then the rowids by id: a statement per row that returns its
+        # rowid cost more than the whole batch.
+        tx.executemany(f"INSERT INTO items ({columns}) VALUES ({marks})", rows)
+        rowids: dict[str, int] = {}
+        for part in d.batches([row[1] for row in rows]):
+            cond, params = d.ids_in("i", part)
+            found = tx.execute(
+                f"SELECT i.id, i.rowid FROM items i WHERE {d.not_indexed('i.tenant')} = ?"
+                f" AND {cond}",
+                [tenant, *params],
+            )
+            rowids.update((r[0], int(r[1])) for r in found)
+        return rowids
 
     def _insert_parts(self, tx: Tx, tenant: str, written: Sequence[tuple[int, EventWrite]]) -> None:
         """Tool details and chunks (or sentence units) of new events, by item rowid."""
@@ -227,12 +256,7 @@ class EventTables(SqlDatabase):
                     "in one batch; session ids are unique within a tenant"
                 )
         names = sorted(users)
-        created = d.time(datetime.now(UTC))
-        tx.executemany(
-            "INSERT INTO sessions (tenant, session, user_id, last_seq, created_at)"
-            " VALUES (?, ?, ?, 0, ?) ON CONFLICT DO NOTHING",
-            [(tenant, name, users[name], created) for name in names],
-        )
+        self._add_sessions(tx, tenant, {name: users[name] for name in names})
         last: dict[str, int] = {}
         for part in d.batches(names):
             cond, params = d.one_of("session", part)

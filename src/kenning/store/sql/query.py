@@ -86,16 +86,10 @@ def scope_sql(
     """The tenancy constraint of a table with ``tenant``, ``user_id`` and ``session`` columns:
     tenant always, user and session when the scope has them."""
     prefix = f"{alias}." if alias else ""
-
-    def column(name: str) -> str:
-        return d.not_indexed(prefix + name) if row_check else prefix + name
-
-    where = [f"{column('tenant')} = ?"]
-    params: list[Any] = [scope.tenant]
+    names = [("tenant", scope.tenant)]
     if scope.user is not None:
-        where.append(f"{column('user_id')} = ?")
-        params.append(scope.user)
+        names.append(("user_id", scope.user))
     if scope.session is not None:
-        where.append(f"{column('session')} = ?")
-        params.append(scope.session)
-    return " AND ".join(where), params
+        names.append(("session", scope.session))
+    hint = d.not_indexed if row_check else str
+    return " AND ".join(f"{hint(prefix + n)} = ?" for n, _ in names), [v for _, v in names]
