@@ -146,6 +146,11 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--out", required=True)
     b.add_argument("--data", help="a labelled JSONL file (default: the set shipped with kenning)")
     b.set_defaults(handler=_reader)
+    b = bench.add_parser("extraction", help="fact extraction on labelled self-statements")
+    b.add_argument("--out", required=True)
+    b.add_argument("--data", help="a labelled JSONL file or folder (default: the shipped set)")
+    b.add_argument("--repeat", type=positive, default=3, help="timed passes over the set")
+    b.set_defaults(handler=_extraction)
     b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")
     b.add_argument("--out", required=True)
     b.add_argument("--seed", type=int, default=0, help="first conversation seed")
@@ -290,6 +295,15 @@ def _reader(args: argparse.Namespace) -> int:
     from kenning.bench.reader_bench import run_reader_bench
 
     run_reader_bench(out, data=_data(args.data) if args.data else None)
+    print((out / "report.md").read_text())
+    return 0
+
+
+def _extraction(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    from kenning.bench.extraction_bench import run_extraction_bench
+
+    run_extraction_bench(out, data=args.data, repeat=args.repeat)
     print((out / "report.md").read_text())
     return 0
 
