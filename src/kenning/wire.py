@@ -324,7 +324,7 @@ def match_from_json(data: Mapping[str, Any]) -> ProcedureMatch:
 def stats_json(stats: StoreStats) -> dict[str, Any]:
     return {"records": dict(stats.records), "mean_age_days": dict(stats.mean_age_days),
             "top_tags": [list(t) for t in stats.top_tags], "facts": dict(stats.facts),
-            "purged": dict(stats.purged)}  # fmt: skip
+            "purged": dict(stats.purged), "unread_events": stats.unread_events}  # fmt: skip
 
 
 def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
@@ -334,6 +334,7 @@ def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
         top_tags=tuple((str(t), int(n)) for t, n in data["top_tags"]),
         facts={k: int(v) for k, v in data["facts"].items()},
         purged={k: int(v) for k, v in data["purged"].items()},
+        unread_events=int(data.get("unread_events", 0)),
     )
 
 

@@ -566,3 +566,56 @@ def test_ingest_reads_stdin(tmp_path: Path) -> None:
                          capture_output=True, text=True, env=ENV, timeout=300)  # fmt: skip
     assert bad.returncode == 2 and "<stdin>:1" in bad.stderr and "Traceback" not in bad.stderr
     assert _count(Path(db)) == 1
+
+
+def test_ingest_reads_the_new_events_for_facts_before_it_exits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"tenant": "acme", "user": "dana", "session": "s1", "role": "user",
+             "content": "I work at Netflix."}]  # fmt: skip
+    src = write_jsonl(tmp_path / "e.jsonl", rows)
+    db = str(tmp_path / "k.db")
+    common = ["--db", db, "--tenant", "acme", "--user", "dana"]
+    assert main(["ingest", str(src), "--db", db, "--no-facts"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--db", db, "--tenant", "acme", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unread_events"] == 1
+    assert main(["stats", "--db", db, "--tenant", "acme"]) == 0
+    assert "events not yet read for facts: 1 (kenning consolidate" in capsys.readouterr().out
+    assert main(["facts", "list", *common, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
+
+    more = write_jsonl(tmp_path / "more.jsonl", [{**rows[0], "session": "s2",
+                                                  "content": "I live in Porto."}])  # fmt: skip
+    assert main(["ingest", str(more), "--db", db]) == 0
+    assert "read 2 sessions for facts" in capsys.readouterr().out  # the earlier run's too
+    assert main(["facts", "list", *common, "--json"]) == 0
+    texts = {f["text"] for f in json.loads(capsys.readouterr().out)}
+    assert texts == {"The user works at Netflix", "The user lives in Porto"}
+    assert main(["stats", "--db", db, "--tenant", "acme", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unread_events"] == 0
+
+
+def test_the_policy_lists_the_tools_read_for_facts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"tenant": "acme", "user": "dana", "session": "s1", "role": "tool",
+             "tool_name": "accounts", "content": "done",
+             "tool_result": {"account_id": "ACC-99123"}}]  # fmt: skip
+    db = str(tmp_path / "k.db")
+    tenant = ["--db", db, "--tenant", "acme"]
+    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", db]) == 0
+    assert main(["facts", "list", *tenant, "--user", "dana", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == []  # no tool listed
+    assert main(["policy", "set", *tenant, "--fact-tools", " , "]) == 2
+    assert "--fact-tools takes tool names" in capsys.readouterr().err
+    assert main(["policy", "set", *tenant, "--fact-tools", "accounts, crm", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fact_tools"] == ["accounts", "crm"]
+    later = [{**rows[0], "session": "s2"}]
+    assert main(["ingest", str(write_jsonl(tmp_path / "l.jsonl", later)), "--db", db]) == 0
+    capsys.readouterr()
+    assert main(["facts", "list", *tenant, "--user", "dana", "--json"]) == 0
+    [fact] = json.loads(capsys.readouterr().out)
+    assert fact["value"] == "ACC-99123" and fact["subject"] == "tool:accounts"
+    assert main(["policy", "set", *tenant, "--fact-tools", "none"]) == 0
+    assert "fact_tools: none" in capsys.readouterr().out

@@ -241,20 +241,44 @@ def test_extraction_resumes_after_a_restart(
         assert [f.value for f in memory.facts.list(DANA)] == ["Porto"]
 
 
+def _tool_turn(name: str, result: dict[str, object]) -> dict[str, object]:
+    return {"role": "tool", "tool_name": name, "content": "done", "tool_result": result}
+
+
 def test_facts_discovered_in_tool_results_are_tagged(memory: Memory) -> None:
     with memory:
+        memory.retention.set_policy("acme", TenantPolicy(fact_tools=("accounts",)))
         chat = Scope("acme", "dana", "s1")
-        memory.add_events(chat, [{
-            "role": "tool", "tool_name": "accounts", "content": "lookup done",
-            "tool_result": {"account_id": "ACC-99123", "api_url": "https://api.acme.io/v2",
-                            "ok": True, "id": 7},
-        }])  # fmt: skip
+        memory.add_events(chat, [_tool_turn("accounts", {
+            "account_id": "ACC-99123", "api_url": "https://api.acme.io/v2", "ok": True, "id": 7,
+        })])  # fmt: skip
         assert memory.wait_for_facts(60)
         facts = {(f.subject, f.attribute, f.value, f.source) for f in memory.facts.list(DANA)}
         assert facts == {
             ("tool:accounts", "account_id", "ACC-99123", FactSource.TOOL),
             ("tool:accounts", "api_url", "https://api.acme.io/v2", FactSource.TOOL),
         }
+
+
+def test_a_tool_the_policy_does_not_list_makes_no_fact(memory: Memory) -> None:
+    """A refund's currency is the tool's output, not a fact about the user: with the default
+    policy no tool is read for facts, while its values still reach search and pins."""
+    with memory:
+        chat = Scope("acme", "dana", "s1")
+        memory.add_events(chat, [
+            turn("Please refund my order A-1042."),
+            _tool_turn("refunds.create", {"refund_id": "RF-7781", "currency": "EUR",
+                                          "amount": "42.50", "status": "approved"}),
+        ])  # fmt: skip
+        assert memory.wait_for_facts(60)
+        assert memory.facts.list(DANA) == []
+        profile = memory.facts.profile(DANA)
+        assert not (profile.biography or profile.preferences or profile.people)
+        [hit] = memory.search(chat, "refund currency EUR", k=1)
+        assert hit.kind == "event" and hit.role == "tool"
+        pins = memory.context.pins(chat)
+        assert any("RF-7781" in p.value for p in pins)
+        assert any(p.currency == "EUR" for p in pins)
 
 
 def _lab(memory: Memory, *, consent: bool) -> str:

@@ -18,6 +18,7 @@ from typing import Any, TextIO
 from kenning.cli.context_commands import describe_window
 from kenning.cli.inputs import new_db, read_events, shown, store_location
 from kenning.errors import InvalidFilter, InvalidInput, ScopeConflict, StoreError
+from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import NewEvent, Scope, to_utc
 from kenning.search.hits import Hit
@@ -27,10 +28,10 @@ from kenning.settings import Settings
 __all__ = ["demo", "ingest", "migrate", "reindex", "search"]
 
 
-def _progress(total: int, *, enabled: bool, desc: str) -> Any:
+def _progress(total: int, *, enabled: bool, desc: str, unit: str = "ev") -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, unit="ev", desc=desc, disable=not enabled, file=sys.stderr)
+    return tqdm(total=total, unit=unit, desc=desc, disable=not enabled, file=sys.stderr)
 
 
 @contextmanager
@@ -55,41 +56,14 @@ def _interruptible() -> Iterator[threading.Event]:
 
 
 def ingest(args: argparse.Namespace) -> int:
-    settings = Settings()
+    # Facts are read below, in the foreground, so the command ends with them in place.
+    settings = Settings(longterm=LongTermSettings(extract=False))
     db = store_location(args, create=True)
-    source = str(args.file)
-    # Validate the whole input before opening the database: a bad last line changes nothing.
-    if source == "-":
-        rows = list(
-            read_events(sys.stdin.buffer, source="<stdin>", max_chars=settings.max_content_chars)
-        )
-    else:
-        if Path(source).is_dir():
-            raise InvalidInput(f"{source} is a directory, not a JSON Lines file")
-        if not Path(source).exists():
-            raise InvalidInput(f"{source} does not exist")
-        # A pipe or process substitution (<(...)) is read like a file.
-        try:
-            with open(source, "rb") as stream:
-                rows = list(
-                    read_events(stream, source=source, max_chars=settings.max_content_chars)
-                )
-        except OSError as exc:
-            raise InvalidInput(f"{source} cannot be read: {exc.strerror or exc}") from exc
-    added = 0
-    done = 0
+    rows = _ingest_rows(str(args.file), settings.max_content_chars)
     started = time.perf_counter()
     with Memory.open(db, settings=settings) as memory, _interruptible() as stop:
-        _check_owners(memory, rows, source)
-        show = not args.no_progress and len(rows) >= 1000
-        with _progress(len(rows), enabled=show, desc="ingest") as bar:
-            for start in range(0, len(rows), args.batch):
-                if stop.is_set():
-                    break
-                chunk = rows[start : start + args.batch]
-                added += len(memory.ingest(chunk))
-                done += len(chunk)
-                bar.update(len(chunk))
+        _check_owners(memory, rows, str(args.file))
+        added, done = _write_batches(memory, rows, args, stop)
         if stop.is_set():
             print(
                 f"kenning: interrupted: {added} events committed ({done - added} already "
@@ -97,7 +71,51 @@ def ingest(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 130
-    elapsed = time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        _report_ingest(rows, added, db, elapsed)
+        if args.no_facts:
+            return 0
+        return _read_facts(memory, stop, show=not args.no_progress)
+
+
+def _ingest_rows(source: str, max_chars: int) -> list[tuple[Scope, NewEvent]]:
+    """Every line of *source* validated before the database is opened: a bad last line
+    changes nothing."""
+    if source == "-":
+        return list(read_events(sys.stdin.buffer, source="<stdin>", max_chars=max_chars))
+    if Path(source).is_dir():
+        raise InvalidInput(f"{source} is a directory, not a JSON Lines file")
+    if not Path(source).exists():
+        raise InvalidInput(f"{source} does not exist")
+    # A pipe or process substitution (<(...)) is read like a file.
+    try:
+        with open(source, "rb") as stream:
+            return list(read_events(stream, source=source, max_chars=max_chars))
+    except OSError as exc:
+        raise InvalidInput(f"{source} cannot be read: {exc.strerror or exc}") from exc
+
+
+def _write_batches(
+    memory: Memory,
+    rows: list[tuple[Scope, NewEvent]],
+    args: argparse.Namespace,
+    stop: threading.Event,
+) -> tuple[int, int]:
+    """Append *rows* in atomic batches until done or stopped; (events added, rows done)."""
+    added = done = 0
+    show = not args.no_progress and len(rows) >= 1000
+    with _progress(len(rows), enabled=show, desc="ingest") as bar:
+        for start in range(0, len(rows), args.batch):
+            if stop.is_set():
+                break
+            chunk = rows[start : start + args.batch]
+            added += len(memory.ingest(chunk))
+            done += len(chunk)
+            bar.update(len(chunk))
+    return added, done
+
+
+def _report_ingest(rows: list[tuple[Scope, NewEvent]], added: int, db: Any, elapsed: float) -> None:
     sessions = {(s.tenant, s.session) for s, _ in rows}
     tenants = {s.tenant for s, _ in rows}
     rate = len(rows) / elapsed if elapsed > 0 else float("inf")
@@ -107,6 +125,28 @@ def ingest(args: argparse.Namespace) -> int:
         f"into {shown(db)} in {elapsed:.2f} s ({rate:.0f} events/s)"
         + (f"; skipped {skipped} already present (same id)" if skipped else "")
     )
+
+
+def _read_facts(memory: Memory, stop: threading.Event, *, show: bool) -> int:
+    """Read every session with events not yet read for facts (the new ones, and any an
+    earlier run left), one session at a time until done or stopped."""
+    waiting = memory.store.extraction_stats()
+    total = waiting.pending + waiting.running
+    read = 0
+    started = time.perf_counter()
+    with _progress(total, enabled=show and total >= 20, desc="facts", unit="session") as bar:
+        while not stop.is_set() and memory.facts.extract_next() is not None:
+            read += 1
+            bar.update(1)
+    if stop.is_set():
+        print(
+            f"kenning: interrupted: read {read} of {total} sessions for facts; "
+            "kenning consolidate reads the rest",
+            file=sys.stderr,
+        )
+        return 130
+    if read:
+        print(f"read {read} sessions for facts in {time.perf_counter() - started:.2f} s")
     return 0
 
 

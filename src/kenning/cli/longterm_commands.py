@@ -16,6 +16,7 @@ from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import Procedure, Scope, TenantPolicy, to_utc
 from kenning.settings import Settings
+from kenning.wire import stats_json
 
 __all__ = ["add_parsers"]
 
@@ -66,6 +67,8 @@ def _add_tenant_parsers(sub: Any) -> None:
     p.add_argument("--episode-days", help="set: delete events older than this (none: keep)")
     p.add_argument("--fact-days", help="set: delete facts older than this (none: until revoked)")
     p.add_argument("--recent-sessions", type=int, help="set: sessions the rolling summary covers")
+    p.add_argument("--fact-tools", help="set: comma-separated tools whose results are read for "
+                   "facts (none: no tool)")  # fmt: skip
     p.set_defaults(handler=_editing(_policy))
 
     p = sub.add_parser("procedures", help="playbooks: list, show, approve")
@@ -209,15 +212,26 @@ def _days(value: str | None, name: str, current: float | None) -> float | None:
         raise InvalidInput(f"{name} must be a number of days or 'none', not {value!r}") from None
 
 
+def _tools(value: str | None, current: tuple[str, ...]) -> tuple[str, ...]:
+    if value is None:
+        return current
+    if value.strip().lower() == "none":
+        return ()
+    names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
+    if not names:
+        raise InvalidInput("--fact-tools takes tool names separated by commas, or none")
+    return names
+
+
 def _policy(memory: Memory, args: argparse.Namespace) -> None:
     policy = memory.retention.policy(args.tenant)
     if args.action == "set":
         changes = (args.share, args.sensitive, args.episode_days, args.fact_days,
-                   args.recent_sessions)  # fmt: skip
+                   args.recent_sessions, args.fact_tools)  # fmt: skip
         if all(c is None for c in changes):
             raise InvalidInput(
                 "policy set needs one of --share, --sensitive, --episode-days, --fact-days, "
-                "--recent-sessions"
+                "--recent-sessions, --fact-tools"
             )
         policy = TenantPolicy(
             share_across_sessions=(
@@ -231,10 +245,14 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
             recent_sessions=(
                 policy.recent_sessions if args.recent_sessions is None else args.recent_sessions
             ),
+            fact_tools=_tools(args.fact_tools, policy.fact_tools),
         )
         memory.retention.set_policy(args.tenant, policy)
     data = policy.to_json()
-    _print(data, as_json=args.json, lines=[f"{k}: {v}" for k, v in data.items()])
+    lines = [
+        f"{k}: {', '.join(v) or 'none' if isinstance(v, tuple) else v}" for k, v in data.items()
+    ]
+    _print(data, as_json=args.json, lines=lines)
 
 
 def _procedures(memory: Memory, args: argparse.Namespace) -> None:
@@ -274,8 +292,8 @@ def _purge(memory: Memory, args: argparse.Namespace) -> None:
 
 def _stats(memory: Memory, args: argparse.Namespace) -> None:
     stats = memory.store.stats(Scope(args.tenant, args.user), now=datetime.now(UTC))
-    data = {"records": dict(stats.records), "mean_age_days": dict(stats.mean_age_days),
-            "top_tags": [list(t) for t in stats.top_tags], "facts": dict(stats.facts),
-            "purged": dict(stats.purged)}  # fmt: skip
-    lines = [f"{k}: {v}" for k, v in data.items()]
+    data = stats_json(stats)
+    lines = [f"{k}: {v}" for k, v in data.items() if k != "unread_events"]
+    waiting = " (kenning consolidate reads them)" if stats.unread_events else ""
+    lines.append(f"events not yet read for facts: {stats.unread_events}{waiting}")
     _print(data, as_json=args.json, lines=lines)

@@ -64,6 +64,8 @@ def _add_ingest(sub: Any) -> None:
     add_location(p, "SQLite database file (created if missing)")
     p.add_argument("--batch", type=positive, default=256, help="events per atomic batch")
     p.add_argument("--no-progress", action="store_true", help="do not show a progress bar")
+    p.add_argument("--no-facts", action="store_true", help="do not read the new events for "
+                   "facts before exiting (kenning consolidate reads them later)")  # fmt: skip
     p.set_defaults(handler=commands.ingest)
 
 

@@ -287,7 +287,7 @@ class LongTermMemory(FactsAPI):
                 # One step per turn, dated by the turn: an imported history keeps its times
                 # (a value replaced in March stopped holding in March, not when it was read).
                 said = {e.id: e.at for e in events}
-                drafts = self._extractor.extract(events)
+                drafts = self._from_listed_tools(job.scope, self._extractor.extract(events))
                 for source in dict.fromkeys(d.source_event_id for d in drafts):
                     self._consolidate(
                         job.scope, [d for d in drafts if d.source_event_id == source],
@@ -301,6 +301,16 @@ class LongTermMemory(FactsAPI):
             self._store.finish_extraction(job, done_seq=done)  # the batches read so far stay
             raise
         return self._store.finish_extraction(job, done_seq=done)
+
+    def _from_listed_tools(self, scope: Scope, drafts: list[FactDraft]) -> list[FactDraft]:
+        """*drafts* without those read from the results of tools the tenant's policy does not
+        list in ``fact_tools`` (the values stay in pins and search)."""
+        listed = set(self._store.tenant_policy(scope.tenant).fact_tools)
+        return [
+            d
+            for d in drafts
+            if d.source is not FactSource.TOOL or d.subject.removeprefix("tool:") in listed
+        ]
 
     def extract_all(self) -> int:
         """Run extraction until nothing waits (``kenning consolidate``); returns sessions read."""

@@ -24,6 +24,21 @@ def _days(value: float | None, what: str) -> None:
         raise InvalidInput(f"{what} must be a positive number of days, or None for no limit")
 
 
+_MAX_TOOLS = 200
+
+
+def _tool_names(names: object) -> None:
+    if (
+        not isinstance(names, tuple)
+        or len(names) > _MAX_TOOLS
+        or not all(isinstance(n, str) and 0 < len(n) <= 200 and n.strip() == n for n in names)
+    ):
+        raise InvalidInput(
+            f"fact_tools must be a tuple of at most {_MAX_TOOLS} tool names (non-empty, at most "
+            "200 characters, no surrounding spaces)"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class TenantPolicy:
     """A tenant's defaults and retention.
@@ -33,7 +48,10 @@ class TenantPolicy:
     relationship statements are kept as facts (off: they stay episodic text only).
     ``episode_days`` / ``fact_days``: hard retention of events and facts (None: kept until
     erased; facts until revoked). ``recent_sessions``: how many of a user's last sessions the
-    rolling cross-session summary covers.
+    rolling cross-session summary covers. ``fact_tools``: the tools whose results are read
+    for facts (none by default: a tool result's values still reach pins and search, but a
+    key like ``currency`` in a ``refunds.create`` result is the tool's output, not something
+    the user is).
     """
 
     share_across_sessions: bool = False
@@ -41,12 +59,14 @@ class TenantPolicy:
     episode_days: float | None = None
     fact_days: float | None = None
     recent_sessions: int = 5
+    fact_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _days(self.episode_days, "episode_days")
         _days(self.fact_days, "fact_days")
         if not isinstance(self.recent_sessions, int) or not 0 <= self.recent_sessions <= 50:
             raise InvalidInput("recent_sessions must be an int from 0 to 50")
+        _tool_names(self.fact_tools)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,7 +74,10 @@ class TenantPolicy:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TenantPolicy:
         known = {f for f in cls.__dataclass_fields__}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        fields = {k: v for k, v in data.items() if k in known}
+        if isinstance(fields.get("fact_tools"), list):
+            fields["fact_tools"] = tuple(fields["fact_tools"])
+        return cls(**fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +139,12 @@ class LegalHold:
 @dataclass(frozen=True, slots=True)
 class StoreStats:
     """What a tenant (or one user of it) holds: records by kind, their mean age in days, the
-    most used tags, facts by status, and what the retention purge removed (tenant-wide)."""
+    most used tags, facts by status, what the retention purge removed (tenant-wide), and how
+    many events are still to be read for facts."""
 
     records: Mapping[str, int]
     mean_age_days: Mapping[str, float]
     top_tags: tuple[tuple[str, int], ...]
     facts: Mapping[str, int]
     purged: Mapping[str, int]
+    unread_events: int = 0

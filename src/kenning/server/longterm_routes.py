@@ -270,7 +270,7 @@ def admin_set_policy(request: Request, tenant: TenantP, body: PolicyRequest) -> 
     """Set the tenant's consent defaults and retention (admin credential)."""
     authorize_admin(request)
     retention = service(request).memory.retention
-    retention.set_policy(tenant, TenantPolicy(**body.model_dump()))
+    retention.set_policy(tenant, TenantPolicy.from_json(body.model_dump()))
     return policy_json(retention.policy(tenant))
 
 

@@ -232,6 +232,7 @@ class PolicyRequest(_Body):
     episode_days: float | None = Field(default=None, gt=0, le=100_000)
     fact_days: float | None = Field(default=None, gt=0, le=100_000)
     recent_sessions: int = Field(default=5, ge=0, le=50)
+    fact_tools: list[str] = Field(default_factory=list, max_length=200)
 
 
 class HoldRequest(_Body):

@@ -155,10 +155,18 @@ class PolicyTables(SqlDatabase):
                 f"SELECT f.status, count(*) FROM facts f WHERE {facts_where} GROUP BY f.status",
                 facts_params,
             ).fetchall()
+            sessions_where, sessions_params = scope_sql(d, owner, "s")
+            unread = tx.execute(
+                "SELECT coalesce(sum(s.last_seq - coalesce(p.done_seq, 0)), 0) FROM sessions s"
+                " LEFT JOIN extraction_progress p ON p.tenant = s.tenant AND p.session = s.session"
+                f" WHERE {sessions_where} AND s.last_seq > coalesce(p.done_seq, 0)",
+                sessions_params,
+            ).fetchone()
         return StoreStats(
             records={r[0]: int(r[1]) for r in kinds},
             mean_age_days={r[0]: round(float(r[2]) / 86_400, 2) for r in kinds},
             top_tags=tuple((r[0], int(r[1])) for r in tags),
             facts={r[0]: int(r[1]) for r in facts},
             purged=self.purge_log(scope.tenant),
+            unread_events=int(unread[0]),
         )
