@@ -343,3 +343,26 @@ def test_the_profile_lists_the_most_important_facts_first(memory: Memory) -> Non
         _said(memory, "s3", "I love jazz.", minutes=60 * 24 * 90)
         keys = list(memory.facts.profile(DANA).preferences)
         assert "jazz" in keys[0]
+
+
+def test_a_history_imported_out_of_order_ends_as_it_was_said(memory: Memory) -> None:
+    """Porto was said in February 2026, Lisbon in June 2025: read Porto first, Lisbon after,
+    and Porto is still where the user lives, with Lisbon closed when Porto began."""
+    with memory:
+        porto = datetime(2026, 2, 1, tzinfo=UTC)
+        lisbon = datetime(2025, 6, 1, tzinfo=UTC)
+        memory.add_events(Scope("acme", "dana", "s2"), [{**turn("I moved to Porto."), "at": porto}])
+        assert memory.wait_for_facts(60)
+        memory.add_events(Scope("acme", "dana", "s1"),
+                          [{**turn("I live in Lisbon."), "at": lisbon}])  # fmt: skip
+        assert memory.wait_for_facts(60)
+        [now] = memory.facts.list(DANA)
+        assert (now.value, now.valid_from) == ("Porto", porto)
+        [old] = memory.store.facts(DANA, statuses=(FactStatus.SUPERSEDED,))
+        assert (old.value, old.valid_from, old.valid_to) == ("Lisbon", lisbon, porto)
+        assert old.superseded_by == now.id
+        assert [f.value for f in memory.facts.list(DANA, as_of=lisbon + timedelta(days=1))] == [
+            "Lisbon"
+        ]
+        [hit] = memory.search(DANA, "where does dana live now?", k=1, kinds=["fact"])
+        assert hit.id == now.id

@@ -1,39 +1,37 @@
-"""Consolidation rules (pure): what a new fact draft does to the facts already held.
+"""Consolidation (pure): what new statements do to a user's facts.
 
-For the draft's subject, attribute and qualifier (its *key*):
+A fact draft is a statement about a key (subject, attribute, qualifier), dated when it was said
+or by the time it names. The key's history is refolded with it (:mod:`kenning.longterm.timeline`):
 
-1. A revocation closes the active fact of the key (status ``revoked``, ``valid_to`` set),
-   when its value matches what the revocation names (or the revocation names none).
-2. The same value again (case, spacing and articles ignored) reinforces the active fact:
-   its count and last-seen time, and the new source. No row is added.
-3. A near duplicate — an active fact of the same subject and attribute family whose statement
-   is at least ``near_duplicate`` cosine-similar — reinforces that fact too.
-4. A new value supersedes the active fact of the key: the old one gets ``valid_to`` and
-   ``superseded_by`` and keeps its history. An inferred draft never supersedes an explicit or
-   tool fact (the explicit statement wins); it is dropped.
-5. A different qualifier is a different key: "at work I use a Mac" leaves "at home I use Linux".
+1. the same value again (case, spacing and articles ignored) reinforces the fact that holds it:
+   its count, its last mention and its sources; no row is added;
+2. a near duplicate — an active fact of the same subject and attribute family whose statement
+   is at least ``near_duplicate`` cosine-similar — is a statement of that fact's key and value,
+   so it reinforces that fact too;
+3. a new value supersedes the fact that held when it was said: the old one gets ``valid_to``
+   and ``superseded_by`` and keeps its history. A value said before the one that holds now
+   (a history read out of order) takes its place in the past and leaves the current one as it
+   is. An inferred value never supersedes an explicit or tool fact (it is dropped);
+4. a withdrawal closes the fact holding its value when it was said (``revoked``); a multi-valued
+   key (``preference:jazz``) closes whatever value holds. One that finds nothing is kept as a
+   zero-length ``revoked`` record, so the value said earlier but read later still ends there;
+5. a different qualifier is a different key: "at work I use a Mac" leaves "at home I use Linux".
+
+The outcome is the difference between the stored rows of each key and its refolded history:
+rows to insert (possibly already closed), rows to revise, and rows no longer needed.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 
-from kenning.records import Fact, FactDraft, FactSource, FactStatus
+from kenning.longterm.timeline import Said, Segment, fold, lay_out, said_by
+from kenning.records import Fact, FactDraft, FactStatus
+from kenning.store.records import FactInsert, FactState
 
-__all__ = ["Decision", "decide", "family", "same_value"]
-
-_ARTICLES = re.compile(r"^(?:a|an|the|my)\s+")
-
-
-def same_value(a: str, b: str) -> bool:
-    """Equal once case, spacing and a leading article are ignored."""
-
-    def norm(text: str) -> str:
-        return _ARTICLES.sub("", " ".join(text.lower().split())).strip(" .")
-
-    return norm(a) == norm(b)
+__all__ = ["KeyChanges", "family", "key_changes", "nearest_kin", "said"]
 
 
 def family(attribute: str) -> str:
@@ -41,62 +39,106 @@ def family(attribute: str) -> str:
     return attribute.partition(":")[0]
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """What to do with a draft: ``insert`` it (closing ``supersede``), ``reinforce`` a fact,
-    ``revoke`` facts, or ``drop`` it (with the reason)."""
-
-    action: str
-    fact_id: str | None = None
-    supersede: tuple[str, ...] = ()
-    revoke: tuple[str, ...] = ()
-    reason: str = ""
+def said(draft: FactDraft, at: datetime, *, value: str | None = None) -> Said:
+    """The statement a draft makes, dated by the time it names or else when it was said."""
+    return Said(
+        at=draft.valid_from or at, value=draft.value if value is None else value,
+        revoke=draft.revoke, origin=draft.source, template=draft,
+        sources=(draft.source_event_id,) if draft.source_event_id else (),
+    )  # fmt: skip
 
 
-def _outranks(current: Fact, draft: FactDraft) -> bool:
-    return draft.source is FactSource.INFERRED and current.source is not FactSource.INFERRED
-
-
-def decide(
-    draft: FactDraft,
-    current: Sequence[Fact],
-    neighbours: Sequence[Fact],
-    *,
-    similarity: Callable[[Fact], float] | None = None,
-    near_duplicate: float = 0.9,
-) -> Decision:
-    """Decide what *draft* does, given the active facts of its key (*current*) and the active
-    facts of the same subject and attribute family (*neighbours*, for near duplicates).
-    *similarity* gives the cosine between the draft's statement and a fact's."""
-    active = [f for f in current if f.status is FactStatus.ACTIVE and f.key == draft.key]
+def nearest_kin(
+    draft: FactDraft, active: Sequence[Fact], similarity: Callable[[Fact], float], threshold: float
+) -> Fact | None:
+    """The active fact *draft* restates in other words ("likes hiking in the Alps" / "likes
+    hiking in the Swiss Alps"), if any: same subject, attribute family and qualifier, a
+    statement at least *threshold* similar, and the same key or a multi-valued attribute."""
     if draft.revoke:
-        named = [f for f in active if not draft.value or same_value(f.value, draft.value)]
-        multi = ":" in draft.attribute  # the object is in the attribute: any value goes
-        doomed = active if multi else named
-        if not doomed:
-            return Decision("drop", reason="nothing active to revoke")
-        return Decision("revoke", revoke=tuple(f.id for f in doomed))
-    for fact in active:
-        if same_value(fact.value, draft.value):
-            return Decision("reinforce", fact_id=fact.id)
-    if similarity is not None:
-        kin = [
-            f
-            for f in neighbours
-            if f.status is FactStatus.ACTIVE
-            and f.subject == draft.subject
-            and family(f.attribute) == family(draft.attribute)
-            and f.qualifier == draft.qualifier
-        ]
-        best = max(kin, key=similarity, default=None)
-        # A multi-valued fact about the same thing in other words ("likes hiking in the Alps" /
-        # "likes hiking in the Swiss Alps"), or the same value said differently.
-        if (
-            best is not None
-            and similarity(best) >= near_duplicate
-            and (best.key == draft.key or ":" in draft.attribute)
-        ):
-            return Decision("reinforce", fact_id=best.id)
-    if any(_outranks(f, draft) for f in active):
-        return Decision("drop", reason="an explicit fact outranks this inferred one")
-    return Decision("insert", supersede=tuple(f.id for f in active))
+        return None
+    kin = [
+        f
+        for f in active
+        if f.status is FactStatus.ACTIVE
+        and f.subject == draft.subject
+        and family(f.attribute) == family(draft.attribute)
+        and f.qualifier == draft.qualifier
+    ]
+    best = max(kin, key=similarity, default=None)
+    if best is None or similarity(best) < threshold:
+        return None
+    return best if best.key == draft.key or ":" in draft.attribute else None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyChanges:
+    """What one key's refolded history writes."""
+
+    inserts: tuple[FactInsert, ...]
+    revisions: tuple[tuple[str, FactState], ...]
+    withdrawn: tuple[str, ...]
+
+
+def key_changes(
+    key: tuple[str, str, str],
+    rows: Sequence[Fact],
+    new: Sequence[Said],
+    times: dict[str, datetime],
+    *,
+    new_id: Callable[[], str],
+    expires: Callable[[datetime], datetime | None],
+) -> KeyChanges:
+    """Refold *key*'s stored *rows* (*times*: when their source events were said) with the
+    *new* statements, and return the writes that make the stored history the refolded one."""
+    statements = [s for fact in rows for s in said_by(fact, times)] + list(new)
+    segments = fold(statements, multi=":" in key[1])
+    layout = lay_out(segments, rows, new_id)
+
+    def state(segment: Segment) -> FactState:
+        return FactState(
+            valid_from=segment.start, valid_to=segment.end, status=segment.status,
+            superseded_by=None if segment.next is None else layout.row_of(segment.next),
+            reinforced=max(1, segment.mentions), sources=segment.sources,
+            last_seen=segment.last_seen,
+        )  # fmt: skip
+
+    revisions = tuple(
+        (fact.id, state(segment))
+        for fact, segment in layout.kept
+        if _state_of(fact) != state(segment)
+    )
+    inserts = tuple(
+        FactInsert(
+            id=fact_id,
+            draft=_draft_for(segment),
+            expires_at=expires(segment.start),
+            state=state(segment),
+        )
+        for fact_id, segment in layout.added
+    )
+    return KeyChanges(inserts, revisions, tuple(f.id for f in layout.dropped))
+
+
+def _state_of(fact: Fact) -> FactState:
+    return FactState(
+        valid_from=fact.valid_from, valid_to=fact.valid_to, status=fact.status,
+        superseded_by=fact.superseded_by, reinforced=fact.reinforced, sources=fact.sources,
+        last_seen=fact.last_seen or fact.valid_from,
+    )  # fmt: skip
+
+
+def _draft_for(segment: Segment) -> FactDraft:
+    """The draft a new row is written from: the first statement's (a new draft, or the fact a
+    refolded history split off), starting when the segment starts."""
+    opening = next((s for s in segment.statements if not s.revoke), segment.statements[0])
+    template = opening.template
+    first = segment.sources[0] if segment.sources else None
+    if isinstance(template, FactDraft):
+        return replace(template, valid_from=segment.start, source_event_id=first)
+    assert template is not None
+    return FactDraft(
+        subject=template.subject, attribute=template.attribute, value=template.value,
+        text=template.text, qualifier=template.qualifier, source=template.source,
+        confidence=template.confidence, category=template.category, tags=template.tags,
+        revoke=segment.withdrawal, valid_from=segment.start, source_event_id=first,
+    )  # fmt: skip

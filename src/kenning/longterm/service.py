@@ -15,7 +15,7 @@ import logging
 import math
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -25,9 +25,10 @@ from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.api import FactsAPI, user_of
-from kenning.longterm.consolidate import Decision, decide
+from kenning.longterm.consolidate import key_changes, nearest_kin, said
 from kenning.longterm.extract import extract_facts, statement
 from kenning.longterm.profile import Profile, build_profile
+from kenning.longterm.timeline import Said
 from kenning.longterm.tool_facts import discovered_facts
 from kenning.records import (
     USER,
@@ -51,6 +52,8 @@ __all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "LongTermStore
 log = logging.getLogger("kenning")
 
 _RETRIES = 4
+# The statuses of a key's history (archived and expired facts are out of it).
+_HISTORY = (FactStatus.ACTIVE, FactStatus.SUPERSEDED, FactStatus.REVOKED)
 _BATCH_EVENTS = 500
 
 
@@ -146,28 +149,6 @@ def _core(fact: Fact | FactDraft) -> str:
     value (templates would make every "lives in X" look alike)."""
     _, sep, thing = fact.attribute.partition(":")
     return thing if sep else fact.value
-
-
-@dataclass
-class _Plan:
-    """What consolidating one batch of drafts decided so far: the facts to insert, reinforce
-    and close, and the facts it inserted (later drafts of the batch see them)."""
-
-    inserts: list[FactInsert] = field(default_factory=list)
-    reinforce: list[tuple[str, str | None]] = field(default_factory=list)
-    closures: list[tuple[str, FactStatus, str | None]] = field(default_factory=list)
-    closed: set[str] = field(default_factory=set)
-    pending: list[Fact] = field(default_factory=list)
-
-    def close(self, ids: Sequence[str], status: FactStatus, successor: str | None) -> None:
-        """Close the facts *ids* (revoked, or superseded by *successor*); one this batch
-        inserted is never written (said and withdrawn, or replaced, in one batch)."""
-        for fact_id in ids:
-            if any(p.id == fact_id for p in self.pending):
-                self.inserts[:] = [i for i in self.inserts if i.id != fact_id]
-            else:
-                self.closures.append((fact_id, status, successor))
-            self.closed.add(fact_id)
 
 
 class LongTermStore(FactStore, PolicyStore, EventLog, ContextState, Protocol):
@@ -342,7 +323,7 @@ class LongTermMemory(FactsAPI):
         if not kept:
             return []
         for attempt in range(_RETRIES):
-            changes, vectors = self._changes(scope, kept)
+            changes, vectors = self._changes(scope, kept, at or self._now())
             if not changes:
                 return []
             try:
@@ -364,62 +345,69 @@ class LongTermMemory(FactsAPI):
         return ModelInfo(self._embedder.model_id, self._embedder.dimension)
 
     def _changes(
-        self, scope: Scope, drafts: Sequence[FactDraft]
+        self, scope: Scope, drafts: Sequence[FactDraft], at: datetime
     ) -> tuple[FactChanges, dict[str, np.ndarray]]:
+        """Refold the histories *drafts* touch (said at *at*, or at the times they name)."""
         user = user_of(scope)
-        keys = list(dict.fromkeys(d.key for d in drafts))
-        current = self._store.facts(user, keys=keys)
         subjects = {d.subject for d in drafts}
-        neighbours = [f for s in subjects for f in self._store.facts(user, subject=s)]
-        vectors = self._core_vectors([*drafts, *neighbours])
-        plan = _Plan()
+        active = [f for s in subjects for f in self._store.facts(user, subject=s)]
+        placed = self._placed(drafts, active, at)
+        keys = list(placed)
+        rows = self._store.facts(user, keys=keys, statuses=_HISTORY)
+        times = self._said_at(user, rows)
+        policy = self._store.tenant_policy(scope.tenant)
+
+        def expires(start: datetime) -> datetime | None:
+            return None if policy.fact_days is None else start + timedelta(days=policy.fact_days)
+
+        def new_id() -> str:
+            return f"fact_{uuid.uuid4().hex}"
+
+        parts = [
+            key_changes(
+                key,
+                [f for f in rows if f.key == key],
+                placed[key],
+                times,
+                new_id=new_id,
+                expires=expires,
+            )
+            for key in keys
+        ]
+        inserts = tuple(i for p in parts for i in p.inserts)
+        inserts = tuple(replace(i, embed_hash=content_hash(i.draft.text)) for i in inserts)
+        changes = FactChanges(
+            inserts=inserts,
+            revisions=tuple(r for p in parts for r in p.revisions),
+            withdrawn=tuple(w for p in parts for w in p.withdrawn),
+            expected=tuple((key, tuple(f.id for f in rows if f.key == key)) for key in keys),
+        )
+        return changes, self._statement_vectors(changes.inserts)
+
+    def _placed(
+        self, drafts: Sequence[FactDraft], active: Sequence[Fact], at: datetime
+    ) -> dict[tuple[str, str, str], list[Said]]:
+        """Each draft as a statement of its key, or of the active fact it restates in other
+        words (a near duplicate reinforces that fact)."""
+        vectors = self._core_vectors([*drafts, *active])
+        placed: dict[tuple[str, str, str], list[Said]] = {}
         for draft in drafts:
-            held = [f for f in [*current, *plan.pending] if f.id not in plan.closed]
-            same_key = [f for f in held if f.key == draft.key]
-            kin = [f for f in [*neighbours, *plan.pending] if f.id not in plan.closed]
 
             def similarity(fact: Fact, draft: FactDraft = draft) -> float:
                 a, b = vectors.get(_core(draft)), vectors.get(_core(fact))
                 return float(a @ b) if a is not None and b is not None else 0.0
 
-            decision = decide(
-                draft, same_key, kin, similarity=similarity if vectors else None,
-                near_duplicate=self._settings.near_duplicate,
-            )  # fmt: skip
-            self._record(draft, decision, scope, plan)
-        expected = tuple((key, tuple(f.id for f in current if f.key == key)) for key in keys)
-        new_vectors = self._statement_vectors(plan.inserts)
-        return (
-            FactChanges(
-                inserts=tuple(plan.inserts), reinforcements=tuple(plan.reinforce),
-                closures=tuple(plan.closures), expected=expected,
-            ),
-            new_vectors,
-        )  # fmt: skip
+            kin = nearest_kin(draft, active, similarity, self._settings.near_duplicate)
+            if vectors and kin is not None:
+                placed.setdefault(kin.key, []).append(said(draft, at, value=kin.value))
+            else:
+                placed.setdefault(draft.key, []).append(said(draft, at))
+        return placed
 
-    def _record(self, draft: FactDraft, decision: Decision, scope: Scope, plan: _Plan) -> None:
-        if decision.action == "reinforce" and decision.fact_id is not None:
-            if not any(p.id == decision.fact_id for p in plan.pending):
-                plan.reinforce.append((decision.fact_id, draft.source_event_id))
-        elif decision.action == "revoke":
-            plan.close(decision.revoke, FactStatus.REVOKED, None)
-        elif decision.action == "insert":
-            fact_id = f"fact_{uuid.uuid4().hex}"
-            plan.close(decision.supersede, FactStatus.SUPERSEDED, fact_id)
-            policy = self._store.tenant_policy(scope.tenant)
-            start = draft.valid_from or self._now()
-            expires = None if policy.fact_days is None else start + timedelta(days=policy.fact_days)
-            plan.inserts.append(
-                FactInsert(id=fact_id, draft=draft, expires_at=expires,
-                           embed_hash=content_hash(draft.text))
-            )  # fmt: skip
-            plan.pending.append(
-                Fact(
-                    id=fact_id, scope=scope, subject=draft.subject, attribute=draft.attribute,
-                    value=draft.value, text=draft.text, qualifier=draft.qualifier,
-                    source=draft.source, category=draft.category, valid_from=start,
-                )
-            )  # fmt: skip
+    def _said_at(self, user: Scope, rows: Sequence[Fact]) -> dict[str, datetime]:
+        """When the source events of *rows* were said."""
+        ids = list(dict.fromkeys(s for f in rows for s in f.sources))
+        return {item.id: item.at for item in self._store.items(user, ids)} if ids else {}
 
     def _core_vectors(self, items: Sequence[Fact | FactDraft]) -> dict[str, np.ndarray]:
         if self._embedder is None:
@@ -488,10 +476,8 @@ class LongTermMemory(FactsAPI):
         source = Scope(user.tenant, user.user, found[0].scope.session or scope.session)
         [closed] = self._store.apply_facts(
             source.require_session(),
-            FactChanges(
-                closures=((fact_id, FactStatus.REVOKED, None),),
-                expected=((found[0].key, (fact_id,)),),
-            ),
+            # The store closes it only while it is still active (StaleWrite otherwise).
+            FactChanges(closures=((fact_id, FactStatus.REVOKED, None),)),
             at=self._now(),
         )
         return closed

@@ -230,32 +230,57 @@ class ContextSnapshot:
 
 @dataclass(frozen=True, slots=True)
 class FactInsert:
-    """A new fact: its id, the draft, the hash of its embedded statement, and retention."""
+    """A new fact: its id, the draft (``valid_from`` is when it began to hold), the hash of its
+    embedded statement, and retention. A fact of a history read out of order may be written
+    already closed (*state*)."""
 
     id: str
     draft: FactDraft
     embed_hash: str | None = None
     expires_at: datetime | None = None
     pinned: bool = False
+    state: FactState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FactState:
+    """Where a fact stands in its key's history: since when and until when it held, its status
+    and the fact that replaced it, how often it was stated, in which events, and when last."""
+
+    valid_from: datetime
+    valid_to: datetime | None
+    status: FactStatus
+    superseded_by: str | None
+    reinforced: int
+    sources: tuple[str, ...]
+    last_seen: datetime
 
 
 @dataclass(frozen=True, slots=True)
 class FactChanges:
     """One consolidation step, applied in one transaction.
 
-    ``expected`` lists, per (subject, attribute, qualifier), the ids of the active facts the
-    step was decided on; the store refuses the step (StaleWrite) if they changed. Closures
-    are ``(fact id, new status, id of the fact that supersedes it or None)``; reinforcements
-    ``(fact id, source event id)``.
+    ``expected`` lists, per (subject, attribute, qualifier), the ids of the facts of its
+    history (active, superseded or revoked) the step was decided on; the store refuses the
+    step (StaleWrite) if they changed. Closures are ``(fact id, new status, id of the fact that
+    supersedes it or None)`` of active facts; reinforcements ``(fact id, source event id)``.
+    ``revisions`` give facts of a history a new place in it (``(fact id, state)``: a history
+    refolded around a statement read out of order), ``withdrawn`` names facts the history no
+    longer holds (merged into another, or a withdrawal whose value has since been found).
     """
 
     inserts: tuple[FactInsert, ...] = ()
     reinforcements: tuple[tuple[str, str | None], ...] = ()
     closures: tuple[tuple[str, FactStatus, str | None], ...] = ()
     expected: tuple[tuple[tuple[str, str, str], tuple[str, ...]], ...] = ()
+    revisions: tuple[tuple[str, FactState], ...] = ()
+    withdrawn: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.inserts or self.reinforcements or self.closures)
+        return bool(
+            self.inserts or self.reinforcements or self.closures or self.revisions
+            or self.withdrawn
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

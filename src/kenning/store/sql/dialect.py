@@ -83,6 +83,10 @@ class Dialect(ABC):
     def read_time(self, value: Any) -> datetime:
         """A stored time as an aware UTC datetime."""
 
+    def opt_time(self, at: datetime | None) -> object:
+        """A time that may be None as a parameter."""
+        return None if at is None else self.time(at)
+
     def read_opt_time(self, value: Any) -> datetime | None:
         """A stored time that may be NULL."""
         return None if value is None else self.read_time(value)

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, LeaseLost, StaleWrite
 from kenning.records import Fact, FactCategory, FactSource, FactStatus, QueueStats, Scope
-from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+from kenning.store.records import ExtractionJob, FactChanges, FactInsert, FactState, ModelInfo
 from kenning.store.sql.database import Erasure, SqlDatabase, check_generation
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.vectors import checked_vector, claim_model
@@ -133,11 +133,11 @@ class FactTables(SqlDatabase):
             check_generation(tx, scope.tenant, generation)
             if lease is not None:
                 self._check_lease(tx, scope, lease)
-            # One consolidation of a user's facts at a time: the expected facts below stay
-            # the active ones until this transaction ends.
+            # One consolidation of a user's facts at a time: the histories decided on stay as
+            # they are until this transaction ends.
             self._serialize(tx, scope.tenant, f"facts:{scope.user}")
             for key, expected in changes.expected:
-                if sorted(self._active_ids(tx, scope, key)) != sorted(expected):
+                if sorted(self._history_ids(tx, scope, key)) != sorted(expected):
                     raise StaleWrite(
                         f"the facts of {key} changed while this consolidation was decided; "
                         "decide again"
@@ -155,7 +155,11 @@ class FactTables(SqlDatabase):
         ago): mentions and closures are dated by it; created_at is when the row was written.
         """
         now = datetime.now(UTC)
+        self._withdraw(tx, scope, changes.withdrawn)
         written = [self._insert(tx, scope, change, now, at) for change in changes.inserts]
+        for fact_id, state in changes.revisions:
+            self._revise(tx, scope, fact_id, state)
+            written.append(fact_id)
         for fact_id, source_event_id in changes.reinforcements:
             self._reinforce(tx, scope, fact_id, source_event_id, at)
             written.append(fact_id)
@@ -191,20 +195,75 @@ class FactTables(SqlDatabase):
             return  # a model mismatch is refused on the event path; facts stay lexical here
         self._store_vectors(tx, tenant, vectors)
 
-    def _active_ids(self, tx: Tx, scope: Scope, key: tuple[str, str, str]) -> list[str]:
+    def _history_ids(self, tx: Tx, scope: Scope, key: tuple[str, str, str]) -> list[str]:
+        """The facts of a key's history: active, superseded or revoked (archived and expired
+        ones are out of it)."""
         rows = tx.execute(
             f"SELECT i.id FROM facts f JOIN items i ON {self._d.item_join('f', 'i')}"
             " WHERE f.tenant = ? AND f.user_id = ? AND f.subject = ? AND f.attribute = ?"
-            " AND f.qualifier = ? AND f.status = 'active'",
+            " AND f.qualifier = ? AND f.status IN ('active', 'superseded', 'revoked')",
             (scope.tenant, scope.user, *key),
         ).fetchall()
         return [r[0] for r in rows]
+
+    def _revise(self, tx: Tx, scope: Scope, fact_id: str, state: FactState) -> None:
+        """Give a fact of a history its new place in it. A fact that stops being active leaves
+        the search partitions; one that becomes active, or moves in time while active, is
+        indexed again (the index log's ``reindex``)."""
+        d = self._d
+        row = tx.execute(
+            "SELECT f.item, f.status, f.valid_from FROM facts f"
+            f" JOIN items i ON {d.item_join('f', 'i')}"
+            " WHERE f.tenant = ? AND i.id = ? AND f.user_id = ?"
+            " AND f.status IN ('active', 'superseded', 'revoked')" + d.for_update_of("f"),
+            (scope.tenant, fact_id, scope.user),
+        ).fetchone()
+        if row is None:
+            raise StaleWrite(f"fact {fact_id} is no longer in its history; decide again")
+        item, was_active = int(row[0]), row[1] == FactStatus.ACTIVE.value
+        moved = d.read_time(row[2]) != state.valid_from
+        tx.execute(
+            "UPDATE facts SET valid_from = ?, valid_to = ?, status = ?, superseded_by = ?,"
+            " reinforced = ?, sources = ?, last_seen = ? WHERE tenant = ? AND item = ?",
+            (
+                d.time(state.valid_from), d.opt_time(state.valid_to), state.status.value,
+                state.superseded_by, state.reinforced, d.text_list(state.sources[-_MAX_SOURCES:]),
+                d.time(state.last_seen), scope.tenant, item,
+            ),
+        )  # fmt: skip
+        if moved:
+            tx.execute(
+                "UPDATE items SET at = ? WHERE tenant = ? AND rowid = ?",
+                (d.time(state.valid_from), scope.tenant, item),
+            )
+        if state.status is FactStatus.ACTIVE and (moved or not was_active):
+            self._log_removed(tx, scope.tenant, [item], op="reindex")
+        elif was_active and state.status is not FactStatus.ACTIVE:
+            self._log_removed(tx, scope.tenant, [item], op="hide")
+
+    def _withdraw(self, tx: Tx, scope: Scope, fact_ids: Sequence[str]) -> None:
+        """Delete facts a history no longer holds (they leave any partition that holds them)."""
+        d = self._d
+        for part in d.batches(list(fact_ids)):
+            cond, params = d.one_of("i.id", part)
+            gone = tx.execute(
+                f"SELECT f.item FROM facts f JOIN items i ON {d.item_join('f', 'i')}"
+                f" WHERE f.tenant = ? AND f.user_id = ? AND {cond}",
+                [scope.tenant, scope.user, *params],
+            ).fetchall()
+            rowids = [int(r[0]) for r in gone]
+            if len(rowids) != len(part):
+                raise StaleWrite("a fact of the history is gone; decide again")
+            for rows in d.batches(rowids):
+                where, more = d.one_of("rowid", rows)
+                tx.execute(f"DELETE FROM items WHERE tenant = ? AND {where}", [scope.tenant, *more])
+            self._log_removed(tx, scope.tenant, rowids, op="hide")
 
     def _insert(
         self, tx: Tx, scope: Scope, change: FactInsert, now: datetime, seen: datetime
     ) -> str:
         d, draft = self._d, change.draft
-        valid_from = draft.valid_from or seen
+        valid_from = change.state.valid_from if change.state else draft.valid_from or seen
         role = "tool" if draft.source is FactSource.TOOL else "user"
         extra_values = self._item_extras(scope, role, "fact")
         extra = "".join(f", {c}" for c in self._extra_item_columns)
@@ -224,18 +283,23 @@ class FactTables(SqlDatabase):
                 None if change.expires_at is None else d.time(change.expires_at), *extra_values,
             ),
         ).fetchone()  # fmt: skip
-        sources = [draft.source_event_id] if draft.source_event_id else []
+        state = change.state or FactState(
+            valid_from, None, FactStatus.ACTIVE, None, 1,
+            (draft.source_event_id,) if draft.source_event_id else (), seen,
+        )  # fmt: skip
         tx.execute(
             "INSERT INTO facts (tenant, item, user_id, subject, attribute, qualifier, value,"
-            " source, confidence, category, status, valid_from, expires_at, pinned, last_seen,"
-            " sources, source_event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-            " 'active', ?, ?, ?, ?, ?, ?)",
+            " source, confidence, category, status, valid_from, valid_to, superseded_by,"
+            " reinforced, expires_at, pinned, last_seen, sources, source_event_id)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 scope.tenant, row[0], scope.user, draft.subject, draft.attribute,
                 draft.qualifier, draft.value, draft.source.value, draft.confidence,
-                draft.category.value, d.time(valid_from),
+                draft.category.value, state.status.value, d.time(state.valid_from),
+                d.opt_time(state.valid_to), state.superseded_by, state.reinforced,
                 None if change.expires_at is None else d.time(change.expires_at),
-                change.pinned, d.time(seen), d.text_list(sources), draft.source_event_id,
+                change.pinned, d.time(state.last_seen),
+                d.text_list(state.sources[-_MAX_SOURCES:]), draft.source_event_id,
             ),
         )  # fmt: skip
         return change.id
