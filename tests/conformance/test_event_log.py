@@ -353,3 +353,30 @@ def test_reindex_replaces_an_events_rows_atomically_and_search_follows(
     [other] = store.index_layouts("globex", after=0, limit=10)
     assert store.reindex_events("acme", [IndexChange(other.event.id, "h")]) == 0
     assert store.index_layouts("globex", after=0, limit=10) == [other]
+
+
+def test_a_session_spans_the_times_its_events_happened(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    """A session's first and last times are its events' 'at' (a history imported later, or
+    out of order, keeps its own times), and an erase that leaves events behind narrows them."""
+    first = [(A1, ev("middle", minutes=60)), (A1, ev("late", minutes=90))]
+    ids = write(store, real_embedder, first)
+    write(store, real_embedder, [(A1, ev("early", minutes=5)), (A2, ev("other", minutes=30))])
+    write(store, real_embedder, [(A1, ev("late", minutes=90, idempotency_key="k"))])
+    write(store, real_embedder, [(A1, ev("replayed", minutes=500, idempotency_key="k"))])
+    spans = {s.session: (s.first_at, s.last_at, s.active_at)
+             for s in store.user_sessions(Scope("acme", "ann"))}  # fmt: skip
+    assert spans == {
+        "a-s1": (_at(5), _at(90), _at(90)),
+        "a-s2": (_at(30), _at(30), _at(30)),
+    }
+    assert [s.session for s in store.user_sessions(Scope("acme", "ann"))] == ["a-s1", "a-s2"]
+    idem = [e.id for e in store.events(A1) if e.idempotency_key == "k"]
+    store.forget(A1, ids=[ids[1], *idem])  # both "late" events
+    (a1,) = [s for s in store.user_sessions(Scope("acme", "ann")) if s.session == "a-s1"]
+    assert (a1.first_at, a1.last_at) == (_at(5), _at(60))
+
+
+def _at(minutes: int) -> datetime:
+    return T0 + timedelta(minutes=minutes)

@@ -366,3 +366,7 @@ def test_a_history_imported_out_of_order_ends_as_it_was_said(memory: Memory) -> 
         ]
         [hit] = memory.search(DANA, "where does dana live now?", k=1, kinds=["fact"])
         assert hit.id == now.id
+        # The profile's times are when things were said, not when they were imported.
+        profile = memory.facts.profile(DANA)
+        assert (profile.last_session, profile.last_session_at) == ("s2", porto)
+        assert profile.first_seen_at == lisbon

@@ -52,7 +52,7 @@ def build_profile(
     sessions: Sequence[SessionInfo],
 ) -> Profile:
     """The profile of *user* from their current facts, the facts they replaced (*closed*), and
-    their sessions."""
+    their sessions (its times are those of the user's events, not of when they were stored)."""
     biography: dict[str, str] = {}
     preferences: dict[str, str] = {}
     style: dict[str, str] = {}
@@ -78,7 +78,8 @@ def build_profile(
         if old.status is FactStatus.SUPERSEDED and old.subject == USER
         and (new := by_id.get(old.superseded_by or "")) is not None
     )  # fmt: skip
-    last = max(sessions, key=lambda s: s.created_at, default=None)
+    last = max(sessions, key=lambda s: (s.active_at, s.session), default=None)
+    first = min((s.first_at or s.created_at for s in sessions), default=None)
     return Profile(
         user=Scope(user.tenant, user.user),
         biography=biography,
@@ -88,5 +89,6 @@ def build_profile(
         corrections=tuple(sorted(corrections, key=lambda c: c.at)),
         session_count=len(sessions),
         last_session=None if last is None else last.session,
-        last_session_at=None if last is None else last.created_at,
+        last_session_at=None if last is None else last.active_at,
+        first_seen_at=first,
     )

@@ -233,13 +233,14 @@ class LongTermMemory(FactsAPI):
         profile = self.profile(scope)
         lines = profile.lines(current_session=scope.session)
         policy = self._store.tenant_policy(scope.tenant)
-        recent = [s for s in self._store.user_sessions(user) if s.session != scope.session]
+        others = [s for s in self._store.user_sessions(user) if s.session != scope.session]
+        recent = sorted(others, key=lambda s: (s.active_at, s.session))
         for info in recent[-policy.recent_sessions :] if policy.recent_sessions else []:
             summaries = self._store.summaries(Scope(user.tenant, user.user, info.session))
             if summaries:
                 latest = max(summaries, key=lambda s: (s.last_seq, s.level))
                 first = " ".join(latest.text.split())[:300]
-                lines.append(f"session {info.session} ({info.created_at:%Y-%m-%d}): {first}")
+                lines.append(f"session {info.session} ({info.active_at:%Y-%m-%d}): {first}")
         return lines
 
     # -- extraction ------------------------------------------------------------------------

@@ -36,6 +36,8 @@ class Profile:
     session_count: int = 0
     last_session: str | None = None
     last_session_at: datetime | None = None
+    #: When the user's first event happened.
+    first_seen_at: datetime | None = None
 
     def lines(self, *, current_session: str | None = None) -> list[str]:
         """The profile as short lines for a window, most useful first."""
@@ -68,15 +70,13 @@ class Profile:
             ],
             "session_count": self.session_count,
             "last_session": self.last_session,
-            "last_session_at": None
-            if self.last_session_at is None
-            else self.last_session_at.isoformat(),
+            "last_session_at": _iso(self.last_session_at),
+            "first_seen_at": _iso(self.first_seen_at),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Profile:
         """The profile :meth:`to_json` wrote."""
-        last_at = data.get("last_session_at")
         return cls(
             user=Scope(data["tenant"], data["user"]),
             biography=dict(data.get("biography") or {}),
@@ -89,5 +89,14 @@ class Profile:
             ),
             session_count=int(data.get("session_count", 0)),
             last_session=data.get("last_session"),
-            last_session_at=None if last_at is None else datetime.fromisoformat(last_at),
+            last_session_at=_from_iso(data.get("last_session_at")),
+            first_seen_at=_from_iso(data.get("first_seen_at")),
         )
+
+
+def _iso(at: datetime | None) -> str | None:
+    return None if at is None else at.isoformat()
+
+
+def _from_iso(text: str | None) -> datetime | None:
+    return None if text is None else datetime.fromisoformat(text)

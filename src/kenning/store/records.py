@@ -297,11 +297,19 @@ class ExtractionJob:
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """One of a user's sessions: its id, when it started, and how many events it holds."""
+    """One of a user's sessions: its id, when kenning created it, how many events it was
+    given, and when its first and last events happened (their ``at``; None without events)."""
 
     session: str
     created_at: datetime
     events: int
+    first_at: datetime | None = None
+    last_at: datetime | None = None
+
+    @property
+    def active_at(self) -> datetime:
+        """When the session was last active: its last event's time, else its creation."""
+        return self.last_at or self.created_at
 
 
 @dataclass(frozen=True, slots=True)

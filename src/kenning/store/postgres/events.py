@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -76,13 +77,21 @@ class EventTables(events.EventTables):
             " ON CONFLICT DO NOTHING"
         )
 
-    def _set_last_seqs(self, tx: Tx, tenant: str, last_seq: Mapping[str, int]) -> None:
+    def _set_last_seqs(
+        self, tx: Tx, tenant: str, last_seq: Mapping[str, int],
+        spans: Mapping[str, tuple[datetime, datetime]],
+    ) -> None:  # fmt: skip
+        none = (None, None)
         tx.execute(
-            "UPDATE sessions s SET last_seq = v.seq"
-            " FROM unnest(?::text[], ?::bigint[]) AS v(session, seq)"
+            "UPDATE sessions s SET last_seq = v.seq, first_at = least(s.first_at, v.first_at),"
+            " last_at = greatest(s.last_at, v.last_at)"
+            " FROM unnest(?::text[], ?::bigint[], ?::timestamptz[], ?::timestamptz[])"
+            " AS v(session, seq, first_at, last_at)"
             " WHERE s.tenant = ? AND s.session = v.session",
-            (list(last_seq), list(last_seq.values()), tenant),
-        )
+            (list(last_seq), list(last_seq.values()),
+             [spans.get(s, none)[0] for s in last_seq], [spans.get(s, none)[1] for s in last_seq],
+             tenant),
+        )  # fmt: skip
 
     def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
         tx.execute(

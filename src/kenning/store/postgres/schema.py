@@ -642,6 +642,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE item_chunks ADD COLUMN lexical boolean NOT NULL DEFAULT true;
         """,
     ),
+    (
+        "0007_session_times",
+        """
+        -- When a session's first and last events happened (their 'at', not when they were
+        -- written): a profile's times are the user's, also for a history imported later.
+        ALTER TABLE sessions ADD COLUMN first_at timestamptz, ADD COLUMN last_at timestamptz;
+        UPDATE sessions SET
+            first_at = (SELECT min(i.at) FROM items i WHERE i.tenant = sessions.tenant
+                        AND i.session = sessions.session AND i.kind = 'event'),
+            last_at = (SELECT max(i.at) FROM items i WHERE i.tenant = sessions.tenant
+                       AND i.session = sessions.session AND i.kind = 'event');
+        """,
+    ),
 )
 
 

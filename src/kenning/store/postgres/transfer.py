@@ -56,10 +56,13 @@ def _json(text: str | None) -> Any:
 # Rows of item-keyed tables carry the source item rowid first; it is mapped on the way.
 _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
     "sessions": (
-        "SELECT tenant, session, user_id, last_seq, created_at FROM sessions WHERE tenant = ?",
-        ("tenant", "session", "user_id", "last_seq", "created_at"),
+        "SELECT tenant, session, user_id, last_seq, created_at, first_at, last_at FROM sessions"
+        " WHERE tenant = ?",
+        ("tenant", "session", "user_id", "last_seq", "created_at", "first_at", "last_at"),
         "ON CONFLICT (tenant, session) DO UPDATE SET last_seq ="
-        " greatest(sessions.last_seq, excluded.last_seq)",
+        " greatest(sessions.last_seq, excluded.last_seq),"
+        " first_at = least(sessions.first_at, excluded.first_at),"
+        " last_at = greatest(sessions.last_at, excluded.last_at)",
     ),
     "items": (
         "SELECT rowid, tenant, id, kind, user_id, session, agent, seq, role, label, text, at, tags,"
@@ -310,7 +313,7 @@ _SAME_ROW = {
 }
 _TIMES = {
     "created_at", "at", "last", "closed_at", "lease_until", "updated_at", "expires_at",
-    "valid_from", "valid_to", "last_seen", "revoked_at",
+    "valid_from", "valid_to", "last_seen", "revoked_at", "first_at", "last_at",
 }  # fmt: skip
 _JSON = {"tags", "metadata", "tool_args", "tool_result", "body", "steps", "scopes"}
 _ARRAYS = {"sources"}  # JSON lists in the file, text[] here

@@ -11,7 +11,7 @@ them (pins).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -53,6 +53,11 @@ ITEM_COLUMNS = (
     "created_at",
 )  # fmt: skip
 _ROLES = {role.value: role for role in Role}
+# The events of the session a "sessions" row names (for a correlated subquery).
+_SESSION_EVENTS = (
+    "FROM items i WHERE i.tenant = sessions.tenant AND i.session = sessions.session"
+    " AND i.kind = 'event'"
+)
 
 
 def _new_event(write: EventWrite, seq: int, at: datetime) -> Event:
@@ -175,15 +180,44 @@ class EventTables(SqlDatabase):
         by_n = dict(writes)
         self._insert_parts(tx, tenant, [(rowids[by_n[n].id], by_n[n]) for n, _ in out])
         self._derive_from_events(tx, [(by_n[n], e) for n, e in out], now)
-        self._set_last_seqs(tx, tenant, last_seq)
+        spans: dict[str, tuple[datetime, datetime]] = {}
+        for _, event in out:
+            session = event.scope.session or ""
+            first, last = spans.get(session, (event.at, event.at))
+            spans[session] = (min(first, event.at), max(last, event.at))
+        self._set_last_seqs(tx, tenant, last_seq, spans)
         return out
 
-    def _set_last_seqs(self, tx: Tx, tenant: str, last_seq: Mapping[str, int]) -> None:
-        """Record each session's last sequence number."""
+    def _set_last_seqs(
+        self, tx: Tx, tenant: str, last_seq: Mapping[str, int],
+        spans: Mapping[str, tuple[datetime, datetime]],
+    ) -> None:  # fmt: skip
+        """Record each session's last sequence number and widen its span of event times by
+        the (first, last) times of the events just written."""
+        d = self._d
+        rows = []
+        for session, seq in last_seq.items():
+            first, last = (d.opt_time(t) for t in spans.get(session, (None, None)))
+            rows.append((seq, first, first, last, last, tenant, session))
         tx.executemany(
-            "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ?",
-            [(seq, tenant, session) for session, seq in last_seq.items()],
+            "UPDATE sessions SET last_seq = ?,"
+            " first_at = CASE WHEN first_at IS NULL OR first_at > ? THEN ? ELSE first_at END,"
+            " last_at = CASE WHEN last_at IS NULL OR last_at < ? THEN ? ELSE last_at END"
+            " WHERE tenant = ? AND session = ?",
+            rows,
         )
+
+    def _retime_sessions(self, tx: Tx, tenant: str, sessions: Iterable[str]) -> None:
+        """Set the span of event times of *sessions* from the events they still hold."""
+        for part in self._d.batches(sorted(sessions)):
+            cond, params = self._d.one_of("session", part)
+            tx.execute(
+                "UPDATE sessions SET"
+                f" first_at = (SELECT min(i.at) {_SESSION_EVENTS}),"
+                f" last_at = (SELECT max(i.at) {_SESSION_EVENTS})"
+                f" WHERE tenant = ? AND {cond}",
+                [tenant, *params],
+            )
 
     def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
         """Create the sessions the tenant does not hold yet, for their users (a session held
@@ -325,11 +359,16 @@ class EventTables(SqlDatabase):
         user = require_user(scope, "user_sessions")
         rows = self._read_all(
             scope,
-            "SELECT session, created_at, last_seq FROM sessions"
-            " WHERE tenant = ? AND user_id = ? ORDER BY created_at, session",
+            "SELECT session, created_at, last_seq, first_at, last_at FROM sessions"
+            " WHERE tenant = ? AND user_id = ? ORDER BY coalesce(first_at, created_at), session",
             (scope.tenant, user),
         )
-        return [SessionInfo(r[0], self._d.read_time(r[1]), int(r[2])) for r in rows]
+        d = self._d
+        times = d.read_time, d.read_opt_time
+        return [
+            SessionInfo(r[0], times[0](r[1]), int(r[2]), times[1](r[3]), times[1](r[4]))
+            for r in rows
+        ]
 
     def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
         d = self._d
@@ -558,6 +597,7 @@ class EventTables(SqlDatabase):
                 )
             gone = self._gone_sessions(tx, scope, doomed, whole=whole)
             self._delete_sessions(tx, tenant, gone)
+            self._retime_sessions(tx, tenant, {r[1] for r in doomed if r[1]} - set(gone))
             records = [(r[0], r[1], r[2]) for r in doomed]
             self._forget_derived(tx, Erasure(scope, records, gone, purge=log_at is not None))
             self._drop_unused_vectors(tx, tenant)

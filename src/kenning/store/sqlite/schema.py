@@ -454,6 +454,20 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DROP TRIGGER items_log_delete;
         """,
     ),
+    (
+        "0013_session_times",
+        """
+        -- When a session's first and last events happened (their 'at', not when they were
+        -- written): a profile's times are the user's, also for a history imported later.
+        ALTER TABLE sessions ADD COLUMN first_at REAL;
+        ALTER TABLE sessions ADD COLUMN last_at REAL;
+        UPDATE sessions SET
+            first_at = (SELECT min(i.at) FROM items i WHERE i.tenant = sessions.tenant
+                        AND i.session = sessions.session AND i.kind = 'event'),
+            last_at = (SELECT max(i.at) FROM items i WHERE i.tenant = sessions.tenant
+                       AND i.session = sessions.session AND i.kind = 'event');
+        """,
+    ),
 )
 
 
