@@ -25,6 +25,7 @@ from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
 from kenning.ingest import IngestPipeline
+from kenning.longterm.current import CurrentFirst
 from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
@@ -82,6 +83,7 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
             track_access=self._settings.track_access,
         )
         facts = LongTermMemory(store, embedder, self._settings.longterm)
+        self._current = CurrentFirst(store)
         procedures = Procedures(store)
         context = WorkingContext(
             store,
@@ -216,7 +218,7 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         )
         if "fact" in parsed.kinds:
             results = self._facts.weigh(scope, results, min_score=min_score, now=when)
-        return results
+        return self._current.apply(scope, results, filters=parsed, k=k)
 
     def reindex(
         self,

@@ -239,6 +239,7 @@ def results_json(results: SearchResults) -> dict[str, Any]:
         else {
             "text": plan.text,
             "multi_target": plan.multi_target,
+            "asks_past": plan.asks_past,
             "windows": [
                 {"start": time_json(w.start), "end": time_json(w.end), "phrase": w.phrase}
                 for w in plan.windows
@@ -269,6 +270,7 @@ def results_from_json(data: Mapping[str, Any]) -> SearchResults:
     if raw is not None:
         plan = QueryPlan(
             text=raw["text"], multi_target=bool(raw["multi_target"]),
+            asks_past=bool(raw.get("asks_past", False)),
             windows=tuple(
                 TimeWindow(parse_time(w["start"]), parse_time(w["end"]), w["phrase"])
                 for w in raw["windows"]

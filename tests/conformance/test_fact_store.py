@@ -246,3 +246,18 @@ def test_erasing_a_fact_leaves_its_sessions_summaries_and_ledger(store: Store) -
     assert [s.id for s in store.summaries(A1)] == ["sum_1"]
     assert store.ledger_head(A1, "o200k_base") == (2, 11)
     assert len(store.events(A1)) == 2
+
+
+def test_facts_are_found_by_the_events_that_stated_them(store: Store) -> None:
+    first, second, third = add(store, A1, "I work at Netflix", "I live in Porto", "Hello")
+    [again] = add(store, A2, "Still at Netflix")
+    insert(store, A1, "fact_job", replace(draft("employer", "Netflix"), source_event_id=first))
+    insert(store, A1, "fact_home", replace(draft("location", "Porto"), source_event_id=second))
+    store.apply_facts(A2, FactChanges(reinforcements=(("fact_job", again),)), at=T0)
+    store.apply_facts(A1, FactChanges(closures=(("fact_home", FactStatus.REVOKED, None),)), at=T0)
+    assert [f.id for f in store.facts(ANN, sources=[again], statuses=None)] == ["fact_job"]
+    assert [f.id for f in store.facts(ANN, sources=[second, third], statuses=None)] == ["fact_home"]
+    assert [f.id for f in store.facts(ANN, sources=[first, second])] == ["fact_job"]  # active
+    assert store.facts(ANN, sources=[third]) == [] and store.facts(ANN, sources=[]) == []
+    assert store.facts(Scope("acme", "bob"), sources=[first], statuses=None) == []
+    assert store.facts(Scope("globex", "ann"), sources=[first], statuses=None) == []

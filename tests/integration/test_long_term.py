@@ -370,3 +370,26 @@ def test_a_history_imported_out_of_order_ends_as_it_was_said(memory: Memory) -> 
         profile = memory.facts.profile(DANA)
         assert (profile.last_session, profile.last_session_at) == ("s2", porto)
         assert profile.first_seen_at == lisbon
+
+
+def test_the_current_value_ranks_above_the_turn_it_replaced(memory: Memory) -> None:
+    """Issue 27: after 'I live in Lisbon.' and 'I moved to Porto.', 'where do I live?' ranked
+    the Lisbon turn (0.764) above the fact that Dana lives in Porto (0.704)."""
+    with memory:
+        _said(memory, "s1", "I live in Lisbon.")
+        _said(memory, "s2", "I moved to Porto.", minutes=60)
+        [porto] = memory.facts.list(DANA)
+        [lisbon_turn] = memory.get_session(Scope("acme", "dana", "s1"))
+        [porto_turn] = memory.get_session(Scope("acme", "dana", "s2"))
+        ids = [h.id for h in memory.search(DANA, "where do I live?", k=5)]
+        assert ids.index(porto.id) < ids.index(lisbon_turn.id)
+        turns = [h.id for h in memory.search(DANA, "where do I live?", k=5, kinds=["event"])]
+        assert turns.index(porto_turn.id) < turns.index(lisbon_turn.id)
+        tenant = [h.id for h in memory.search(Scope("acme"), "where do I live?", k=5)]
+        assert tenant.index(porto.id) < tenant.index(lisbon_turn.id)
+        # A question about the past, or bounded before the move, keeps the old turn's place.
+        before = memory.search(DANA, "where did I live before?", k=5)
+        assert before.plan is not None and before.plan.asks_past
+        assert lisbon_turn.id in [h.id for h in before]
+        until = memory.search(DANA, "where do I live?", k=5, until=T0 + timedelta(minutes=30))
+        assert [h.id for h in until] == [lisbon_turn.id]

@@ -204,6 +204,8 @@ def _print_plan(plan: QueryPlan, out: TextIO) -> None:
     ]
     if plan.multi_target:
         parts.append("several targets (no session lift)")
+    if plan.asks_past:
+        parts.append("a past state (changed values keep their place)")
     if parts:
         print(f"(query read as: {'; '.join(parts)})", file=out)
 

@@ -37,7 +37,6 @@ from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.records import Filters, Scope
 from kenning.search.access import AccessRecorder
-from kenning.search.filters import admits
 from kenning.search.fusion import (
     Fused,
     FusionConfig,
@@ -50,6 +49,7 @@ from kenning.search.fusion import (
     session_scores,
 )
 from kenning.search.hits import Hit, SearchResults
+from kenning.search.loaded import admits_item, hit_of
 from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.rerank import Reranker, RerankModel, RerankRecord, features
 from kenning.search.timeref import TimeWindow
@@ -290,10 +290,7 @@ class SearchEngine:
         events = records.load(list(lift))
         out = {f.id: f for f in fused if f.id not in facts}
         for item in events.values():
-            admitted = admits(
-                filters, kind=item.kind, role=item.role, at=item.at, tags=item.tags,
-                metadata=item.metadata,
-            )  # fmt: skip
+            admitted = admits_item(filters, item)
             score = lift[item.id]
             held = out.get(item.id)
             if not admitted or (held is not None and held.score >= score):
@@ -454,13 +451,7 @@ def _hits(fused: Sequence[Fused], items: Mapping[str, Item], min_score: float) -
         item = items.get(f.id)
         if item is None or f.score < min_score:  # erased since scoring, or too weak
             continue
-        out.append(
-            Hit(
-                id=item.id, kind=item.kind, score=f.score, scores=dict(f.scores),
-                content=item.text, role=item.role, scope=item.scope, seq=item.seq,
-                at=item.at, metadata=item.metadata, tags=item.tags,
-            )
-        )  # fmt: skip
+        out.append(hit_of(item, f.score, f.scores))
     return out
 
 

@@ -2,6 +2,9 @@
 
 * **Times it names** ("last Friday", "in March 2023"): records from then are preferred and the
   best records of that time join the candidates (:mod:`kenning.search.timeref`).
+* **A state of the past** ("where did I live before?", "my previous job", "what did I use to
+  eat"): what held then is the answer, so a turn stating a value the user has since changed
+  keeps its place (see :mod:`kenning.longterm.current`).
 * **Several targets.** A question that counts, totals or averages ("how many", "in total"),
   compares two things ("the difference between A and B", "which did I like better, A or B"),
   asks for the order of two events or the time between them ("was A before or after B", "how
@@ -58,15 +61,22 @@ _CURRENT_STATE = re.compile(r"\b(?:current|currently|nowadays|these days|anymore
 # A yes/no question whether something still holds ("Is my plan still active?", "Do I still
 # play?"); "why is it still late" asks about one state, not its history.
 _STILL = re.compile(r"^\s*(?:is|are|am|do|does|have|has|was|were)\b[^?.!]*\bstill\b")
+# A state that held before the present one ("how old" asks an age, not about the past).
+_PAST_STATE = re.compile(
+    r"\b(?:before|previous|previously|formerly|former|originally|at first|at the time|"
+    r"back then|prior to|used to|use to|no longer|in the past|(?:my|our|the) old)\b"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class QueryPlan:
-    """A query read for search: the times it names and whether it has several targets."""
+    """A query read for search: the times it names, whether it has several targets, and
+    whether it asks about a state of the past."""
 
     text: str
     windows: tuple[TimeWindow, ...] = ()
     multi_target: bool = False
+    asks_past: bool = False
 
 
 def _which_or(lowered: str) -> bool:
@@ -88,4 +98,7 @@ def plan_query(text: str, now: datetime) -> QueryPlan:
         or _CURRENT_STATE.search(lowered)
         or _STILL.search(lowered)
     )
-    return QueryPlan(text=text, windows=time_windows(text, now), multi_target=multi_target)
+    return QueryPlan(
+        text=text, windows=time_windows(text, now), multi_target=multi_target,
+        asks_past=bool(_PAST_STATE.search(lowered)),
+    )  # fmt: skip

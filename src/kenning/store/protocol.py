@@ -411,9 +411,11 @@ class FactStore(Protocol):
         self, scope: Scope, *, ids: Sequence[str] | None = None, subject: str | None = None,
         keys: Sequence[tuple[str, str, str]] | None = None, as_of: datetime | None = None,
         statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,), limit: int | None = None,
+        sources: Sequence[str] | None = None,
     ) -> list[Fact]:  # fmt: skip
         """Facts in *scope* (a tenant, a user, or facts sourced from one session), oldest
-        first: active ones by default, any *statuses*, or what was valid *as_of* a time."""
+        first: active ones by default, any *statuses*, or what was valid *as_of* a time; with
+        *sources*, only facts stated in one of these events."""
         ...
 
     def fact_history(self, scope: Scope, fact_id: str) -> list[Fact]:

@@ -370,6 +370,7 @@ class FactTables(SqlDatabase):
         self, scope: Scope, *, ids: Sequence[str] | None = None, subject: str | None = None,
         keys: Sequence[tuple[str, str, str]] | None = None, as_of: datetime | None = None,
         statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,), limit: int | None = None,
+        sources: Sequence[str] | None = None,
     ) -> list[Fact]:  # fmt: skip
         d = self._d
         where, params = _user_sql(scope)
@@ -377,6 +378,12 @@ class FactTables(SqlDatabase):
             if not ids:
                 return []
             cond, more = d.one_of("i.id", list(ids))
+            where += f" AND {cond}"
+            params += more
+        if sources is not None:
+            if not sources:
+                return []
+            cond, more = d.shares_text("f.sources", list(sources))
             where += f" AND {cond}"
             params += more
         if subject is not None:

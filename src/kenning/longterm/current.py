@@ -1,0 +1,144 @@
+"""Current values rank above the turns they replaced.
+
+A turn that states a value the user has since changed ("I live in Lisbon", before "I moved to
+Porto") matches a question about that value as well as it ever did, often better than the
+fact that holds now. After a search, each such turn among the hits gets the record that holds
+the current value placed just above it: the current fact when facts are searched, else the
+turn the current fact was read from. The stale turn stays among the hits, one place lower, so
+"where did I live before?" and searches bounded in time still find it; a query about a past
+state (:attr:`~kenning.search.plan.QueryPlan.asks_past`), or one bounded before the current
+value began, is left as it was ranked.
+
+A turn counts as stale only when every fact read from it has been superseded: a turn that
+also states something still true ("I live in Lisbon and I love jazz") keeps its place.
+:func:`current_first` is the pure core; :class:`CurrentFirst` reads what it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import Protocol
+
+from kenning.records import Fact, FactStatus, Filters, Scope
+from kenning.search.hits import Hit, SearchResults
+from kenning.search.loaded import admits_item, hit_of
+from kenning.store.protocol import EventLog, FactStore
+
+__all__ = ["CurrentFirst", "CurrentReads", "current_first", "replacements"]
+
+
+class CurrentReads(FactStore, EventLog, Protocol):
+    """What :class:`CurrentFirst` reads: the facts stated in the hits' turns, and records."""
+
+
+def current_first(
+    hits: Sequence[Hit], replaced: Mapping[str, str], found: Mapping[str, Hit], k: int
+) -> list[Hit]:
+    """*hits* (best first) with, above each stale turn (a key of *replaced*), the record
+    holding its current value (the value): moved up when it ranks lower, else taken from
+    *found*; scored as the stale turn. Cut at *k*.
+
+    >>> from datetime import datetime, UTC
+    >>> from kenning.records import Role
+    >>> def hit(i, score):
+    ...     return Hit(i, "event", score, {}, i, Role.USER, Scope("t", "u", "s"), 1,
+    ...                datetime(2026, 1, 1, tzinfo=UTC))
+    >>> out = current_first([hit("lisbon", .8), hit("x", .7), hit("porto", .5)],
+    ...                     {"lisbon": "porto"}, {}, k=3)
+    >>> [(h.id, h.score) for h in out]
+    [('porto', 0.8), ('lisbon', 0.8), ('x', 0.7)]
+    """
+    out = list(hits)
+    placed: set[str] = set()
+    i = 0
+    while i < len(out):
+        stale = out[i]
+        target = replaced.get(stale.id)
+        if target is None or target in placed:
+            i += 1
+            continue
+        placed.add(target)
+        at = next((j for j, h in enumerate(out) if h.id == target), None)
+        lifted = found.get(target) if at is None else out.pop(at) if at > i else None
+        if lifted is None:  # already above, or not in reach of this search
+            i += 1
+            continue
+        scores = {**lifted.scores, "current": stale.score, "score": stale.score}
+        out.insert(i, replace(lifted, score=stale.score, scores=scores))
+        i += 2
+    return out[:k]
+
+
+def replacements(
+    turns: Sequence[str], said: Sequence[Fact], current: Mapping[tuple[str, str, str], Fact],
+    *, facts: bool,
+) -> dict[str, str]:  # fmt: skip
+    """The stale turns among *turns*, each with the record that holds its current value:
+    the current fact (*facts*: facts are searched) or the turn it was read from. *said* are
+    the facts stated in *turns*, *current* the active facts of their keys."""
+    wanted = set(turns)
+    still_true = {s for f in said if f.status is FactStatus.ACTIVE for s in f.sources}
+    out: dict[str, str] = {}
+    for fact in said:
+        now = current.get(fact.key) if fact.status is FactStatus.SUPERSEDED else None
+        target = None if now is None else now.id if facts else now.source_event_id
+        if target is None:
+            continue
+        for turn in fact.sources:
+            if turn in wanted and turn not in still_true and turn != target:
+                out.setdefault(turn, target)
+    return out
+
+
+class CurrentFirst:
+    """Reads the facts stated in a search's turns and places current values above stale
+    turns (:func:`current_first`)."""
+
+    def __init__(self, store: CurrentReads) -> None:
+        self._store = store
+
+    def apply(self, scope: Scope, results: SearchResults, *, filters: Filters, k: int
+              ) -> SearchResults:  # fmt: skip
+        """*results* of a search of *scope* under *filters*, current values first (a search
+        of a whole tenant: each user's turns against that user's facts)."""
+        plan = results.plan
+        if plan is not None and plan.asks_past:
+            return results
+        bound = min((w.end for w in plan.windows), default=None) if plan is not None else None
+        bound = min(filter(None, (bound, filters.until)), default=None)
+        by_user: dict[str, list[str]] = {}
+        for hit in results.hits:
+            if hit.kind == "event" and hit.scope.user is not None:
+                by_user.setdefault(hit.scope.user, []).append(hit.id)
+        replaced: dict[str, str] = {}
+        for user, turns in by_user.items():
+            found = self._replacements(Scope(scope.tenant, user), turns, bound, filters)
+            replaced.update(found)
+        if not replaced:
+            return results
+        have = {h.id for h in results.hits}
+        missing = sorted({t for t in replaced.values() if t not in have})
+        loaded = {
+            item.id: hit_of(item, 0.0, {})
+            for item in self._store.items(scope, missing)
+            if admits_item(filters, item)
+        }
+        hits = current_first(results.hits, replaced, loaded, k)
+        return replace(results, hits=tuple(hits))
+
+    def _replacements(
+        self, user: Scope, turns: Sequence[str], bound: datetime | None, filters: Filters
+    ) -> dict[str, str]:
+        """:func:`replacements` for one user's *turns*; only values that held before
+        *bound* (the end of the time the search is bounded to) count as current."""
+        said = self._store.facts(user, sources=turns, statuses=None)
+        keys = list({f.key for f in said if f.status is FactStatus.SUPERSEDED})
+        if not keys:
+            return {}
+        current = {
+            f.key: f for f in self._store.facts(user, keys=keys)
+            if bound is None or f.valid_from is None or f.valid_from < bound
+        }  # fmt: skip
+        return replacements(turns, said, current, facts="fact" in filters.kinds)
