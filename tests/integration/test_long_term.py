@@ -393,3 +393,16 @@ def test_the_current_value_ranks_above_the_turn_it_replaced(memory: Memory) -> N
         assert lisbon_turn.id in [h.id for h in before]
         until = memory.search(DANA, "where do I live?", k=5, until=T0 + timedelta(minutes=30))
         assert [h.id for h in until] == [lisbon_turn.id]
+
+
+def test_a_withdrawal_in_other_words_closes_the_fact_it_means(memory: Memory) -> None:
+    """Issue 27: 'Actually, forget that I like jazz.' left 'I love jazz music' active (the keys
+    preference:jazz and preference:jazz music differ)."""
+    with memory:
+        _said(memory, "s1", "I love jazz music.", "I love the blues.")
+        _said(memory, "s2", "Actually, forget that I like jazz.", minutes=60)
+        [blues] = memory.facts.list(DANA)
+        assert "blues" in blues.attribute
+        [jazz] = memory.store.facts(DANA, statuses=(FactStatus.REVOKED,))
+        assert jazz.attribute == "preference:jazz music"
+        assert jazz.valid_to == T0 + timedelta(minutes=60)

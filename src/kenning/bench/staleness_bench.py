@@ -9,6 +9,9 @@ user statement embedded and ranked by cosine, the way a plain vector store would
 Reported: the stale rate — the share of questions where a superseded or revoked value ranks
 above the current one, or the current one is missing from the top 5 — for both; duplicate
 rows after consolidation; and extraction precision and recall on the labelled sentences.
+
+Beside the templated users, conversations written in everyday language
+(:mod:`kenning.bench.staleness_free`), reported on their tuning and held-out parts.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from kenning.bench.report import table, write_files
+from kenning.bench.staleness_free import FACT_K, SEARCH_K, run_free_text
 from kenning.embed.base import Embedder
 from kenning.longterm.extract import statement_facts
 from kenning.memory import Memory
@@ -142,10 +146,19 @@ def extraction_scores() -> dict[str, dict[str, float]]:
     return out
 
 
+def _free_text(embedder: Embedder) -> dict[str, Any]:
+    """The free-text set (:mod:`kenning.bench.staleness_free`) on a store of its own."""
+    with tempfile.TemporaryDirectory(prefix="kenning-staleness-free-") as tmp:
+        settings = Settings(track_access=False)
+        with Memory.open(Path(tmp) / "f.db", embedder=embedder, settings=settings) as memory:
+            return run_free_text(memory, embedder)
+
+
 def run_staleness_bench(
-    out: Path, *, embedder: Embedder, users: int = 40, seed: int = 0
+    out: Path, *, embedder: Embedder, users: int = 40, seed: int = 0, free_text: bool = True
 ) -> dict[str, Any]:
-    """Run the bench; write ``out/report.json`` and ``out/report.md``; return the report."""
+    """Run the bench (the templated users, and the free-text set unless *free_text* is
+    False); write ``out/report.json`` and ``out/report.md``; return the report."""
     rng = random.Random(seed)
     start = datetime(2026, 1, 1, 9, tzinfo=UTC)
     stories = [_user_story(rng, f"user{n:03d}") for n in range(users)]
@@ -215,6 +228,7 @@ def run_staleness_bench(
             "append_only_restatements": repeated,
         },
         "extraction": extraction_scores(),
+        "free_text": _free_text(embedder) if free_text else None,
         "seconds": round(time.perf_counter() - started, 1),
     }
     write_files(out, report, _markdown(report))
@@ -249,4 +263,35 @@ def _markdown(report: dict[str, Any]) -> str:
                [[part, row["sentences"], row["precision"], row["recall"]]
                 for part, row in report["extraction"].items()], cell=str),
     ]  # fmt: skip
+    if report["free_text"] is not None:
+        lines += _free_markdown(report["free_text"])
     return "\n".join(lines) + "\n"
+
+
+def _free_markdown(free: dict[str, Any]) -> list[str]:
+    parts = free["parts"]
+    lines = [
+        "",
+        "## Free-text conversations",
+        "",
+        f"Stale rate from facts (top {FACT_K}), and on knowledge-update probes with the default "
+        f"search (every kind, top {SEARCH_K}):",
+        "",
+        *table(["part", "conversations", "probes", "kenning", "append-only",
+                "update probes", "kenning (search)", "append-only (top 10)"],
+               [[part, row["conversations"], row["probes"], row["stale_rate"]["kenning"],
+                 row["stale_rate"]["append_only"], row["knowledge_update"]["probes"],
+                 row["knowledge_update"]["kenning"], row["knowledge_update"]["append_only"]]
+                for part, row in parts.items()], cell=str),
+        "",
+    ]  # fmt: skip
+    for part, row in parts.items():
+        lines += [
+            f"By kind, {part}:",
+            "",
+            *table(["kind", "probes", "kenning", "append-only"],
+                   [[kind, r["probes"], r["kenning"], r["append_only"]]
+                    for kind, r in row["stale_rate_by_kind"].items()], cell=str),
+            "",
+        ]  # fmt: skip
+    return lines

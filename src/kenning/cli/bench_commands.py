@@ -160,7 +160,19 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--out", required=True)
     b.add_argument("--users", type=positive, default=40, help="seeded users")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument(
+        "--no-free-text",
+        action="store_true",
+        help="only the templated users, not the free-text conversations",
+    )
     b.set_defaults(handler=_staleness)
+    b = bench.add_parser(
+        "revocation",
+        help="withdrawals in other words: facts closed, false "
+        "closures (labelled pairs, tuning and held-out)",
+    )
+    b.add_argument("--out", required=True)
+    b.set_defaults(handler=_revocation)
     b = bench.add_parser("pins", help="pin survival in windows vs sliding window / summaries")
     b.add_argument("--out", required=True)
     b.add_argument("--threads", type=positive, default=200, help="seeded support threads")
@@ -323,9 +335,21 @@ def _staleness(args: argparse.Namespace) -> int:
     out = _out(args.out)
     from kenning.bench.staleness_bench import run_staleness_bench
 
-    report = run_staleness_bench(out, embedder=MiniLMEmbedder(), users=args.users, seed=args.seed)
+    report = run_staleness_bench(
+        out, embedder=MiniLMEmbedder(), users=args.users, seed=args.seed,
+        free_text=not args.no_free_text,
+    )  # fmt: skip
     print((out / "report.md").read_text())
     print(json.dumps(report["stale_rate"], indent=2))
+    return 0
+
+
+def _revocation(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    from kenning.bench.revocation_bench import run_revocation_bench
+
+    run_revocation_bench(out, embedder=MiniLMEmbedder())
+    print((out / "report.md").read_text())
     return 0
 
 

@@ -13,8 +13,10 @@ or by the time it names. The key's history is refolded with it (:mod:`kenning.lo
    (a history read out of order) takes its place in the past and leaves the current one as it
    is. An inferred value never supersedes an explicit or tool fact (it is dropped);
 4. a withdrawal closes the fact holding its value when it was said (``revoked``); a multi-valued
-   key (``preference:jazz``) closes whatever value holds. One that finds nothing is kept as a
-   zero-length ``revoked`` record, so the value said earlier but read later still ends there;
+   key (``preference:jazz``) closes whatever value holds. A withdrawal in other words closes
+   the fact it refers to (:func:`withdrawn_kin`: "forget that I like jazz" closes "I love jazz
+   music"). One that finds nothing is kept as a zero-length ``revoked`` record, so the value
+   said earlier but read later still ends there;
 5. a different qualifier is a different key: "at work I use a Mac" leaves "at home I use Linux".
 
 The outcome is the difference between the stored rows of each key and its refolded history:
@@ -23,20 +25,75 @@ rows to insert (possibly already closed), rows to revise, and rows no longer nee
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from kenning.longterm.timeline import Said, Segment, fold, lay_out, said_by
+from kenning.longterm.timeline import Said, Segment, fold, lay_out, said_by, same_value
 from kenning.records import Fact, FactDraft, FactStatus
 from kenning.store.records import FactInsert, FactState
 
-__all__ = ["KeyChanges", "family", "key_changes", "nearest_kin", "said"]
+__all__ = [
+    "KeyChanges", "core", "family", "key_changes", "names_part_of", "nearest_kin", "said",
+    "withdrawn_kin",
+]  # fmt: skip
+
+_WORD = re.compile(r"[a-z0-9]+")
+_FUNCTION_WORDS = frozenset({"a", "an", "the", "my", "our", "no", "some", "any"})
 
 
 def family(attribute: str) -> str:
     """The kind of an attribute: ``preference`` for ``preference:jazz``."""
     return attribute.partition(":")[0]
+
+
+def core(fact: Fact | FactDraft) -> str:
+    """What two facts are compared on: the object of a multi-valued attribute, else the
+    value (templates would make every "lives in X" look alike)."""
+    _, sep, thing = fact.attribute.partition(":")
+    return thing if sep else fact.value
+
+
+def _words(text: str) -> frozenset[str]:
+    """The content words of *text*, a plural's final s dropped ("cats" is "cat")."""
+    words = (w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
+    return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def names_part_of(withdrawn: str, held: str) -> bool:
+    """Whether every content word of *withdrawn* is in *held*: "jazz" names part of "jazz
+    music", "a cat" of "two cats"; "two kids" not of "three kids".
+
+    >>> names_part_of("jazz", "jazz music"), names_part_of("two kids", "three kids")
+    (True, False)
+    """
+    words = _words(withdrawn)
+    return bool(words) and words <= _words(held)
+
+
+def withdrawn_kin(
+    draft: FactDraft, active: Sequence[Fact], similarity: Callable[[Fact], float], threshold: float
+) -> Fact | None:
+    """The active fact a withdrawal refers to in other words ("forget that I like jazz" and
+    "I love jazz music"), if it names no held value exactly: same subject, attribute family
+    and qualifier, and the withdrawn thing names part of the held one or their statements are
+    at least *threshold* similar. The most similar such fact."""
+    if not draft.revoke:
+        return None
+    kin = [
+        f for f in active
+        if f.status is FactStatus.ACTIVE and f.subject == draft.subject
+        and family(f.attribute) == family(draft.attribute) and f.qualifier == draft.qualifier
+    ]  # fmt: skip
+    multi = ":" in draft.attribute
+    if any(f.key == draft.key and (multi or same_value(f.value, draft.value)) for f in kin):
+        return None  # the key's own history settles it
+    matches = [
+        f for f in kin
+        if names_part_of(core(draft), core(f)) or similarity(f) >= threshold
+    ]  # fmt: skip
+    return max(matches, key=similarity, default=None)
 
 
 def said(draft: FactDraft, at: datetime, *, value: str | None = None) -> Said:

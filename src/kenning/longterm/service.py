@@ -25,7 +25,7 @@ from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.api import FactsAPI, user_of
-from kenning.longterm.consolidate import key_changes, nearest_kin, said
+from kenning.longterm.consolidate import core, key_changes, nearest_kin, said, withdrawn_kin
 from kenning.longterm.extract import extract_facts, statement
 from kenning.longterm.profile import Profile, build_profile
 from kenning.longterm.timeline import Said
@@ -92,6 +92,9 @@ class LongTermSettings:
         tool_facts: also keep facts discovered in tool results and assistant turns.
         near_duplicate: cosine at or above which a draft reinforces an existing fact of the
             same subject and attribute family instead of adding one.
+        withdrawal_match: cosine at or above which a withdrawal in other words closes a held
+            fact of its attribute family (chosen on the tuning part of ``kenning bench
+            revocation``: the lowest multiple of 0.05 with no false closure there).
         half_life_days: importance halves over this long without a mention or an access.
         prune_floor: pruning archives facts whose importance fell below this.
         prune_idle_hours / prune_min_accesses: ... or that were not accessed for this long
@@ -107,6 +110,7 @@ class LongTermSettings:
     extract: bool = True
     tool_facts: bool = True
     near_duplicate: float = 0.9
+    withdrawal_match: float = 0.75
     half_life_days: float = 30.0
     prune_floor: float = 0.1
     prune_idle_hours: float = 720.0
@@ -116,8 +120,9 @@ class LongTermSettings:
     llm: LLMSettings | None = None
 
     def __post_init__(self) -> None:
-        if not 0 < self.near_duplicate <= 1:
-            raise InvalidInput("near_duplicate must be in (0, 1]")
+        for name in ("near_duplicate", "withdrawal_match"):
+            if not 0 < getattr(self, name) <= 1:
+                raise InvalidInput(f"{name} must be in (0, 1]")
         for name in ("half_life_days", "prune_idle_hours", "lease_s"):
             value = getattr(self, name)
             if not math.isfinite(value) or value <= 0:
@@ -142,13 +147,6 @@ def importance(fact: Fact, now: datetime, *, half_life_days: float = 30.0) -> fl
     last = max(t for t in (fact.last_seen, fact.last_access, fact.valid_from) if t is not None)
     age_days = max((now - last).total_seconds(), 0.0) / 86_400
     return float(0.5 ** (age_days / half_life_days) * weight)
-
-
-def _core(fact: Fact | FactDraft) -> str:
-    """What two facts are compared on: the object of a multi-valued attribute, else the
-    value (templates would make every "lives in X" look alike)."""
-    _, sep, thing = fact.attribute.partition(":")
-    return thing if sep else fact.value
 
 
 class LongTermStore(FactStore, PolicyStore, EventLog, ContextState, Protocol):
@@ -395,11 +393,18 @@ class LongTermMemory(FactsAPI):
         for draft in drafts:
 
             def similarity(fact: Fact, draft: FactDraft = draft) -> float:
-                a, b = vectors.get(_core(draft)), vectors.get(_core(fact))
+                a, b = vectors.get(core(draft)), vectors.get(core(fact))
                 return float(a @ b) if a is not None and b is not None else 0.0
 
-            kin = nearest_kin(draft, active, similarity, self._settings.near_duplicate)
-            if vectors and kin is not None:
+            settings = self._settings
+            kin = (
+                withdrawn_kin(draft, active, similarity, settings.withdrawal_match)
+                if draft.revoke
+                else nearest_kin(draft, active, similarity, settings.near_duplicate)
+                if vectors
+                else None
+            )
+            if kin is not None:
                 placed.setdefault(kin.key, []).append(said(draft, at, value=kin.value))
             else:
                 placed.setdefault(draft.key, []).append(said(draft, at))
@@ -413,7 +418,7 @@ class LongTermMemory(FactsAPI):
     def _core_vectors(self, items: Sequence[Fact | FactDraft]) -> dict[str, np.ndarray]:
         if self._embedder is None:
             return {}
-        texts = list(dict.fromkeys(_core(i) for i in items if _core(i)))
+        texts = list(dict.fromkeys(core(i) for i in items if core(i)))
         if not texts:
             return {}
         try:
