@@ -576,6 +576,7 @@ def test_llm_fact_extractor_reads_user_turns_and_falls_back_to_rules(
 ) -> None:
     from kenning import Memory, Scope, Settings
     from kenning.longterm.service import LongTermSettings
+    from kenning.records import TenantPolicy
 
     fact = {"turn": 2, "subject": "user", "attribute": "employer", "value": "Netflix",
             "qualifier": "", "revoke": False, "category": "general", "hedged": False}  # fmt: skip
@@ -585,6 +586,7 @@ def test_llm_fact_extractor_reads_user_turns_and_falls_back_to_rules(
     settings = Settings(longterm=LongTermSettings(llm=llm))
     dana = Scope("acme", "dana")
     with Memory.open(tmp_path / "f.db", embedder=None, settings=settings) as memory:
+        memory.retention.set_policy("acme", TenantPolicy(fact_tools=("crm",)))
         memory.add_events(Scope("acme", "dana", "s1"), [
             {"role": "user", "content": "Hello there"},
             {"role": "user", "content": "These days I'm employed by Netflix, in Los Gatos."},
