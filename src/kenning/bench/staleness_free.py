@@ -6,7 +6,8 @@ contact details), withdrawals in many wordings, distractors that must change not
 person's move, plans, questions, stories of the past), and histories imported out of order.
 Each conversation ends in probes: a question, the current value's names, the stale ones.
 
-Two measures, each on the tuning and the held-out part (``sha256(id) % 100 < 50`` is tuning):
+Two measures, each on the tuning and the held-out part (tuning: the conversation id's SHA-256,
+read as one integer, modulo 100 is under 50):
 
 * **Stale rate from facts** (as the templated set): kenning answers from its facts
   (``search(kinds=["fact"])``, top 5); the append-only baseline ranks every user statement by
@@ -70,8 +71,8 @@ class Conversation:
 
 def part_of(conversation_id: str) -> str:
     """The part a conversation belongs to, by a hash of its id (never by its content)."""
-    digest = hashlib.sha256(conversation_id.encode()).digest()
-    return "tuning" if int.from_bytes(digest[:8], "big") % 100 < 50 else "held_out"
+    digest = hashlib.sha256(conversation_id.encode()).hexdigest()
+    return "tuning" if int(digest, 16) % 100 < 50 else "held_out"
 
 
 def load_conversations() -> list[Conversation]:
