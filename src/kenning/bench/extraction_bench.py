@@ -59,6 +59,7 @@ from typing import Any, Final
 from kenning.bench.report import table
 from kenning.errors import InvalidInput
 from kenning.longterm.extract import extract_facts
+from kenning.longterm.lexicon import DIETS
 from kenning.records import USER, Event, FactDraft, Role, Scope
 
 __all__ = [
@@ -154,14 +155,18 @@ _ATTRIBUTES: Final[Mapping[str, str]] = {
     "language": "language", "pronouns": "identity", "hobby": "hobby", "hobbies": "hobby",
     "editor": "device", "ide": "device", "os": "device", "operating system": "device",
     "browser": "device", "car": "device", "height": "health", "blood type": "health",
+    "partner": "relationship",
 }  # fmt: skip
 # Multi-valued attributes ("kind:object") by family; is_a is decided by its object.
 _KINDS: Final[Mapping[str, str]] = {
     "preference": "preference", "allergy": "allergy", "condition": "health", "diet": "diet",
-    "uses": "device",
+    "uses": "device", "family": "family", "pet": "pet", "language": "language",
+    "hobby": "hobby", "education": "education",
 }  # fmt: skip
-_DIETS: Final = frozenset(
-    "vegan vegetarian pescatarian gluten-free gluten free kosher halal keto teetotal sober".split()
+_DIETS: Final = (
+    frozenset("vegan vegetarian pescatarian gluten-free gluten free kosher halal keto".split())
+    | frozenset({"teetotal", "sober"})
+    | DIETS
 )
 _ROLE_FAMILIES: Final = frozenset({"occupation", "identity"})
 _LEADING: Final = re.compile(r"^(?:a|an|the|my|our|his|her|their|some)\s+")
@@ -193,9 +198,9 @@ def families_of(attribute: str, value: str) -> tuple[frozenset[str], str, bool]:
         if kind == "is_a":
             diet = obj in _DIETS
             return (frozenset({"diet"}) if diet else _ROLE_FAMILIES), obj, False
-        if kind == "diet":
-            return frozenset({"diet"}), obj.removeprefix("no "), obj.startswith("no ")
         kept = _KINDS.get(kind, f"unmapped:{kind}")
+        if kind != "preference" and obj.startswith("no "):
+            return frozenset({kept}), obj.removeprefix("no "), True
         return frozenset({kept}), obj, kind == "preference" and value == "dislikes"
     if attribute.startswith(("favorite ", "favourite ")):
         return frozenset({"preference"}), value, False
