@@ -190,8 +190,8 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         return USER, subj, None
     if subj.pos in ("NOUN", "PROPN", "VERB") and not p.child(subj, "poss", "det"):
         return USER, None, subj  # "Photography is my thing": a value, if the frame says so
-    if word == "it" and _greeted(p) and pred.lemma == "be":
-        return USER, None, None  # "Hi, it's Sam"
+    if word in ("it", "this") and _greeted(p) and pred.lemma == "be":
+        return USER, None, None  # "Hi, it's Sam", "Hello, this is Sam"
     return None
 
 
@@ -225,7 +225,7 @@ def _opens(p: Parsed, pred: Token) -> bool:
     "Just moved to Berlin", "Left Google last month", "Severely allergic to shellfish"."""
     if pred.dep not in ("ROOT", "advcl", "conj") or pred.tag in ("VB", "VBZ", "VBP", "MD"):
         return False
-    if pred.pos in ("VERB", "AUX") and pred.tag not in ("VBD", "VBN"):
+    if pred.pos in ("VERB", "AUX") and pred.tag not in ("VBD", "VBN", "VBG"):
         return False
     own = {t.i for t in p.subtree(pred)}
     before = p.tokens[: pred.i]
@@ -406,6 +406,8 @@ def _tense(p: Parsed, pred: Token) -> str:
     head = p.head(pred)
     if head is not None and pred.dep == "xcomp" and head.lower == "used" and pred.tag == "VB":
         return "before"  # "I used to live in Oslo"
+    if head is not None and pred.dep == "xcomp" and head.lemma.lower() in ("start", "begin"):
+        return "perfect"  # "I started working at Deloitte": begun, and going on
     if _before(p, pred):
         return "before"
     if any(t.lower in ("yesterday", "tonight") for t in p.children(pred, "npadvmod", "advmod")):
@@ -442,6 +444,7 @@ def _before(p: Parsed, pred: Token) -> bool:
         when = child.dep == "advcl" and any(m.lower == "when" for m in p.children(child, "mark"))
         if when and (child.tag == "VBD" or any(a.tag == "VBD" for a in p.children(child, "aux"))):
             return True
-        if child.dep == "advmod" and child.lower == "back":
-            return True
+        back = child.dep == "advmod" and child.lower == "back"
+        if back and any(c.lower in ("in", "when") for c in p.children(child)):
+            return True  # "back in 2010", not "moved back to Chicago"
     return False

@@ -127,6 +127,25 @@ def _objects(p: Parsed, pred: Token) -> list[Token]:
     return [v for head in found for v in vs.coordinated(p, head)] + extra
 
 
+_ADVERBIAL = frozenset("so too much lot now anymore really more here there today lately again "
+                       "well also still just".split())  # fmt: skip
+
+
+def _loose_objects(p: Parsed, pred: Token) -> list[Token]:
+    """What the tagger took for something else after a verb of liking ("I hate cilantro":
+    cilantro/advmod, "I love anime": anime/npadvmod, "I love hiking": hiking/xcomp)."""
+    for child in p.children(pred, "xcomp", "npadvmod", "advmod", "attr", "oprd", "acomp"):
+        if child.i > pred.i and child.lower not in _ADVERBIAL and child.text.isalpha() and (
+                child.pos in ("NOUN", "PROPN", "ADJ", "VERB")):  # fmt: skip
+            return list(vs.coordinated(p, child))
+    return []
+
+
+def _mine(p: Parsed, head: Token) -> bool:
+    """ "my job", "my dog": a particular thing of the speaker's, not a kind liked in general."""
+    return any(m.lower in ("my", "our") for m in p.children(head, "poss"))
+
+
 def _qualifier(p: Parsed, *tokens: Token) -> str:
     for token in tokens:
         for prep in p.children(token, "prep"):
@@ -166,7 +185,7 @@ def _place(c: Clause, head: Token) -> Token | None:
     p = c.parsed
     if (c.entities and head.ent in ("GPE", "LOC", "FAC")) or head.pos == "PROPN":
         return head
-    for inner in _preps(p, head, "in", "at"):
+    for inner in _preps(p, head, "in", "at", "near", "outside", "of"):
         found = _place(c, inner)
         if found is not None:
             return found
@@ -228,13 +247,17 @@ def _move(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if p.child(pred, "dobj") is not None:
         return []  # "I moved the meeting to Friday"
-    to = _preps(p, pred, "to", "into")
+    holders = [pred, *p.children(pred, "advmod", "prt")]  # "moved back to Chicago"
+    to = [h for t in holders for h in _preps(p, t, "to", "into")]
     if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
         head = p.head(pred)
         homes = p.children(head, "dobj") if head is not None and pred.dep == "conj" else []
         to = [h for home in homes for h in _preps(p, home, "in")]
     out = [fact("location", _span(c, t), change=True) for h in to if (t := _place(c, h))]
-    froms = [t for h in _preps(p, pred, "from") if (t := _place(c, h)) is not None]
+    away = [h for t in holders for h in _preps(p, t, "from")]
+    away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
+             for h in _preps(p, out_, "of")]  # fmt: skip
+    froms = [t for h in away if (t := _place(c, h)) is not None]
     out += [fact("location", _span(c, t), change=True, revoke=True) for t in froms]
     return _some(*out)
 
@@ -262,7 +285,7 @@ def _work(c: Clause) -> list[Reading]:
     out = [fact("employer", _span(c, _named(c, h))) for h in places
            if h.lower not in _NOT_WORK and _organisation(c, h)
            and _generic(p, h, definite_ok=True)]  # fmt: skip
-    out += [fact("occupation", _span(c, h)) for h in _preps(p, pred, "as")]
+    out += [fact("occupation", _span(c, h)) for t in [pred, *places] for h in _preps(p, t, "as")]
     return _some(*out)
 
 
@@ -307,6 +330,7 @@ def _study(c: Clause) -> list[Reading]:
     fields = [o for o in _objects(p, pred) if not p.children(o, "det", "poss")
               and (o.tag != "NNS" or o.lower.endswith(("ics", "maths")))]  # fmt: skip
     schools = [h for h in _preps(p, pred, "at", "in") if _organisation(c, h) or h.pos == "PROPN"]
+    schools += [h for h in _preps(p, pred, "for") if h.lemma.lower() in lx.EDUCATION_NOUNS]
     return _some(*(fact("education", _span(c, h)) for h in [*fields, *schools]))
 
 
@@ -390,11 +414,12 @@ def _go(c: Clause) -> list[Reading]:
 def _like(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     verb = lx.LIKE_VERBS.get(pred.lemma.lower(), "likes")
-    heads = _objects(p, pred) or [
-        v for x in p.children(pred, "xcomp", "npadvmod") if x.i > pred.i
-        for v in vs.coordinated(p, x)]  # fmt: skip
-    if not heads or not (_generic(p, heads[0], definite_ok=verb == "prefers")
-                         or _own_activity(p, heads[0])):  # fmt: skip
+    heads = _objects(p, pred) or _loose_objects(p, pred)
+    first = heads[0] if heads else None
+    if first is None or not (_generic(p, first, definite_ok=verb == "prefers")
+                             or _own_activity(p, first)):  # fmt: skip
+        return []
+    if _mine(p, first) and not _own_activity(p, first):
         return []
     out = []
     for head in heads:
@@ -423,8 +448,8 @@ def _dislike(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if pred.lemma == "stand" and not (c.negated and p.child(pred, "aux")):
         return []
-    heads = _objects(p, pred)
-    if not heads or not _generic(p, heads[0]):
+    heads = _objects(p, pred) or _loose_objects(p, pred)
+    if not heads or not _generic(p, heads[0]) or _mine(p, heads[0]):
         return []
     found = [fact("preference", _span(c, h), verb="dislikes") for h in heads]
     return [replace(r, negated=True) for r in _some(*found)]
@@ -432,14 +457,18 @@ def _dislike(c: Clause) -> list[Reading]:
 
 def _have(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
-    change = pred.lemma.lower() != "have" and pred.lemma.lower() != "own"
+    change = pred.lemma.lower() not in ("have", "own")
     out = []
     for head in _objects(p, pred):
         if vs.is_deictic(p, head) and head.lower not in ("pets",):
             continue
         family = vs.classify(p, head, entities=c.entities)
-        if head.lemma.lower() in lx.JOB_NOUNS and p.children(head, "compound", "amod"):
-            out.append(fact("occupation", _span(c, head), change=change))
+        if head.lemma.lower() in lx.JOB_NOUNS:
+            places = [h for t in (head, pred) for h in _preps(p, t, "at", "with", "for")
+                      if _organisation(c, h)]  # fmt: skip
+            out += [fact("employer", _span(c, _named(c, h)), change=change) for h in places]
+            if not places and p.children(head, "compound", "amod"):
+                out.append(fact("occupation", _span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", _span(c, head), kind="partner", change=change))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
@@ -476,7 +505,8 @@ def _run(c: Clause) -> list[Reading]:
             out.append(fact("hobby", _span(c, head)))
         elif head.lemma.lower() in lx.WORKPLACE_NOUNS and _generic(p, head):
             out.append(fact("employer", _span(c, head)))
-    if not p.children(pred, "dobj") and c.tense == "perfect" and pred.tag == "VBG":
+    habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
+    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
         out.append(fact("hobby", pred.text))
     return _some(*out)
 
@@ -486,15 +516,13 @@ def _hobby_verb(c: Clause) -> list[Reading]:
     ("I knit", "I bake sourdough"), when it is a habit: the simple present, or the present
     perfect ("I've been painting watercolors since 2018"), or begun ("I started surfing")."""
     p, pred = c.parsed, c.pred
-    head = p.head(pred)
-    begun = pred.dep == "xcomp" and head is not None and head.lemma in ("start", "begin", "take")
     progressive = any(a.lemma == "be" for a in p.children(pred, "aux"))
-    if pred.tag == "VBG" and c.tense == "present" and progressive and not begun:
+    if pred.tag == "VBG" and c.tense == "present" and progressive:
         return []  # "I'm baking a cake": now, not a habit
     obj = p.child(pred, "dobj")
     if (obj is not None and not _generic(p, obj)) or _preps(p, pred, "about"):
         return []
-    return _some(fact("hobby", _verb_phrase(p, pred), change=begun))
+    return _some(fact("hobby", _verb_phrase(p, pred)))
 
 
 def _eat(c: Clause) -> list[Reading]:
@@ -505,6 +533,23 @@ def _eat(c: Clause) -> list[Reading]:
         if word in lx.DIETS or head.lemma.lower() in lx.FOODS or (c.negated and _generic(p, head)):
             out.append(fact("diet", _span(c, head)))
     return _some(*out)
+
+
+def _avoid(c: Clause) -> list[Reading]:
+    """ "I avoid gluten": a standing negative, in the family the object names."""
+    p = c.parsed
+    out = []
+    for head in _objects(p, c.pred) or _loose_objects(p, c.pred):
+        family = vs.classify(p, head, entities=c.entities)
+        if family == "diet" or head.lemma.lower() in lx.FOODS:
+            out.append(fact("diet", _span(c, head)))
+    return [replace(r, negated=True) for r in _some(*out)]
+
+
+def _graduate(c: Clause) -> list[Reading]:
+    heads = _preps(c.parsed, c.pred, "from")
+    return _some(*(fact("education", _span(c, h), change=True) for h in heads
+                   if _organisation(c, h)))  # fmt: skip
 
 
 def _health(c: Clause) -> list[Reading]:
@@ -607,7 +652,8 @@ def _leave(c: Clause) -> list[Reading]:
     for head in p.children(pred, "dobj"):
         if head.lemma.lower() in lx.JOB_NOUNS:
             out += [fact("employer", _span(c, h), change=True, revoke=True)
-                    for h in _preps(p, head, "at", "with") if _organisation(c, h)]  # fmt: skip
+                    for t in (head, pred) for h in _preps(p, t, "at", "with")
+                    if _organisation(c, h)]  # fmt: skip
         elif _organisation(c, head) and head.pos == "PROPN":
             out.append(fact("employer", _span(c, head), change=True, revoke=True))
     return _some(*out) if out or pred.lemma != "quit" else _stop(c)
@@ -659,9 +705,14 @@ def _switch_family(
 ) -> tuple[str | None, str]:
     p = c.parsed
     if named is not None:
-        own = lx.OWN_ATTRIBUTES.get(named.lemma.lower())
+        lemma = named.lemma.lower()
+        own = lx.OWN_ATTRIBUTES.get(lemma)
         if own == "finance":
-            return "finance", named.lemma.lower()
+            return "finance", lemma
+        if lemma in lx.JOB_NOUNS:
+            return "employer", ""
+        if lemma in lx.CONTACT_NOUNS:
+            return "contact", lx.CONTACT_NOUNS[lemma]
         family = vs.classify(p, named, entities=c.entities)
         if family is not None:
             return family, ""
@@ -711,8 +762,10 @@ def _listen(c: Clause) -> list[Reading]:
     for head in _preps(p, c.pred, "to"):
         if head.lemma.lower() in ("lot", "lots", "bunch", "ton", "tons"):
             head = next(iter(_preps(p, head, "of")), head)
-        if head.tag == "NNS" and not p.children(head, "det", "poss"):
-            out.append(fact("hobby", _span(c, head)))
+        if p.children(head, "det", "poss") or head.pos != "NOUN":
+            continue
+        # a kind of recording listened to is a pastime; a kind of music, a taste
+        out.append(fact("hobby" if head.tag == "NNS" else "preference", _span(c, head)))
     return _some(*out)
 
 
@@ -786,6 +839,9 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         return _some(*out)
     if family in ("diet", "health"):
         return _some(*out, fact(family, _span(c, noun)))
+    if lemma == "speaker":  # "a native Spanish speaker"
+        spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
+        return _some(*out, *(fact("language", m.text) for m in spoken))
     if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not p.children(noun, "det"):
         return _some(*out)
     student = lemma in ("student", "pupil")
@@ -816,7 +872,8 @@ def _fan(c: Clause, noun: Token) -> list[Reading]:
     out = []
     for head in heads:
         if head.dep in ("compound", "nmod"):
-            tokens = [t for t in p.tokens[head.i : noun.i] if t.dep != "amod" or t.ent]
+            first = min(t.i for t in p.subtree(head))
+            tokens = [t for t in p.tokens[first : noun.i] if t.dep != "amod" or t.ent]
             out.append(fact("preference", p.span(tokens)))
         elif _generic(p, head):
             out.append(fact("preference", _span(c, head)))
@@ -833,13 +890,11 @@ def _be_adj(c: Clause, adj: Token) -> list[Reading]:
         heads = _preps(p, adj, "to") or p.children(adj, "xcomp")
         return _some(*(fact("allergy", _span(c, v), verb="allergic") for h in heads
                        for v in vs.coordinated(p, h)))  # fmt: skip
-    if word == "intolerant":
-        what = [
-            m
-            for m in p.children(adj, "npadvmod", "compound", "nmod", "amod", "advmod")
-            if m.lower not in lx.INTENSIFIERS and m.lower not in ("bit", "little")
-        ]
-        return _some(*(fact("allergy", m.text) for m in what[:1]))
+    if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed
+        before = p[adj.i - 1] if adj.i > 0 else None
+        if before is None or not before.text.isalpha() or before.lower in lx.INTENSIFIERS:
+            return []
+        return _some(fact("allergy", before.text))
     if word in lx.RELATIONSHIP_STATES:
         out = [fact("relationship", word)]
         out += [
@@ -865,11 +920,22 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
         return _some(fact("health", word))
     if word in lx.OCCUPATION_ADJECTIVES:
         return _some(fact("occupation", _span(c, adj)))
+    heads = _preps(p, adj, "with", "about")
+    if word in ("obsessed", "passionate", "crazy") and heads:
+        return _some(*(fact("preference", _span(c, h), verb="loves") for h in heads
+                       if _generic(p, h) and not _mine(p, h)))  # fmt: skip
     if word == "done":
         heads = _preps(p, adj, "with")
         return [replace(r, revoke=True, change=True) for h in heads for r in _stopped_thing(c, h)]
     if word.isdigit():
         return _some(fact("age", word))
+    if word == "old":  # "I'm 29 years old"
+        years = [n for a in p.children(adj, "npadvmod") for n in p.children(a, "nummod")]
+        return _some(*(fact("age", n.text) for n in years[:1] if n.text.isdigit()))
+    if word == "fluent":
+        langs = [v for h in _preps(p, adj, "in") for v in vs.coordinated(p, h)]
+        return _some(*(fact("language", _span(c, h)) for h in langs
+                       if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
     if (c.entities and adj.ent == "NORP") or (
         adj.pos == "ADJ" and adj.text[:1].isupper() and word.endswith(("an", "ese", "ish", "i"))
     ):
@@ -1044,6 +1110,8 @@ def _topic(c: Clause) -> list[Reading]:
         if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
             continue
         family = lx.OWN_NOUNS.get(comp.lemma.lower()) or lx.OWN_NOUNS.get(comp.lower)
+        if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(comp, "amod")):
+            family = "preference"  # "Pizza is my favorite food"
         if family is not None:
             return _some(fact(family, _value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip
@@ -1065,7 +1133,8 @@ def _table() -> dict[str, Frame]:
         (("speak",), _speak), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go", "take"), _light), (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
-        (("have", "own", "get", "adopt", "buy"), _have), (("use",), _use),
+        (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
+        (("graduate",), _graduate), (("use",), _use),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle"), _health), (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),

@@ -98,7 +98,7 @@ DEVICE_NOUNS: Final = _words(
     "phone smartphone cellphone laptop notebook computer pc desktop tablet car cars bike bicycle "
     "ebike e-bike motorbike motorcycle scooter truck van suv watch smartwatch camera console tv "
     "television e-reader ereader kindle headphones earbuds drive printer router speaker "
-    "keyboard monitor mac macbook chromebook ipad iphone android pixel galaxy thinkpad fitbit "
+    "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
     "spotify vim emacs vscode python javascript rust java app apps subscription samsung charger"
 ) | {"power bank", "hard drive"}
@@ -166,7 +166,7 @@ WORK_VERBS: Final = _words("work intern volunteer freelance")
 HOBBY_VERBS: Final = _words(
     "knit crochet sew bake cook paint draw sketch sing dance surf swim climb hike run jog cycle "
     "bike ski snowboard skate garden fish hunt sail row box fence golf bowl write journal "
-    "meditate garden volunteer quilt brew skateboard kayak camp blog vlog stream code"
+    "meditate garden volunteer quilt brew skateboard kayak camp blog vlog stream code collect"
 )
 # play/do/practice/go take their activity as object ("I play the guitar" -> guitar).
 LIGHT_HOBBY_VERBS: Final = _words("play do practice practise go take")

@@ -55,7 +55,9 @@ _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.
 # "scratch that") are kept.
 _NOISE = (
     re.compile(
-        r"^\W*(?:hi|hello|hey|hiya|yo)(?: there| again)?(?: [A-Z][a-z]+)?\s*[,!.]\s*", re.IGNORECASE
+        r"^\W*(?:hi|hello|hey|hiya|yo)(?: there| again)?(?: [A-Z][a-z]+)?\s*[,!.]\s*"
+        r"(?!it'?s\b|this is\b)",
+        re.IGNORECASE,
     ),
     re.compile(r"[\s,]+(?:lol|lmao|haha+|hehe|rofl|xd)\b", re.IGNORECASE),
 )
