@@ -70,8 +70,7 @@ _GO_PLACES = frozenset("gym church mosque synagogue temple pool yoga pilates cla
                        "practice choir rehearsal rehearsals".split())  # fmt: skip
 _CLUBS = frozenset("club team band choir group league orchestra society crew".split())
 _NOT_WORK = frozenset("work home living fun money nights night days weekends free".split())
-_NOT_ORGANISATIONS = frozenset({"PERSON", "DATE", "TIME", "CARDINAL", "MONEY", "PERCENT",
-                                "QUANTITY", "ORDINAL"})  # fmt: skip
+_NOT_ORGANISATIONS = frozenset({"PERSON", "DATE", "TIME"})  # fmt: skip
 _MONEY = re.compile(r"\d|\$|€|£")
 _DECADES = re.compile(r"\b(?:teens|twenties|thirties|forties|fifties|sixties|seventies|"
                       r"eighties|nineties)\b", re.IGNORECASE)  # fmt: skip
@@ -169,6 +168,11 @@ def _generic(p: Parsed, head: Token, *, definite_ok: bool = False) -> bool:
 
 
 def _organisation(c: Clause, head: Token) -> bool:
+    """Whether *head* names an organisation (or is a workplace: "a small bakery", "the
+    hospital"); "a tiny robotics startup called Kinemo" by its noun or its name."""
+    named = _named(c, head)
+    if named is not head and _organisation(c, named):
+        return True
     if c.entities and head.ent in ("ORG", "FAC"):
         return True
     # The small model reads many companies as places or nationalities ("Shopify", "Oracle"):
@@ -185,6 +189,8 @@ def _place(c: Clause, head: Token) -> Token | None:
     p = c.parsed
     if (c.entities and head.ent in ("GPE", "LOC", "FAC")) or head.pos == "PROPN":
         return head
+    if head.text[:1].isupper() and head.text.isalnum():
+        return head  # a capitalised name the tagger took for something else ("Town6"/CD)
     for inner in _preps(p, head, "in", "at", "near", "outside", "of"):
         found = _place(c, inner)
         if found is not None:
@@ -283,7 +289,7 @@ def _work(c: Clause) -> list[Reading]:
     places = [h for t in holders for h in _preps(p, t, "at", "for")]
     places += [h for t in holders for h in _preps(p, t, "with") if h.pos == "PROPN"]
     out = [fact("employer", _span(c, _named(c, h))) for h in places
-           if h.lower not in _NOT_WORK and _organisation(c, h)
+           if h.lower not in _NOT_WORK and (_organisation(c, h) or h.pos == "PROPN")
            and _generic(p, h, definite_ok=True)]  # fmt: skip
     out += [fact("occupation", _span(c, h)) for t in [pred, *places] for h in _preps(p, t, "as")]
     return _some(*out)
@@ -303,7 +309,7 @@ def _join(c: Clause) -> list[Reading]:
 
 def _hired(c: Clause) -> list[Reading]:
     places = _preps(c.parsed, c.pred, "by", "at")
-    return _some(*(fact("employer", _span(c, h), change=True) for h in places
+    return _some(*(fact("employer", _span(c, _named(c, h)), change=True) for h in places
                    if _organisation(c, h)))  # fmt: skip
 
 
@@ -319,7 +325,11 @@ def _start(c: Clause) -> list[Reading]:
 
 def _teach(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
-    out = [fact("employer", _span(c, h)) for h in _preps(p, pred, "at") if _organisation(c, h)]
+    out = [
+        fact("employer", _span(c, _named(c, h)))
+        for h in _preps(p, pred, "at")
+        if _organisation(c, h)
+    ]
     if p.child(pred, "dobj") is not None:
         out.append(fact("occupation", _verb_phrase(p, pred)))
     return _some(*out)
@@ -493,7 +503,11 @@ def _drive(c: Clause) -> list[Reading]:
     p = c.parsed
     out = [fact("device", _span(c, h), verb="drives") for h in _objects(p, c.pred)
            if _generic(p, h)]  # fmt: skip
-    out += [fact("employer", _span(c, h)) for h in _preps(p, c.pred, "for") if _organisation(c, h)]
+    out += [
+        fact("employer", _span(c, _named(c, h)))
+        for h in _preps(p, c.pred, "for")
+        if _organisation(c, h)
+    ]
     return _some(*out)
 
 
@@ -504,7 +518,7 @@ def _run(c: Clause) -> list[Reading]:
         if head.lemma.lower() in ("marathon", "race", "5k", "10k", "ultra", "triathlon"):
             out.append(fact("hobby", _span(c, head)))
         elif head.lemma.lower() in lx.WORKPLACE_NOUNS and _generic(p, head):
-            out.append(fact("employer", _span(c, head)))
+            out.append(fact("employer", _span(c, _named(c, head))))
     habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
     if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
         out.append(fact("hobby", pred.text))
@@ -651,11 +665,11 @@ def _leave(c: Clause) -> list[Reading]:
     out = []
     for head in p.children(pred, "dobj"):
         if head.lemma.lower() in lx.JOB_NOUNS:
-            out += [fact("employer", _span(c, h), change=True, revoke=True)
+            out += [fact("employer", _span(c, _named(c, h)), change=True, revoke=True)
                     for t in (head, pred) for h in _preps(p, t, "at", "with")
                     if _organisation(c, h)]  # fmt: skip
         elif _organisation(c, head) and head.pos == "PROPN":
-            out.append(fact("employer", _span(c, head), change=True, revoke=True))
+            out.append(fact("employer", _span(c, _named(c, head)), change=True, revoke=True))
     return _some(*out) if out or pred.lemma != "quit" else _stop(c)
 
 
@@ -1055,6 +1069,9 @@ def _owned(c: Clause) -> list[Reading]:
         rest = rest[:-1]
     text = p.span([t for t in rest if not (t.i == rest[0].i and t.dep in ("det", "poss"))])
     digits = sum(ch.isdigit() for ch in text)
+    kinds = {m.lower for m in p.children(owner, "compound", "amod", "nmod")}
+    if lemma == "number" and kinds - {"phone", "cell", "mobile", "work", "home", "new", "old"}:
+        return []  # "my passport number": not how to reach the speaker
     if lemma in lx.CONTACT_NOUNS and (
         digits >= 5 or "@" in text or lemma in ("address", "email", "e-mail")
     ):
