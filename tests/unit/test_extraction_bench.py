@@ -26,7 +26,7 @@ from kenning.bench.extraction_bench import (
 )
 from kenning.cli.main import main
 from kenning.errors import InvalidInput
-from kenning.longterm.parser import MODEL, MODEL_VERSION
+from kenning.longterm.parsing.parser import MODEL, MODEL_VERSION
 from kenning.records import USER, FactDraft
 
 

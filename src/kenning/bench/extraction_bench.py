@@ -63,8 +63,8 @@ from typing import Any, Final
 
 from kenning.bench.report import table
 from kenning.errors import InvalidInput
-from kenning.longterm.lexicon import DIETS
-from kenning.longterm.parser import SpacyParser
+from kenning.longterm.parsing.lexicon import DIETS
+from kenning.longterm.parsing.parser import SpacyParser
 from kenning.longterm.statements import ParsedStatements, RuleStatements, StatementReader
 from kenning.records import USER, Event, FactDraft, Role, Scope
 

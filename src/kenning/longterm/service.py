@@ -27,7 +27,7 @@ from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, 
 from kenning.longterm.api import FactsAPI, user_of
 from kenning.longterm.consolidate import Decision, decide
 from kenning.longterm.extract import statement
-from kenning.longterm.parser import SpacyParser
+from kenning.longterm.parsing.parser import SpacyParser
 from kenning.longterm.profile import Profile, build_profile
 from kenning.longterm.statements import ParsedStatements, StatementReader
 from kenning.longterm.tool_facts import discovered_facts

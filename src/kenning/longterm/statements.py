@@ -3,9 +3,10 @@
 :class:`ParsedStatements` reads user turns only, and of those only the sentences that pass a
 cheap first-person filter (:func:`candidate_sentences`: "I", "we", "my", the speaker's name, or
 an opening like "Just moved to Berlin"); it parses them in one batch and reads each with
-:func:`~kenning.longterm.reader.read_statements`. Where spaCy or its pipeline is not installed
-it logs one line and reads with the rules (:func:`~kenning.longterm.extract.extract_facts`)
-from then on, so a plain ``pip install kenning`` extracts facts as before.
+:func:`~kenning.longterm.parsing.reader.read_statements`. Where spaCy or its pipeline is not
+installed it logs one line and reads with the rules
+(:func:`~kenning.longterm.extract.extract_facts`) from then on, so a plain ``pip install
+kenning`` extracts facts as before.
 """
 
 from __future__ import annotations
@@ -17,10 +18,10 @@ from dataclasses import replace
 from typing import Protocol
 
 from kenning.errors import ModelUnavailable
-from kenning.longterm.clauses import jokes
 from kenning.longterm.extract import extract_facts
-from kenning.longterm.parsed import Parsed
-from kenning.longterm.reader import read_statements
+from kenning.longterm.parsing.clauses import jokes
+from kenning.longterm.parsing.parsed import Parsed
+from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
 
 __all__ = [
@@ -118,7 +119,7 @@ class StatementReader(Protocol):
 
 
 class SentenceParser(Protocol):
-    """Parses sentences into records (:class:`~kenning.longterm.parser.SpacyParser`)."""
+    """Parses sentences into records (:class:`~kenning.longterm.parsing.parser.SpacyParser`)."""
 
     @property
     def name(self) -> str: ...

@@ -199,3 +199,4 @@ FIELDS: Final = _words(
     "consulting journalism research academia software programming development management "
     "retail hospitality tech ux banking architecture"
 )
+CLUBS: Final = _words("club team band choir group league orchestra society crew")

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kenning.longterm import lexicon as lx
-from kenning.longterm.parsed import Parsed, Token
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = [
     "classify",

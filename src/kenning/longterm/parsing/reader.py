@@ -1,18 +1,18 @@
 """The statement reader (pure): the facts a parsed sentence states about the speaker.
 
-It reads each clause (:mod:`kenning.longterm.clauses`: subject, modality, negation, tense),
-finds what the clause's predicate states (:mod:`kenning.longterm.frames`), and turns each
-reading into a :class:`~kenning.records.FactDraft` with kenning's attribute names: single-valued
-``location``, ``employer``, ``occupation``, ``name``, ``age``, ``hometown``, ``nationality``,
-``relationship status``, ``partner``, ``income``, ``bank``, ``debt``, contact kinds (``email``,
-``phone number``, ``address``) and ``favorite X``; multi-valued ones carry their object
-(``preference:jazz``, ``allergy:peanuts``, ``condition:asthma``, ``is_a:vegan``,
+It reads each clause (:mod:`~kenning.longterm.parsing.clauses`: subject, modality, negation,
+tense), finds what the clause's predicate states (:mod:`~kenning.longterm.parsing.frames`), and
+turns each reading into a :class:`~kenning.records.FactDraft` with kenning's attribute names:
+single-valued ``location``, ``employer``, ``occupation``, ``name``, ``age``, ``hometown``,
+``nationality``, ``relationship status``, ``partner``, ``income``, ``bank``, ``debt``, contact
+kinds (``email``, ``phone number``, ``address``) and ``favorite X``; multi-valued ones carry
+their object (``preference:jazz``, ``allergy:peanuts``, ``condition:asthma``, ``is_a:vegan``,
 ``diet:fish``, ``uses:linux``, ``family:two kids``, ``pet:dog``, ``language:spanish``,
-``hobby:pottery``, ``education:law``), and a standing negative puts "no" before it
+``hobby:pottery``, ``education:law``), and a standing negative puts "no" before the object
 (``diet:no pork``, ``uses:no car``; a dislike is ``preference:X`` = ``dislikes``).
 
-Nothing here loads a model: the parser shell (:mod:`kenning.longterm.parser`) makes the
-:class:`~kenning.longterm.parsed.Parsed` records, and tests build them by hand.
+Nothing here loads a model: the parser shell (:mod:`~kenning.longterm.parsing.parser`) makes
+the :class:`~kenning.longterm.parsing.parsed.Parsed` records, and tests build them by hand.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 
-from kenning.longterm import lexicon as lx
-from kenning.longterm import values as vs
-from kenning.longterm.clauses import Sentence, clauses, sentence_of
 from kenning.longterm.extract import stated_start, statement
-from kenning.longterm.frames import Reading, fact, read_clause, settle
-from kenning.longterm.parsed import Parsed, Token
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import Reading, fact
+from kenning.longterm.parsing.clauses import Sentence, clauses, sentence_of
+from kenning.longterm.parsing.frames import read_clause, settle
+from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.records import USER, FactCategory, FactDraft, FactSource
 
 __all__ = ["read_statements"]

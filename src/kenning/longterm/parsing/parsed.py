@@ -1,6 +1,6 @@
 """A parsed sentence as plain records: what the statement reader reads (pure, no parser here).
 
-The parser shell (:mod:`kenning.longterm.parser`) turns a parsed sentence into a
+The parser shell (:mod:`kenning.longterm.parsing.parser`) turns a parsed sentence into a
 :class:`Parsed`: its tokens, each with its lemma, part of speech, fine tag, dependency label,
 head and entity type, in the label sets of spaCy's English pipelines (Universal POS tags,
 Penn Treebank tags, ClearNLP dependency labels, OntoNotes entity types). Tests build them by

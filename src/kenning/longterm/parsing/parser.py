@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from kenning.errors import ModelUnavailable
-from kenning.longterm.parsed import Parsed, Token
+from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["MODEL", "MODEL_NAME", "MODEL_VERSION", "SpacyParser"]
 

@@ -21,8 +21,8 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from kenning.longterm import lexicon as lx
-from kenning.longterm.parsed import Parsed, Token
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.records import USER
 
 __all__ = ["Clause", "Sentence", "clauses", "jokes", "sentence_of"]
