@@ -57,10 +57,16 @@ _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.
 _NOISE = (
     re.compile(
         r"^\W*(?:hi|hello|hey|hiya|yo)(?: there| again)?(?: [A-Z][a-z]+)?\s*[,!.]\s*"
-        r"(?!it'?s\b|this is\b)",
+        r"(?!\s*(?:it'?s|this is)\b)",
         re.IGNORECASE,
     ),
     re.compile(r"[\s,]+(?:lol|lmao|haha+|hehe|rofl|xd)\b", re.IGNORECASE),
+    # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
+    re.compile(
+        r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
+        r"if you must know)\W*$",
+        re.IGNORECASE,
+    ),
 )
 _LOWER_I = (
     (re.compile(r"\bi\b"), "I"),
@@ -92,8 +98,11 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
             for pattern, written in _LOWER_I:
                 sentence = pattern.sub(written, sentence)
             for noise in _NOISE:
-                sentence = noise.sub(" " if noise.pattern.startswith("[") else "", sentence)
-            out.append(sentence.strip())
+                sentence = noise.sub("" if noise.pattern.startswith("^") else " ", sentence)
+            sentence = sentence.strip()
+            # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
+            # once it ends like one.
+            out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
     return out
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "activity",
     "clause_tokens",
     "contact_kind",
+    "contact_noun",
     "fact",
     "generic",
     "loose_objects",
@@ -252,6 +253,15 @@ def trimmed(p: Parsed, head: Token) -> list[Token]:
 def activity(head: Token) -> str | None:
     word = head.lemma.lower()
     return "hobby" if word in lx.ACTIVITIES or head.lower in lx.ACTIVITIES else None
+
+
+def contact_noun(p: Parsed, head: Token) -> str:
+    """The kind of contact detail a noun names ("email address" -> ``email``, "cell number"
+    -> ``phone number``), "" for none."""
+    for word in [m.lower for m in p.children(head, "compound")] + [head.lemma.lower()]:
+        if word in lx.CONTACT_NOUNS:
+            return lx.CONTACT_NOUNS[word]
+    return ""
 
 
 def contact_kind(text: str) -> str:

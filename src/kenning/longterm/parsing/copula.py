@@ -14,6 +14,7 @@ from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import (
     Reading,
     clause_tokens,
+    contact_noun,
     fact,
     generic,
     mine,
@@ -329,7 +330,7 @@ def _contact(c: Clause, owner: Token, said: str) -> list[Reading]:
         return []
     reachable = sum(ch.isdigit() for ch in said) >= 5 or "@" in said
     if reachable or lemma in ("address", "email", "e-mail"):
-        return some(fact("contact", said, kind=lx.CONTACT_NOUNS[lemma]))
+        return some(fact("contact", said, kind=contact_noun(p, owner)))
     if lemma == "phone":
         values = p.children(c.pred, "attr", "acomp", "oprd")
         return some(*(fact("device", value_of(c, v)) for v in values[:1]))

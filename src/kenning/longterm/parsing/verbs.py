@@ -19,6 +19,7 @@ from kenning.longterm.parsing.arguments import (
     Reading,
     activity,
     contact_kind,
+    contact_noun,
     fact,
     generic,
     loose_objects,
@@ -349,7 +350,7 @@ def _hobby_verb(c: Clause) -> list[Reading]:
 def _eat(c: Clause) -> list[Reading]:
     p = c.parsed
     out = []
-    for head in objects(p, c.pred):
+    for head in objects(p, c.pred) or loose_objects(p, c.pred):
         word = vs.obj(value_span(c, head))
         if word in lx.DIETS or head.lemma.lower() in lx.FOODS or (c.negated and generic(p, head)):
             out.append(fact("diet", value_span(c, head)))
@@ -548,19 +549,23 @@ def _switched(c: Clause, head: Token, family: str, kind: str, *, revoke: bool) -
 
 
 def _retract(c: Clause) -> list[Reading]:
-    """ "forget my old number 555-0199": the speaker's own thing, withdrawn."""
+    """ "forget my old number 555-0199", "please forget my email address": the speaker's own
+    contact detail, withdrawn (without a value: whatever is held)."""
     p = c.parsed
-    out = []
+    out: list[Reading | None] = []
     for head in p.children(c.pred, "dobj"):
-        if not any(m.lower in ("my", "our") for m in p.children(head, "poss")):
+        lemma = head.lemma.lower()
+        if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
-        if head.lemma.lower() in lx.CONTACT_NOUNS:
-            shown = [t for child in p.children(head) if child.i > head.i or child.dep == "nummod"
-                     if child.dep in ("nummod", "appos", "punct", "compound")
-                     for t in p.subtree(child)]  # fmt: skip
-            text = p.span([t for t in shown if t.pos != "PUNCT" or t.text == "-"])
-            if text:
-                out.append(fact("contact", text, kind=contact_kind(text), revoke=True))
+        shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
+                 and (child.i > head.i or child.dep == "nummod")
+                 for t in p.subtree(child)]  # fmt: skip
+        text = p.span([t for t in shown if t.pos != "PUNCT" or t.text == "-"])
+        if text:
+            out.append(fact("contact", text, kind=contact_kind(text), revoke=True))
+        else:
+            kind = contact_noun(p, head)
+            out.append(Reading("contact", kind, "", revoke=True, change=True))
     return some(*out)
 
 
