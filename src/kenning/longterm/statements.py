@@ -36,9 +36,7 @@ log = logging.getLogger("kenning")
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
-_ABBREVIATION = re.compile(
-    r"(?:\b(?:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$", re.IGNORECASE
-)
+_ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.IGNORECASE
 )
@@ -98,7 +96,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
             for pattern, written in _LOWER_I:
                 sentence = pattern.sub(written, sentence)
             for noise in _NOISE:
-                sentence = noise.sub("" if noise.pattern.startswith("^") else " ", sentence)
+                sentence = noise.sub("", sentence)
             sentence = sentence.strip()
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
             # once it ends like one.

