@@ -10,7 +10,7 @@ reported by its figures only: this bench lists the mistakes of the tuning part a
 of the held-out part.
 
 An extractor is a self-statement reader (:class:`~kenning.longterm.statements.StatementReader`:
-``parse``, kenning's default, ``parse-no-entities`` or ``rules``; see :func:`statement_reader`),
+``parse``, kenning's default, ``parse-entities`` or ``rules``; see :func:`statement_reader`),
 which reads the whole set in one batch as kenning reads a batch of events, or any
 ``Callable[[Event], Sequence[FactDraft]]``, called once per sentence. Each sentence becomes one
 user event (LoCoMo sentences carry their speaker in ``metadata["speaker"]``).
@@ -98,7 +98,7 @@ FAMILIES: Final = frozenset(
 """The attribute families a label may name (the data's README defines each)."""
 
 PARTS: Final = ("tuning", "held_out")
-EXTRACTORS: Final = ("parse", "parse-no-entities", "rules")
+EXTRACTORS: Final = ("parse", "parse-entities", "rules")
 """The readers ``kenning bench extraction --extractor`` scores (:func:`statement_reader`)."""
 OPS: Final = ("assert", "revoke")
 BUCKETS: Final = ("asserts", "revokes", "past", "others")
@@ -497,14 +497,13 @@ def _event(sentence: LabelledSentence, seq: int) -> Event:
 
 
 def statement_reader(kind: str) -> StatementReader:
-    """The self-statement reader *kind* names: ``parse`` (kenning's default: spaCy's parse
-    with entity types, the rules where spaCy is absent), ``parse-no-entities`` (the parse
-    without the entity recogniser), ``rules`` (the phrase rules)."""
+    """The self-statement reader *kind* names: ``parse`` (kenning's default: spaCy's parse,
+    the rules where spaCy is absent), ``parse-entities`` (the parse with the entity
+    recogniser's types), ``rules`` (the phrase rules)."""
     if kind == "rules":
         return RuleStatements()
-    if kind in ("parse", "parse-no-entities"):
-        entities = kind == "parse"
-        return ParsedStatements(SpacyParser(entities=entities), entities=entities)
+    if kind in ("parse", "parse-entities"):
+        return ParsedStatements(SpacyParser(entities=kind == "parse-entities"))
     raise InvalidInput(f"extractor must be one of {', '.join(EXTRACTORS)}, not {kind!r}")
 
 

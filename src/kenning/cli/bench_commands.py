@@ -151,9 +151,9 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--data", help="a labelled JSONL file or folder (default: the shipped set)")
     b.add_argument("--repeat", type=positive, default=3, help="timed passes over the set")
     b.add_argument(
-        "--extractor", choices=("parse", "parse-no-entities", "rules"), default="parse",
+        "--extractor", choices=("parse", "parse-entities", "rules"), default="parse",
         help="the self-statement reader scored: kenning's default (parse; the rules where "
-        "spaCy is not installed), the parse without entity types, or the phrase rules",
+        "spaCy is not installed), the parse with entity types, or the phrase rules",
     )  # fmt: skip
     b.set_defaults(handler=_extraction)
     b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")

@@ -20,6 +20,7 @@ from typing import Protocol
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
 from kenning.longterm.parsing.clauses import jokes
+from kenning.longterm.parsing.lexicon import RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
@@ -37,9 +38,26 @@ log = logging.getLogger("kenning")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
-_FIRST_PERSON = re.compile(
-    r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|my|mine|myself|we|we're|we've|our|us)\b", re.IGNORECASE
+_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
+# "my X" states something when X is someone, or with a verb of being or having ("my sister
+# lives in Boston", "my email is ...", "my dog died", "Photography is my thing"), or withdrawn
+# ("forget my old number"); not in "my order arrived damaged".
+_MY = re.compile(
+    r"\b(?:my|our)\b(?:[^.,;!?]{0,40}?\b(?:is|are|was|were|'s|'re|has|have|had|lives?|"
+    r"works?|moved|just|got|died|passed|turned)\b|\s+(?:"
+    + "|".join(sorted(RELATIONS, key=len, reverse=True))
+    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)\s+(?:\w+\s+){0,2}?"
+    r"(?:my|our)\b",
+    re.IGNORECASE,
 )
+# The speaker asking, wishing or planning: no statement of a fact ("I'd like to change the
+# address", "can I cancel?", "I need it before Friday").
+_REQUEST = re.compile(
+    r"\b(?:I'?d (?:like|love|prefer)|I would|I'?ll|I will|I need|I want|I wanna|I hope|I wish|"
+    r"I was wondering|can I|could I|may I|should I|shall I|do I|did I|am I|have I)\b",
+    re.IGNORECASE,
+)
+_SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
 # month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle".
 _OPENING = re.compile(
@@ -86,13 +104,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
         sentence = sentence.strip()
         if not sentence or len(sentence) > _MAX_CHARS:
             continue
-        named = speaker is not None and speaker in sentence
-        if (
-            _FIRST_PERSON.search(sentence)
-            or _OPENING.match(sentence)
-            or _GREETING_NAME.match(sentence)
-            or named
-        ):
+        if _states(sentence, speaker):
             for pattern, written in _LOWER_I:
                 sentence = pattern.sub(written, sentence)
             for noise in _NOISE:
@@ -102,6 +114,18 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
             # once it ends like one.
             out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
     return out
+
+
+def _states(sentence: str, speaker: str | None) -> bool:
+    """Whether *sentence* may state a fact about the speaker or someone close (cheap: no
+    parse). A question counts only for a statement inside it ("since I'm vegan, any tips?")."""
+    if sentence.rstrip().endswith("?") and not _SUBORDINATE.search(sentence):
+        return False
+    mentions = len(_SPEAKER.findall(sentence)) + len(_MY.findall(sentence))
+    if mentions > len(_REQUEST.findall(sentence)):
+        return True
+    named = speaker is not None and speaker in sentence
+    return named or bool(_OPENING.match(sentence) or _GREETING_NAME.match(sentence))
 
 
 def _sentences(text: str) -> list[str]:
@@ -131,6 +155,11 @@ class SentenceParser(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def entities(self) -> bool:
+        """Whether its parses carry entity types."""
+        ...
+
     def parse(self, texts: Sequence[str]) -> list[Parsed]: ...
 
 
@@ -149,12 +178,10 @@ class ParsedStatements:
 
     Args:
         parser: Parses the candidate sentences.
-        entities: Whether the parser reads entity types.
     """
 
-    def __init__(self, parser: SentenceParser, *, entities: bool = True) -> None:
+    def __init__(self, parser: SentenceParser) -> None:
         self._parser = parser
-        self._entities = entities
         self._rules = RuleStatements()
         self._fallen_back = False
 
@@ -176,7 +203,7 @@ class ParsedStatements:
         out: list[FactDraft] = []
         for (event, _), sentence in zip(batch, parsed, strict=True):
             drafts = read_statements(
-                sentence, said=event.at, speaker=_speaker(event), entities=self._entities
+                sentence, said=event.at, speaker=_speaker(event), entities=self._parser.entities
             )
             out.extend(replace(d, source_event_id=event.id) for d in drafts)
         return out

@@ -215,6 +215,8 @@ def _inherited(p: Parsed, pred: Token) -> Token | None:
         return head
     if pred.dep == "pcomp" and (up := p.head(head)) is not None and up.pos in ("NOUN", "PROPN"):
         return None  # "after a year of eating meat": a noun's gerund, not a clause
+    if pred.dep == "advcl" and pred.tag == "VB":
+        return None  # "Please cancel my subscription, I'm moving": a request, not a statement
     if pred.dep in ("xcomp", "pcomp", "advcl", "acomp") and pred.tag in ("VB", "VBG", "VBN"):
         return next((up for up in [head, *p.ancestors(head)] if up.pos in ("VERB", "AUX")), None)
     return None
@@ -312,12 +314,15 @@ def _conditional(p: Parsed, token: Token) -> bool:
 
 
 def _future(p: Parsed, pred: Token) -> bool:
-    """A present progressive with a time to come: "I'm getting married in June"."""
+    """A present progressive with a time to come ("I'm getting married in June"), or of a
+    change that is arranged rather than done ("I'm moving to Nairobi")."""
     auxes = p.children(pred, "aux", "auxpass")
     auxes += [b for a in auxes for b in p.children(a, "aux")]  # "I'm getting married"
     progressive = pred.tag == "VBG" or any(a.tag == "VBG" for a in auxes)
     if not progressive or not any(a.lemma == "be" and a.tag in ("VBP", "VBZ") for a in auxes):
         return False
+    if pred.tag == "VBG" and pred.lemma.lower() in lx.ARRANGED_VERBS:
+        return True  # "I'm moving to Nairobi", "I'm joining Google": arranged, not yet so
     for token in p.subtree(pred):
         if token.lower in _FUTURE_WORDS:
             return True

@@ -200,3 +200,5 @@ FIELDS: Final = _words(
     "retail hospitality tech ux banking architecture"
 )
 CLUBS: Final = _words("club team band choir group league orchestra society crew")
+# A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".
+ARRANGED_VERBS: Final = _words("move relocate join marry divorce retire emigrate switch leave quit")
