@@ -25,7 +25,7 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.records import USER
 
-__all__ = ["Clause", "Sentence", "clauses", "jokes", "sentence_of"]
+__all__ = ["Clause", "Sentence", "clauses", "contrastive", "jokes", "sentence_of"]
 
 _QUESTION_START = re.compile(
     r"^\W*(?:am|are|is|was|were|do|does|did|have|has|had|can|could|should|would|will|shall|"
@@ -367,9 +367,17 @@ def _retracted(p: Parsed, pred: Token) -> bool:
     for gov, _ in _governors(p, pred):
         lemma = gov.lemma.lower()
         negated = p.child(gov, "neg") is not None
-        if lemma in lx.RETRACT_VERBS or (lemma == "remember" and negated):
+        if lemma in lx.RETRACT_VERBS or (lemma in ("remember", "mind") and negated):
             subj = p.child(gov, "nsubj")
-            if gov.tag == "VB" and (subj is None or subj.lower == "you"):
+            # An imperative: the base form, or the first word ("Disregard"/NN, misread).
+            opening = all(t.dep in ("intj", "punct", "neg", "aux") for t in p.tokens[: gov.i])
+            # "Scratch that, I work at Google": the "that" is what is withdrawn; the clause
+            # after it is the correction.
+            after = p[gov.i + 1] if gov.i + 1 < len(p) else None
+            own = (
+                after is not None and after.lower in ("that", "it", "this") and after.dep != "mark"
+            )
+            if (gov.tag == "VB" or opening) and (subj is None or subj.lower == "you") and not own:
                 return True
     return False
 
@@ -377,6 +385,8 @@ def _retracted(p: Parsed, pred: Token) -> bool:
 def _stopped(p: Parsed, pred: Token) -> bool:
     """Under "stop", "quit", "give up": "I stopped eating meat", "I quit smoking"."""
     head = p.head(pred)
+    if head is not None and head.dep == "prep" and pred.dep == "pcomp":
+        head = p.head(head)  # "I gave up on learning French"
     if head is None or pred.dep not in ("xcomp", "dobj", "pcomp", "ccomp"):
         return False
     return head.lemma.lower() in lx.STOP_VERBS or (
@@ -391,9 +401,11 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
     """(negated, withdrawn): "not"/"n't"/"never", and "no longer"/"anymore"."""
     negated = withdrawn = False
     for child in p.children(pred):
-        if child.dep == "neg":
+        if child.dep == "neg" and not contrastive(p, child):
             negated = True
-        if child.dep in ("advmod", "npadvmod") and child.lower in ("anymore", "more"):
+        # "I'm not married anymore": the "anymore" may hang on the complement.
+        kin = [child, *p.children(child, "advmod")] if child.dep in ("acomp", "attr") else [child]
+        if any(t.dep in ("advmod", "npadvmod") and t.lower in ("anymore", "more") for t in kin):
             withdrawn = True
         # "No longer in Seattle, I'm in Portland": a "no longer" with its own place is read
         # with that place.
@@ -404,6 +416,14 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
     if not negated and shared and head is not None and pred.tag == head.tag:
         return _negation(p, head)
     return negated, withdrawn and negated
+
+
+def contrastive(p: Parsed, neg: Token) -> bool:
+    """A "not" that sets a value against another (", not BASF"), not one that negates its
+    clause."""
+    after = p[neg.i + 1] if neg.i + 1 < len(p) else None
+    return neg.i > 0 and p[neg.i - 1].text == "," and after is not None and after.pos in (
+        "PROPN", "NOUN", "ADJ", "NUM")  # fmt: skip
 
 
 def _tense(p: Parsed, pred: Token) -> str:
@@ -419,7 +439,8 @@ def _tense(p: Parsed, pred: Token) -> str:
         return "past"  # an event of a day, not a lasting fact
     auxes = p.children(pred, "aux", "auxpass")
     coordinated = pred.dep == "conj" and head is not None and head.pos in ("VERB", "AUX")
-    if not auxes and coordinated and head is not None and p.child(pred, "nsubj") is None:
+    finite = pred.tag in ("VBP", "VBZ", "VBD")  # "I grew up in Ohio but now live in Texas"
+    if not auxes and coordinated and head is not None and not finite and not p.child(pred, "nsubj"):
         return _tense(p, head)
     if pred.dep in ("xcomp", "pcomp") and head is not None and not auxes:
         return _tense(p, head) if pred.tag in ("VBG", "VB") else "present"

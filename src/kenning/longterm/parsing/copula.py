@@ -104,7 +104,7 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         return some(*out, *(fact("language", m.text) for m in spoken))
     if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not p.children(noun, "det"):
         return some(*out)
-    student = lemma in ("student", "pupil")
+    student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
@@ -151,7 +151,8 @@ def be_adjective(c: Clause, adj: Token) -> list[Reading]:
         return some(*(fact("allergy", value_span(c, v), verb="allergic") for h in heads
                        for v in vs.coordinated(p, h)))  # fmt: skip
     if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed
-        before = p[adj.i - 1] if adj.i > 0 else None
+        at = adj.i - 2 if adj.i > 1 and p[adj.i - 1].text == "-" else adj.i - 1
+        before = p[at] if at >= 0 else None
         if before is None or not before.text.isalpha() or before.lower in lx.INTENSIFIERS:
             return []
         return some(fact("allergy", before.text))
@@ -192,7 +193,9 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
     if word == "old":  # "I'm 29 years old"
         years = [n for a in p.children(adj, "npadvmod") for n in p.children(a, "nummod")]
         return some(*(fact("age", n.text) for n in years[:1] if n.text.isdigit()))
-    if word == "fluent":
+    if word in lx.IDENTITY_ADJECTIVES:
+        return some(fact("identity", word))
+    if word in ("fluent", "bilingual", "trilingual", "conversational"):
         langs = [v for h in preps(p, adj, "in") for v in vs.coordinated(p, h)]
         return some(*(fact("language", value_span(c, h)) for h in langs
                        if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
@@ -213,6 +216,10 @@ def _be_prep(c: Clause, prep: Token) -> list[Reading]:
         return []
     if word == "in":
         return _be_in(c, head)
+    if word == "with" and head.lemma.lower() in lx.PARTNERS and mine(p, head):
+        return some(
+            fact("relationship", value_span(c, head), kind="partner")
+        )  # "with my boyfriend"
     if word in ("at", "with") and organisation(c, head) and (word == "at" or head.pos == "PROPN"):
         head = name_of(c, head)
         studying = any(h.lemma.lower() in ("year", "semester", "term", "grade")
@@ -292,9 +299,11 @@ def _owned(c: Clause) -> list[Reading]:
     p, owner = c.parsed, c.owner
     assert owner is not None
     values = p.children(c.pred, "attr", "acomp", "oprd") or preps(p, c.pred, "on")
-    if not values:
-        return []
-    value, lemma = values[0], owner.lemma.lower()
+    lemma = owner.lemma.lower()
+    if not values:  # "my pronouns are she/her": read as written
+        family = lx.OWN_ATTRIBUTES.get(lemma)
+        return some(fact(family, _said(c))) if family in ("identity", "age") else []
+    value = values[0]
     if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(owner)):
         return some(fact("preference", value_of(c, value), kind=f"favorite {owner.lower}", verb=""))
     said = _said(c)
@@ -318,7 +327,9 @@ def _said(c: Clause) -> str:
     rest = [t for t in p.tokens[c.pred.i + 1 :] if t.i in clause_tokens(p, c.pred)]
     while rest and rest[-1].pos == "PUNCT" and rest[-1].text != ")":
         rest = rest[:-1]
-    return p.span([t for t in rest if not (t.i == rest[0].i and t.dep in ("det", "poss"))])
+    while rest and (rest[0].dep in ("det", "poss") or rest[0].lower == "on"):
+        rest = rest[1:]  # "a", "my", "on June 5th"
+    return p.span(rest)
 
 
 def _contact(c: Clause, owner: Token, said: str) -> list[Reading]:

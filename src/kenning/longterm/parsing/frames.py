@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
-from kenning.longterm.parsing.clauses import Clause
+from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, copula
 from kenning.longterm.parsing.parsed import Token
 from kenning.longterm.parsing.verbs import VERB_FRAMES
@@ -31,9 +32,21 @@ def read_clause(c: Clause) -> list[Reading]:
         return _fragment(c)
     if c.topic is not None and pred.lemma != "be":
         return []
+    if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
+        return _gone(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
     return found + _nots(c, found)
+
+
+def _gone(c: Clause, owner: Token) -> list[Reading]:
+    """ "My cat passed away", "our dog died": the pet (or the person) is withdrawn."""
+    family = vs.classify(c.parsed, owner, entities=c.entities)
+    if family not in ("pet", "family", "relationship"):
+        return []
+    kind = "partner" if family == "relationship" else ""
+    found = fact(family, value_span(c, owner), kind=kind, change=True, revoke=True)
+    return some(found)
 
 
 def _by_stem(pred: Token) -> Frame | None:
@@ -53,19 +66,17 @@ def _fragment(c: Clause) -> list[Reading]:
 
 
 def _nots(c: Clause, found: list[Reading]) -> list[Reading]:
-    """ "I work at Bayer, not BASF", "I'm at Stripe now, not Square": the value after "not"
-    is withdrawn, in the family of the one stated."""
+    """ "I work at Bayer, not BASF", "I'm at Stripe now, not Square": the value after ", not"
+    is withdrawn, in the family of the one stated (however the parser hung the "not")."""
     if not found or found[0].revoke:
         return []
     p = c.parsed
-    first = found[0]
     out = []
     for neg in p.subtree(c.pred):
-        if neg.dep != "neg" or neg.head == c.pred.i:
-            continue
-        after = next((t for t in p.tokens[neg.i + 1 :] if t.pos in ("PROPN", "NOUN")), None)
-        if after is not None and after.pos == "PROPN":
-            out.append(replace(first, span=value_span(c, after), revoke=True, change=True))
+        if neg.dep == "neg" and contrastive(p, neg):
+            after = p[neg.i + 1]
+            head = next((t for t in p.tokens[neg.i + 1 :] if t.pos in ("PROPN", "NOUN")), after)
+            out.append(replace(found[0], span=value_span(c, head), revoke=True, change=True))
     return out
 
 

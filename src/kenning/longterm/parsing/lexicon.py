@@ -47,7 +47,7 @@ REPORT_VERBS: Final = _words(
 # "I think I'm allergic": the speaker hedges; the fact is kept as inferred.
 HEDGE_VERBS: Final = _words("think guess believe suppose reckon")
 # An imperative of one of these withdraws the statement it governs ("forget that I like jazz").
-RETRACT_VERBS: Final = _words("forget ignore disregard remove delete erase drop scratch strike")
+RETRACT_VERBS: Final = _words("forget ignore disregard remove delete erase scratch")
 CONDITIONS_MARKS: Final = _words("if unless whether once")
 PAST_MARKERS: Final = _words("until till ago formerly previously")
 CURRENT_ADVERBS: Final = _words("now currently nowadays still today")
@@ -130,6 +130,7 @@ CONTACT_NOUNS: Final = {
 # "my X is Y": the attribute X names, by the head noun of X.
 OWN_ATTRIBUTES: Final = {
     "name": "name", "nickname": "name", "birthday": "age", "age": "age", "pronouns": "identity",
+    "pronoun": "identity",
     "nationality": "origin", "hometown": "origin", "job": "occupation",
     "occupation": "occupation", "profession": "occupation", "title": "occupation",
     "employer": "employer", "company": "employer", "hobby": "hobby", "hobbies": "hobby",
@@ -198,6 +199,14 @@ FIELDS: Final = _words(
     "teaching nursing law medicine design engineering accounting marketing finance sales "
     "consulting journalism research academia software programming development management "
     "retail hospitality tech ux banking architecture"
+)
+STUDENTS: Final = _words(
+    "student pupil junior senior sophomore freshman undergrad undergraduate postgrad grad"
+)
+IDENTITY_ADJECTIVES: Final = _words(
+    "gay straight bi bisexual lesbian queer trans transgender nonbinary non-binary asexual "
+    "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
+    "extroverted shy"
 )
 CLUBS: Final = _words("club team band choir group league orchestra society crew")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".

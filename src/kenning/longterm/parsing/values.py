@@ -123,7 +123,9 @@ def coordinated(p: Parsed, head: Token) -> Iterator[Token]:
     camping"; a noun's conjunct that is a verb is a clause of its own)."""
     yield head
     for child in p.children(head, "conj"):
-        same = (child.pos in _NOMINAL) == (head.pos in _NOMINAL)
+        same = (child.pos in _NOMINAL) == (head.pos in _NOMINAL) or (
+            child.lower.endswith("ing") and head.lower.endswith("ing")
+        )  # "reading and writing"
         if same and not p.child(child, "neg"):
             yield from coordinated(p, child)
 
@@ -187,8 +189,11 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
         return "diet"
     if words & lx.LANGUAGES or (entities and head.ent == "LANGUAGE"):
         return "language"
-    if lemma in ("class", "lesson", "lessons") and modifiers & lx.LANGUAGES:
-        return "education"
+    if lemma in ("class", "lesson", "lessons", "course"):
+        if modifiers & lx.LANGUAGES:
+            return "education"
+        if modifiers & lx.ACTIVITIES:
+            return "hobby"  # "my yoga class"
     if words & lx.EDUCATION_NOUNS:
         return "education"
     if words & lx.DEVICE_NOUNS or (entities and head.ent == "PRODUCT"):

@@ -105,6 +105,8 @@ def _work(c: Clause) -> list[Reading]:
     out += [
         fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
     ]
+    if not out and c.withdrawn:  # "I don't work there anymore": whatever employer is held
+        return [Reading("employer", "employer", "")]
     return some(*out)
 
 
@@ -289,6 +291,13 @@ def _have(c: Clause) -> list[Reading]:
                 out.append(fact("occupation", value_span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
+        elif head.lemma.lower() in ("loan", "mortgage", "debt"):
+            out.append(fact("finance", value_span(c, head), kind="debt", change=change))
+        elif family == "allergy" and head.lemma.lower() in lx.ALLERGY_NOUNS:
+            what = [m for m in p.children(head, "compound", "amod", "nmod")][:1]
+            out += [fact("allergy", m.text, change=change) for m in what]  # "a peanut allergy"
+        elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
+            out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change))
     return some(*out)
@@ -331,6 +340,15 @@ def _run(c: Clause) -> list[Reading]:
     if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
         out.append(fact("hobby", pred.text))
     return some(*out)
+
+
+def _code(c: Clause) -> list[Reading]:
+    """ "I code in Python": the language is a tool the speaker uses."""
+    tools = preps(c.parsed, c.pred, "in")
+    if tools:
+        return some(*(fact("device", value_span(c, t)) for t in tools if t.pos == "PROPN"
+                      or t.lower in lx.DEVICE_NOUNS))  # fmt: skip
+    return _hobby_verb(c)
 
 
 def _hobby_verb(c: Clause) -> list[Reading]:
@@ -462,9 +480,13 @@ def _leave(c: Clause) -> list[Reading]:
     out = []
     for head in p.children(pred, "dobj"):
         if head.lemma.lower() in lx.JOB_NOUNS:
-            out += [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
-                    for t in (head, pred) for h in preps(p, t, "at", "with")
-                    if organisation(c, h)]  # fmt: skip
+            named = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                     for t in (head, pred) for h in preps(p, t, "at", "with")
+                     if organisation(c, h)]  # fmt: skip
+            # "I quit my job": whatever employer is held
+            out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
+        elif c.entities and head.ent in ("GPE", "LOC"):
+            out.append(fact("location", value_span(c, head), change=True, revoke=True))
         elif organisation(c, head) and head.pos == "PROPN":
             out.append(fact("employer", value_span(c, name_of(c, head)), change=True, revoke=True))
     return some(*out) if out or pred.lemma != "quit" else _stop(c)
@@ -496,11 +518,14 @@ def _switch(c: Clause) -> list[Reading]:
     """switch/go from X to Y, replace X with Y, swap X for Y: X is withdrawn, Y stated, in the
     family the object or the values name ("switched my bank from HSBC to Revolut")."""
     p, pred = c.parsed, c.pred
-    froms = preps(p, pred, "from")
-    holders = [pred, *p.children(pred, "prep")]
-    tos = [h for t in holders for h in preps(p, t, "to", "for", "with", "into")]
-    tos += [x for x in p.children(pred, "advcl") if p.child(x, "aux") and x.tag == "VB"]
     named = p.child(pred, "dobj")
+    # "changed careers from law to medicine": the parser may hang the change on the object
+    own = [pred, *([named] if named is not None else [])]
+    froms = [h for t in own for h in preps(p, t, "from")]
+    holders = [*own, *(q for t in own for q in p.children(t, "prep"))]
+    tos = [_being(p, h) for t in holders for h in preps(p, t, "to", "for", "with", "into")]
+    tos += [x for x in p.children(pred, "advcl") if p.child(x, "aux") and x.tag == "VB"]
+    froms = [_being(p, h) for h in froms]
     if not froms and named is not None and tos:
         froms, named = [named], None
     family, kind = _switch_family(c, named, [*tos, *froms])
@@ -509,6 +534,13 @@ def _switch(c: Clause) -> list[Reading]:
     out = [_switched(c, h, family, kind, revoke=False) for h in tos]
     out += [_switched(c, h, family, kind, revoke=True) for h in froms]
     return some(*out)
+
+
+def _being(p: Parsed, head: Token) -> Token:
+    """ "from being a teacher to being a nurse": the role, not "being"."""
+    if head.lemma == "be":
+        return p.child(head, "attr", "acomp") or head
+    return head
 
 
 def _switch_family(
@@ -520,6 +552,8 @@ def _switch_family(
         own = lx.OWN_ATTRIBUTES.get(lemma)
         if own == "finance":
             return "finance", lemma
+        if lemma in ("career", "profession", "field"):
+            return "occupation", ""
         if lemma in lx.JOB_NOUNS:
             return "employer", ""
         if lemma in lx.CONTACT_NOUNS:
@@ -528,6 +562,8 @@ def _switch_family(
         if family is not None:
             return family, ""
     for head in values:
+        if head.dep == "attr":  # "from being a teacher to being a nurse": roles
+            return "identity", ""
         family = vs.classify(p, head, entities=c.entities) or activity(head)
         if family is None and (head.text == "IT" or head.lower in lx.FIELDS):
             family = "occupation"
@@ -584,6 +620,19 @@ def _listen(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+def _smoke(c: Clause) -> list[Reading]:
+    """ "I smoke": a smoker (health); "I used to smoke but I quit" withdraws it."""
+    if c.parsed.child(c.pred, "dobj") is not None:
+        return []
+    return some(fact("health", "smoker"))
+
+
+def _keep(c: Clause) -> list[Reading]:
+    """ "I keep kosher"."""
+    heads = objects(c.parsed, c.pred) or loose_objects(c.parsed, c.pred)
+    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
+
+
 def _break(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if not any(t.lower == "up" for t in p.children(pred, "prt")):
@@ -622,12 +671,13 @@ def _table() -> dict[str, Frame]:
         (("suffer", "diagnose", "recover", "struggle"), _health), (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
         (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
-        (("retire",), _retire), (("call",), _call), (("reach", "contact", "text"), _reach),
-        (("leave", "quit"), _leave),
+        (("retire",), _retire), (("call",), _call),
+        (("reach", "contact", "text", "email", "message"), _reach), (("leave", "quit"), _leave),
         (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
         (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), _switch),
-        (("break",), _break), (("base", "locate"), _located), (("listen",), _listen),
-        (lx.RETRACT_VERBS, _retract),
+        (("break",), _break), (("smoke",), _smoke), (("keep",), _keep),
+        (("base", "locate"), _located), (("listen",), _listen),
+        (lx.RETRACT_VERBS, _retract), (("code", "program"), _code),
     ]  # fmt: skip
     for words, frame in groups:
         for word in words:
