@@ -86,6 +86,73 @@ def test_only_user_turns_are_read_and_each_draft_names_its_turn() -> None:
         ("e0", "location"), ("e1", "employer")]  # fmt: skip
 
 
+# Sentences written for kenning's own probe of everyday wording (not in the labelled set).
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("I recently moved back to Chicago.", {("location", "Chicago", False)}),
+        ("I moved out of New York last year.", {("location", "New York", True)}),
+        ("We moved from Texas to Ohio in 2021.",
+         {("location", "Ohio", False), ("location", "Texas", True)}),
+        ("I grew up in Ohio but now live in Texas.",
+         {("hometown", "Ohio", False), ("location", "Texas", False)}),
+        ("I live in Toronto now, not Montreal.",
+         {("location", "Toronto", False), ("location", "Montreal", True)}),
+        ("I got a job at Target.", {("employer", "Target", False)}),
+        ("I quit my job at Google.", {("employer", "Google", True)}),
+        ("I quit my job last week.", {("employer", "", True)}),
+        ("Scratch that, I work at Google, not Apple.",
+         {("employer", "Google", False), ("employer", "Apple", True)}),
+        ("I'm a software developer at a fintech startup.",
+         {("employer", "fintech startup", False), ("occupation", "software developer", False)}),
+        ("I changed careers from law to medicine.",
+         {("occupation", "medicine", False), ("occupation", "law", True)}),
+        ("I hate cilantro.", {("preference:cilantro", "dislikes", False)}),
+        ("Pizza is my favorite food.", {("preference:pizza", "loves", False)}),
+        ("I'm a huge Taylor Swift fan.", {("preference:taylor swift", "likes", False)}),
+        ("I love reading and writing.",
+         {("preference:reading", "loves", False), ("preference:writing", "loves", False)}),
+        ("I avoid gluten.", {("diet:no gluten", "eats", False)}),
+        ("I gave up meat for good.", {("diet:meat", "eats", True)}),
+        ("I'm lactose-intolerant.", {("allergy:lactose", "allergic", False)}),
+        ("I have a peanut allergy.", {("allergy:peanut", "allergic", False)}),
+        ("I'm fluent in Spanish.", {("language:spanish", "speaks", False)}),
+        ("I gave up on learning French.", {("language:french", "is learning", True)}),
+        ("I'm a father of two.", {("family:father of two", "has", False)}),
+        ("We have two cats and a dog.",
+         {("pet:two cats", "has", False), ("pet:dog", "has", False)}),
+        ("My cat passed away in March.", {("pet:cat", "has", True)}),
+        ("I'm no longer with my boyfriend.", {("partner", "boyfriend", True)}),
+        ("I'm not married anymore.", {("relationship status", "married", True)}),
+        ("I dropped my yoga class.", {("hobby:yoga class", "does", True)}),
+        ("I used to smoke but I quit.", {("condition:smoker", "has", True)}),
+        ("I'm 29 years old.", {("age", "29", False)}),
+        ("My pronouns are she/her.", {("is_a:she/her", "yes", False)}),
+        ("I code in Python.", {("uses:python", "uses", False)}),
+        ("You can email me at sam@example.org.", {("email", "sam@example.org", False)}),
+        ("Please forget my email address.", {("email", "", True)}),
+        ("Disregard what I said about living in Paris.", {("location", "Paris", True)}),
+    ],
+)  # fmt: skip
+def test_everyday_wordings_of_our_own_probe(text: str, facts: set[tuple[str, str, bool]]) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I love this song so much.", "I'm at the office right now.", "I went to Paris last summer.",
+     "I'm looking for a good laptop.", "I have a job interview tomorrow.",
+     "I was thinking about buying a new car.", "I'm planning a trip to Japan.",
+     "I got a new phone case yesterday.", "I'm reading a book about sailors.",
+     "I played tennis with my brother yesterday.", "I'm moving to Madrid next month.",
+     "Please cancel my subscription before May 8, I'm moving to Nairobi.",
+     "I hope to work at NASA one day.", "My boss thinks I'm a genius.",
+     "Hi, my order A-123 for the blender arrived damaged."],
+)  # fmt: skip
+def test_everyday_events_plans_and_chat_state_nothing(text: str) -> None:
+    assert _read(text) == set()
+
+
 _WITHOUT_SPACY = """
 import json, logging, sys
 sys.modules["spacy"] = None  # as if spaCy were not installed

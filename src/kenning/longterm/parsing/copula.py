@@ -220,7 +220,9 @@ def _be_prep(c: Clause, prep: Token) -> list[Reading]:
         return some(
             fact("relationship", value_span(c, head), kind="partner")
         )  # "with my boyfriend"
-    if word in ("at", "with") and organisation(c, head) and (word == "at" or head.pos == "PROPN"):
+    # "I'm at Stripe", "I'm at a startup called Fernweh"; not "I'm at the office right now"
+    placed = organisation(c, head) and not vs.is_definite(p, head)
+    if word in ("at", "with") and placed and (word == "at" or head.pos == "PROPN"):
         head = name_of(c, head)
         studying = any(h.lemma.lower() in ("year", "semester", "term", "grade")
                        for h in preps(p, c.pred, "in"))  # fmt: skip
