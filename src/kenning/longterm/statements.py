@@ -66,6 +66,8 @@ _OPENING = re.compile(
     r"allergic|no longer|no more)\b",
     re.IGNORECASE,
 )
+# "Morning person here", "Sam here": the speaker introducing themselves.
+_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here\W*$", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
 # chat noise ("lol", "haha"). Words that change what follows ("actually", "correction",
@@ -125,7 +127,8 @@ def _states(sentence: str, speaker: str | None) -> bool:
     if mentions > len(_REQUEST.findall(sentence)):
         return True
     named = speaker is not None and speaker in sentence
-    return named or bool(_OPENING.match(sentence) or _GREETING_NAME.match(sentence))
+    opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
+    return named or bool(opening)
 
 
 def _sentences(text: str) -> list[str]:

@@ -25,7 +25,15 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.records import USER
 
-__all__ = ["Clause", "Sentence", "clauses", "contrastive", "jokes", "sentence_of"]
+__all__ = [
+    "Clause",
+    "Sentence",
+    "clauses",
+    "contrastive",
+    "follows_from",
+    "jokes",
+    "sentence_of",
+]
 
 _QUESTION_START = re.compile(
     r"^\W*(?:am|are|is|was|were|do|does|did|have|has|had|can|could|should|would|will|shall|"
@@ -262,17 +270,20 @@ def _governors(p: Parsed, pred: Token) -> Iterator[tuple[Token, str]]:
         head = p.head(current)
         if head is None or current.dep in ("advcl", "parataxis"):
             return
-        if (
-            current.dep == "ccomp"
-            and current.i < head.i
-            and any(
-                m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc")
-            )
-        ):
+        if follows_from(p, current):
             return
         if current.dep != "conj":
             yield head, current.dep
         current = head
+
+
+def follows_from(p: Parsed, clause: Token) -> bool:
+    """*clause* is a complement the parser hung before a clause that follows from it ("I'm
+    lactose intolerant, so I'd prefer ..."): a "so", "but" or "and", not governance."""
+    head = p.head(clause)
+    if head is None or clause.dep != "ccomp" or clause.i > head.i:
+        return False
+    return any(m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc"))
 
 
 def _modal(p: Parsed, token: Token) -> bool:

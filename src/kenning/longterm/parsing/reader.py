@@ -25,7 +25,7 @@ from kenning.longterm.extract import stated_start, statement
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Reading, fact
-from kenning.longterm.parsing.clauses import Sentence, clauses, sentence_of
+from kenning.longterm.parsing.clauses import Sentence, clauses, follows_from, sentence_of
 from kenning.longterm.parsing.frames import read_clause, settle
 from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.records import USER, FactCategory, FactDraft, FactSource
@@ -82,6 +82,8 @@ def _consumed(p: Parsed, pred: Token) -> bool:
         return False
     if head.lower == "from" and head.dep == "prep":
         return True
+    if follows_from(p, pred):
+        return False
     liking = head.lemma.lower() in lx.LIKE_VERBS or head.lemma.lower() in (
         "hate", "dislike", "detest", "loathe", "despise")  # fmt: skip
     if liking and pred.dep in ("xcomp", "dobj", "ccomp", "npadvmod", "conj"):

@@ -146,9 +146,12 @@ def is_deictic(p: Parsed, head: Token) -> bool:
 
 def is_definite(p: Parsed, head: Token) -> bool:
     """ "the X" for a common noun: a particular thing of the conversation, not a kind."""
+    # A capitalised noun after "the" is a name the tagger missed ("the Beatles").
+    named = head.text[:1].isupper() and head.i > 0
     return (
         head.pos == "NOUN"
         and not head.ent
+        and not named
         and any(c.lower == "the" for c in p.children(head, "det"))
     )
 
