@@ -51,10 +51,12 @@ _MY = re.compile(
     re.IGNORECASE,
 )
 # The speaker asking, wishing or planning: no statement of a fact ("I'd like to change the
-# address", "can I cancel?", "I need it before Friday").
+# address", "can I cancel?", "I need it before Friday", "I'm moving to Nairobi": the reader
+# finds nothing in these either).
 _REQUEST = re.compile(
     r"\b(?:I'?d (?:like|love|prefer)|I would|I'?ll|I will|I need|I want|I wanna|I hope|I wish|"
-    r"I was wondering|can I|could I|may I|should I|shall I|do I|did I|am I|have I)\b",
+    r"I was wondering|can I|could I|may I|should I|shall I|do I|did I|am I|have I|"
+    r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
