@@ -17,6 +17,7 @@ from kenning.cli.main import main
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.errors import ModelMismatch, ModelUnavailable
 from kenning.indexing import DEFAULT_UNIT_CHARS, unit_spans
+from kenning.longterm.service import LongTermSettings
 from kenning.reindexing import ReindexReport
 from kenning.store.postgres import search as pg_search
 from kenning.store.records import IndexChange
@@ -41,8 +42,11 @@ TURNS = [
 ]
 QUERIES = ["Which animal did I take in?", "where did I buy the litter box?", "pasta recipe"]
 BACKENDS = ("sqlite-file", "postgresql")
-# Searches leave no access counts behind: the rankings compared carry no access bonus.
-QUIET = Settings(track_access=False)
+# Searches leave no access counts behind: the rankings compared carry no access bonus. Facts
+# are not read from the events: a fact found in the background (the cat adopted in passing) is
+# a row of its own, and the rows and rankings compared here are the events'.
+NO_FACTS = LongTermSettings(extract=False)
+QUIET = Settings(track_access=False, longterm=NO_FACTS)
 
 
 def _ranking(memory: Memory, query: str, scope: Scope = CHAT) -> list[tuple[str, float]]:
@@ -65,7 +69,7 @@ def test_reindex_gives_old_events_the_rows_ingest_writes_now(
     fresh.add_events(FRESH, events)
     expected = {q: _ranking(fresh, q, FRESH) for q in QUERIES}
     # Written before sentence units: every message has one vector.
-    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))
+    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0, longterm=NO_FACTS))
     old.add_events(CHAT, events)
     other = open_store(backend, tmp_path, fresh=False)  # another process, its partition loaded
     watcher = Memory(other, embedder=real_embedder, settings=QUIET)
@@ -117,7 +121,9 @@ def test_bad_reindex_input_changes_nothing(
     backend: str, tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     store = open_store(backend, tmp_path)
-    with Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0)) as m:
+    with Memory(
+        store, embedder=real_embedder, settings=Settings(unit_chars=0, longterm=NO_FACTS)
+    ) as m:
         [event] = m.add_events(CHAT, [{"role": "user", "content": IN_PASSING}])
         layout = store.index_layouts("acme", after=0, limit=10)
         for bad in (
@@ -162,7 +168,7 @@ def test_kenning_reindex_command(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], real_embedder: MemoEmbedder
 ) -> None:
     db = tmp_path / "k.db"
-    with Memory.open(db, settings=Settings(unit_chars=0)) as m:
+    with Memory.open(db, settings=Settings(unit_chars=0, longterm=NO_FACTS)) as m:
         m.add_events(CHAT, [{"role": r, "content": t} for r, t in TURNS])
     assert main(["reindex", "--db", str(db), "--tenant", "acme"]) == 0
     out = capsys.readouterr().out
@@ -220,7 +226,7 @@ def test_a_reindex_keeps_the_index_log_short_and_a_follower_behind_it_reloads(
     monkeypatch.setattr(module, "LOG_KEEP", 2)
     store = open_store(backend, tmp_path)
     texts = [f"{IN_PASSING} Note {n}: the shelf by the window." for n in range(8)]
-    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))
+    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0, longterm=NO_FACTS))
     old.add_events(CHAT, [{"role": "user", "content": t} for t in texts])
     other = open_store(backend, tmp_path, fresh=False)
     follower = Memory(other, embedder=real_embedder, settings=QUIET)
@@ -261,7 +267,7 @@ def test_search_keeps_serving_while_another_process_reindexes(
     store = open_store(backend, tmp_path)
     fresh = Memory(store, embedder=real_embedder, settings=QUIET)
     fresh.add_events(FRESH, events)
-    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0))
+    old = Memory(store, embedder=real_embedder, settings=Settings(unit_chars=0, longterm=NO_FACTS))
     old.add_events(CHAT, events)
     reader = Memory(open_store(backend, tmp_path, fresh=False), embedder=real_embedder,
                     settings=QUIET)  # fmt: skip

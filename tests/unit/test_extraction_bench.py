@@ -26,6 +26,7 @@ from kenning.bench.extraction_bench import (
 )
 from kenning.cli.main import main
 from kenning.errors import InvalidInput
+from kenning.longterm.parsing.parser import MODEL, MODEL_VERSION
 from kenning.records import USER, FactDraft
 
 
@@ -252,7 +253,7 @@ def test_the_bench_runs_end_to_end_on_the_shipped_set(
     assert main(["bench", "extraction", "--out", str(out), "--repeat", "1"]) == 0
     assert "# kenning bench extraction" in capsys.readouterr().out
     report = json.loads((out / "report.json").read_text())
-    assert report["extractor"] == "kenning.longterm.extract.extract_facts"
+    assert report["extractor"] == f"parse ({MODEL}=={MODEL_VERSION})"  # kenning's default
     assert set(report["parts"]) == {"tuning", "held_out"}
     assert report["data"]["sentences"] == len(load_set()[0])
     assert len(report["data"]["sha256"]["all"]) == 64
@@ -264,6 +265,10 @@ def test_the_bench_runs_end_to_end_on_the_shipped_set(
     mistakes = report["tuning_mistakes"]
     assert all(m["id"] in tuning for m in mistakes["missed"] + mistakes["false"])
     assert (out / "report.md").read_text().count("## Tuning part") == 2
+    # The phrase rules are scored on request, under their name.
+    rules = run_extraction_bench(tmp_path / "rules", extractor="rules", repeat=1)
+    assert rules["extractor"] == "rules"
+    assert rules["parts"]["tuning"]["asserts"]["tp"] > 0
     # A custom extractor is scored the same way: one that finds nothing finds nothing.
     empty = run_extraction_bench(tmp_path / "none", extractor=lambda event: [], repeat=1)
     assert empty["parts"]["tuning"]["asserts"]["tp"] == 0

@@ -150,6 +150,11 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--out", required=True)
     b.add_argument("--data", help="a labelled JSONL file or folder (default: the shipped set)")
     b.add_argument("--repeat", type=positive, default=3, help="timed passes over the set")
+    b.add_argument(
+        "--extractor", choices=("parse", "parse-entities", "rules"), default="parse",
+        help="the self-statement reader scored: kenning's default (parse; the rules where "
+        "spaCy is not installed), the parse with entity types, or the phrase rules",
+    )  # fmt: skip
     b.set_defaults(handler=_extraction)
     b = bench.add_parser("recall", help="synthetic suite: facts said once, asked in other words")
     b.add_argument("--out", required=True)
@@ -315,7 +320,7 @@ def _extraction(args: argparse.Namespace) -> int:
     out = _out(args.out)
     from kenning.bench.extraction_bench import run_extraction_bench
 
-    run_extraction_bench(out, data=args.data, repeat=args.repeat)
+    run_extraction_bench(out, extractor=args.extractor, data=args.data, repeat=args.repeat)
     print((out / "report.md").read_text())
     return 0
 

@@ -21,11 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from kenning.records import USER, Event, FactCategory, FactDraft, FactSource, Role
 
-__all__ = ["extract_facts", "statement", "statement_facts"]
+__all__ = ["extract_facts", "stated_start", "statement", "statement_facts"]
 
 
 def _r(pattern: str) -> re.Pattern[str]:
@@ -269,6 +269,44 @@ def _object(value: str) -> str:
     return _ARTICLE.sub("", value.lower()).strip()
 
 
+_RELATIVE = _r(
+    r"\b(?:(?P<last>last|past) (?P<unit>week|month|year|spring|summer|autumn|fall|winter)|"
+    r"(?P<n>\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten) (?P<units>day|week|"
+    r"month|year)s? ago|(?P<yesterday>yesterday))\b"
+)
+_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+            "seven": 7, "eight": 8, "nine": 9, "ten": 10}  # fmt: skip
+_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365, "spring": 182, "summer": 182,
+         "autumn": 182, "fall": 182, "winter": 182}  # fmt: skip
+
+
+def stated_start(text: str, said: datetime) -> datetime:
+    """When a statement said at *said* starts to hold: a date it names ("since 2019", "in
+    March 2021"), a time it counts back ("last month", "two years ago", "yesterday"; months
+    count as 30 days), else *said*. Never later than *said*.
+
+    >>> stated_start("I've been vegan since 2020", datetime(2026, 1, 10, tzinfo=UTC)).year
+    2020
+    >>> stated_start("I moved to Lisbon last month", datetime(2026, 1, 10, tzinfo=UTC)).day
+    11
+    """
+    match = _YEAR_DATE.search(text)
+    if match is not None:
+        month = _MONTHS.index(match["month"].lower()) + 1 if match["month"] else 1
+        start = datetime(int(match["year"]), month, 1, tzinfo=said.tzinfo or UTC)
+        return start if start <= said else said
+    relative = _RELATIVE.search(text)
+    if relative is None:
+        return said
+    if relative["yesterday"]:
+        return said - timedelta(days=1)
+    if relative["last"]:
+        return said - timedelta(days=_DAYS[relative["unit"].lower()])
+    count = relative["n"].lower()
+    number = int(count) if count.isdigit() else _NUMBERS[count]
+    return said - timedelta(days=number * _DAYS[relative["units"].lower()])
+
+
 def _valid_from(clause: str, said: datetime) -> datetime:
     """A stated start ("since 2019", "in March 2021") when it is not in the future."""
     match = _YEAR_DATE.search(clause)
@@ -406,13 +444,25 @@ _TEMPLATES = {
     "income": "{who} earns {value}",
     "debt": "{who} owes {value}",
     "bank": "{who} banks with {value}",
+    "partner": "{who} has a {value}",
+    "nationality": "{who} is {value}",
 }
 _FAMILIES = {
     "allergy": "{who} is allergic to {thing}",
     "condition": "{who} has {thing}",
     "is_a": "{who} is {article} {thing}",
-    "diet": "{who} does not eat or drink {thing}",
+    "diet": "{who} eats {thing}",
     "uses": "{who} uses {thing}",
+    "family": "{who} has {thing}",
+    "pet": "{who} has a pet: {thing}",
+    "language": "{who} {value} {thing}",
+    "hobby": "{who}'s hobbies include {thing}",
+    "education": "{who}'s education includes {thing}",
+}
+# A standing negative ("diet:no pork", "pet:no pets"): the object after "no".
+_NEGATIVES = {
+    "diet": "{who} does not eat or drink {thing}",
+    "language": "{who} does not speak {thing}",
 }
 
 
@@ -423,14 +473,18 @@ def statement(subject: str, attribute: str, value: str, qualifier: str = "") -> 
     whose = f"{who}'s" if subject != USER else "The user's"
     kind, sep, thing = attribute.partition(":")
     if sep:
-        thing = thing.removeprefix("no ") if kind == "diet" else thing
+        negative = thing.startswith("no ") and kind != "preference"
+        thing = thing.removeprefix("no ") if negative else thing
         if kind == "preference":
             text = f"{who} {value} {thing}"
         else:
             article = "an" if thing[:1] in "aeiou" else "a"
-            text = _FAMILIES.get(kind, "{who} {kind}: {thing}").format(
-                who=who, thing=thing, article=article, kind=kind
+            template = (
+                _NEGATIVES.get(kind, "{who} has no {thing}")
+                if negative
+                else _FAMILIES.get(kind, "{who} {kind}: {thing}")
             )
+            text = template.format(who=who, thing=thing, article=article, kind=kind, value=value)
     else:
         template = _TEMPLATES.get(attribute, "{whose} {attribute} is {value}")
         text = template.format(who=who, whose=whose, attribute=attribute, value=value)

@@ -26,8 +26,10 @@ from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.api import FactsAPI, user_of
 from kenning.longterm.consolidate import core, key_changes, nearest_kin, said, withdrawn_kin
-from kenning.longterm.extract import extract_facts, statement
+from kenning.longterm.extract import statement
+from kenning.longterm.parsing.parser import SpacyParser
 from kenning.longterm.profile import Profile, build_profile
+from kenning.longterm.statements import ParsedStatements, StatementReader
 from kenning.longterm.timeline import Said
 from kenning.longterm.tool_facts import discovered_facts
 from kenning.records import (
@@ -67,17 +69,32 @@ class FactExtractor(Protocol):
 
 
 class RuleExtractor:
-    """The deterministic extractor: user self-statements, tool results, assistant turns."""
+    """The deterministic extractor (no LLM): user self-statements, tool results, assistant
+    turns.
 
-    name = "rules"
+    Self-statements are read by *statements*: by default their parse
+    (:class:`~kenning.longterm.statements.ParsedStatements` over spaCy's small English
+    pipeline, ``pip install 'kenning[nlp]'``), which falls back to the phrase rules of
+    :mod:`kenning.longterm.extract` with one log line where spaCy is not installed.
+    """
 
-    def __init__(self, *, tool_facts: bool = True) -> None:
+    def __init__(
+        self, *, tool_facts: bool = True, statements: StatementReader | None = None
+    ) -> None:
         self._tool_facts = tool_facts
+        self._statements = statements or ParsedStatements(SpacyParser())
+
+    @property
+    def name(self) -> str:
+        return self._statements.name
 
     def extract(self, events: Sequence[Event]) -> list[FactDraft]:
+        said: dict[str | None, list[FactDraft]] = {}
+        for draft in self._statements.read(events):
+            said.setdefault(draft.source_event_id, []).append(draft)
         out: list[FactDraft] = []
-        for event in events:
-            out.extend(extract_facts(event))
+        for event in events:  # the events' order: each event is consolidated in turn
+            out.extend(said.get(event.id, ()))
             if self._tool_facts:
                 out.extend(discovered_facts(event))
         return out

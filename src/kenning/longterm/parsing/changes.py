@@ -1,0 +1,191 @@
+"""Frames of change (pure): what a clause withdraws or replaces.
+
+"stop", "quit", "give up", "drop", "sell" and "cancel" withdraw their object in the family it
+names ("I sold my car", "I gave up sugar"); "leave" an employer (or a place); "retire" an
+occupation; "break up with" a partner; "forget my old number" a contact detail; "switch from X
+to Y", "replace X with Y", "swap X for Y" withdraw X and state Y.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import (
+    Frame,
+    Reading,
+    activity,
+    contact_kind,
+    contact_noun,
+    fact,
+    mine,
+    name_of,
+    objects,
+    organisation,
+    preps,
+    some,
+    value_span,
+    verb_phrase,
+)
+from kenning.longterm.parsing.clauses import Clause
+from kenning.longterm.parsing.parsed import Parsed, Token
+
+__all__ = ["CHANGE_GROUPS", "switch"]
+
+
+def _retire(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    out = [fact("occupation", "retired", change=True)]
+    for head in preps(p, pred, "from"):
+        span = verb_phrase(p, head) if head.pos == "VERB" else value_span(c, head)
+        out.append(fact("occupation", span, change=True, revoke=True))
+    return some(*out)
+
+
+def _leave(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    out = []
+    for head in p.children(pred, "dobj"):
+        if head.lemma.lower() in lx.JOB_NOUNS:
+            named = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                     for t in (head, pred) for h in preps(p, t, "at", "with")
+                     if organisation(c, h)]  # fmt: skip
+            # "I quit my job": whatever employer is held
+            out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
+        elif c.entities and head.ent in ("GPE", "LOC"):
+            out.append(fact("location", value_span(c, head), change=True, revoke=True))
+        elif organisation(c, head) and head.pos == "PROPN":
+            out.append(fact("employer", value_span(c, name_of(c, head)), change=True, revoke=True))
+    return some(*out) if out or pred.lemma != "quit" else _stop(c)
+
+
+def _stop(c: Clause) -> list[Reading]:
+    """stop, quit, give up, drop, sell, cancel + an object: the object is withdrawn, in the
+    family it names ("I sold my car", "I dropped my Spanish class", "I gave up sugar")."""
+    p, pred = c.parsed, c.pred
+    if pred.lemma == "give" and not any(t.lower == "up" for t in p.children(pred, "prt")):
+        return []
+    heads = objects(p, pred)
+    if not heads:
+        if p.children(pred, "xcomp", "ccomp"):
+            return []  # "I stopped eating meat": the clause under it is read as withdrawn
+        return [Reading("", "", "", revoke=True, change=True, anaphor=True)]
+    out: list[Reading | None] = []
+    for head in heads:
+        if vs.is_deictic(p, head):
+            out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
+            continue
+        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        if family is not None:
+            out.append(fact(family, value_span(c, head), change=True, revoke=True))
+    return some(*out)
+
+
+def switch(c: Clause) -> list[Reading]:
+    """switch/go from X to Y, replace X with Y, swap X for Y: X is withdrawn, Y stated, in the
+    family the object or the values name ("switched my bank from HSBC to Revolut")."""
+    p, pred = c.parsed, c.pred
+    named = p.child(pred, "dobj")
+    # "changed careers from law to medicine": the parser may hang the change on the object
+    own = [pred, *([named] if named is not None else [])]
+    froms = [h for t in own for h in preps(p, t, "from")]
+    holders = [*own, *(q for t in own for q in p.children(t, "prep"))]
+    tos = [_being(p, h) for t in holders for h in preps(p, t, "to", "for", "with", "into")]
+    tos += [x for x in p.children(pred, "advcl") if p.child(x, "aux") and x.tag == "VB"]
+    froms = [_being(p, h) for h in froms]
+    if not froms and named is not None and tos:
+        froms, named = [named], None
+    family, kind = _switch_family(c, named, [*tos, *froms])
+    if family is None:
+        return []
+    out = [_switched(c, h, family, kind, revoke=False) for h in tos]
+    out += [_switched(c, h, family, kind, revoke=True) for h in froms]
+    return some(*out)
+
+
+def _being(p: Parsed, head: Token) -> Token:
+    """ "from being a teacher to being a nurse": the role, not "being"."""
+    if head.lemma == "be":
+        return p.child(head, "attr", "acomp") or head
+    return head
+
+
+def _switch_family(
+    c: Clause, named: Token | None, values: Iterable[Token]
+) -> tuple[str | None, str]:
+    p = c.parsed
+    if named is not None:
+        lemma = named.lemma.lower()
+        own = lx.OWN_ATTRIBUTES.get(lemma)
+        if own == "finance":
+            return "finance", lemma
+        if lemma in ("career", "profession", "field"):
+            return "occupation", ""
+        if lemma in lx.JOB_NOUNS:
+            return "employer", ""
+        if lemma in lx.CONTACT_NOUNS:
+            return "contact", lx.CONTACT_NOUNS[lemma]
+        family = vs.classify(p, named, entities=c.entities)
+        if family is not None:
+            return family, ""
+    for head in values:
+        if head.dep == "attr":  # "from being a teacher to being a nurse": roles
+            return "identity", ""
+        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        if family is None and (head.text == "IT" or head.lower in lx.FIELDS):
+            family = "occupation"
+        if family is not None:
+            return family, ""
+    return None, ""
+
+
+def _switched(c: Clause, head: Token, family: str, kind: str, *, revoke: bool) -> Reading | None:
+    p = c.parsed
+    if head.lemma.lower() == "diet":
+        mods = [m for m in p.children(head, "amod", "compound")]
+        span = p.span(mods) if mods else value_span(c, head)
+    elif head.pos == "VERB" and head.dep != "advcl":
+        span = verb_phrase(p, head)
+    else:
+        span = head.text if head.dep == "advcl" else value_span(c, head)
+    return fact(family, span, kind=kind, change=True, revoke=revoke)
+
+
+def _retract(c: Clause) -> list[Reading]:
+    """ "forget my old number 555-0199", "please forget my email address": the speaker's own
+    contact detail, withdrawn (without a value: whatever is held)."""
+    p = c.parsed
+    out: list[Reading | None] = []
+    for head in p.children(c.pred, "dobj"):
+        lemma = head.lemma.lower()
+        if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
+            continue
+        shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
+                 and (child.i > head.i or child.dep == "nummod")
+                 for t in p.subtree(child)]  # fmt: skip
+        text = p.span([t for t in shown if t.pos != "PUNCT" or t.text == "-"])
+        if text:
+            out.append(fact("contact", text, kind=contact_kind(text), revoke=True))
+        else:
+            kind = contact_noun(p, head)
+            out.append(Reading("contact", kind, "", revoke=True, change=True))
+    return some(*out)
+
+
+def _break(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if not any(t.lower == "up" for t in p.children(pred, "prt")):
+        return []
+    heads = [h for h in preps(p, pred, "with") if h.lemma.lower() in lx.PARTNERS]
+    return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
+                   for h in heads))  # fmt: skip
+
+
+CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
+    (("retire",), _retire), (("leave", "quit"), _leave),
+    (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
+    (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
+    (("break",), _break), (lx.RETRACT_VERBS, _retract),
+]  # fmt: skip
+"""The verbs of change (lemmas) with their frames."""

@@ -1,0 +1,367 @@
+"""The frames of "be" (pure): what a clause states by its complement.
+
+"I'm vegan", "I'm a nurse at St. Mary's", "I'm based in Melbourne", "I'm into birdwatching",
+"I'm over Marvel movies", "my email is ...", "Photography is my thing".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import (
+    Reading,
+    clause_tokens,
+    contact_noun,
+    fact,
+    generic,
+    mine,
+    name_of,
+    organisation,
+    place_of,
+    preps,
+    some,
+    stopped_thing,
+    value_of,
+    value_span,
+)
+from kenning.longterm.parsing.clauses import Clause
+from kenning.longterm.parsing.parsed import Token
+
+__all__ = ["be_adjective", "copula"]
+
+_DECADES = re.compile(r"\b(?:teens|twenties|thirties|forties|fifties|sixties|seventies|"
+                      r"eighties|nineties)\b", re.IGNORECASE)  # fmt: skip
+
+
+def copula(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if c.owner is not None:
+        return _owned(c)
+    if c.topic is not None:
+        return _topic(c)
+    out: list[Reading] = []
+    for comp in p.children(pred, "attr", "oprd"):
+        out += _be_noun(c, comp)
+    for comp in p.children(pred, "acomp"):
+        out += be_adjective(c, comp) if comp.pos != "PROPN" else []
+    for prep in p.children(pred, "prep"):
+        out += _be_prep(c, prep)
+    for adv in p.children(pred, "advmod"):
+        if adv.lower == "longer" and p.child(adv, "neg") is not None:
+            gone = [r for prep in p.children(adv, "prep") for r in _be_prep(c, prep)]
+            out += [replace(r, revoke=True, change=True) for r in gone]
+    if not out and c.withdrawn and c.negated:
+        out.append(Reading("", "", "", anaphor=True))  # "I'm not anymore"
+    return out
+
+
+def _be_noun(c: Clause, noun: Token) -> list[Reading]:
+    p = c.parsed
+    lemma = noun.lemma.lower()
+    if lemma == "fan":
+        return _fan(c, noun)
+    if lemma in ("intolerant", "allergic"):
+        return be_adjective(c, noun)
+    if _capitalised_name(c, noun):
+        return some(fact("name", noun.text))
+    if noun.pos == "NUM" or (noun.ent == "CARDINAL" and noun.text.isdigit()):
+        return some(fact("age", noun.text)) if noun.text.isdigit() else []
+    named = vs.is_name(noun, entities=c.entities) and not p.children(noun, "det")
+    if named and not (c.entities and noun.ent in ("NORP", "GPE", "ORG")):
+        return some(fact("name", value_span(c, noun)))
+    if vs.is_deictic(p, noun) or vs.is_definite(p, noun) or noun.pos not in ("NOUN", "PROPN"):
+        return (
+            be_adjective(c, noun)
+            if noun.pos in ("NOUN", "ADJ") and not p.children(noun, "det")
+            else []
+        )
+    return _be_role(c, noun)
+
+
+def _be_role(c: Clause, noun: Token) -> list[Reading]:
+    """ "I'm a nurse at St. Mary's", "I'm a single mom of twins", "I'm a grad student at
+    Stanford", "I'm an introvert"."""
+    p = c.parsed
+    lemma = noun.lemma.lower()
+    family = vs.classify(p, noun, entities=c.entities)
+    out: list[Reading | None] = []
+    states = [m for m in p.children(noun, "amod") if m.lower in lx.RELATIONSHIP_STATES]
+    out += [fact("relationship", m.lower) for m in states]
+    if lemma in lx.PARENT_NOUNS:
+        kids = preps(p, noun, "of")
+        out += [
+            fact("family", value_span(c, noun) if k.pos == "NUM" else value_span(c, k))
+            for k in kids
+        ]
+        return some(*out)
+    if family in ("diet", "health"):
+        return some(*out, fact(family, value_span(c, noun)))
+    if lemma == "speaker":  # "a native Spanish speaker"
+        spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
+        return some(*out, *(fact("language", m.text) for m in spoken))
+    if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not p.children(noun, "det"):
+        return some(*out)
+    student = lemma in lx.STUDENTS
+    places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
+    out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
+    role = value_span(c, noun) if not states else noun.text
+    kind = "occupation" if places else "identity"
+    out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
+    return some(*out)
+
+
+def _capitalised_name(c: Clause, noun: Token) -> bool:
+    """ "I'm Tomasz" where the tagger missed the proper noun: a capitalised word without a
+    determiner, not a nationality, a language or a diet."""
+    p = c.parsed
+    if noun.pos != "NOUN" or not noun.text[:1].isupper() or noun.i == 0 or p.children(noun):
+        return False
+    if c.entities and noun.ent and noun.ent != "PERSON":
+        return False
+    word = noun.lower
+    return word not in lx.LANGUAGES and word not in lx.DIETS and not word.endswith(("an", "ese"))
+
+
+def _fan(c: Clause, noun: Token) -> list[Reading]:
+    p = c.parsed
+    heads = preps(p, noun, "of") or [m for m in p.children(noun, "compound", "nmod")
+                                      if m.i < noun.i][:1]  # fmt: skip
+    out = []
+    for head in heads:
+        if head.dep in ("compound", "nmod"):
+            first = min(t.i for t in p.subtree(head))
+            tokens = [t for t in p.tokens[first : noun.i] if t.dep != "amod" or t.ent]
+            out.append(fact("preference", p.span(tokens)))
+        elif generic(p, head):
+            out.append(fact("preference", value_span(c, head)))
+    found = some(*out)
+    if c.negated:
+        return [replace(r, verb="dislikes", negated=True) for r in found]
+    return found
+
+
+def be_adjective(c: Clause, adj: Token) -> list[Reading]:
+    p = c.parsed
+    word = adj.lower
+    if adj.lemma.lower() == "allergic":
+        heads = preps(p, adj, "to") or p.children(adj, "xcomp")
+        return some(*(fact("allergy", value_span(c, v), verb="allergic") for h in heads
+                       for v in vs.coordinated(p, h)))  # fmt: skip
+    if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed
+        at = adj.i - 2 if adj.i > 1 and p[adj.i - 1].text == "-" else adj.i - 1
+        before = p[at] if at >= 0 else None
+        if before is None or not before.text.isalpha() or before.lower in lx.INTENSIFIERS:
+            return []
+        return some(fact("allergy", before.text))
+    if word in lx.RELATIONSHIP_STATES:
+        out = [fact("relationship", word)]
+        out += [
+            fact(f, value_span(c, h))
+            for h in preps(p, adj, "with")
+            if (f := vs.classify(p, h, entities=c.entities)) in ("family", "pet")
+        ]
+        return some(*out)
+    if adj.lemma.lower() in ("base", "based", "locate", "located"):
+        heads = preps(p, adj, "in") + [h for o in preps(p, adj, "out") for h in [o]]
+        heads += [h for prep in p.children(adj, "prep") for q in p.children(prep, "prep")
+                  for h in [p.child(q, "pobj")] if h is not None]  # fmt: skip
+        return some(*(fact("location", value_span(c, t)) for h in heads if (t := place_of(c, h))))
+    return _be_state(c, adj)
+
+
+def _be_state(c: Clause, adj: Token) -> list[Reading]:
+    p = c.parsed
+    word = vs.hyphenated(p, adj).lower()
+    if word in lx.DIETS:
+        return some(fact("diet", word))
+    if word in lx.HEALTH_ADJECTIVES:
+        return some(fact("health", word))
+    if word in lx.OCCUPATION_ADJECTIVES:
+        return some(fact("occupation", value_span(c, adj)))
+    heads = preps(p, adj, "with", "about")
+    if word in ("obsessed", "passionate", "crazy") and heads:
+        return some(*(fact("preference", value_span(c, h), verb="loves") for h in heads
+                       if generic(p, h) and not mine(p, h)))  # fmt: skip
+    if word == "done":
+        heads = preps(p, adj, "with")
+        return [replace(r, revoke=True, change=True) for h in heads for r in stopped_thing(c, h)]
+    if word.isdigit():
+        return some(fact("age", word))
+    if word == "old":  # "I'm 29 years old"
+        years = [n for a in p.children(adj, "npadvmod") for n in p.children(a, "nummod")]
+        return some(*(fact("age", n.text) for n in years[:1] if n.text.isdigit()))
+    if word in lx.IDENTITY_ADJECTIVES:
+        return some(fact("identity", word))
+    if word in ("fluent", "bilingual", "trilingual", "conversational"):
+        langs = [v for h in preps(p, adj, "in") for v in vs.coordinated(p, h)]
+        return some(*(fact("language", value_span(c, h)) for h in langs
+                       if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+    if (c.entities and adj.ent == "NORP") or (
+        adj.pos == "ADJ" and adj.text[:1].isupper() and word.endswith(("an", "ese", "ish", "i"))
+    ):
+        return some(fact("origin", adj.text, kind="nationality"))
+    return []
+
+
+def _be_prep(c: Clause, prep: Token) -> list[Reading]:
+    """ "be" with a preposition: in Lisbon, at Stripe, with Shopify, from Ohio, on a keto
+    diet, into birdwatching, over Marvel movies, in a book club, in my late twenties."""
+    p = c.parsed
+    word = prep.lower
+    head = p.child(prep, "pobj", "pcomp")
+    if head is None:
+        return []
+    if word == "in":
+        return _be_in(c, head)
+    if word == "with" and head.lemma.lower() in lx.PARTNERS and mine(p, head):
+        return some(
+            fact("relationship", value_span(c, head), kind="partner")
+        )  # "with my boyfriend"
+    # "I'm at Stripe", "I'm at a startup called Fernweh"; not "I'm at the office right now"
+    placed = organisation(c, head) and not vs.is_definite(p, head)
+    if word in ("at", "with") and placed and (word == "at" or head.pos == "PROPN"):
+        head = name_of(c, head)
+        studying = any(h.lemma.lower() in ("year", "semester", "term", "grade")
+                       for h in preps(p, c.pred, "in"))  # fmt: skip
+        school = head.lemma.lower() in lx.SCHOOL_NOUNS or studying
+        return some(fact("education" if school else "employer", value_span(c, head)))
+    if word == "from":
+        place = place_of(c, head)
+        return some(fact("origin", value_span(c, place))) if place is not None else []
+    if word == "on":
+        return _be_on(c, head)
+    if word == "into" and generic(p, head):
+        family = "hobby" if head.lower.endswith("ing") else "preference"
+        return some(fact(family, value_span(c, head)))
+    if word == "over":
+        if vs.is_deictic(p, head):
+            return [Reading("", "", "", revoke=True, change=True, anaphor=True)]
+        if not generic(p, head):
+            return []  # "over the moon"
+        return [replace(r, revoke=True, change=True) for r in _over(c, head)]
+    return []
+
+
+def _over(c: Clause, head: Token) -> list[Reading]:
+    p = c.parsed
+    if head.lemma.lower() in lx.ALLERGY_NOUNS:
+        what = [m for m in p.children(head, "compound", "amod", "nmod")]
+        return some(*(fact("allergy", m.text) for m in what[:1]))
+    return some(fact("preference", value_span(c, head)))
+
+
+def _be_in(c: Clause, head: Token) -> list[Reading]:
+    p = c.parsed
+    text = p.span(p.subtree(head))
+    if _DECADES.search(text):
+        return some(fact("age", value_span(c, head)))
+    if head.lemma.lower() in lx.CLUBS:
+        return some(fact("hobby", value_span(c, head)))
+    if head.lemma.lower() == "year":
+        schools = [h for h in preps(p, head, "at", "of") if organisation(c, h) or h.pos == "PROPN"]
+        return some(*(fact("education", value_span(c, h)) for h in schools))
+    if head.lemma.lower() in ("code", "zip"):
+        numbers = [t for t in p.subtree(head) if t.pos == "NUM" or t.text.isdigit()]
+        return some(*(fact("location", n.text) for n in numbers[:1]))
+    place = place_of(c, head)
+    if place is None or (place.pos != "PROPN" and not (c.entities and place.ent in ("GPE", "LOC"))):
+        return []
+    if _temporary(c):
+        return []
+    return some(fact("location", value_span(c, place)))
+
+
+def _temporary(c: Clause) -> bool:
+    """ "I'm in Tokyo for a conference this week": a stay, not where the speaker lives."""
+    p = c.parsed
+    for token in p.subtree(c.pred):
+        if token.lower in ("week", "weekend", "trip", "conference", "vacation", "holiday",
+                           "today", "tonight", "visit", "business"):  # fmt: skip
+            return True
+    return False
+
+
+def _be_on(c: Clause, head: Token) -> list[Reading]:
+    p = c.parsed
+    if head.lemma.lower() == "diet":
+        mods = [m for m in p.children(head, "amod", "compound") if m.lower not in lx.EVALUATIVE]
+        return some(fact("diet", p.span(mods))) if mods else []
+    family = vs.classify(p, head, entities=c.entities)
+    if family == "device" or (head.pos == "PROPN" and head.ent not in ("PERSON", "GPE", "DATE")):
+        return some(fact("device", value_span(c, head)))
+    return []
+
+
+def _owned(c: Clause) -> list[Reading]:
+    """ "my X is Y": Y as what X names ("my email is ...", "my phone is a Galaxy S21", "my
+    favourite colour is green", "my hobby is woodworking", "my birthday is March 3rd")."""
+    p, owner = c.parsed, c.owner
+    assert owner is not None
+    values = p.children(c.pred, "attr", "acomp", "oprd") or preps(p, c.pred, "on")
+    lemma = owner.lemma.lower()
+    if not values:  # "my pronouns are she/her": read as written
+        family = lx.OWN_ATTRIBUTES.get(lemma)
+        return some(fact(family, _said(c))) if family in ("identity", "age") else []
+    value = values[0]
+    if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(owner)):
+        return some(fact("preference", value_of(c, value), kind=f"favorite {owner.lower}", verb=""))
+    said = _said(c)
+    if lemma in lx.CONTACT_NOUNS:
+        return _contact(c, owner, said)
+    if lemma in lx.DEVICE_NOUNS:
+        return some(fact("device", value_of(c, value)))
+    family = lx.OWN_ATTRIBUTES.get(lemma)
+    if family is None:
+        return []
+    kind = {"age": "birthday" if lemma == "birthday" else "age", "finance": lemma,
+            "origin": "nationality" if lemma == "nationality" else ""}.get(family, "")  # fmt: skip
+    return some(fact(family, said if family in ("age", "identity") else value_of(c, value),
+                     kind=kind))  # fmt: skip
+
+
+def _said(c: Clause) -> str:
+    """Everything the clause says after "is", as written ("14 Elm Street, Dublin",
+    "they/them", "March 3rd"), without a leading article and the closing punctuation."""
+    p = c.parsed
+    rest = [t for t in p.tokens[c.pred.i + 1 :] if t.i in clause_tokens(p, c.pred)]
+    while rest and rest[-1].pos == "PUNCT" and rest[-1].text != ")":
+        rest = rest[:-1]
+    while rest and (rest[0].dep in ("det", "poss") or rest[0].lower == "on"):
+        rest = rest[1:]  # "a", "my", "on June 5th"
+    return p.span(rest)
+
+
+def _contact(c: Clause, owner: Token, said: str) -> list[Reading]:
+    """ "my email is ...", "my number is 555-0148"; "my phone is a Pixel" names a device and
+    "my passport number is ..." no way to reach the speaker."""
+    p, lemma = c.parsed, owner.lemma.lower()
+    kinds = {m.lower for m in p.children(owner, "compound", "amod", "nmod")}
+    if lemma == "number" and kinds - {"phone", "cell", "mobile", "work", "home", "new", "old"}:
+        return []
+    reachable = sum(ch.isdigit() for ch in said) >= 5 or "@" in said
+    if reachable or lemma in ("address", "email", "e-mail"):
+        return some(fact("contact", said, kind=contact_noun(p, owner)))
+    if lemma == "phone":
+        values = p.children(c.pred, "attr", "acomp", "oprd")
+        return some(*(fact("device", value_of(c, v)) for v in values[:1]))
+    return []
+
+
+def _topic(c: Clause) -> list[Reading]:
+    """ "Photography is my thing", "Thai food is my absolute favorite": the subject is the
+    value of what the complement names."""
+    p, topic = c.parsed, c.topic
+    assert topic is not None
+    for comp in p.children(c.pred, "attr"):
+        if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
+            continue
+        family = lx.OWN_NOUNS.get(comp.lemma.lower()) or lx.OWN_NOUNS.get(comp.lower)
+        if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(comp, "amod")):
+            family = "preference"  # "Pizza is my favorite food"
+        if family is not None:
+            return some(fact(family, value_of(c, topic), verb="loves" if family ==
+                              "preference" else None))  # fmt: skip
+    return []

@@ -1,0 +1,112 @@
+"""Frames (pure): what a clause states, by its predicate, and how it holds now.
+
+:func:`read_clause` finds the frame of a clause's predicate (a verb's in
+:mod:`~kenning.longterm.parsing.verbs`, "be" in :mod:`~kenning.longterm.parsing.copula`);
+:func:`settle` applies the clause's tense, negation and withdrawal to what it read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
+from kenning.longterm.parsing.clauses import Clause, contrastive
+from kenning.longterm.parsing.copula import be_adjective, copula
+from kenning.longterm.parsing.parsed import Token
+from kenning.longterm.parsing.verbs import VERB_FRAMES
+
+__all__ = ["Reading", "read_clause", "settle"]
+
+
+_FRAMES: dict[str, Frame] = {**VERB_FRAMES, "be": copula, "become": copula}
+
+
+def read_clause(c: Clause) -> list[Reading]:
+    """What *c* states by its predicate's frame (before :func:`settle`)."""
+    pred = c.pred
+    if pred.pos in ("ADJ",) and pred.dep == "ROOT":
+        return be_adjective(c, pred)
+    if pred.pos in ("NOUN", "PROPN"):
+        return _fragment(c)
+    if c.topic is not None and pred.lemma != "be":
+        return []
+    if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
+        return _gone(c, c.owner)
+    frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
+    found = frame(c) if frame is not None else []
+    return found + _nots(c, found)
+
+
+def _gone(c: Clause, owner: Token) -> list[Reading]:
+    """ "My cat passed away", "our dog died": the pet (or the person) is withdrawn."""
+    family = vs.classify(c.parsed, owner, entities=c.entities)
+    if family not in ("pet", "family", "relationship"):
+        return []
+    kind = "partner" if family == "relationship" else ""
+    found = fact(family, value_span(c, owner), kind=kind, change=True, revoke=True)
+    return some(found)
+
+
+def _by_stem(pred: Token) -> Frame | None:
+    """ "journaling" lemmatised as "journale": the frame of the word without "-ing"."""
+    word = pred.lower
+    if not word.endswith("ing"):
+        return None
+    return _FRAMES.get(word[:-3]) or _FRAMES.get(word[:-3] + "e")
+
+
+def _fragment(c: Clause) -> list[Reading]:
+    """ "Morning person here": a noun said of the speaker."""
+    p, pred = c.parsed, c.pred
+    if not any(a.lower == "here" for a in p.children(pred, "advmod")):
+        return []
+    return some(fact("identity", value_span(c, pred)))
+
+
+def _nots(c: Clause, found: list[Reading]) -> list[Reading]:
+    """ "I work at Bayer, not BASF", "I'm at Stripe now, not Square": the value after ", not"
+    is withdrawn, in the family of the one stated (however the parser hung the "not")."""
+    if not found or found[0].revoke:
+        return []
+    p = c.parsed
+    out = []
+    for neg in p.subtree(c.pred):
+        if neg.dep == "neg" and contrastive(p, neg):
+            after = p[neg.i + 1]
+            head = next((t for t in p.tokens[neg.i + 1 :] if t.pos in ("PROPN", "NOUN")), after)
+            out.append(replace(found[0], span=value_span(c, head), revoke=True, change=True))
+    return out
+
+
+def settle(c: Clause, readings: Iterable[Reading]) -> Iterator[Reading]:
+    """*readings* of *c* as they hold now: nothing from the past unless it is a change,
+    withdrawn ones as revocations, negated ones as negated facts (where the family keeps
+    them)."""
+    for r in readings:
+        if c.stop:
+            r = replace(r, change=True)
+        if c.tense == "before" or (c.tense == "past" and not (r.change or r.revoke)):
+            continue
+        if r.revoke or c.stop:
+            if c.negated and not c.stop:
+                continue
+            yield replace(r, revoke=True)
+        elif c.withdrawn or c.retracted:
+            yield replace(r, revoke=True, negated=False)
+        elif c.negated or r.negated:
+            negated = _negated(r)
+            if negated is not None:
+                yield negated
+        else:
+            yield r
+
+
+def _negated(r: Reading) -> Reading | None:
+    """The negated fact, where a family keeps one: a dislike, "no pork", "no car"."""
+    if r.family == "preference":
+        return replace(r, verb="dislikes", negated=True)
+    if r.family in ("diet", "device", "pet", "family", "language") and r.kind != "is_a":
+        return replace(r, negated=True)
+    return None

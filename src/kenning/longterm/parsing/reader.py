@@ -1,0 +1,177 @@
+"""The statement reader (pure): the facts a parsed sentence states about the speaker.
+
+It reads each clause (:mod:`~kenning.longterm.parsing.clauses`: subject, modality, negation,
+tense), finds what the clause's predicate states (:mod:`~kenning.longterm.parsing.frames`), and
+turns each reading into a :class:`~kenning.records.FactDraft` with kenning's attribute names:
+single-valued ``location``, ``employer``, ``occupation``, ``name``, ``age``, ``hometown``,
+``nationality``, ``relationship status``, ``partner``, ``income``, ``bank``, ``debt``, contact
+kinds (``email``, ``phone number``, ``address``) and ``favorite X``; multi-valued ones carry
+their object (``preference:jazz``, ``allergy:peanuts``, ``condition:asthma``, ``is_a:vegan``,
+``diet:fish``, ``uses:linux``, ``family:two kids``, ``pet:dog``, ``language:spanish``,
+``hobby:pottery``, ``education:law``), and a standing negative puts "no" before the object
+(``diet:no pork``, ``uses:no car``; a dislike is ``preference:X`` = ``dislikes``).
+
+Nothing here loads a model: the parser shell (:mod:`~kenning.longterm.parsing.parser`) makes
+the :class:`~kenning.longterm.parsing.parsed.Parsed` records, and tests build them by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import datetime
+
+from kenning.longterm.extract import stated_start, statement
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import Reading, fact
+from kenning.longterm.parsing.clauses import Sentence, clauses, follows_from, sentence_of
+from kenning.longterm.parsing.frames import read_clause, settle
+from kenning.longterm.parsing.parsed import Parsed, Token
+from kenning.records import USER, FactCategory, FactDraft, FactSource
+
+__all__ = ["read_statements"]
+
+_CATEGORIES = {
+    "allergy": FactCategory.HEALTH, "health": FactCategory.HEALTH,
+    "finance": FactCategory.FINANCE, "relationship": FactCategory.RELATIONSHIP,
+    "family": FactCategory.RELATIONSHIP,
+}  # fmt: skip
+
+
+def read_statements(
+    parsed: Parsed, *, said: datetime, speaker: str | None = None, entities: bool = True
+) -> list[FactDraft]:
+    """The facts *parsed* states about its speaker (subject ``user``) and about people it
+    names ("my sister is a vegan": subject ``sister``), as said at *said*.
+
+    Args:
+        parsed: One sentence (or a few, read together).
+        said: When it was said: a fact holds from then, or from the start the sentence
+            names ("since 2020", "last month").
+        speaker: The speaker's name, if known: a clause about that name is about the user.
+        entities: Whether the parse carries entity types (they decide what "at Stripe" or
+            "in Lisbon" names; without them proper nouns do).
+
+    >>> read_statements(Parsed.of("", ()), said=datetime(2026, 1, 1))
+    []
+    """
+    sentence = sentence_of(parsed, speaker=speaker, entities=entities)
+    start = stated_start(parsed.text, said)
+    out: dict[tuple[str, str, str, bool], FactDraft] = {}
+    previous: Reading | None = None
+    for clause in clauses(sentence):
+        if _consumed(parsed, clause.pred):
+            continue
+        found = [r for r in (_resolve(r, previous) for r in read_clause(clause)) if r is not None]
+        previous = next((r for r in reversed(found) if r.family), previous)
+        for reading in settle(clause, found):
+            draft = _draft(reading, clause.subject, hedged=clause.hedged, start=start)
+            out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
+    for reading in [*_for_me(sentence), *_as_a(sentence)]:
+        draft = _draft(reading, USER, hedged=False, start=start)
+        out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
+    return list(out.values())
+
+
+def _consumed(p: Parsed, pred: Token) -> bool:
+    """A clause that is the argument of another's frame, read there: "from teaching" (of
+    "retired"), "playing games" (of "love")."""
+    head = p.head(pred)
+    if head is None:
+        return False
+    if head.lower == "from" and head.dep == "prep":
+        return True
+    if follows_from(p, pred):
+        return False
+    liking = head.lemma.lower() in lx.LIKE_VERBS or head.lemma.lower() in (
+        "hate", "dislike", "detest", "loathe", "despise")  # fmt: skip
+    if liking and pred.dep in ("xcomp", "dobj", "ccomp", "npadvmod", "conj"):
+        return True
+    return pred.dep == "conj" and _consumed(p, head)
+
+
+def _resolve(reading: Reading, previous: Reading | None) -> Reading | None:
+    """An "it" takes the value of the clause before ("I used to love anime but I'm over it
+    now"); with none before, it states nothing."""
+    if not reading.anaphor:
+        return reading
+    if previous is None:
+        return None
+    return replace(previous, revoke=reading.revoke or previous.revoke, change=True,
+                   anaphor=False, negated=False)  # fmt: skip
+
+
+def _for_me(sentence: Sentence) -> Iterator[Reading]:
+    """ "No dairy for me" (a standing negative), "No more tennis for me" (a withdrawal)."""
+    p = sentence.parsed
+    if sentence.sarcastic or sentence.question:
+        return
+    for token in p.tokens:
+        if token.pos != "NOUN" or not any(
+            o.lower == "me"
+            for prep in p.children(token, "prep")
+            if prep.lower == "for"
+            for o in p.children(prep, "pobj")
+        ):
+            continue
+        mods = p.children(token, "det", "neg", "amod", "advmod")
+        more = any(m.lower == "more" for m in mods)
+        no = [d for m in mods for d in [m, *p.children(m, "neg", "det")] if d.lower == "no"]
+        if not no:
+            continue
+        family = vs.classify(p, token, entities=sentence.entities)
+        family = family or ("hobby" if token.lower in lx.ACTIVITIES else "preference")
+        reading = _bare(family, token.text)
+        yield replace(reading, revoke=True) if more else _negative(reading)
+
+
+def _as_a(sentence: Sentence) -> Iterator[Reading]:
+    """ "As a writer, my laptop is my lifeline": an opening "as a ..." the speaker says of
+    themselves (the sentence speaks in the first person)."""
+    p = sentence.parsed
+    if sentence.sarcastic or len(p) < 4 or p[0].lower != "as" or p[1].lower not in ("a", "an"):
+        return
+    noun = p.child(p[0], "pobj")
+    if (
+        noun is None
+        or noun.pos != "NOUN"
+        or not any(t.lower in ("i", "my", "me") for t in p.tokens)
+    ):
+        return
+    found = fact("identity", vs.span(p, noun, entities=sentence.entities))
+    if found is not None:
+        yield found
+
+
+def _bare(family: str, word: str) -> Reading:
+    found = fact(family, word)
+    assert found is not None
+    return found
+
+
+def _negative(reading: Reading) -> Reading:
+    if reading.family == "preference":
+        return replace(reading, verb="dislikes", negated=True)
+    return replace(reading, negated=True)
+
+
+def _draft(reading: Reading, subject: str, *, hedged: bool, start: datetime) -> FactDraft:
+    """*reading* as kenning stores it (see the module's attribute names)."""
+    if reading.verb:
+        thing = vs.obj(reading.span)
+        if reading.negated and reading.family != "preference":
+            thing = f"no {thing}"
+        attribute, value = f"{reading.kind}:{thing}", reading.verb
+    else:
+        attribute, value = reading.kind, reading.span
+    category = _CATEGORIES.get(reading.family, FactCategory.GENERAL)
+    if subject != USER and subject.split()[0] in lx.KIN:
+        category = FactCategory.RELATIONSHIP
+    return FactDraft(
+        subject=subject, attribute=attribute, value=value,
+        text=statement(subject, attribute, value, reading.qualifier),
+        qualifier=reading.qualifier, category=category, revoke=reading.revoke,
+        source=FactSource.INFERRED if hedged else FactSource.EXPLICIT,
+        confidence=0.6 if hedged else 1.0, valid_from=start,
+    )  # fmt: skip

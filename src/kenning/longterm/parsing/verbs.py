@@ -1,0 +1,540 @@
+"""Verb frames (pure): what a clause states by its verb and the verb's arguments.
+
+"live in X" and "move to X" state a location, "work at X" an employer and "work as X" an
+occupation, "have X" a child, a pet, a device or a condition by what X names, "like X" a
+preference, "play X" and "do X" a hobby. The verbs of change ("stop", "leave", "switch from X
+to Y") are in :mod:`~kenning.longterm.parsing.changes`; :data:`VERB_FRAMES` has both.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+
+from kenning.longterm.parsing import lexicon as lx
+from kenning.longterm.parsing import values as vs
+from kenning.longterm.parsing.arguments import (
+    Frame,
+    Reading,
+    activity,
+    contact_kind,
+    fact,
+    generic,
+    loose_objects,
+    mine,
+    name_of,
+    objects,
+    organisation,
+    place_of,
+    preps,
+    qualifier,
+    some,
+    stopped_thing,
+    value_span,
+    verb_phrase,
+)
+from kenning.longterm.parsing.changes import CHANGE_GROUPS, switch
+from kenning.longterm.parsing.clauses import Clause
+from kenning.longterm.parsing.parsed import Parsed, Token
+
+__all__ = ["VERB_FRAMES"]
+
+_GO_PLACES = frozenset("gym church mosque synagogue temple pool yoga pilates class classes "
+                       "practice choir rehearsal rehearsals".split())  # fmt: skip
+
+
+_NOT_WORK = frozenset("work home living fun money nights night days weekends free".split())
+
+
+_MONEY = re.compile(r"\d|\$|€|£")
+
+
+def _live(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    places = preps(p, pred, "in", "on", "near", "outside")
+    where = any(a.lower == "where" for a in p.children(pred, "advmod"))
+    if not places and pred.dep == "relcl" and where:
+        places = [t for t in [p.head(pred)] if t is not None]
+    found = (place_of(c, h) for h in places)
+    return some(*(fact("location", value_span(c, h)) for h in found if h is not None))
+
+
+def _move(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if p.child(pred, "dobj") is not None:
+        return []  # "I moved the meeting to Friday"
+    holders = [pred, *p.children(pred, "advmod", "prt")]  # "moved back to Chicago"
+    to = [h for t in holders for h in preps(p, t, "to", "into")]
+    if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
+        head = p.head(pred)
+        homes = p.children(head, "dobj") if head is not None and pred.dep == "conj" else []
+        to = [h for home in homes for h in preps(p, home, "in")]
+    out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
+    away = [h for t in holders for h in preps(p, t, "from")]
+    away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
+             for h in preps(p, out_, "of")]  # fmt: skip
+    froms = [t for h in away if (t := place_of(c, h)) is not None]
+    out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
+    return some(*out)
+
+
+def _origin(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if pred.lemma == "grow" and not any(t.lower == "up" for t in p.children(pred, "prt")):
+        return []
+    out = []
+    for prep in p.children(pred, "prep"):
+        head = p.child(prep, "pobj")
+        place = place_of(c, head) if head is not None and prep.lower in ("in", "on") else None
+        if place is not None:
+            now = any(a.lower == "now" for a in p.children(prep, "advmod"))
+            out.append(fact("location" if now else "origin", value_span(c, place), change=True))
+    return some(*out)
+
+
+def _work(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    holders = [pred, *p.children(pred, "npadvmod", "dobj", "advmod")]
+    # "work with" names an organisation only by its name ("I work with kids" does not).
+    places = [h for t in holders for h in preps(p, t, "at", "for")]
+    places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
+    out = [fact("employer", value_span(c, name_of(c, h))) for h in places
+           if h.lower not in _NOT_WORK and (organisation(c, h) or h.pos == "PROPN")
+           and generic(p, h, definite_ok=True)]  # fmt: skip
+    out += [
+        fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
+    ]
+    if not out and c.withdrawn:  # "I don't work there anymore": whatever employer is held
+        return [Reading("employer", "employer", "")]
+    return some(*out)
+
+
+def _join(c: Clause) -> list[Reading]:
+    p = c.parsed
+    out = []
+    for head in objects(p, c.pred):
+        if head.lemma.lower() in lx.CLUBS or any(w.lemma.lower() in lx.CLUBS for w in [head]):
+            out.append(fact("hobby", value_span(c, head), change=True))
+        elif organisation(c, head):
+            out.append(fact("employer", value_span(c, name_of(c, head)), change=True))
+    out += [fact("occupation", value_span(c, h), change=True) for h in preps(p, c.pred, "as")]
+    return some(*out)
+
+
+def _hired(c: Clause) -> list[Reading]:
+    places = preps(c.parsed, c.pred, "by", "at")
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
+                   if organisation(c, h)))  # fmt: skip
+
+
+def _start(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    jobs = [o for o in p.children(pred, "dobj") if o.lemma.lower() in lx.JOB_NOUNS]
+    places = [h for t in [pred, *jobs] for h in preps(p, t, "at", "with", "for")]
+    if not jobs and p.child(pred, "dobj") is not None:
+        return []
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
+                   if organisation(c, h)))  # fmt: skip
+
+
+def _teach(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    out = [
+        fact("employer", value_span(c, name_of(c, h)))
+        for h in preps(p, pred, "at")
+        if organisation(c, h)
+    ]
+    if p.child(pred, "dobj") is not None:
+        out.append(fact("occupation", verb_phrase(p, pred)))
+    return some(*out)
+
+
+def _study(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    fields = [o for o in objects(p, pred) if not p.children(o, "det", "poss")
+              and (o.tag != "NNS" or o.lower.endswith(("ics", "maths")))]  # fmt: skip
+    schools = [h for h in preps(p, pred, "at", "in") if organisation(c, h) or h.pos == "PROPN"]
+    schools += [h for h in preps(p, pred, "for") if h.lemma.lower() in lx.EDUCATION_NOUNS]
+    return some(*(fact("education", value_span(c, h)) for h in [*fields, *schools]))
+
+
+def _speak(c: Clause) -> list[Reading]:
+    heads = objects(c.parsed, c.pred)
+    return some(*(fact("language", value_span(c, h), verb="speaks") for h in heads
+                   if vs.classify(c.parsed, h, entities=c.entities) == "language"))  # fmt: skip
+
+
+def _learn(c: Clause) -> list[Reading]:
+    out = []
+    for head in objects(c.parsed, c.pred):
+        family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
+        if family == "language":
+            out.append(fact("language", value_span(c, head), verb="is learning"))
+        elif family == "hobby":
+            out.append(fact("hobby", value_span(c, head)))
+    return some(*out)
+
+
+def _light(c: Clause) -> list[Reading]:
+    """play, do, practice, go, take: the activity is the object ("I play the guitar" ->
+    guitar, "I go climbing" -> climbing, "I take yoga classes" -> yoga classes)."""
+    p, pred = c.parsed, c.pred
+    lemma = pred.lemma.lower()
+    if lemma == "go":
+        return _go(c)
+    if pred.lower == "done":
+        return [replace(r, revoke=True, change=True) for h in preps(p, pred, "with")
+                for r in stopped_thing(c, h)]  # fmt: skip
+    out = []
+    for head in objects(p, pred):
+        if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
+            head = preps(p, head, "of")[0]  # "I've played 8 games of soccer"
+        elif p.child(head, "nummod") is not None or any(
+                d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
+            continue  # "doing some online shopping": a spell, not a pastime
+        if not generic(p, head, definite_ok=lemma == "play"):
+            continue
+        family = "hobby"
+        if lemma == "take":
+            family = vs.classify(p, head, entities=c.entities) or "hobby"
+            if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
+                    "hobby", "education"):  # fmt: skip
+                continue
+        out.append(fact(family, _field(c, head)))
+    return some(*out)
+
+
+def _field(c: Clause, head: Token) -> str:
+    """ "an evening course in accounting": the field stays with a course, also where the
+    parser hung it on the verb."""
+    p = c.parsed
+    span = value_span(c, head)
+    following = p.tokens[head.i + 1] if head.i + 1 < len(p) else None
+    if head.lemma.lower() in ("course", "degree", "class") and following is not None and (
+            following.lower == "in" and following.dep == "prep"):  # fmt: skip
+        noun = p.child(following, "pobj")
+        if noun is not None:
+            return p.span([*vs.value_tokens(p, head, entities=c.entities), *p.subtree(noun)])
+    return span
+
+
+def _go(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if preps(p, pred, "from"):
+        return switch(c)
+    names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
+    if names:
+        return some(fact("name", value_span(c, names[0]), kind="preferred name"))
+    doing = [x for x in p.children(pred, "xcomp", "advcl") if x.tag == "VBG" and x.i > pred.i]
+    places = [h for h in preps(p, pred, "to") if h.lemma.lower() in _GO_PLACES]
+    return some(*(fact("hobby", value_span(c, h)) for h in [*doing, *places]))
+
+
+def _like(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    verb = lx.LIKE_VERBS.get(pred.lemma.lower(), "likes")
+    heads = objects(p, pred) or loose_objects(p, pred)
+    first = heads[0] if heads else None
+    if first is None or not (generic(p, first, definite_ok=verb == "prefers")
+                             or _own_activity(p, first)):  # fmt: skip
+        return []
+    if mine(p, first) and not _own_activity(p, first):
+        return []
+    out = []
+    for head in heads:
+        agent = preps(p, head, "by") if p.child(head, "auxpass") is not None else []
+        if agent:  # "I prefer to be contacted by text"
+            out += [fact("preference", value_span(c, a), verb=verb) for a in agent]
+        elif _own_activity(p, head):  # "I've been enjoying my spinning classes": done
+            out.append(fact("hobby", value_span(c, head)))
+        elif head.pos in ("VERB", "AUX"):
+            span = verb_phrase(p, head)
+            out += [fact("preference", span, verb=verb)] + [
+                fact("preference", verb_phrase(p, v), verb=verb)
+                for v in p.children(head, "conj") if v.pos == "VERB"]  # fmt: skip
+        elif generic(p, head, definite_ok=verb == "prefers"):
+            out.append(fact("preference", value_span(c, head), verb=verb,
+                            qualifier=qualifier(p, head, pred)))  # fmt: skip
+    return some(*out)
+
+
+def _own_activity(p: Parsed, head: Token) -> bool:
+    mine = any(m.lower == "my" for m in p.children(head, "poss"))
+    return mine and head.lemma.lower() in ("class", "lesson", "session", "practice", "training")
+
+
+def _dislike(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if pred.lemma == "stand" and not (c.negated and p.child(pred, "aux")):
+        return []
+    heads = objects(p, pred) or loose_objects(p, pred)
+    if not heads or not generic(p, heads[0]) or mine(p, heads[0]):
+        return []
+    found = [fact("preference", value_span(c, h), verb="dislikes") for h in heads]
+    return [replace(r, negated=True) for r in some(*found)]
+
+
+def _have(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    change = pred.lemma.lower() not in ("have", "own")
+    out = []
+    for head in objects(p, pred):
+        if vs.is_deictic(p, head) and head.lower not in ("pets",):
+            continue
+        family = vs.classify(p, head, entities=c.entities)
+        if head.lemma.lower() in lx.JOB_NOUNS:
+            places = [h for t in (head, pred) for h in preps(p, t, "at", "with", "for")
+                      if organisation(c, h)]  # fmt: skip
+            out += [fact("employer", value_span(c, name_of(c, h)), change=change) for h in places]
+            if not places and p.children(head, "compound", "amod"):
+                out.append(fact("occupation", value_span(c, head), change=change))
+        elif family == "relationship":
+            out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
+        elif head.lemma.lower() in ("loan", "mortgage", "debt"):
+            out.append(fact("finance", value_span(c, head), kind="debt", change=change))
+        elif family == "allergy" and head.lemma.lower() in lx.ALLERGY_NOUNS:
+            what = [m for m in p.children(head, "compound", "amod", "nmod")][:1]
+            out += [fact("allergy", m.text, change=change) for m in what]  # "a peanut allergy"
+        elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
+            out.append(fact("employer", value_span(c, head)))
+        elif family in ("family", "pet", "device", "health", "education", "allergy"):
+            out.append(fact(family, value_span(c, head), change=change))
+    return some(*out)
+
+
+def _use(c: Clause) -> list[Reading]:
+    p = c.parsed
+    out = []
+    for head in objects(p, c.pred):
+        if not generic(p, head, definite_ok=False):
+            continue
+        family = vs.classify(p, head, entities=c.entities)
+        product = head.pos == "PROPN" and not (c.entities and head.ent in ("PERSON", "GPE", "DATE"))
+        if family == "device" or (family is None and product):
+            out.append(fact("device", value_span(c, head), qualifier=qualifier(p, head, c.pred)))
+    return some(*out)
+
+
+def _drive(c: Clause) -> list[Reading]:
+    p = c.parsed
+    out = [fact("device", value_span(c, h), verb="drives") for h in objects(p, c.pred)
+           if generic(p, h)]  # fmt: skip
+    out += [
+        fact("employer", value_span(c, name_of(c, h)))
+        for h in preps(p, c.pred, "for")
+        if organisation(c, h)
+    ]
+    return some(*out)
+
+
+def _run(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    out = []
+    for head in objects(p, pred):
+        if head.lemma.lower() in ("marathon", "race", "5k", "10k", "ultra", "triathlon"):
+            out.append(fact("hobby", value_span(c, head)))
+        elif head.lemma.lower() in lx.WORKPLACE_NOUNS and generic(p, head):
+            out.append(fact("employer", value_span(c, name_of(c, head))))
+    habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
+    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
+        out.append(fact("hobby", pred.text))
+    return some(*out)
+
+
+def _code(c: Clause) -> list[Reading]:
+    """ "I code in Python": the language is a tool the speaker uses."""
+    tools = preps(c.parsed, c.pred, "in")
+    if tools:
+        return some(*(fact("device", value_span(c, t)) for t in tools if t.pos == "PROPN"
+                      or t.lower in lx.DEVICE_NOUNS))  # fmt: skip
+    return _hobby_verb(c)
+
+
+def _hobby_verb(c: Clause) -> list[Reading]:
+    """knit, bake, paint, volunteer...: the activity is the verb with its object as written
+    ("I knit", "I bake sourdough"), when it is a habit: the simple present, or the present
+    perfect ("I've been painting watercolors since 2018"), or begun ("I started surfing")."""
+    p, pred = c.parsed, c.pred
+    progressive = any(a.lemma == "be" for a in p.children(pred, "aux"))
+    if pred.tag == "VBG" and c.tense == "present" and progressive:
+        return []  # "I'm baking a cake": now, not a habit
+    obj = p.child(pred, "dobj")
+    if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
+        return []
+    return some(fact("hobby", verb_phrase(p, pred)))
+
+
+def _eat(c: Clause) -> list[Reading]:
+    p = c.parsed
+    out = []
+    for head in objects(p, c.pred) or loose_objects(p, c.pred):
+        word = vs.obj(value_span(c, head))
+        if word in lx.DIETS or head.lemma.lower() in lx.FOODS or (c.negated and generic(p, head)):
+            out.append(fact("diet", value_span(c, head)))
+    return some(*out)
+
+
+def _avoid(c: Clause) -> list[Reading]:
+    """ "I avoid gluten": a standing negative, in the family the object names."""
+    p = c.parsed
+    out = []
+    for head in objects(p, c.pred) or loose_objects(p, c.pred):
+        family = vs.classify(p, head, entities=c.entities)
+        if family == "diet" or head.lemma.lower() in lx.FOODS:
+            out.append(fact("diet", value_span(c, head)))
+    return [replace(r, negated=True) for r in some(*out)]
+
+
+def _graduate(c: Clause) -> list[Reading]:
+    heads = preps(c.parsed, c.pred, "from")
+    return some(*(fact("education", value_span(c, h), change=True) for h in heads
+                   if organisation(c, h)))  # fmt: skip
+
+
+def _health(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    words = {"suffer": ("from",), "diagnose": ("with",), "recover": ("from",),
+             "struggle": ("with",), "battle": ()}[pred.lemma.lower()]  # fmt: skip
+    heads = preps(p, pred, *words) + objects(p, pred)
+    return some(*(fact("health", value_span(c, h), change=pred.lemma == "diagnose") for h in heads
+                   if generic(p, h)))  # fmt: skip
+
+
+def _money(c: Clause, kind: str) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    heads = objects(p, pred) + preps(p, pred, "about", "around")
+    out = []
+    for head in heads:
+        tokens = [t for t in p.subtree(head)]
+        if not any(_MONEY.search(t.text) for t in tokens):
+            continue
+        extra = [t for a in p.children(head, "npadvmod") for t in p.subtree(a)]
+        out.append(fact("finance", p.span(tokens + extra), kind=kind))
+    return some(*out)
+
+
+def _earn(c: Clause) -> list[Reading]:
+    return _money(c, "income")
+
+
+def _owe(c: Clause) -> list[Reading]:
+    return _money(c, "debt")
+
+
+def _bank(c: Clause) -> list[Reading]:
+    heads = preps(c.parsed, c.pred, "with")
+    return some(*(fact("finance", value_span(c, h), kind="bank") for h in heads))
+
+
+def _pay(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if not any(t.lower == "off" for t in p.children(pred, "prt")):
+        return []
+    heads = [o for o in objects(p, pred) if o.lemma.lower() in ("loan", "debt", "mortgage")]
+    return some(*(fact("finance", value_span(c, h), kind="debt") for h in heads))
+
+
+def _marry(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if pred.tag != "VBN" and pred.pos != "ADJ":
+        return []
+    if not p.children(pred, "auxpass", "aux") and pred.dep not in ("acomp", "ROOT"):
+        return []
+    return some(fact("relationship", pred.lower, change=True))
+
+
+def _call(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if not any(o.lower == "me" for o in p.children(pred, "dobj")):
+        return []
+    names = [t for t in p.children(pred, "oprd", "xcomp", "attr", "npadvmod", "dobj")
+             if t.lower != "me" and t.pos == "PROPN"]  # fmt: skip
+    return some(*(fact("name", value_span(c, n), kind="preferred name") for n in names[:1]))
+
+
+def _reach(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if not any(o.lower == "me" for o in p.children(pred, "dobj")):
+        return []
+    out = []
+    for prep in p.children(pred, "prep"):
+        if prep.lower in ("at", "on", "via"):
+            tokens = [t for t in p.subtree(prep) if t.i > prep.i and t.dep != "det"]
+            text = p.span(tokens)
+            out.append(fact("contact", text, kind=contact_kind(text)))
+    return some(*out)
+
+
+def _listen(c: Clause) -> list[Reading]:
+    """ "I've been listening to audiobooks": a kind of thing listened to (a bare plural, or "a
+    lot of" one) is a pastime; "the soundtrack" is not."""
+    p = c.parsed
+    out = []
+    for head in preps(p, c.pred, "to"):
+        if head.lemma.lower() in ("lot", "lots", "bunch", "ton", "tons"):
+            head = next(iter(preps(p, head, "of")), head)
+        if p.children(head, "det", "poss") or head.pos != "NOUN":
+            continue
+        # a kind of recording listened to is a pastime; a kind of music, a taste
+        out.append(fact("hobby" if head.tag == "NNS" else "preference", value_span(c, head)))
+    return some(*out)
+
+
+def _smoke(c: Clause) -> list[Reading]:
+    """ "I smoke": a smoker (health); "I used to smoke but I quit" withdraws it."""
+    if c.parsed.child(c.pred, "dobj") is not None:
+        return []
+    return some(fact("health", "smoker"))
+
+
+def _keep(c: Clause) -> list[Reading]:
+    """ "I keep kosher"."""
+    heads = objects(c.parsed, c.pred) or loose_objects(c.parsed, c.pred)
+    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
+
+
+def _located(c: Clause) -> list[Reading]:
+    """ "We're based out of Melbourne", "I'm located in Austin"."""
+    p, pred = c.parsed, c.pred
+    heads = preps(p, pred, "in", "near")
+    heads += [h for out in p.children(pred, "prep") if out.lower == "out"
+              for h in preps(p, out, "of")]  # fmt: skip
+    return some(*(fact("location", value_span(c, t)) for h in heads if (t := place_of(c, h))))
+
+
+# -- dispatch --------------------------------------------------------------------------------
+
+
+def _table() -> dict[str, Frame]:
+    """Each verb (a lemma) with its frame."""
+    table: dict[str, Frame] = {}
+    groups: list[tuple[Iterable[str], Frame]] = [
+        (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
+        (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
+        (("work", "intern", "freelance"), _work), (("join",), _join), (("hire", "employ"), _hired),
+        (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
+        (("speak",), _speak), (("learn",), _learn),
+        (("play", "do", "practice", "practise", "go", "take"), _light), (lx.LIKE_VERBS, _like),
+        (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
+        (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
+        (("graduate",), _graduate), (("use",), _use),
+        (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
+        (("suffer", "diagnose", "recover", "struggle"), _health), (("earn", "make"), _earn),
+        (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
+        (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
+        (("call",), _call),
+        (("reach", "contact", "text", "email", "message"), _reach),
+        (("smoke",), _smoke), (("keep",), _keep),
+        (("base", "locate"), _located), (("listen",), _listen),
+        (("code", "program"), _code),
+    ]  # fmt: skip
+    groups += CHANGE_GROUPS
+    for words, frame in groups:
+        for word in words:
+            table[word] = frame
+    return table
+
+
+VERB_FRAMES: dict[str, Frame] = _table()
+"""The frame of each verb (by lemma)."""

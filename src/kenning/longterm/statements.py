@@ -1,0 +1,219 @@
+"""What users say about themselves, read from their turns: by parsing, or by the rules.
+
+:class:`ParsedStatements` reads user turns only, and of those only the sentences that pass a
+cheap first-person filter (:func:`candidate_sentences`: "I", "we", "my", the speaker's name, or
+an opening like "Just moved to Berlin"); it parses them in one batch and reads each with
+:func:`~kenning.longterm.parsing.reader.read_statements`. Where spaCy or its pipeline is not
+installed it logs one line and reads with the rules
+(:func:`~kenning.longterm.extract.extract_facts`) from then on, so a plain ``pip install
+kenning`` extracts facts as before.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from kenning.errors import ModelUnavailable
+from kenning.longterm.extract import extract_facts
+from kenning.longterm.parsing.clauses import jokes
+from kenning.longterm.parsing.lexicon import RELATIONS
+from kenning.longterm.parsing.parsed import Parsed
+from kenning.longterm.parsing.reader import read_statements
+from kenning.records import Event, FactDraft, Role
+
+__all__ = [
+    "ParsedStatements",
+    "RuleStatements",
+    "SentenceParser",
+    "StatementReader",
+    "candidate_sentences",
+]
+
+log = logging.getLogger("kenning")
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+# Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
+_ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
+_SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
+# "my X" states something when X is someone, or with a verb of being or having ("my sister
+# lives in Boston", "my email is ...", "my dog died", "Photography is my thing"), or withdrawn
+# ("forget my old number"); not in "my order arrived damaged".
+_MY = re.compile(
+    r"\b(?:my|our)\b(?:[^.,;!?]{0,40}?\b(?:is|are|was|were|'s|'re|has|have|had|lives?|"
+    r"works?|moved|just|got|died|passed|turned)\b|\s+(?:"
+    + "|".join(sorted(RELATIONS, key=len, reverse=True))
+    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)\s+(?:\w+\s+){0,2}?"
+    r"(?:my|our)\b",
+    re.IGNORECASE,
+)
+# The speaker asking, wishing or planning: no statement of a fact ("I'd like to change the
+# address", "can I cancel?", "I need it before Friday", "I'm moving to Nairobi": the reader
+# finds nothing in these either).
+_REQUEST = re.compile(
+    r"\b(?:I'?d (?:like|love|prefer)|I would|I'?ll|I will|I need|I want|I wanna|I hope|I wish|"
+    r"I was wondering|can I|could I|may I|should I|shall I|do I|did I|am I|have I|"
+    r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
+    re.IGNORECASE,
+)
+_SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
+# Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
+# month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle".
+_OPENING = re.compile(
+    r"^\W*(?:(?:just|recently|finally|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|severely|"
+    r"mildly|very)\b\W*)*(?:\w+ed|got|left|quit|grew|born|sold|took|went|began|became|"
+    r"allergic|no longer|no more)\b",
+    re.IGNORECASE,
+)
+# "Morning person here", "Sam here": the speaker introducing themselves.
+_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here\W*$", re.IGNORECASE)
+_GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
+# Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
+# chat noise ("lol", "haha"). Words that change what follows ("actually", "correction",
+# "scratch that") are kept.
+_NOISE = (
+    re.compile(
+        r"^\W*(?:hi|hello|hey|hiya|yo)(?: there| again)?(?: [A-Z][a-z]+)?\s*[,!.]\s*"
+        r"(?!\s*(?:it'?s|this is)\b)",
+        re.IGNORECASE,
+    ),
+    re.compile(r"[\s,]+(?:lol|lmao|haha+|hehe|rofl|xd)\b", re.IGNORECASE),
+    # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
+    re.compile(
+        r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
+        r"if you must know)\W*$",
+        re.IGNORECASE,
+    ),
+)
+_LOWER_I = (
+    (re.compile(r"\bi\b"), "I"),
+    (re.compile(r"\bim\b", re.IGNORECASE), "I'm"),
+    (re.compile(r"\bive\b", re.IGNORECASE), "I've"),
+)
+_MAX_CHARS = 400
+
+
+def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
+    """The sentences of *text* that may state something about its speaker, as they are
+    parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
+
+    >>> candidate_sentences("Can you help? Big news: i moved to Lisbon. Thanks!")
+    ['Big news: I moved to Lisbon.']
+    """
+    out = []
+    for sentence in _sentences(text):
+        sentence = sentence.strip()
+        if not sentence or len(sentence) > _MAX_CHARS:
+            continue
+        if _states(sentence, speaker):
+            for pattern, written in _LOWER_I:
+                sentence = pattern.sub(written, sentence)
+            for noise in _NOISE:
+                sentence = noise.sub("", sentence)
+            sentence = sentence.strip()
+            # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
+            # once it ends like one.
+            out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
+    return out
+
+
+def _states(sentence: str, speaker: str | None) -> bool:
+    """Whether *sentence* may state a fact about the speaker or someone close (cheap: no
+    parse). A question counts only for a statement inside it ("since I'm vegan, any tips?")."""
+    if sentence.rstrip().endswith("?") and not _SUBORDINATE.search(sentence):
+        return False
+    mentions = len(_SPEAKER.findall(sentence)) + len(_MY.findall(sentence))
+    if mentions > len(_REQUEST.findall(sentence)):
+        return True
+    named = speaker is not None and speaker in sentence
+    opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
+    return named or bool(opening)
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for piece in _SENTENCE.split(text):
+        if out and _ABBREVIATION.search(out[-1]):
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+class StatementReader(Protocol):
+    """Reads the facts users state about themselves in a batch of events."""
+
+    @property
+    def name(self) -> str: ...
+
+    def read(self, events: Sequence[Event]) -> list[FactDraft]:
+        """The drafts of *events*, in the events' order, each with its event as source."""
+        ...
+
+
+class SentenceParser(Protocol):
+    """Parses sentences into records (:class:`~kenning.longterm.parsing.parser.SpacyParser`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def entities(self) -> bool:
+        """Whether its parses carry entity types."""
+        ...
+
+    def parse(self, texts: Sequence[str]) -> list[Parsed]: ...
+
+
+class RuleStatements:
+    """The phrase rules of :mod:`kenning.longterm.extract`: no model, about 24,000 sentences
+    a second, and a narrow reading."""
+
+    name = "rules"
+
+    def read(self, events: Sequence[Event]) -> list[FactDraft]:
+        return [d for event in events for d in extract_facts(event)]
+
+
+class ParsedStatements:
+    """Reads user turns by their parse (see the module); the rules where no parser loads.
+
+    Args:
+        parser: Parses the candidate sentences.
+    """
+
+    def __init__(self, parser: SentenceParser) -> None:
+        self._parser = parser
+        self._rules = RuleStatements()
+        self._fallen_back = False
+
+    @property
+    def name(self) -> str:
+        return self._rules.name if self._fallen_back else f"parse ({self._parser.name})"
+
+    def read(self, events: Sequence[Event]) -> list[FactDraft]:
+        if self._fallen_back:
+            return self._rules.read(events)
+        users = [e for e in events if e.role is Role.USER and not jokes(e.content)]
+        batch = [(e, s) for e in users for s in candidate_sentences(e.content, speaker=_speaker(e))]
+        try:
+            parsed = self._parser.parse([s for _, s in batch])
+        except ModelUnavailable as exc:
+            log.warning("fact extraction reads with the rules: %s", exc)
+            self._fallen_back = True
+            return self._rules.read(events)
+        out: list[FactDraft] = []
+        for (event, _), sentence in zip(batch, parsed, strict=True):
+            drafts = read_statements(
+                sentence, said=event.at, speaker=_speaker(event), entities=self._parser.entities
+            )
+            out.extend(replace(d, source_event_id=event.id) for d in drafts)
+        return out
+
+
+def _speaker(event: Event) -> str | None:
+    speaker = event.metadata.get("speaker") if event.metadata else None
+    return speaker if isinstance(speaker, str) and speaker.strip() else None
