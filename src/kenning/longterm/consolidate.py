@@ -35,11 +35,12 @@ from kenning.records import Fact, FactDraft, FactStatus
 from kenning.store.records import FactInsert, FactState
 
 __all__ = [
-    "KeyChanges", "core", "family", "key_changes", "names_part_of", "nearest_kin", "said",
-    "withdrawn_kin",
+    "KeyChanges", "core", "family", "key_changes", "names_part_of", "nearest_kin", "numbers",
+    "said", "withdrawn_kin",
 ]  # fmt: skip
 
 _WORD = re.compile(r"[a-z0-9]+")
+_NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve").split()
 _FUNCTION_WORDS = frozenset({"a", "an", "the", "my", "our", "no", "some", "any"})
 
 
@@ -59,6 +60,20 @@ def _words(text: str) -> frozenset[str]:
     """The content words of *text*, a plural's final s dropped ("cats" is "cat")."""
     words = (w for w in _WORD.findall(text.lower()) if w not in _FUNCTION_WORDS)
     return frozenset(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+def numbers(text: str) -> tuple[str, ...]:
+    """The numbers *text* names, in order, digits or words: values that name other numbers are
+    other values however alike they read ("555-0100" and "555-0199", "two kids" and "three").
+
+    >>> numbers("555-0100"), numbers("Two kids"), numbers("jazz")
+    (('555', '0100'), ('2',), ())
+    """
+    words = _WORD.findall(text.lower())
+    return tuple(
+        str(_NUMBER_WORDS.index(w)) if w in _NUMBER_WORDS else w for w in words
+        if w.isdigit() or w in _NUMBER_WORDS
+    )  # fmt: skip
 
 
 def names_part_of(withdrawn: str, held: str) -> bool:
@@ -109,8 +124,9 @@ def nearest_kin(
     draft: FactDraft, active: Sequence[Fact], similarity: Callable[[Fact], float], threshold: float
 ) -> Fact | None:
     """The active fact *draft* restates in other words ("likes hiking in the Alps" / "likes
-    hiking in the Swiss Alps"), if any: same subject, attribute family and qualifier, a
-    statement at least *threshold* similar, and the same key or a multi-valued attribute."""
+    hiking in the Swiss Alps"), if any: same subject, attribute family and qualifier, the same
+    numbers, a statement at least *threshold* similar, and the same key or a multi-valued
+    attribute."""
     if draft.revoke:
         return None
     kin = [
@@ -120,6 +136,7 @@ def nearest_kin(
         and f.subject == draft.subject
         and family(f.attribute) == family(draft.attribute)
         and f.qualifier == draft.qualifier
+        and numbers(core(f)) == numbers(core(draft))
     ]
     best = max(kin, key=similarity, default=None)
     if best is None or similarity(best) < threshold:

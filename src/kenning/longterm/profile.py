@@ -1,10 +1,10 @@
 """A user's profile: a typed key/value view of their current facts (pure).
 
-Biography (name, age, work, places, roles), preferences (likes, favourites, tools, diet),
-interaction style (how to address them, language, time zone), what they said about people
-close to them, the corrections they made (a value that replaced an earlier one), and how many
-sessions they had. Editing a profile entry is an explicit fact (``memory.facts.remember``);
-erasing a user erases every record of them.
+Biography (name, age, work, places, roles, hobbies, languages, family, pets), preferences
+(likes, favourites, tools, diet), interaction style (how to address them, language, time
+zone), what they said about people close to them, the corrections they made (a value that
+replaced an earlier one), and how many sessions they had. Editing a profile entry is an
+explicit fact (``memory.facts.remember``); erasing a user erases every record of them.
 """
 
 from __future__ import annotations
@@ -29,7 +29,10 @@ _STYLE = frozenset(
     }
 )
 _PREFERENCE_KINDS = frozenset({"preference", "uses", "diet"})
-_BIOGRAPHY_KINDS = frozenset({"is_a", "allergy", "condition"})
+# Multi-valued kinds: "hobby:guitar", "language:spanish", "family:two kids", ...
+_BIOGRAPHY_KINDS = frozenset(
+    {"is_a", "allergy", "condition", "hobby", "language", "education", "family", "pet"}
+)
 
 
 def _label(fact: Fact) -> tuple[str, str]:

@@ -302,15 +302,17 @@ def _owned(c: Clause) -> list[Reading]:
     assert owner is not None
     values = p.children(c.pred, "attr", "acomp", "oprd") or preps(p, c.pred, "on")
     lemma = owner.lemma.lower()
+    favourite = any(m.lower in ("favorite", "favourite", "fave") for m in p.children(owner))
+    said = _said(c)
+    if lemma in lx.CONTACT_NOUNS and not favourite and said:
+        # Read as written, whatever the parse makes of it: "555-0100" is often no attribute.
+        return _contact(c, owner, said)
     if not values:  # "my pronouns are she/her": read as written
         family = lx.OWN_ATTRIBUTES.get(lemma)
-        return some(fact(family, _said(c))) if family in ("identity", "age") else []
+        return some(fact(family, said)) if family in ("identity", "age") else []
     value = values[0]
-    if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(owner)):
+    if favourite:
         return some(fact("preference", value_of(c, value), kind=f"favorite {owner.lower}", verb=""))
-    said = _said(c)
-    if lemma in lx.CONTACT_NOUNS:
-        return _contact(c, owner, said)
     if lemma in lx.DEVICE_NOUNS:
         return some(fact("device", value_of(c, value)))
     family = lx.OWN_ATTRIBUTES.get(lemma)
