@@ -9,14 +9,16 @@ turn the current fact was read from. The stale turn stays among the hits, one pl
 state (:attr:`~kenning.search.plan.QueryPlan.asks_past`), or one bounded before the current
 value began, is left as it was ranked.
 
-A turn counts as stale only when every fact read from it has been superseded: a turn that
-also states something still true ("I live in Lisbon and I love jazz") keeps its place.
+A turn that also states something still true ("I live in Lisbon and I love jazz") is stale
+only for a question the current value answers: its current value is placed above it only when
+the search found that value itself among the hits, never loaded from outside them (a question
+about jazz does not need to hear where the user lives now).
 :func:`current_first` is the pure core; :class:`CurrentFirst` reads what it needs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
@@ -34,11 +36,13 @@ class CurrentReads(FactStore, EventLog, Protocol):
 
 
 def current_first(
-    hits: Sequence[Hit], replaced: Mapping[str, str], found: Mapping[str, Hit], k: int
-) -> list[Hit]:
+    hits: Sequence[Hit], replaced: Mapping[str, str], found: Mapping[str, Hit], k: int,
+    *, mixed: Collection[str] = (),
+) -> list[Hit]:  # fmt: skip
     """*hits* (best first) with, above each stale turn (a key of *replaced*), the record
     holding its current value (the value): moved up when it ranks lower, else taken from
-    *found*; scored as the stale turn. Cut at *k*.
+    *found* (not for a *mixed* turn, one that also states something still true); scored as
+    the stale turn. Cut at *k*.
 
     >>> from datetime import datetime, UTC
     >>> from kenning.records import Role
@@ -61,7 +65,8 @@ def current_first(
             continue
         placed.add(target)
         at = next((j for j, h in enumerate(out) if h.id == target), None)
-        lifted = found.get(target) if at is None else out.pop(at) if at > i else None
+        outside = None if stale.id in mixed else found.get(target)
+        lifted = outside if at is None else out.pop(at) if at > i else None
         if lifted is None:  # already above, or not in reach of this search
             i += 1
             continue
@@ -74,10 +79,11 @@ def current_first(
 def replacements(
     turns: Sequence[str], said: Sequence[Fact], current: Mapping[tuple[str, str, str], Fact],
     *, facts: bool,
-) -> dict[str, str]:  # fmt: skip
+) -> tuple[dict[str, str], set[str]]:  # fmt: skip
     """The stale turns among *turns*, each with the record that holds its current value:
-    the current fact (*facts*: facts are searched) or the turn it was read from. *said* are
-    the facts stated in *turns*, *current* the active facts of their keys."""
+    the current fact (*facts*: facts are searched) or the turn it was read from; and which of
+    them are mixed (they also state a fact still true). *said* are the facts stated in
+    *turns*, *current* the active facts of their keys."""
     wanted = set(turns)
     still_true = {s for f in said if f.status is FactStatus.ACTIVE for s in f.sources}
     out: dict[str, str] = {}
@@ -87,9 +93,9 @@ def replacements(
         if target is None:
             continue
         for turn in fact.sources:
-            if turn in wanted and turn not in still_true and turn != target:
+            if turn in wanted and turn != target:
                 out.setdefault(turn, target)
-    return out
+    return out, still_true & set(out)
 
 
 class CurrentFirst:
@@ -113,9 +119,11 @@ class CurrentFirst:
             if hit.kind == "event" and hit.scope.user is not None:
                 by_user.setdefault(hit.scope.user, []).append(hit.id)
         replaced: dict[str, str] = {}
+        mixed: set[str] = set()
         for user, turns in by_user.items():
-            found = self._replacements(Scope(scope.tenant, user), turns, bound, filters)
+            found, both = self._replacements(Scope(scope.tenant, user), turns, bound, filters)
             replaced.update(found)
+            mixed |= both
         if not replaced:
             return results
         have = {h.id for h in results.hits}
@@ -125,18 +133,18 @@ class CurrentFirst:
             for item in self._store.items(scope, missing)
             if admits_item(filters, item)
         }
-        hits = current_first(results.hits, replaced, loaded, k)
+        hits = current_first(results.hits, replaced, loaded, k, mixed=mixed)
         return replace(results, hits=tuple(hits))
 
     def _replacements(
         self, user: Scope, turns: Sequence[str], bound: datetime | None, filters: Filters
-    ) -> dict[str, str]:
+    ) -> tuple[dict[str, str], set[str]]:
         """:func:`replacements` for one user's *turns*; only values that held before
         *bound* (the end of the time the search is bounded to) count as current."""
         said = self._store.facts(user, sources=turns, statuses=None)
         keys = list({f.key for f in said if f.status is FactStatus.SUPERSEDED})
         if not keys:
-            return {}
+            return {}, set()
         current = {
             f.key: f for f in self._store.facts(user, keys=keys)
             if bound is None or f.valid_from is None or f.valid_from < bound
