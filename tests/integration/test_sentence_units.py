@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from kenning import InvalidInput, Memory, Scope, Settings
+from kenning.longterm.service import LongTermSettings
 from kenning.search.filters import parse_filters
 from kenning.search.fusion import FusionConfig
 from kenning.store.sqlite.store import SQLiteStore
@@ -33,6 +34,9 @@ VECTOR_ONLY = FusionConfig(lexical_weight=0.0, vector_weight=1.0)
 
 
 def _memory(path: Path, embedder: MemoEmbedder, **settings: object) -> Memory:
+    """Facts are not read from the events: the cat adopted in passing would be a fact row of
+    its own, and the rows and rankings compared here are the events'."""
+    settings.setdefault("longterm", LongTermSettings(extract=False))
     memory = Memory.open(path, embedder=embedder, settings=Settings(**settings))  # type: ignore[arg-type]
     memory.add_events(CHAT, [{"role": "user", "content": t} for t in [IN_PASSING, *OTHERS]])
     return memory
