@@ -61,10 +61,12 @@ def _leave(c: Clause) -> list[Reading]:
 
 
 def _stop(c: Clause) -> list[Reading]:
-    """stop, quit, give up, drop, sell, cancel + an object: the object is withdrawn, in the
+    """stop, quit, give up or away, drop, sell, cancel + an object: the object is withdrawn, in the
     family it names ("I sold my car", "I dropped my Spanish class", "I gave up sugar")."""
     p, pred = c.parsed, c.pred
-    if pred.lemma == "give" and not any(t.lower == "up" for t in p.children(pred, "prt")):
+    # "gave up sugar", "gave our dog away"; not "gave my sister a book"
+    away = p.children(pred, "prt", "advmod")
+    if pred.lemma == "give" and not any(t.lower in ("up", "away") for t in away):
         return []
     heads = objects(p, pred)
     if not heads:

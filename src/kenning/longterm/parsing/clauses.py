@@ -466,6 +466,8 @@ def _tense(p: Parsed, pred: Token) -> str:
         # "I knit", "I run": a past form that is also the present reads as the present.
         return "present" if pred.lower == pred.lemma.lower() else "past"
     if pred.tag == "VBN" and not auxes:
+        if pred.lemma.lower() in lx.STATE_PARTICIPLES:
+            return "present"  # "Currently based in Nairobi": a state, not an event
         return "past"  # "Just moved to Berlin", "Born and raised in Cork"
     return "present"
 

@@ -30,7 +30,7 @@ from kenning.longterm.parsing.arguments import (
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Token
 
-__all__ = ["be_adjective", "copula"]
+__all__ = ["be_adjective", "copula", "fan"]
 
 _DECADES = re.compile(r"\b(?:teens|twenties|thirties|forties|fifties|sixties|seventies|"
                       r"eighties|nineties)\b", re.IGNORECASE)  # fmt: skip
@@ -62,7 +62,7 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     lemma = noun.lemma.lower()
     if lemma == "fan":
-        return _fan(c, noun)
+        return fan(c, noun)
     if lemma in ("intolerant", "allergic"):
         return be_adjective(c, noun)
     if _capitalised_name(c, noun):
@@ -125,7 +125,8 @@ def _capitalised_name(c: Clause, noun: Token) -> bool:
     return word not in lx.LANGUAGES and word not in lx.DIETS and not word.endswith(("an", "ese"))
 
 
-def _fan(c: Clause, noun: Token) -> list[Reading]:
+def fan(c: Clause, noun: Token) -> list[Reading]:
+    """ "a big fan of jazz", "a Taylor Swift fan": a preference; a dislike when negated."""
     p = c.parsed
     heads = preps(p, noun, "of") or [m for m in p.children(noun, "compound", "nmod")
                                       if m.i < noun.i][:1]  # fmt: skip

@@ -148,6 +148,13 @@ EVALUATIVE: Final = _words(
     "trusty beloved own very really super so cute fantastic excellent terrible awful decent "
     "fine perfect incredible brand-new another such whole entire same"
 )
+# Kinds of thing spoken of with "the" in general ("I love the blues", "I hate the cold"), not
+# a particular one of the conversation, when nothing else modifies them.
+GENERIC_WITH_THE: Final = _words(
+    "blues outdoors ocean sea seaside beach mountains countryside wilderness woods forest desert "
+    "theatre theater opera ballet symphony cinema movies radio rain snow cold heat sun summer "
+    "winter spring autumn fall"
+)
 INTENSIFIERS: Final = _words("very really so super quite pretty extremely too totally")
 # Objects that point at the conversation, not at a thing in general ("I love that idea").
 DEICTIC: Final = _words(
@@ -206,8 +213,10 @@ STUDENTS: Final = _words(
 IDENTITY_ADJECTIVES: Final = _words(
     "gay straight bi bisexual lesbian queer trans transgender nonbinary non-binary asexual "
     "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
-    "extroverted shy"
+    "extroverted shy religious spiritual"
 )
 CLUBS: Final = _words("club team band choir group league orchestra society crew")
+# Participles that name a state, not an event: "Based in Nairobi" holds now.
+STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".
 ARRANGED_VERBS: Final = _words("move relocate join marry divorce retire emigrate switch leave quit")

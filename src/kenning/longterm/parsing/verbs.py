@@ -196,7 +196,9 @@ def _light(c: Clause) -> list[Reading]:
         if not generic(p, head, definite_ok=lemma == "play"):
             continue
         family = "hobby"
-        if lemma == "take":
+        if vs.classify(p, head, entities=c.entities) == "education" and lemma in ("do", "take"):
+            family = "education"  # "I'm doing a master's in economics", "taking a course"
+        elif lemma == "take":
             family = vs.classify(p, head, entities=c.entities) or "hobby"
             if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
                     "hobby", "education"):  # fmt: skip
@@ -210,8 +212,9 @@ def _field(c: Clause, head: Token) -> str:
     parser hung it on the verb."""
     p = c.parsed
     span = value_span(c, head)
-    following = p.tokens[head.i + 1] if head.i + 1 < len(p) else None
-    if head.lemma.lower() in ("course", "degree", "class") and following is not None and (
+    after = head.i + 1 + sum(1 for t in p.children(head, "case") if t.i > head.i)  # "master's"
+    following = p.tokens[after] if after < len(p) else None
+    if head.lemma.lower() in lx.EDUCATION_NOUNS | {"class"} and following is not None and (
             following.lower == "in" and following.dep == "prep"):  # fmt: skip
         noun = p.child(following, "pobj")
         if noun is not None:
@@ -219,10 +222,26 @@ def _field(c: Clause, head: Token) -> str:
     return span
 
 
+def _become(c: Clause) -> list[Reading]:
+    """ "I went vegan", "turned pescatarian", "I just turned 40": go and turn as "become",
+    with a diet or (for turn) an age for complement."""
+    p, pred = c.parsed, c.pred
+    out = []
+    for comp in p.children(pred, "dobj", "acomp", "oprd", "attr"):
+        word = vs.hyphenated(p, comp).lower()
+        if word in lx.DIETS:
+            out.append(fact("diet", word, change=True))
+        elif pred.lemma.lower() == "turn" and comp.text.isdigit():
+            out.append(fact("age", comp.text, change=True))
+    return some(*out)
+
+
 def _go(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if preps(p, pred, "from"):
         return switch(c)
+    if became := _become(c):
+        return became
     names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
     if names:
         return some(fact("name", value_span(c, names[0]), kind="preferred name"))
@@ -299,8 +318,17 @@ def _have(c: Clause) -> list[Reading]:
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
-            out.append(fact(family, value_span(c, head), change=change))
+            out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
     return some(*out)
+
+
+def _born(c: Clause, head: Token) -> bool:
+    """ "We just had a baby", "I had twins in May": a child had, in the past, is born (a
+    change that holds now)."""
+    p = c.parsed
+    births = ("baby", "twins", "triplets", "son", "daughter")
+    had = c.pred.tag == "VBD" and c.pred.lemma.lower() == "have"
+    return had and any(t.lemma.lower() in births for t in p.subtree(head))
 
 
 def _use(c: Clause) -> list[Reading]:
@@ -527,7 +555,7 @@ def _table() -> dict[str, Frame]:
         (("reach", "contact", "text", "email", "message"), _reach),
         (("smoke",), _smoke), (("keep",), _keep),
         (("base", "locate"), _located), (("listen",), _listen),
-        (("code", "program"), _code),
+        (("code", "program"), _code), (("turn",), _become),
     ]  # fmt: skip
     groups += CHANGE_GROUPS
     for words, frame in groups:

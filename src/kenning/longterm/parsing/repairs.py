@@ -1,0 +1,59 @@
+"""Repairs of known misparses of the small English pipeline (pure), made before a sentence
+is read.
+
+The small model often reads a compound noun after a verb as two objects of the verb ("I love
+blues music": ``blues``/dobj, ``music``/dobj; "an e-bike": ``e``, ``-``, ``bike``, each a
+dobj). Two nouns side by side with the same head and the same label, with nothing between
+them, are one noun phrase: the ones before the last become its compound modifiers, and what
+they governed before the run (an article, a possessive) moves to the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kenning.longterm.parsing.parsed import Parsed, Token
+
+__all__ = ["repaired"]
+
+_NOMINAL_DEPS = frozenset({"dobj", "pobj", "attr"})
+_NOMINAL = frozenset({"NOUN", "PROPN"})
+
+
+def repaired(p: Parsed) -> Parsed:
+    """*p* with each run of side-by-side sibling objects made one noun phrase."""
+    heads = {t.i: t.head for t in p.tokens}
+    deps = {t.i: t.dep for t in p.tokens}
+    for run in _runs(p):
+        last = run[-1]
+        for token in run[:-1]:
+            heads[token.i], deps[token.i] = last.i, "compound"
+            for child in p.children(token):
+                if child.i < run[0].i:
+                    heads[child.i] = last.i
+    if heads == {t.i: t.head for t in p.tokens}:
+        return p
+    tokens = [replace(t, head=heads[t.i], dep=deps[t.i]) for t in p.tokens]
+    return Parsed.of(p.text, tokens)
+
+
+def _runs(p: Parsed) -> list[list[Token]]:
+    """Runs of two or more adjacent nominal tokens with one head and one object label, the
+    words of each joined by spaces or hyphens only."""
+    out: list[list[Token]] = []
+    run: list[Token] = []
+    for token in p.tokens:
+        joins = bool(run) and token.head == run[-1].head and token.dep == run[-1].dep
+        if joins and token.i == run[-1].i + 1 and _nominal(token):
+            run.append(token)
+            continue
+        if len(run) > 1:
+            out.append(run)
+        run = [token] if token.dep in _NOMINAL_DEPS and _nominal(token) else []
+    if len(run) > 1:
+        out.append(run)
+    return out
+
+
+def _nominal(token: Token) -> bool:
+    return token.pos in _NOMINAL or token.text == "-"
