@@ -65,7 +65,7 @@ _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re
 # "Currently based in Nairobi", "Vegan now", "Not a fan of cilantro".
 _OPENING = re.compile(
     r"^\W*(?:(?:just|\w+ly|now|still|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|very)\b\W*)*"
-    r"(?:\w+ed|got|left|quit|grew|born|sold|took|went|began|became|allergic|no longer|no more|"
+    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|allergic|no longer|no more|"
     r"(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan of|"
     + "|".join(sorted((re.escape(w) for w in DIETS), key=len, reverse=True))
     + r")\b",

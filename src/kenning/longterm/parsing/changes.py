@@ -1,9 +1,10 @@
 """Frames of change (pure): what a clause withdraws or replaces.
 
 "stop", "quit", "give up", "drop", "sell" and "cancel" withdraw their object in the family it
-names ("I sold my car", "I gave up sugar"); "leave" an employer (or a place); "retire" an
-occupation; "break up with" a partner; "forget my old number" a contact detail; "switch from X
-to Y", "replace X with Y", "swap X for Y" withdraw X and state Y.
+names ("I sold my car", "I gave up sugar"); "leave" an employer (or a place); "be laid off" or
+"fired" an employer; "retire" an occupation; "break up with" a partner; "forget my old number"
+a contact detail; "switch from X to Y", "replace X with Y", "swap X for Y" withdraw X and state
+Y.
 """
 
 from __future__ import annotations
@@ -58,6 +59,19 @@ def _leave(c: Clause) -> list[Reading]:
         elif organisation(c, head) and head.pos == "PROPN":
             out.append(fact("employer", value_span(c, name_of(c, head)), change=True, revoke=True))
     return some(*out) if out or pred.lemma != "quit" else _stop(c)
+
+
+def _dismissed(c: Clause) -> list[Reading]:
+    """ "I was laid off from Meta", "I got fired": the employer (named, or whichever is held)
+    is withdrawn; only in the passive ("I fired my accountant" withdraws nothing of mine)."""
+    p, pred = c.parsed, c.pred
+    passive = p.children(pred, "auxpass", "nsubjpass") or any(
+        a.lemma == "get" for a in p.children(pred, "aux"))  # fmt: skip
+    if not passive or (pred.lemma == "lay" and not p.children(pred, "prt")):
+        return []
+    named = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+             for h in preps(p, pred, "from", "at", "by") if organisation(c, h)]  # fmt: skip
+    return some(*named) or [Reading("employer", "employer", "", revoke=True, change=True)]
 
 
 def _stop(c: Clause) -> list[Reading]:
@@ -188,6 +202,6 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
     (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
-    (("break",), _break), (lx.RETRACT_VERBS, _retract),
+    (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

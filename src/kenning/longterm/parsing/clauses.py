@@ -385,8 +385,13 @@ def _retracted(p: Parsed, pred: Token) -> bool:
             # "Scratch that, I work at Google": the "that" is what is withdrawn; the clause
             # after it is the correction.
             after = p[gov.i + 1] if gov.i + 1 < len(p) else None
+            # "Scratch that, I'm in Lyon": a "that" before a comma is the object, whatever the
+            # parser labelled it.
+            pause = gov.i + 2 < len(p) and p[gov.i + 2].text in (",", ";", ":", "-", "!")
             own = (
-                after is not None and after.lower in ("that", "it", "this") and after.dep != "mark"
+                after is not None
+                and after.lower in ("that", "it", "this")
+                and (after.dep != "mark" or pause)
             )
             if (gov.tag == "VB" or opening) and (subj is None or subj.lower == "you") and not own:
                 return True
@@ -430,11 +435,12 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
 
 
 def contrastive(p: Parsed, neg: Token) -> bool:
-    """A "not" that sets a value against another (", not BASF"), not one that negates its
-    clause."""
+    """A "not" that sets a value against another (", not BASF", "in Lyon not Nice"), not one
+    that negates its clause."""
     after = p[neg.i + 1] if neg.i + 1 < len(p) else None
-    return neg.i > 0 and p[neg.i - 1].text == "," and after is not None and after.pos in (
-        "PROPN", "NOUN", "ADJ", "NUM")  # fmt: skip
+    before = p[neg.i - 1] if neg.i > 0 else None
+    set_against = before is not None and (before.text == "," or before.pos in ("PROPN", "NOUN"))
+    return set_against and after is not None and after.pos in ("PROPN", "NOUN", "ADJ", "NUM")
 
 
 def _tense(p: Parsed, pred: Token) -> str:
@@ -466,6 +472,8 @@ def _tense(p: Parsed, pred: Token) -> str:
         # "I knit", "I run": a past form that is also the present reads as the present.
         return "present" if pred.lower == pred.lemma.lower() else "past"
     if pred.tag == "VBN" and not auxes:
+        if pred.lemma == "be":
+            return "perfect"  # "Been at Google for five years": "I've" left out
         if pred.lemma.lower() in lx.STATE_PARTICIPLES:
             return "present"  # "Currently based in Nairobi": a state, not an event
         return "past"  # "Just moved to Berlin", "Born and raised in Cork"

@@ -100,7 +100,8 @@ DEVICE_NOUNS: Final = _words(
     "television e-reader ereader kindle headphones earbuds drive printer router speaker "
     "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
-    "spotify vim emacs vscode python javascript rust java app apps subscription samsung charger"
+    "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
+    "subscription samsung charger"
 ) | {"power bank", "hard drive"}
 SERVICES: Final = _words("netflix spotify hulu disney+ prime youtube uber lyft")
 LANGUAGES: Final = _words(

@@ -6,6 +6,10 @@ blues music": ``blues``/dobj, ``music``/dobj; "an e-bike": ``e``, ``-``, ``bike`
 dobj). Two nouns side by side with the same head and the same label, with nothing between
 them, are one noun phrase: the ones before the last become its compound modifiers, and what
 they governed before the run (an article, a possessive) moves to the last.
+
+It also reads a verbless "my name's Dev" as a possessive ("name" owning "Dev"): where a
+sentence has no verb and an "'s" marks the possessor of its root, the "'s" is the verb ("is"),
+with the possessor its subject and the root its complement.
 """
 
 from __future__ import annotations
@@ -21,7 +25,34 @@ _NOMINAL = frozenset({"NOUN", "PROPN"})
 
 
 def repaired(p: Parsed) -> Parsed:
-    """*p* with each run of side-by-side sibling objects made one noun phrase."""
+    """*p* with each run of side-by-side sibling objects made one noun phrase, and a
+    verbless "X's Y" read as "X is Y"."""
+    return _runs_joined(_copula_contracted(p))
+
+
+def _copula_contracted(p: Parsed) -> Parsed:
+    if any(t.pos in ("VERB", "AUX") for t in p.tokens):
+        return p
+    for s in p.tokens:
+        owner = p.head(s)
+        root = p.head(owner) if owner is not None else None
+        if s.lower != "'s" or s.dep != "case" or owner is None or owner.dep != "poss":
+            continue
+        if root is None or root.dep != "ROOT" or root.i < s.i:
+            continue
+        changed = {
+            s.i: replace(s, lemma="be", pos="AUX", tag="VBZ", dep="ROOT", head=s.i),
+            owner.i: replace(owner, dep="nsubj", head=s.i),
+            root.i: replace(root, dep="attr", head=s.i),
+        }
+        tokens = [changed.get(t.i, t) for t in p.tokens]
+        tokens = [replace(t, head=s.i) if t.head == root.i and t.i != s.i and t.dep in (
+            "punct", "prep", "advmod", "npadvmod") else t for t in tokens]  # fmt: skip
+        return Parsed.of(p.text, tokens)
+    return p
+
+
+def _runs_joined(p: Parsed) -> Parsed:
     heads = {t.i: t.head for t in p.tokens}
     deps = {t.i: t.dep for t in p.tokens}
     for run in _runs(p):

@@ -186,6 +186,8 @@ def _light(c: Clause) -> list[Reading]:
     if pred.lower == "done":
         return [replace(r, revoke=True, change=True) for h in preps(p, pred, "with")
                 for r in stopped_thing(c, h)]  # fmt: skip
+    if lemma == "take" and any(t.lower == "up" for t in p.children(pred, "prt")):
+        return _taken_up(c)
     out = []
     for head in objects(p, pred):
         if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
@@ -205,6 +207,13 @@ def _light(c: Clause) -> list[Reading]:
                 continue
         out.append(fact(family, _field(c, head)))
     return some(*out)
+
+
+def _taken_up(c: Clause) -> list[Reading]:
+    """ "I've taken up knitting", "took up the cello": a pastime begun."""
+    p = c.parsed
+    heads = [h for h in objects(p, c.pred) if generic(p, h, definite_ok=True)]
+    return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
 
 
 def _field(c: Clause, head: Token) -> str:
@@ -423,7 +432,8 @@ def _graduate(c: Clause) -> list[Reading]:
 def _health(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     words = {"suffer": ("from",), "diagnose": ("with",), "recover": ("from",),
-             "struggle": ("with",), "battle": ()}[pred.lemma.lower()]  # fmt: skip
+             "struggle": ("with",), "deal": ("with",), "cope": ("with",),
+             "battle": ()}[pred.lemma.lower()]  # fmt: skip
     heads = preps(p, pred, *words) + objects(p, pred)
     return some(*(fact("health", value_span(c, h), change=pred.lemma == "diagnose") for h in heads
                    if generic(p, h)))  # fmt: skip
@@ -548,7 +558,8 @@ def _table() -> dict[str, Frame]:
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
         (("graduate",), _graduate), (("use",), _use),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
-        (("suffer", "diagnose", "recover", "struggle"), _health), (("earn", "make"), _earn),
+        (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
+        (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
         (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
         (("call",), _call),
