@@ -438,7 +438,6 @@ FIX_HALF_MISSES = frozenset(
         "I'm a second-year law student.",
         "I love classical music and old movies.",
         "I quit drinking.",
-        "I have type 2 diabetes.",  # the parser takes "have" for an auxiliary of "type"
         "fyi i moved to seattle",  # the parser takes "to seattle" for an infinitive
         "We've moved! Now in Melbourne.",
         "My job is at a hospital in Leeds.",
@@ -485,6 +484,29 @@ def test_the_probe_has_both_halves_and_every_sentence_once() -> None:
 
 @pytest.mark.parametrize(("text", "facts"), _fix_cases())
 def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> None:
+    assert _read(text) == facts
+
+
+# Sentences written after the rules they check (not part of the probe's measure).
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("I'm learning Italian now - slow going but fun.",
+         {("language:italian", "is learning", False)}),
+        ("I live in Ghent - lovely city.", {("location", "Ghent", False)}),
+        ("I quit my job \u2014 best decision ever.", {("employer", "", True)}),
+        ("I've got type 1 diabetes.", {("condition:type 1 diabetes", "has", False)}),
+        ("I fired my accountant.", set()),
+        ("I got fired last week.", {("employer", "", True)}),
+        ("I love the beach we went to.", set()),
+        ("I hate the cold.", {("preference:cold", "dislikes", False)}),
+        ("I'm turning 30 next week.", set()),
+        ("I bought a new e-bike.", {("uses:e-bike", "uses", False)}),
+        ("Huge fan of the Lakers.", {("preference:lakers", "likes", False)}),
+        ("Really nice weather today.", set()),
+    ],
+)  # fmt: skip
+def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts) -> None:
     assert _read(text) == facts
 
 

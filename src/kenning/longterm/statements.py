@@ -35,7 +35,10 @@ __all__ = [
 
 log = logging.getLogger("kenning")
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+# A spaced dash after a word ends a sentence too: what follows is an aside ("I'm learning
+# German now - tough but fun", "I quit my job - best decision ever") that the parser would
+# otherwise hang the clause on.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)

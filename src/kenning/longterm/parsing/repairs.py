@@ -10,6 +10,10 @@ they governed before the run (an article, a possessive) moves to the last.
 It also reads a verbless "my name's Dev" as a possessive ("name" owning "Dev"): where a
 sentence has no verb and an "'s" marks the possessor of its root, the "'s" is the verb ("is"),
 with the possessor its subject and the root its complement.
+
+And it reads "I have type 1 diabetes", where the model takes "have" for the auxiliary of a
+noun ("type") that it took for a verb with its own object ("diabetes"): "have" is the verb,
+and the noun's object the head of the noun phrase, with the noun its compound.
 """
 
 from __future__ import annotations
@@ -27,7 +31,32 @@ _NOMINAL = frozenset({"NOUN", "PROPN"})
 def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
-    return _runs_joined(_copula_contracted(p))
+    return _runs_joined(_copula_contracted(_have_restored(p)))
+
+
+def _have_restored(p: Parsed) -> Parsed:
+    for have in p.tokens:
+        noun = p.head(have)
+        if have.lemma != "have" or have.dep != "aux" or noun is None:
+            continue
+        if noun.pos != "NOUN" or noun.dep != "ROOT":
+            continue
+        inner = p.child(noun, "dobj")
+        head = inner if inner is not None and inner.pos in ("NOUN", "PROPN") else noun
+        changed = {
+            have.i: replace(have, pos="VERB", dep="ROOT", head=have.i),
+            head.i: replace(head, dep="dobj", head=have.i),
+        }
+        if head is not noun:
+            changed[noun.i] = replace(noun, dep="compound", head=head.i)
+        tokens = []
+        for t in p.tokens:
+            t = changed.get(t.i, t)
+            moved = t.head == noun.i and t.i not in changed and (t.dep in ("nsubj", "punct")
+                                                                or t.i < have.i)  # fmt: skip
+            tokens.append(replace(t, head=have.i) if moved else t)
+        return Parsed.of(p.text, tokens)
+    return p
 
 
 def _copula_contracted(p: Parsed) -> Parsed:
