@@ -35,7 +35,7 @@ UNREAL_MODALS: Final = _words("will would could might may should shall must 'll 
 UNREAL_VERBS: Final = _words(
     "want wish hope plan consider think look dream intend aim try expect need imagine pretend "
     "suppose decide mean hesitate seek prepare excite wonder debate contemplate tempt go "
-    "ask promise"
+    "ask promise wait"
 )
 UNREAL_ADJECTIVES: Final = _words("ready excited interested eager keen able willing likely sure "
                                   "going about")  # fmt: skip
@@ -86,7 +86,8 @@ FAMILY_NOUNS: Final = _words(
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
     "grandchildren grandkids"
 )
-PARENT_NOUNS: Final = _words("mom mum mother dad father parent")
+PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
+                             "grandpa granny grandparent")  # fmt: skip
 PETS: Final = _words(
     "dog dogs cat cats puppy puppies kitten kittens parrot parrots bird birds budgie canary "
     "fish goldfish hamster hamsters rabbit rabbits bunny guinea pig pigs turtle tortoise snake "

@@ -28,9 +28,24 @@ __all__ = [
 ]
 
 # Heads whose "in X" names what they are in ("a master's in economics").
-_FIELD_HEADS = frozenset({"master", "master's", "masters", "bachelor", "bachelor's", "degree",
-                          "phd", "course", "diploma", "major", "minor", "mom", "dad", "mother",
-                          "father", "parent"})  # fmt: skip
+_FIELD_HEADS = (
+    frozenset(
+        {
+            "master",
+            "master's",
+            "masters",
+            "bachelor",
+            "bachelor's",
+            "degree",
+            "phd",
+            "course",
+            "diploma",
+            "major",
+            "minor",
+        }
+    )
+    | lx.PARENT_NOUNS
+)
 _ARTICLE = re.compile(r"^(?:a|an|the|my|our|some|any)\s+", re.IGNORECASE)
 
 
