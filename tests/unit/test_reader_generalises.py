@@ -1,6 +1,7 @@
 """Does the statement reader generalise? A development probe of everyday sentences written for
-it (not taken from, nor paraphrased from, the labelled self-statement set), read by the real
-parser (spaCy's small English pipeline, part of ``kenning[dev]``).
+it (``data/reader_probe.jsonl``, :mod:`tests.unit.reader_probe`; not taken from, nor paraphrased
+from, the labelled self-statement set), read by the real parser (spaCy's small English
+pipeline, part of ``kenning[dev]``).
 
 The probe covers every family the reader knows, with assertions, negations, the past ("used
 to", "until"), withdrawals ("no longer", "stopped", "switched from X to Y", "forget that ...",
@@ -44,10 +45,14 @@ FIX_HALF_MISSES = frozenset(
         "Because I live in Kyoto, I bike everywhere.",  # "bike" is read as a pastime
         "I'm not with Anna anymore.",  # with or without entities, a name reads as a company
         "My partner and I split last year.",
+        "I'm not vegetarian any more, I eat chicken now.",  # "'m" is parsed under "vegetarian"
+        "I'm trilingual: English, French and Arabic.",
+        "I write code in Go.",  # read as a pastime, "write code"
+        "My username is sky_walker.",
     }
 )
 # How many sentences of the "check" half the reader reads as labelled (a floor: it may rise).
-CHECK_HALF_FLOOR = 195
+CHECK_HALF_FLOOR = 230
 
 
 _READER: list[ParsedStatements] = []

@@ -284,6 +284,8 @@ def stopped_thing(c: Clause, head: Token) -> list[Reading]:
     if vs.is_deictic(c.parsed, head):
         return []
     family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
+    if family is None and head.lower in lx.FIELDS:
+        family = "occupation"  # "done with teaching"
     if family is None and mine(c.parsed, head):
         return []
     return some(fact(family or "preference", value_span(c, head)))

@@ -74,6 +74,22 @@ def _dismissed(c: Clause) -> list[Reading]:
     return some(*named) or [Reading("employer", "employer", "", revoke=True, change=True)]
 
 
+def _resign(c: Clause) -> list[Reading]:
+    """ "I resigned from Tesco", "I stepped down from my role at Oxfam": the employer named
+    (by itself, or by the role's "at X") is withdrawn."""
+    p, pred = c.parsed, c.pred
+    if pred.lemma == "step" and not any(
+        t.lower == "down" for t in p.children(pred, "prt", "advmod")
+    ):
+        return []
+    heads = preps(p, pred, "from", "as", "at")
+    places = [h for h in heads if h.lemma.lower() not in lx.JOB_NOUNS and organisation(c, h)]
+    places += [x for h in heads if h.lemma.lower() in lx.JOB_NOUNS
+               for x in preps(p, h, "at", "with") if organisation(c, x)]  # fmt: skip
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                   for h in places))  # fmt: skip
+
+
 def _stop(c: Clause) -> list[Reading]:
     """stop, quit, give up or away, drop, sell, cancel + an object: the object is withdrawn, in the
     family it names ("I sold my car", "I dropped my Spanish class", "I gave up sugar")."""
@@ -203,5 +219,6 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
+    (("resign", "step"), _resign),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

@@ -299,8 +299,10 @@ def _modal(p: Parsed, token: Token) -> bool:
 
 
 def _unreal(p: Parsed, pred: Token) -> bool:
-    """Wished, planned, imagined or conditional."""
+    """Wished, planned, imagined, conditional, or not quite done ("I almost moved")."""
     if _modal(p, pred) or _conditional(p, pred) or _future(p, pred):
+        return True
+    if any(a.lower in ("almost", "nearly") for a in p.children(pred, "advmod")):
         return True
     for gov, via in _governors(p, pred):
         lemma = gov.lemma.lower()

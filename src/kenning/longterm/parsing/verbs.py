@@ -105,7 +105,8 @@ def _work(c: Clause) -> list[Reading]:
     out += [
         fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
     ]
-    if not out and c.withdrawn:  # "I don't work there anymore": whatever employer is held
+    # "I don't work there anymore": whatever employer is held (not "my phone doesn't work")
+    if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]
     return some(*out)
 
