@@ -20,7 +20,7 @@ from typing import Protocol
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
 from kenning.longterm.parsing.clauses import jokes
-from kenning.longterm.parsing.lexicon import RELATIONS
+from kenning.longterm.parsing.lexicon import DIETS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
@@ -35,7 +35,10 @@ __all__ = [
 
 log = logging.getLogger("kenning")
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+")
+# A spaced dash after a word ends a sentence too: what follows is an aside ("I'm learning
+# German now - tough but fun", "I quit my job - best decision ever") that the parser would
+# otherwise hang the clause on.
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
@@ -61,11 +64,14 @@ _REQUEST = re.compile(
 )
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
-# month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle".
+# month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle",
+# "Currently based in Nairobi", "Vegan now", "Not a fan of cilantro".
 _OPENING = re.compile(
-    r"^\W*(?:(?:just|recently|finally|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|severely|"
-    r"mildly|very)\b\W*)*(?:\w+ed|got|left|quit|grew|born|sold|took|went|began|became|"
-    r"allergic|no longer|no more)\b",
+    r"^\W*(?:(?:just|\w+ly|now|still|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|very)\b\W*)*"
+    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|allergic|no longer|no more|"
+    r"(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan of|"
+    + "|".join(sorted((re.escape(w) for w in DIETS), key=len, reverse=True))
+    + r")\b",
     re.IGNORECASE,
 )
 # "Morning person here", "Sam here": the speaker introducing themselves.

@@ -86,6 +86,10 @@ _QUALIFIERS = {("at", "work"), ("at", "home"), ("for", "work"), ("on", "weekends
                ("at", "the office"), ("on", "weekdays")}  # fmt: skip
 
 
+_TIMES = frozenset("january february march april may june july august september october "
+                   "november december spring summer autumn fall winter".split())  # fmt: skip
+
+
 _NOT_ORGANISATIONS = frozenset({"PERSON", "DATE", "TIME"})  # fmt: skip
 
 
@@ -201,6 +205,8 @@ def place_of(c: Clause, head: Token) -> Token | None:
     """The place a noun names: itself when it is a place name, else a place named in it
     ("our new place in Utrecht" -> Utrecht)."""
     p = c.parsed
+    if any(ch.isdigit() for ch in head.text) or head.lower in _TIMES:
+        return None  # "born in the 90s", "moved in 2019", "in March": a time, not a place
     if (c.entities and head.ent in ("GPE", "LOC", "FAC")) or head.pos == "PROPN":
         return head
     if head.text[:1].isupper() and head.text.isalnum():
@@ -273,10 +279,16 @@ def contact_kind(text: str) -> str:
 
 
 def stopped_thing(c: Clause, head: Token) -> list[Reading]:
+    """What "done with" or "over" withdraws: a thing of a family, or a taste; not a particular
+    thing of the speaker's that names no family ("done with my homework")."""
     if vs.is_deictic(c.parsed, head):
         return []
-    family = vs.classify(c.parsed, head, entities=c.entities) or activity(head) or "preference"
-    return some(fact(family, value_span(c, head)))
+    family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
+    if family is None and head.lower in lx.FIELDS:
+        family = "occupation"  # "done with teaching"
+    if family is None and mine(c.parsed, head):
+        return []
+    return some(fact(family or "preference", value_span(c, head)))
 
 
 def clause_tokens(p: Parsed, pred: Token) -> set[int]:

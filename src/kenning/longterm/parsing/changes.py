@@ -1,9 +1,10 @@
 """Frames of change (pure): what a clause withdraws or replaces.
 
 "stop", "quit", "give up", "drop", "sell" and "cancel" withdraw their object in the family it
-names ("I sold my car", "I gave up sugar"); "leave" an employer (or a place); "retire" an
-occupation; "break up with" a partner; "forget my old number" a contact detail; "switch from X
-to Y", "replace X with Y", "swap X for Y" withdraw X and state Y.
+names ("I sold my car", "I gave up sugar"); "leave" an employer (or a place); "be laid off" or
+"fired" an employer; "retire" an occupation; "break up with" a partner; "forget my old number"
+a contact detail; "switch from X to Y", "replace X with Y", "swap X for Y" withdraw X and state
+Y.
 """
 
 from __future__ import annotations
@@ -60,11 +61,42 @@ def _leave(c: Clause) -> list[Reading]:
     return some(*out) if out or pred.lemma != "quit" else _stop(c)
 
 
+def _dismissed(c: Clause) -> list[Reading]:
+    """ "I was laid off from Meta", "I got fired": the employer (named, or whichever is held)
+    is withdrawn; only in the passive ("I fired my accountant" withdraws nothing of mine)."""
+    p, pred = c.parsed, c.pred
+    passive = p.children(pred, "auxpass", "nsubjpass") or any(
+        a.lemma == "get" for a in p.children(pred, "aux"))  # fmt: skip
+    if not passive or (pred.lemma == "lay" and not p.children(pred, "prt")):
+        return []
+    named = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+             for h in preps(p, pred, "from", "at", "by") if organisation(c, h)]  # fmt: skip
+    return some(*named) or [Reading("employer", "employer", "", revoke=True, change=True)]
+
+
+def _resign(c: Clause) -> list[Reading]:
+    """ "I resigned from Tesco", "I stepped down from my role at Oxfam": the employer named
+    (by itself, or by the role's "at X") is withdrawn."""
+    p, pred = c.parsed, c.pred
+    if pred.lemma == "step" and not any(
+        t.lower == "down" for t in p.children(pred, "prt", "advmod")
+    ):
+        return []
+    heads = preps(p, pred, "from", "as", "at")
+    places = [h for h in heads if h.lemma.lower() not in lx.JOB_NOUNS and organisation(c, h)]
+    places += [x for h in heads if h.lemma.lower() in lx.JOB_NOUNS
+               for x in preps(p, h, "at", "with") if organisation(c, x)]  # fmt: skip
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                   for h in places))  # fmt: skip
+
+
 def _stop(c: Clause) -> list[Reading]:
-    """stop, quit, give up, drop, sell, cancel + an object: the object is withdrawn, in the
+    """stop, quit, give up or away, drop, sell, cancel + an object: the object is withdrawn, in the
     family it names ("I sold my car", "I dropped my Spanish class", "I gave up sugar")."""
     p, pred = c.parsed, c.pred
-    if pred.lemma == "give" and not any(t.lower == "up" for t in p.children(pred, "prt")):
+    # "gave up sugar", "gave our dog away"; not "gave my sister a book"
+    away = p.children(pred, "prt", "advmod")
+    if pred.lemma == "give" and not any(t.lower in ("up", "away") for t in away):
         return []
     heads = objects(p, pred)
     if not heads:
@@ -186,6 +218,7 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
     (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
-    (("break",), _break), (lx.RETRACT_VERBS, _retract),
+    (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
+    (("resign", "step"), _resign),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

@@ -299,8 +299,10 @@ def _modal(p: Parsed, token: Token) -> bool:
 
 
 def _unreal(p: Parsed, pred: Token) -> bool:
-    """Wished, planned, imagined or conditional."""
+    """Wished, planned, imagined, conditional, or not quite done ("I almost moved")."""
     if _modal(p, pred) or _conditional(p, pred) or _future(p, pred):
+        return True
+    if any(a.lower in ("almost", "nearly") for a in p.children(pred, "advmod")):
         return True
     for gov, via in _governors(p, pred):
         lemma = gov.lemma.lower()
@@ -385,8 +387,13 @@ def _retracted(p: Parsed, pred: Token) -> bool:
             # "Scratch that, I work at Google": the "that" is what is withdrawn; the clause
             # after it is the correction.
             after = p[gov.i + 1] if gov.i + 1 < len(p) else None
+            # "Scratch that, I'm in Lyon": a "that" before a comma is the object, whatever the
+            # parser labelled it.
+            pause = gov.i + 2 < len(p) and p[gov.i + 2].text in (",", ";", ":", "-", "!")
             own = (
-                after is not None and after.lower in ("that", "it", "this") and after.dep != "mark"
+                after is not None
+                and after.lower in ("that", "it", "this")
+                and (after.dep != "mark" or pause)
             )
             if (gov.tag == "VB" or opening) and (subj is None or subj.lower == "you") and not own:
                 return True
@@ -430,11 +437,12 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
 
 
 def contrastive(p: Parsed, neg: Token) -> bool:
-    """A "not" that sets a value against another (", not BASF"), not one that negates its
-    clause."""
+    """A "not" that sets a value against another (", not BASF", "in Lyon not Nice"), not one
+    that negates its clause."""
     after = p[neg.i + 1] if neg.i + 1 < len(p) else None
-    return neg.i > 0 and p[neg.i - 1].text == "," and after is not None and after.pos in (
-        "PROPN", "NOUN", "ADJ", "NUM")  # fmt: skip
+    before = p[neg.i - 1] if neg.i > 0 else None
+    set_against = before is not None and (before.text == "," or before.pos in ("PROPN", "NOUN"))
+    return set_against and after is not None and after.pos in ("PROPN", "NOUN", "ADJ", "NUM")
 
 
 def _tense(p: Parsed, pred: Token) -> str:
@@ -466,6 +474,10 @@ def _tense(p: Parsed, pred: Token) -> str:
         # "I knit", "I run": a past form that is also the present reads as the present.
         return "present" if pred.lower == pred.lemma.lower() else "past"
     if pred.tag == "VBN" and not auxes:
+        if pred.lemma == "be":
+            return "perfect"  # "Been at Google for five years": "I've" left out
+        if pred.lemma.lower() in lx.STATE_PARTICIPLES:
+            return "present"  # "Currently based in Nairobi": a state, not an event
         return "past"  # "Just moved to Berlin", "Born and raised in Cork"
     return "present"
 

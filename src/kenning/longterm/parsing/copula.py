@@ -30,7 +30,7 @@ from kenning.longterm.parsing.arguments import (
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Token
 
-__all__ = ["be_adjective", "copula"]
+__all__ = ["be_adjective", "copula", "fan"]
 
 _DECADES = re.compile(r"\b(?:teens|twenties|thirties|forties|fifties|sixties|seventies|"
                       r"eighties|nineties)\b", re.IGNORECASE)  # fmt: skip
@@ -44,7 +44,8 @@ def copula(c: Clause) -> list[Reading]:
         return _topic(c)
     out: list[Reading] = []
     for comp in p.children(pred, "attr", "oprd"):
-        out += _be_noun(c, comp)
+        for each in vs.coordinated(p, comp):  # "I'm a vegan and a runner"
+            out += _be_noun(c, each)
     for comp in p.children(pred, "acomp"):
         out += be_adjective(c, comp) if comp.pos != "PROPN" else []
     for prep in p.children(pred, "prep"):
@@ -62,7 +63,7 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     lemma = noun.lemma.lower()
     if lemma == "fan":
-        return _fan(c, noun)
+        return fan(c, noun)
     if lemma in ("intolerant", "allergic"):
         return be_adjective(c, noun)
     if _capitalised_name(c, noun):
@@ -70,8 +71,12 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     if noun.pos == "NUM" or (noun.ent == "CARDINAL" and noun.text.isdigit()):
         return some(fact("age", noun.text)) if noun.text.isdigit() else []
     named = vs.is_name(noun, entities=c.entities) and not p.children(noun, "det")
+    if named and noun.lower in lx.LANGUAGES:
+        return []  # "English": a language or a nationality, not a name
     if named and not (c.entities and noun.ent in ("NORP", "GPE", "ORG")):
         return some(fact("name", value_span(c, noun)))
+    if noun.pos == "NOUN" and not p.children(noun, "det") and (found := be_adjective(c, noun)):
+        return found  # "I'm trans" (trans/NNS): an adjective the tagger took for a noun
     if vs.is_deictic(p, noun) or vs.is_definite(p, noun) or noun.pos not in ("NOUN", "PROPN"):
         return (
             be_adjective(c, noun)
@@ -125,7 +130,8 @@ def _capitalised_name(c: Clause, noun: Token) -> bool:
     return word not in lx.LANGUAGES and word not in lx.DIETS and not word.endswith(("an", "ese"))
 
 
-def _fan(c: Clause, noun: Token) -> list[Reading]:
+def fan(c: Clause, noun: Token) -> list[Reading]:
+    """ "a big fan of jazz", "a Taylor Swift fan": a preference; a dislike when negated."""
     p = c.parsed
     heads = preps(p, noun, "of") or [m for m in p.children(noun, "compound", "nmod")
                                       if m.i < noun.i][:1]  # fmt: skip
@@ -148,6 +154,9 @@ def be_adjective(c: Clause, adj: Token) -> list[Reading]:
     word = adj.lower
     if adj.lemma.lower() == "allergic":
         heads = preps(p, adj, "to") or p.children(adj, "xcomp")
+        # "allergic to shellfish and pollen" with "to shellfish" misread as an infinitive
+        heads += [x for h in heads if h.pos == "VERB" for x in p.children(h, "conj")
+                  if x.pos == "NOUN"]  # fmt: skip
         return some(*(fact("allergy", value_span(c, v), verb="allergic") for h in heads
                        for v in vs.coordinated(p, h)))  # fmt: skip
     if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed

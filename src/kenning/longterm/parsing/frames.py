@@ -10,17 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 
+from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
 from kenning.longterm.parsing.clauses import Clause, contrastive
-from kenning.longterm.parsing.copula import be_adjective, copula
+from kenning.longterm.parsing.copula import be_adjective, copula, fan
 from kenning.longterm.parsing.parsed import Token
 from kenning.longterm.parsing.verbs import VERB_FRAMES
 
 __all__ = ["Reading", "read_clause", "settle"]
 
 
-_FRAMES: dict[str, Frame] = {**VERB_FRAMES, "be": copula, "become": copula}
+def _participle(c: Clause) -> list[Reading]:
+    """ "I'm obsessed with true crime": a participle read as the adjective it is."""
+    return be_adjective(c, c.pred)
+
+
+_FRAMES: dict[str, Frame] = {**VERB_FRAMES, "be": copula, "become": copula, "obsess": _participle}
 
 
 def read_clause(c: Clause) -> list[Reading]:
@@ -58,10 +64,18 @@ def _by_stem(pred: Token) -> Frame | None:
 
 
 def _fragment(c: Clause) -> list[Reading]:
-    """ "Morning person here": a noun said of the speaker."""
+    """A noun said of the speaker without a verb, read as after "I'm": "Morning person here",
+    "Vegan now", "Not a fan of cilantro", "Severe nut allergy here"."""
     p, pred = c.parsed, c.pred
+    if pred.lemma.lower() == "fan":
+        return fan(c, pred)
+    if not p.children(pred, "det", "poss") and (found := be_adjective(c, pred)):
+        return found
     if not any(a.lower == "here" for a in p.children(pred, "advmod")):
         return []
+    if pred.lemma.lower() in lx.ALLERGY_NOUNS:
+        what = [t for m in p.children(pred, "compound", "nmod") for t in p.subtree(m)]
+        return some(fact("allergy", p.span(what)))
     return some(fact("identity", value_span(c, pred)))
 
 

@@ -35,7 +35,7 @@ UNREAL_MODALS: Final = _words("will would could might may should shall must 'll 
 UNREAL_VERBS: Final = _words(
     "want wish hope plan consider think look dream intend aim try expect need imagine pretend "
     "suppose decide mean hesitate seek prepare excite wonder debate contemplate tempt go "
-    "ask promise"
+    "ask promise wait"
 )
 UNREAL_ADJECTIVES: Final = _words("ready excited interested eager keen able willing likely sure "
                                   "going about")  # fmt: skip
@@ -86,7 +86,8 @@ FAMILY_NOUNS: Final = _words(
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
     "grandchildren grandkids"
 )
-PARENT_NOUNS: Final = _words("mom mum mother dad father parent")
+PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
+                             "grandpa granny grandparent")  # fmt: skip
 PETS: Final = _words(
     "dog dogs cat cats puppy puppies kitten kittens parrot parrots bird birds budgie canary "
     "fish goldfish hamster hamsters rabbit rabbits bunny guinea pig pigs turtle tortoise snake "
@@ -100,7 +101,8 @@ DEVICE_NOUNS: Final = _words(
     "television e-reader ereader kindle headphones earbuds drive printer router speaker "
     "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
-    "spotify vim emacs vscode python javascript rust java app apps subscription samsung charger"
+    "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
+    "subscription samsung charger"
 ) | {"power bank", "hard drive"}
 SERVICES: Final = _words("netflix spotify hulu disney+ prime youtube uber lyft")
 LANGUAGES: Final = _words(
@@ -147,6 +149,13 @@ EVALUATIVE: Final = _words(
     "fave current latest first second last little tiny huge big best better absolute real "
     "trusty beloved own very really super so cute fantastic excellent terrible awful decent "
     "fine perfect incredible brand-new another such whole entire same"
+)
+# Kinds of thing spoken of with "the" in general ("I love the blues", "I hate the cold"), not
+# a particular one of the conversation, when nothing else modifies them.
+GENERIC_WITH_THE: Final = _words(
+    "blues outdoors ocean sea seaside beach mountains countryside wilderness woods forest desert "
+    "theatre theater opera ballet symphony cinema movies radio rain snow cold heat sun summer "
+    "winter spring autumn fall"
 )
 INTENSIFIERS: Final = _words("very really so super quite pretty extremely too totally")
 # Objects that point at the conversation, not at a thing in general ("I love that idea").
@@ -206,8 +215,10 @@ STUDENTS: Final = _words(
 IDENTITY_ADJECTIVES: Final = _words(
     "gay straight bi bisexual lesbian queer trans transgender nonbinary non-binary asexual "
     "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
-    "extroverted shy"
+    "extroverted shy religious spiritual"
 )
 CLUBS: Final = _words("club team band choir group league orchestra society crew")
+# Participles that name a state, not an event: "Based in Nairobi" holds now.
+STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".
 ARRANGED_VERBS: Final = _words("move relocate join marry divorce retire emigrate switch leave quit")

@@ -28,6 +28,7 @@ from kenning.longterm.parsing.arguments import Reading, fact
 from kenning.longterm.parsing.clauses import Sentence, clauses, follows_from, sentence_of
 from kenning.longterm.parsing.frames import read_clause, settle
 from kenning.longterm.parsing.parsed import Parsed, Token
+from kenning.longterm.parsing.repairs import repaired
 from kenning.records import USER, FactCategory, FactDraft, FactSource
 
 __all__ = ["read_statements"]
@@ -56,6 +57,7 @@ def read_statements(
     >>> read_statements(Parsed.of("", ()), said=datetime(2026, 1, 1))
     []
     """
+    parsed = repaired(parsed)
     sentence = sentence_of(parsed, speaker=speaker, entities=entities)
     start = stated_start(parsed.text, said)
     out: dict[tuple[str, str, str, bool], FactDraft] = {}

@@ -28,9 +28,24 @@ __all__ = [
 ]
 
 # Heads whose "in X" names what they are in ("a master's in economics").
-_FIELD_HEADS = frozenset({"master", "master's", "masters", "bachelor", "bachelor's", "degree",
-                          "phd", "course", "diploma", "major", "minor", "mom", "dad", "mother",
-                          "father", "parent"})  # fmt: skip
+_FIELD_HEADS = (
+    frozenset(
+        {
+            "master",
+            "master's",
+            "masters",
+            "bachelor",
+            "bachelor's",
+            "degree",
+            "phd",
+            "course",
+            "diploma",
+            "major",
+            "minor",
+        }
+    )
+    | lx.PARENT_NOUNS
+)
 _ARTICLE = re.compile(r"^(?:a|an|the|my|our|some|any)\s+", re.IGNORECASE)
 
 
@@ -148,6 +163,8 @@ def is_definite(p: Parsed, head: Token) -> bool:
     """ "the X" for a common noun: a particular thing of the conversation, not a kind."""
     # A capitalised noun after "the" is a name the tagger missed ("the Beatles").
     named = head.text[:1].isupper() and head.i > 0
+    if head.lower in lx.GENERIC_WITH_THE and all(c.dep == "det" for c in p.children(head)):
+        return False  # "I love the blues", "I hate the cold": the kind, in general
     return (
         head.pos == "NOUN"
         and not head.ent
@@ -180,8 +197,8 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     words = {word, lemma} | {f"{m} {lemma}" for m in modifiers}
     if words & lx.PARTNERS:
         return "relationship"
-    if words & lx.FAMILY_NOUNS:
-        return "family"
+    if words & lx.FAMILY_NOUNS or (modifiers & lx.FAMILY_NOUNS and lemma in ("boy", "girl")):
+        return "family"  # "a baby girl"
     if words & lx.PETS:
         return "pet"
     if words & lx.ALLERGY_NOUNS:

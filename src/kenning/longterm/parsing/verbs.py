@@ -105,7 +105,8 @@ def _work(c: Clause) -> list[Reading]:
     out += [
         fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
     ]
-    if not out and c.withdrawn:  # "I don't work there anymore": whatever employer is held
+    # "I don't work there anymore": whatever employer is held (not "my phone doesn't work")
+    if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]
     return some(*out)
 
@@ -186,6 +187,8 @@ def _light(c: Clause) -> list[Reading]:
     if pred.lower == "done":
         return [replace(r, revoke=True, change=True) for h in preps(p, pred, "with")
                 for r in stopped_thing(c, h)]  # fmt: skip
+    if lemma == "take" and any(t.lower == "up" for t in p.children(pred, "prt")):
+        return _taken_up(c)
     out = []
     for head in objects(p, pred):
         if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
@@ -196,7 +199,9 @@ def _light(c: Clause) -> list[Reading]:
         if not generic(p, head, definite_ok=lemma == "play"):
             continue
         family = "hobby"
-        if lemma == "take":
+        if vs.classify(p, head, entities=c.entities) == "education" and lemma in ("do", "take"):
+            family = "education"  # "I'm doing a master's in economics", "taking a course"
+        elif lemma == "take":
             family = vs.classify(p, head, entities=c.entities) or "hobby"
             if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
                     "hobby", "education"):  # fmt: skip
@@ -205,13 +210,21 @@ def _light(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+def _taken_up(c: Clause) -> list[Reading]:
+    """ "I've taken up knitting", "took up the cello": a pastime begun."""
+    p = c.parsed
+    heads = [h for h in objects(p, c.pred) if generic(p, h, definite_ok=True)]
+    return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
+
+
 def _field(c: Clause, head: Token) -> str:
     """ "an evening course in accounting": the field stays with a course, also where the
     parser hung it on the verb."""
     p = c.parsed
     span = value_span(c, head)
-    following = p.tokens[head.i + 1] if head.i + 1 < len(p) else None
-    if head.lemma.lower() in ("course", "degree", "class") and following is not None and (
+    after = head.i + 1 + sum(1 for t in p.children(head, "case") if t.i > head.i)  # "master's"
+    following = p.tokens[after] if after < len(p) else None
+    if head.lemma.lower() in lx.EDUCATION_NOUNS | {"class"} and following is not None and (
             following.lower == "in" and following.dep == "prep"):  # fmt: skip
         noun = p.child(following, "pobj")
         if noun is not None:
@@ -219,10 +232,26 @@ def _field(c: Clause, head: Token) -> str:
     return span
 
 
+def _become(c: Clause) -> list[Reading]:
+    """ "I went vegan", "turned pescatarian", "I just turned 40": go and turn as "become",
+    with a diet or (for turn) an age for complement."""
+    p, pred = c.parsed, c.pred
+    out = []
+    for comp in p.children(pred, "dobj", "acomp", "oprd", "attr"):
+        word = vs.hyphenated(p, comp).lower()
+        if word in lx.DIETS:
+            out.append(fact("diet", word, change=True))
+        elif pred.lemma.lower() == "turn" and comp.text.isdigit():
+            out.append(fact("age", comp.text, change=True))
+    return some(*out)
+
+
 def _go(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if preps(p, pred, "from"):
         return switch(c)
+    if became := _become(c):
+        return became
     names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
     if names:
         return some(fact("name", value_span(c, names[0]), kind="preferred name"))
@@ -299,8 +328,17 @@ def _have(c: Clause) -> list[Reading]:
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
-            out.append(fact(family, value_span(c, head), change=change))
+            out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
     return some(*out)
+
+
+def _born(c: Clause, head: Token) -> bool:
+    """ "We just had a baby", "I had twins in May": a child had, in the past, is born (a
+    change that holds now)."""
+    p = c.parsed
+    births = ("baby", "twins", "triplets", "son", "daughter")
+    had = c.pred.tag == "VBD" and c.pred.lemma.lower() == "have"
+    return had and any(t.lemma.lower() in births for t in p.subtree(head))
 
 
 def _use(c: Clause) -> list[Reading]:
@@ -395,7 +433,8 @@ def _graduate(c: Clause) -> list[Reading]:
 def _health(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     words = {"suffer": ("from",), "diagnose": ("with",), "recover": ("from",),
-             "struggle": ("with",), "battle": ()}[pred.lemma.lower()]  # fmt: skip
+             "struggle": ("with",), "deal": ("with",), "cope": ("with",),
+             "battle": ()}[pred.lemma.lower()]  # fmt: skip
     heads = preps(p, pred, *words) + objects(p, pred)
     return some(*(fact("health", value_span(c, h), change=pred.lemma == "diagnose") for h in heads
                    if generic(p, h)))  # fmt: skip
@@ -520,14 +559,15 @@ def _table() -> dict[str, Frame]:
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
         (("graduate",), _graduate), (("use",), _use),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
-        (("suffer", "diagnose", "recover", "struggle"), _health), (("earn", "make"), _earn),
+        (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
+        (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
         (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
         (("call",), _call),
         (("reach", "contact", "text", "email", "message"), _reach),
         (("smoke",), _smoke), (("keep",), _keep),
         (("base", "locate"), _located), (("listen",), _listen),
-        (("code", "program"), _code),
+        (("code", "program"), _code), (("turn",), _become),
     ]  # fmt: skip
     groups += CHANGE_GROUPS
     for words, frame in groups:

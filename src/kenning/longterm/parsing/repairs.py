@@ -1,0 +1,119 @@
+"""Repairs of known misparses of the small English pipeline (pure), made before a sentence
+is read.
+
+The small model often reads a compound noun after a verb as two objects of the verb ("I love
+blues music": ``blues``/dobj, ``music``/dobj; "an e-bike": ``e``, ``-``, ``bike``, each a
+dobj). Two nouns side by side with the same head and the same label, with nothing between
+them, are one noun phrase: the ones before the last become its compound modifiers, and what
+they governed before the run (an article, a possessive) moves to the last.
+
+It also reads a verbless "my name's Dev" as a possessive ("name" owning "Dev"): where a
+sentence has no verb and an "'s" marks the possessor of its root, the "'s" is the verb ("is"),
+with the possessor its subject and the root its complement.
+
+And it reads "I have type 1 diabetes", where the model takes "have" for the auxiliary of a
+noun ("type") that it took for a verb with its own object ("diabetes"): "have" is the verb,
+and the noun's object the head of the noun phrase, with the noun its compound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kenning.longterm.parsing.parsed import Parsed, Token
+
+__all__ = ["repaired"]
+
+_NOMINAL_DEPS = frozenset({"dobj", "pobj", "attr"})
+_NOMINAL = frozenset({"NOUN", "PROPN"})
+
+
+def repaired(p: Parsed) -> Parsed:
+    """*p* with each run of side-by-side sibling objects made one noun phrase, and a
+    verbless "X's Y" read as "X is Y"."""
+    return _runs_joined(_copula_contracted(_have_restored(p)))
+
+
+def _have_restored(p: Parsed) -> Parsed:
+    for have in p.tokens:
+        noun = p.head(have)
+        if have.lemma != "have" or have.dep != "aux" or noun is None:
+            continue
+        if noun.pos != "NOUN" or noun.dep != "ROOT":
+            continue
+        inner = p.child(noun, "dobj")
+        head = inner if inner is not None and inner.pos in ("NOUN", "PROPN") else noun
+        changed = {
+            have.i: replace(have, pos="VERB", dep="ROOT", head=have.i),
+            head.i: replace(head, dep="dobj", head=have.i),
+        }
+        if head is not noun:
+            changed[noun.i] = replace(noun, dep="compound", head=head.i)
+        tokens = []
+        for t in p.tokens:
+            t = changed.get(t.i, t)
+            moved = t.head == noun.i and t.i not in changed and (t.dep in ("nsubj", "punct")
+                                                                or t.i < have.i)  # fmt: skip
+            tokens.append(replace(t, head=have.i) if moved else t)
+        return Parsed.of(p.text, tokens)
+    return p
+
+
+def _copula_contracted(p: Parsed) -> Parsed:
+    if any(t.pos in ("VERB", "AUX") for t in p.tokens):
+        return p
+    for s in p.tokens:
+        owner = p.head(s)
+        root = p.head(owner) if owner is not None else None
+        if s.lower != "'s" or s.dep != "case" or owner is None or owner.dep != "poss":
+            continue
+        if root is None or root.dep != "ROOT" or root.i < s.i:
+            continue
+        changed = {
+            s.i: replace(s, lemma="be", pos="AUX", tag="VBZ", dep="ROOT", head=s.i),
+            owner.i: replace(owner, dep="nsubj", head=s.i),
+            root.i: replace(root, dep="attr", head=s.i),
+        }
+        tokens = [changed.get(t.i, t) for t in p.tokens]
+        tokens = [replace(t, head=s.i) if t.head == root.i and t.i != s.i and t.dep in (
+            "punct", "prep", "advmod", "npadvmod") else t for t in tokens]  # fmt: skip
+        return Parsed.of(p.text, tokens)
+    return p
+
+
+def _runs_joined(p: Parsed) -> Parsed:
+    heads = {t.i: t.head for t in p.tokens}
+    deps = {t.i: t.dep for t in p.tokens}
+    for run in _runs(p):
+        last = run[-1]
+        for token in run[:-1]:
+            heads[token.i], deps[token.i] = last.i, "compound"
+            for child in p.children(token):
+                if child.i < run[0].i:
+                    heads[child.i] = last.i
+    if heads == {t.i: t.head for t in p.tokens}:
+        return p
+    tokens = [replace(t, head=heads[t.i], dep=deps[t.i]) for t in p.tokens]
+    return Parsed.of(p.text, tokens)
+
+
+def _runs(p: Parsed) -> list[list[Token]]:
+    """Runs of two or more adjacent nominal tokens with one head and one object label, the
+    words of each joined by spaces or hyphens only."""
+    out: list[list[Token]] = []
+    run: list[Token] = []
+    for token in p.tokens:
+        joins = bool(run) and token.head == run[-1].head and token.dep == run[-1].dep
+        if joins and token.i == run[-1].i + 1 and _nominal(token):
+            run.append(token)
+            continue
+        if len(run) > 1:
+            out.append(run)
+        run = [token] if token.dep in _NOMINAL_DEPS and _nominal(token) else []
+    if len(run) > 1:
+        out.append(run)
+    return out
+
+
+def _nominal(token: Token) -> bool:
+    return token.pos in _NOMINAL or token.text == "-"
