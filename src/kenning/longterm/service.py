@@ -23,6 +23,7 @@ import numpy as np
 
 from kenning.chat import LLMSettings
 from kenning.embed.base import Embedder
+from kenning.embed.cache import CachedEmbedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.api import FactsAPI, user_of
 from kenning.longterm.consolidate import core, key_changes, nearest_kin, said, withdrawn_kin
@@ -185,7 +186,9 @@ class LongTermMemory(FactsAPI):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store = store
-        self._embedder = embedder
+        # Each consolidation compares new statements with the user's held facts: their texts
+        # repeat from one batch to the next, and are embedded once.
+        self._embedder = None if embedder is None else CachedEmbedder(embedder)
         self._settings = settings
         rules = RuleExtractor(tool_facts=settings.tool_facts)
         if extractor is None and settings.llm is not None:
