@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install -q --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/pip install -q -e .
+	$(BIN)/pip install -q -e '.[nlp]'
 
 install-dev: $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
