@@ -101,13 +101,15 @@ def test_events_stored_while_the_model_was_down_get_their_vectors(
     backend: str, tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     store = open_store(backend, tmp_path)
-    with Memory(store, embedder=real_embedder) as up:
+    events_only = Settings(longterm=NO_FACTS)
+    with Memory(store, embedder=real_embedder, settings=events_only) as up:
         up.add_events(CHAT, [{"role": "user", "content": "My order A-1042 arrived damaged."}])
-    down = Memory(open_store(backend, tmp_path, fresh=False), embedder=_Down(real_embedder))
+    down = Memory(open_store(backend, tmp_path, fresh=False), embedder=_Down(real_embedder),
+                  settings=events_only)  # fmt: skip
     down.add_events(CHAT, [{"role": "user", "content": "I adopted a grey rescue cat."}])
     down.close()
     store = open_store(backend, tmp_path, fresh=False)
-    with Memory(store, embedder=real_embedder) as memory:
+    with Memory(store, embedder=real_embedder, settings=events_only) as memory:
         # Without a vector it shares no word with the question, so it is not found at all.
         assert all("cat" not in h.content for h in memory.search(CHAT, "new pet", k=2))
         report = memory.reindex("acme")

@@ -232,6 +232,9 @@ def test_no_read_path_crosses_scope(
         for op in ops:
             if isinstance(op, Add):
                 memory.add_events(op.scope, [{"role": "user", "content": t} for t in op.texts])
+                # Facts read from them in the background are records too: the reads below
+                # compare several snapshots, which must all see the same records.
+                assert memory.wait_for_facts(60)
             elif isinstance(op, Search):
                 check_reads(memory, op.scope, op.query, real_embedder)
             elif isinstance(op, Assemble):

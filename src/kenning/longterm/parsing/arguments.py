@@ -205,7 +205,7 @@ def place_of(c: Clause, head: Token) -> Token | None:
     """The place a noun names: itself when it is a place name, else a place named in it
     ("our new place in Utrecht" -> Utrecht)."""
     p = c.parsed
-    if any(ch.isdigit() for ch in head.text) or head.lower in _TIMES:
+    if head.text[:1].isdigit() or head.lower in _TIMES:
         return None  # "born in the 90s", "moved in 2019", "in March": a time, not a place
     if (c.entities and head.ent in ("GPE", "LOC", "FAC")) or head.pos == "PROPN":
         return head
