@@ -25,6 +25,7 @@ __all__ = [
     "Overloaded",
     "QuotaExceeded",
     "RateLimited",
+    "RequestTimeout",
     "RequestTooLarge",
     "ScopeConflict",
     "StaleWrite",
@@ -32,6 +33,7 @@ __all__ = [
     "ToolRefused",
     "Unauthorized",
     "Unsupported",
+    "WeakCredential",
     "error_for_code",
 ]
 
@@ -84,6 +86,11 @@ class BudgetError(InvalidInput, code="budget_error"):
 
 class RequestTooLarge(InvalidInput, code="request_too_large", http_status=413):
     """A request body exceeds the server's size limit."""
+
+
+class WeakCredential(InvalidInput, code="weak_credential"):
+    """A configured secret is too easy to guess (the admin token: at least 32 characters, not
+    only whitespace); the server refuses to start with it."""
 
 
 class ScopeConflict(KenningError, ValueError, code="scope_conflict", http_status=409):
@@ -146,6 +153,11 @@ class QuotaExceeded(KenningError, RuntimeError, code="quota_exceeded", http_stat
 
 class Overloaded(KenningError, RuntimeError, code="overloaded", http_status=503):
     """The server is at its limit of work in flight; retry after ``retry_after`` s."""
+
+
+class RequestTimeout(KenningError, TimeoutError, code="request_timeout", http_status=408):
+    """The request's body did not arrive within the server's body timeout; nothing was read
+    into the store, and the connection is closed."""
 
 
 class InternalError(KenningError, RuntimeError, code="internal_error", http_status=500):

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -27,6 +29,7 @@ from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
+from kenning.server.gate import Gate
 from kenning.server.limits import QuotaGuard, RateLimiter
 from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics, TimedEmbedder
@@ -134,9 +137,12 @@ def create_app(
         Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
     )
     _answer_errors_as_json(app)
+    gate = Gate(
+        settings, [*routes.router.routes, *longterm_routes.router.routes, *ops.router.routes]
+    )
     app.add_middleware(
-        ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
-        max_in_flight=settings.max_in_flight,
+        ServiceMiddleware, metrics=metrics, gate=gate, max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
     )  # fmt: skip
     return app
 
@@ -232,12 +238,18 @@ async def _poll(memory: Memory) -> None:
 
 
 def app_from_environment() -> FastAPI:
-    """The app of one ``--workers N`` process (uvicorn's factory), from the CLI's settings."""
+    """The app of one ``--workers N`` process (uvicorn's factory), from the CLI's settings and
+    the admin token's private file."""
     text = os.environ.get(ENV_SETTINGS)
     if not text:
         raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
     settings = ServerSettings.from_json(text)
+    if settings.admin_token_file:
+        token = Path(settings.admin_token_file).read_text(encoding="utf-8")
+        settings = dataclasses.replace(settings, admin_token=token)
     from kenning.server.logs import configure_logging
+    from kenning.server.protocol import set_header_timeout
 
     configure_logging(json_logs=settings.json_logs)
+    set_header_timeout(settings.header_timeout_s)
     return create_app(settings)

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from kenning.errors import InvalidInput
 from kenning.records import KeyScope, Scope, TenantPolicy, to_utc
+from kenning.server.gate import READS
 from kenning.server.schemas import (
     CandidateRequest,
     ConsentRequest,
@@ -186,7 +187,10 @@ def record_procedure(request: Request, body: ProcedureRequest) -> Json:
     return procedure_json(procedure)
 
 
-@router.post("/procedures/match", tags=["procedures"], summary="The playbook for these tools")
+@router.post(
+    "/procedures/match", tags=["procedures"], summary="The playbook for these tools",
+    openapi_extra=READS,
+)  # fmt: skip
 def match_procedure(request: Request, body: MatchRequest) -> Json:
     """The active playbook *name* written for these *tools*, and the versions written for
     other tools (drifted: returned as the playbook only with ``include_drift``)."""

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 
 from kenning.errors import NotFound
 from kenning.records import KeyScope, Scope, TaskUpdate
+from kenning.server.gate import BY_TOOL, READS
 from kenning.server.schemas import (
     AppendRequest,
     AssembleRequest,
@@ -86,7 +87,10 @@ def get_session(
     return {"events": [event_json(e) for e in events]}
 
 
-@router.post("/search", tags=["search"], summary="Hybrid search in the tenant, a user or a session")
+@router.post(
+    "/search", tags=["search"], summary="Hybrid search in the tenant, a user or a session",
+    openapi_extra=READS,
+)  # fmt: skip
 def search(request: Request, body: SearchRequest) -> Json:
     tenant = authorize(request, KeyScope.READ).tenant
     scope = scope_in(tenant, body.user, body.session, what="a session search")
@@ -97,7 +101,10 @@ def search(request: Request, body: SearchRequest) -> Json:
     return results_json(results)
 
 
-@router.post("/sessions/{session}/assemble", tags=["context"], summary="Build the next window")
+@router.post(
+    "/sessions/{session}/assemble", tags=["context"], summary="Build the next window",
+    openapi_extra=READS,
+)  # fmt: skip
 def assemble(request: Request, session: str, body: AssembleRequest) -> Json:
     scope = _session_scope(request, KeyScope.READ, body.user, session)
     source = None
@@ -204,7 +211,10 @@ def tools(request: Request) -> Json:
     return {"tools": service(request).tools.definitions()}
 
 
-@router.post("/tools/{name}", tags=["tools"], summary="Call an agent tool in a session")
+@router.post(
+    "/tools/{name}", tags=["tools"], summary="Call an agent tool in a session",
+    openapi_extra=BY_TOOL,
+)  # fmt: skip
 def call_tool(request: Request, name: str, body: ToolCallRequest) -> Json:
     """Run an agent tool bound to the key's tenant and the given user and session.
     Approval, authorization and human-gate pins are refused (403 ``tool_refused``)."""
