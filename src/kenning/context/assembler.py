@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning.compaction.ledger import SessionStore, sync_ledger
@@ -161,6 +161,7 @@ def gather(
     closed_pins: bool = False,
     profile: Sequence[str] = (),
     procedures: Sequence[Procedure] = (),
+    drafts: Sequence[Summary] = (),
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -170,7 +171,8 @@ def gather(
     *tools_room* is what the tools tier may take; when all tools fit in it they keep their
     order, else they are routed by relevance. *profile* holds the user's profile lines, most
     useful first; *procedures* the playbooks that match the tools and the goal or query (they
-    enter the tools tier after the tools themselves).
+    enter the tools tier after the tools themselves). *drafts* are summaries made for this
+    window only (never stored): they stand in for the turns they cover, as stored ones do.
     """
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
     system_tokens = cache.count(tokenizer, system)
@@ -180,6 +182,8 @@ def gather(
         # Events arrived since the last window: count only those, then read again.
         sync_ledger(store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
         snap = store.context_snapshot(scope, tokenizer.name, room=budget)
+    if drafts:
+        snap = _with_drafts(store, scope, tokenizer.name, snap, drafts)
     pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
     boundary = max((s.last_seq for s in snap.summaries), default=0)
     tail = list(snap.tail)
@@ -202,6 +206,24 @@ def gather(
     ]
     pieces[Tier.SUMMARIES] = _summary_pieces(snap.summaries, tokenizer, cache)
     return _gathered(pieces, snap, boundary=boundary, latest=latest)
+
+
+def _with_drafts(
+    store: SessionStore,
+    scope: Scope,
+    encoding: str,
+    snap: ContextSnapshot,
+    drafts: Sequence[Summary],
+) -> ContextSnapshot:
+    """*snap* as if *drafts* were stored: the turns they cover leave the tail and count as
+    summarized."""
+    boundary = max(s.last_seq for s in drafts)
+    return replace(
+        snap,
+        summaries=(*snap.summaries, *drafts),
+        tail=tuple(row for row in snap.tail if row.seq > boundary),
+        summarized=store.ledger_cum(scope, encoding, boundary),
+    )
 
 
 def _goal_pieces(

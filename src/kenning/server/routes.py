@@ -106,14 +106,19 @@ def search(request: Request, body: SearchRequest) -> Json:
     openapi_extra=READS,
 )  # fmt: skip
 def assemble(request: Request, session: str, body: AssembleRequest) -> Json:
-    scope = _session_scope(request, KeyScope.READ, body.user, session)
+    """The window of the session's next model call. A key without the ``write`` scope gets
+    its window without writing anything: at hard pressure the summaries are made for that
+    window only, and no compaction is queued, audited or stored."""
+    principal = authorize(request, KeyScope.READ)
+    scope = tenant_scope(principal, body.user, session)
     source = None
     if body.retrieve_from is not None:
         source = Scope(scope.tenant, body.retrieve_from.user, body.retrieve_from.session)
-    window = service(request).memory.assemble(
+    window = service(request).memory.context.assemble(
         scope, budget_tokens=body.budget_tokens, model=body.model,
         reserve_output_tokens=body.reserve_output_tokens, system=body.system, goal=body.goal,
         tools=body.tools, query=body.query, retrieve_from=source,
+        read_only=KeyScope.WRITE not in principal.key.scopes,
     )  # fmt: skip
     return window_json(window)
 
