@@ -16,7 +16,7 @@ place in flight is taken, before the request is known to be allowed.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -132,10 +132,6 @@ class Gate:
     def _take(places: Places, holder: str, principal: Principal | None) -> Ticket:
         places.take(holder)
         return Ticket(principal, places, holder)
-
-    def held(self) -> Mapping[str, int]:
-        """Places held now: requests and streams (for tests and metrics)."""
-        return {"requests": self._requests.held(), "streams": self._streams.held()}
 
 
 def _declared(routes: Iterable[BaseRoute]) -> list[_Declared]:
