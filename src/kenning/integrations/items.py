@@ -14,7 +14,7 @@ from typing import Any
 from kenning.errors import InvalidInput
 from kenning.records import Event, NewEvent, Role
 
-__all__ = ["RAW_KEY", "dump_raw", "load_raw", "parsed_json", "text_of"]
+__all__ = ["RAW_KEY", "dump_raw", "load_raw", "new_event", "parsed_json", "text_of", "tool_id"]
 
 #: The event metadata key holding the framework's item as JSON.
 RAW_KEY = "framework_item"
@@ -86,3 +86,11 @@ def new_event(
         tool_result=tool_result,
         metadata={RAW_KEY: dump_raw(raw)},
     )
+
+
+def tool_id(name: object) -> str | None:
+    """A tool's name as a kenning tool id when it is one (ids start with a letter or digit and
+    have at most 128 characters); the name stays in the stored item either way."""
+    if isinstance(name, str) and name[:1].isalnum() and len(name) <= 128:
+        return name
+    return None

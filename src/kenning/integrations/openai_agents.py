@@ -1,9 +1,10 @@
 """An OpenAI Agents SDK ``Session`` whose history is a kenning session.
 
->>> from agents import Agent, Runner                                   # doctest: +SKIP
->>> memory = kenning.Memory.open("agent.db")                          # doctest: +SKIP
->>> session = KenningSession("chat-1", memory, tenant="acme", user="dana")  # doctest: +SKIP
->>> await Runner.run(agent, "Refund order A-1042", session=session)  # doctest: +SKIP
+Used as any SDK session (``docs/integrations.md`` has the whole example)::
+
+    memory = kenning.Memory.open("agent.db")
+    session = KenningSession("chat-1", memory, tenant="acme", user="dana")
+    await Runner.run(agent, "Refund order A-1042", session=session)
 
 Every item the SDK adds becomes one kenning event: messages by their role, a
 ``function_call`` an assistant event with the tool's name and arguments, a
@@ -33,7 +34,7 @@ from agents.run_context import RunContextWrapper
 
 from kenning.api import MemoryAPI
 from kenning.errors import InvalidInput
-from kenning.integrations.items import load_raw, new_event, parsed_json, text_of
+from kenning.integrations.items import load_raw, new_event, parsed_json, text_of, tool_id
 from kenning.records import Event, NewEvent, Role, Scope
 from kenning.tokens.messages import event_message
 
@@ -193,13 +194,13 @@ def _item_event(item: TResponseInputItem, names: Mapping[str, str]) -> NewEvent:
         name = str(item.get("name", ""))
         arguments = item.get("arguments", "")
         return new_event(Role.ASSISTANT, f"called {name}({arguments})", item,
-                         tool_name=_tool_name(name), tool_args=parsed_json(arguments),
+                         tool_name=tool_id(name), tool_args=parsed_json(arguments),
                          placeholder="[function call]")  # fmt: skip
     if kind == "function_call_output":
         name = names.get(str(item.get("call_id")), "")
         output = item.get("output", "")
         text = output if isinstance(output, str) else text_of(output)
-        return new_event(Role.TOOL, text, item, tool_name=_tool_name(name),
+        return new_event(Role.TOOL, text, item, tool_name=tool_id(name),
                          tool_result=parsed_json(output), placeholder="[tool output]")  # fmt: skip
     role = item.get("role")
     if role in _ROLES and kind in (None, "message"):
@@ -216,11 +217,6 @@ def _names_in(items: Sequence[Any]) -> dict[str, str]:
         for i in items
         if isinstance(i, Mapping) and i.get("type") == "function_call" and "call_id" in i
     }
-
-
-def _tool_name(name: str) -> str | None:
-    """The name as a kenning tool id when it is one (ids start with a letter or digit)."""
-    return name if name[:1].isalnum() and len(name) <= 128 else None
 
 
 def _get(item: object, key: str) -> object:
