@@ -38,14 +38,28 @@ def memory(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemoryAPI
 def every_kind() -> list[BaseMessage]:
     return [
         SystemMessage("You are a support agent."),
-        HumanMessage("Refund order A-1042, it arrived broken", id="h1",
-                     additional_kwargs={"channel": "email"}),  # fmt: skip
-        AIMessage("", id="a1", tool_calls=[
-            {"name": "lookup_order", "args": {"order_id": "A-1042"}, "id": "call_1",
-             "type": "tool_call"},
-        ]),  # fmt: skip
-        ToolMessage('{"order": "A-1042", "amount": "182.40 USD"}', tool_call_id="call_1",
-                    name="lookup_order"),  # fmt: skip
+        HumanMessage(
+            "Refund order A-1042, it arrived broken",
+            id="h1",
+            additional_kwargs={"channel": "email"},
+        ),
+        AIMessage(
+            "",
+            id="a1",
+            tool_calls=[
+                {
+                    "name": "lookup_order",
+                    "args": {"order_id": "A-1042"},
+                    "id": "call_1",
+                    "type": "tool_call",
+                },
+            ],
+        ),
+        ToolMessage(
+            '{"order": "A-1042", "amount": "182.40 USD"}',
+            tool_call_id="call_1",
+            name="lookup_order",
+        ),
         AIMessage([{"type": "text", "text": "The refund is 182.40 USD."}], id="a2"),
         ChatMessage("a note", role="critic"),
     ]
