@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.cli.inputs import existing_db, new_db
+from kenning.cli.mcp_install import add_install_parser
 from kenning.errors import InvalidInput, Unsupported
 from kenning.store.postgres import is_postgres_url
 
@@ -87,11 +88,14 @@ def add_parsers(sub: Any) -> None:
     _add_store(k)
     k.add_argument("--tenant")
 
-    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session")
+    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session; "
+                       "`kenning mcp install` sets a coding agent up to start it")  # fmt: skip
+    add_install_parser(p.add_subparsers(dest="mcp_command", metavar="install"))
     _add_store(p)
-    p.add_argument("--tenant", required=True)
-    p.add_argument("--user", required=True)
-    p.add_argument("--session", required=True)
+    # Required when serving; `kenning mcp install` has its own.
+    p.add_argument("--tenant")
+    p.add_argument("--user")
+    p.add_argument("--session")
     p.add_argument("--share-sessions", action="store_true",
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
@@ -207,6 +211,9 @@ def keys(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
+    missing = [f"--{n}" for n in ("tenant", "user", "session") if not getattr(args, n)]
+    if missing:
+        raise InvalidInput(f"kenning mcp needs {', '.join(missing)} (or: kenning mcp install)")
     from kenning.memory import DEFAULT, Memory
     from kenning.records import Scope
     from kenning.server.mcp import run_stdio
