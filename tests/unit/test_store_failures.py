@@ -9,13 +9,17 @@ import socket
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import psycopg
 import pytest
 
 from kenning.errors import InvalidInput, StorageFull, StoreError, StoreUnavailable
-from kenning.store.postgres.failures import connection_lost, translate
 from kenning.store.sqlite.failures import LOW_ROOM_BYTES, write_failure
+
+if TYPE_CHECKING:
+    import psycopg
+
+# The PostgreSQL tests import the driver inside: the fast lane (no PostgreSQL) loads none of it.
 
 
 def _raised(action: Callable[[], object]) -> Exception:
@@ -77,7 +81,12 @@ def test_other_sqlite_errors_stay_store_errors(tmp_path: Path) -> None:
     assert type(write_failure(exc, str(tmp_path / "x.db"))) is StoreError
 
 
+@pytest.mark.postgres
 def test_a_refused_connection_is_store_unavailable() -> None:
+    import psycopg
+
+    from kenning.store.postgres.failures import connection_lost, translate
+
     with socket.socket() as bound:  # bound, never listening: connecting is refused
         bound.bind(("127.0.0.1", 0))
         url = f"postgresql://k:k@127.0.0.1:{bound.getsockname()[1]}/k"
@@ -90,6 +99,10 @@ def test_a_refused_connection_is_store_unavailable() -> None:
 
 
 def test_a_terminated_session_is_store_unavailable(pg_url: str) -> None:
+    import psycopg
+
+    from kenning.store.postgres.failures import translate
+
     with (
         psycopg.connect(pg_url, autocommit=True) as victim,
         psycopg.connect(pg_url, autocommit=True) as admin,
@@ -106,6 +119,8 @@ def test_a_terminated_session_is_store_unavailable(pg_url: str) -> None:
 
 def _server_error(pg_url: str, errcode: str) -> psycopg.Error:
     """The error PostgreSQL itself sends for condition *errcode*."""
+    import psycopg
+
     statement = f"DO $$ BEGIN RAISE EXCEPTION 'injected' USING ERRCODE = '{errcode}'; END $$"
     with psycopg.connect(pg_url, autocommit=True) as conn:
         exc = _raised(lambda: conn.execute(statement))
@@ -129,6 +144,8 @@ def _server_error(pg_url: str, errcode: str) -> psycopg.Error:
     ],
 )
 def test_postgresql_conditions_translate(pg_url: str, errcode: str, expected: type) -> None:
+    from kenning.store.postgres.failures import connection_lost, translate
+
     err = translate(_server_error(pg_url, errcode), "writing")
     assert type(err) is expected, (errcode, err)
     assert connection_lost(_server_error(pg_url, errcode)) is (expected is StoreUnavailable)
