@@ -70,6 +70,8 @@ def add_parsers(sub: Any) -> None:
                    help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
+    p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
+                   "over OTLP, set up by the OTEL_* variables (kenning[otel])")  # fmt: skip
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
     p.set_defaults(handler=serve)
 
@@ -122,6 +124,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.server.config import ServerSettings
     from kenning.server.logs import configure_logging
     from kenning.server.protocol import NoDelayH11Protocol
+    from kenning.server.tracing import setup_otlp
     from kenning.store.open import open_store
 
     settings = ServerSettings(
@@ -132,7 +135,7 @@ def serve(args: argparse.Namespace) -> int:
         compaction_workers=args.compaction_workers,
         extraction_workers=args.extraction_workers,
         embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
-        json_logs=not args.text_logs,
+        json_logs=not args.text_logs, otel=args.otel,
     )  # fmt: skip
     configure_logging(json_logs=settings.json_logs)
     _check_listen(settings.host, settings.port)
@@ -146,6 +149,8 @@ def serve(args: argparse.Namespace) -> int:
         "timeout_keep_alive": 30,
     }  # fmt: skip
     if settings.workers == 1:
+        if settings.otel:
+            setup_otlp()
         uvicorn.run(create_app(settings), **common)
     else:
         os.environ[ENV_SETTINGS] = settings.to_json()
