@@ -40,6 +40,9 @@ def dump():
 def run(tmp_path: Path, body: str) -> list[dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH", "HOME")}
     env["HF_HUB_OFFLINE"] = "1"
+    # The repository root, for tests.served (the child runs in a temporary directory).
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     script = PRELUDE + textwrap.dedent(body) + "\ndump()\n"
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=300)  # fmt: skip
