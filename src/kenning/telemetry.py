@@ -126,7 +126,17 @@ def _get_tracer() -> Any:
         else:
             _tracer = trace.get_tracer("kenning", _version())
         _looked = True
+    if _tracer is None or _unset(_tracer):
+        return None
     return _tracer
+
+
+def _unset(tracer: Any) -> bool:
+    """Whether no tracer provider is set yet (the API's default proxy, whose spans would all
+    be no-ops): then no span is started and the hot paths pay this one call."""
+    from opentelemetry import trace
+
+    return type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
 
 
 class _ScopeLike(Protocol):

@@ -64,6 +64,7 @@ def test_memory_operations_make_spans_with_the_genai_attributes(tmp_path: Path) 
             memory.forget(DANA)
     """)  # fmt: skip
     tenant = __import__("hashlib").sha256(b"acme").hexdigest()[:16]
+    write_id = named(spans, "create_memory")[0]["id"]
     write = named(spans, "create_memory")[0]["attributes"]
     assert write == {
         "gen_ai.operation.name": "create_memory", "gen_ai.memory.store.id": "sqlite",
@@ -80,6 +81,9 @@ def test_memory_operations_make_spans_with_the_genai_attributes(tmp_path: Path) 
     assert window["kenning.window.tokens"] > 0 and window["kenning.window.pressure"] == "ok"
     assert window["kenning.window.tier.tail.tokens"] > 0
     assert named(spans, "delete_memory")[0]["attributes"]["gen_ai.memory.record.count"] == 1
+    # The store's transactions are children of the operation that opened them.
+    writes = [s for s in named(spans, "kenning.store.write") if s["parent"] == write_id]
+    assert writes and writes[0]["attributes"]["db.system.name"] == "sqlite"
     assert "acme" not in json.dumps(spans) and "Refund" not in json.dumps(spans)
 
 
@@ -94,6 +98,30 @@ def test_content_and_tenant_names_only_when_the_host_asks(tmp_path: Path) -> Non
     search = named(spans, "search_memory")[0]["attributes"]
     assert search["gen_ai.memory.query.text"] == "refund order"
     assert search["kenning.tenant"] == "acme"
+
+
+def test_postgresql_transactions_are_traced_too(tmp_path: Path, pg_url: str) -> None:
+    spans = run(tmp_path, f"""
+        with Memory.open({pg_url!r}, embedder=None) as memory:
+            memory.add_events(DANA, [{{"role": "user", "content": "hello"}}])
+            memory.search(DANA, "hello")
+    """)  # fmt: skip
+    search = named(spans, "search_memory")[0]
+    assert search["attributes"]["gen_ai.memory.store.id"] == "postgresql"
+    reads = [s for s in named(spans, "kenning.store.read") if s["parent"] == search["id"]]
+    assert reads and reads[0]["attributes"]["db.system.name"] == "postgresql"
+
+
+def test_without_a_tracer_provider_nothing_is_started(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH", "HOME")}
+    script = (
+        "from kenning import telemetry\n"
+        "with telemetry.span('x', {}) as s:\n"
+        "    print(type(s).__name__)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == "_NullSpan", done.stderr
 
 
 def test_a_failed_operation_ends_its_span_with_an_error(tmp_path: Path) -> None:

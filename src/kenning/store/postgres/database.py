@@ -41,7 +41,13 @@ from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.sql import DIALECT, PgTx
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_generation, check_owner, erase_generation
+from kenning.store.sql.database import (
+    SqlDatabase,
+    check_generation,
+    check_owner,
+    erase_generation,
+    traced_tx,
+)
 from kenning.store.sql.dialect import Tx
 
 __all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
@@ -198,6 +204,7 @@ class Database(SqlDatabase):
         conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
 
     @contextmanager
+    @traced_tx("kenning.store.read")
     def _read(self, scope: Scope | None) -> Iterator[Conn]:
         """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
         every statement inside sees one committed state, and the scope's session belongs to
@@ -221,6 +228,7 @@ class Database(SqlDatabase):
                 self._local.open_read = None
 
     @contextmanager
+    @traced_tx("kenning.store.write")
     def _write(
         self,
         scope: Scope | None,

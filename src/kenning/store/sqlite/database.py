@@ -24,7 +24,7 @@ from pathlib import Path
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_owner
+from kenning.store.sql.database import SqlDatabase, check_owner, traced_tx
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.vectors import stored_model
 from kenning.store.sqlite.cross import CROSS_TENANT
@@ -113,6 +113,7 @@ class Database(SqlDatabase):
         return conn
 
     @contextmanager
+    @traced_tx("kenning.store.read")
     def _read(self, scope: Scope | None) -> Iterator[sqlite3.Connection]:
         """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
         every statement inside sees the same committed state, and the scope's session
@@ -155,6 +156,7 @@ class Database(SqlDatabase):
                 conn.rollback()
 
     @contextmanager
+    @traced_tx("kenning.store.write")
     def _write(
         self, scope: Scope | None, *, claim: bool = False, exclusive: bool = False
     ) -> Iterator[sqlite3.Connection]:
