@@ -31,8 +31,8 @@ EXPECTED = {
     "Procedures", "Profile", "Retention", "TenantPolicy", "UserSettings",
     # the service: client and the errors that travel over HTTP
     "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
-    "QuotaExceeded", "RateLimited", "RequestTimeout", "RequestTooLarge", "ToolRefused",
-    "Unauthorized",
+    "QuotaExceeded", "RateLimited", "RequestTimeout", "RequestTooLarge", "StorageFull",
+    "StoreUnavailable", "ToolRefused", "Unauthorized",
 }  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics, TimedEmbedder
 from kenning.server.middleware import ServiceMiddleware
 from kenning.server.state import Service
+from kenning.server.tracing import require_api, setup_otlp
 from kenning.settings import Settings
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry, default_registry
@@ -144,6 +145,8 @@ def create_app(
         ServiceMiddleware, metrics=metrics, gate=gate, max_body_bytes=settings.max_body_bytes,
         body_timeout_s=settings.body_timeout_s,
     )  # fmt: skip
+    if settings.otel:
+        require_api()  # FastAPI traces the requests once a tracer provider is set
     return app
 
 
@@ -252,4 +255,6 @@ def app_from_environment() -> FastAPI:
 
     configure_logging(json_logs=settings.json_logs)
     set_header_timeout(settings.header_timeout_s)
+    if settings.otel:
+        setup_otlp()
     return create_app(settings)
