@@ -32,6 +32,8 @@ EXPECTED = {
     # the service: client and the errors that travel over HTTP
     "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
     "QuotaExceeded", "RateLimited", "RequestTooLarge", "ToolRefused", "Unauthorized",
+    # a tenant's storage quota, checked by the store in the write's transaction
+    "Quota",
 }  # fmt: skip
 
 

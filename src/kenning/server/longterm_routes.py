@@ -139,9 +139,7 @@ def erase_user(request: Request, user: UserP) -> Json:
     state, consent). A legal hold on the tenant, the user or one of their sessions refuses it
     (423 ``legal_hold``, nothing erased)."""
     scope = _user(request, KeyScope.WRITE, user)
-    svc = service(request)
-    erased = svc.memory.forget(scope)
-    svc.quota.forgot(scope.tenant)
+    erased = service(request).memory.forget(scope)
     return {"erased": erased}
 
 
