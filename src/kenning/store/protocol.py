@@ -297,9 +297,13 @@ class ContextState(Protocol):
         """Message tokens of the session's events through *seq*."""
         ...
 
-    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+    def context_snapshot(
+        self, scope: Scope, encoding: str, *, room: int, summarized: bool = True
+    ) -> ContextSnapshot:
         """Task state, current pins, active summaries, the ledger's total and the tokens the
-        summaries cover, and the tail that fits in *room* — one consistent read."""
+        summaries cover, and the tail after them that fits in *room* — one consistent read.
+        With *summarized* False the session is read as if nothing were summarized: no
+        summaries, and a tail that may reach back to its first event."""
         ...
 
     def ledger_tail(
