@@ -28,7 +28,9 @@ __all__ = [
     "RequestTooLarge",
     "ScopeConflict",
     "StaleWrite",
+    "StorageFull",
     "StoreError",
+    "StoreUnavailable",
     "ToolRefused",
     "Unauthorized",
     "Unsupported",
@@ -117,6 +119,19 @@ class ModelUnavailable(KenningError, RuntimeError, code="model_unavailable", htt
 
 class StoreError(KenningError, RuntimeError, code="store_error", http_status=500):
     """The storage backend failed; the batch was rolled back."""
+
+
+class StoreUnavailable(StoreError, code="store_unavailable", http_status=503):
+    """The database cannot be reached for now (stopped, restarting, out of connections).
+    Retry after ``retry_after`` s; a write whose answer was lost may have been stored, so
+    retry appends with the same event ids (they are stored once)."""
+
+    retry_after = 2.0
+
+
+class StorageFull(StoreError, code="storage_full", http_status=507):
+    """The database's disk (or the file-size limit) is full; the write was rolled back and
+    what is stored stays readable."""
 
 
 class Unsupported(KenningError, NotImplementedError, code="unsupported", http_status=501):

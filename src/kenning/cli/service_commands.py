@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.cli.inputs import existing_db, new_db
+from kenning.cli.mcp_install import add_install_parser
 from kenning.errors import InvalidInput, Unsupported
 from kenning.store.postgres import is_postgres_url
 
@@ -69,6 +70,8 @@ def add_parsers(sub: Any) -> None:
                    help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
+    p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
+                   "over OTLP, set up by the OTEL_* variables (kenning[otel])")  # fmt: skip
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
     p.set_defaults(handler=serve)
 
@@ -87,11 +90,14 @@ def add_parsers(sub: Any) -> None:
     _add_store(k)
     k.add_argument("--tenant")
 
-    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session")
+    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session; "
+                       "`kenning mcp install` sets a coding agent up to start it")  # fmt: skip
+    add_install_parser(p.add_subparsers(dest="mcp_command", metavar="install"))
     _add_store(p)
-    p.add_argument("--tenant", required=True)
-    p.add_argument("--user", required=True)
-    p.add_argument("--session", required=True)
+    # Required when serving; `kenning mcp install` has its own.
+    p.add_argument("--tenant")
+    p.add_argument("--user")
+    p.add_argument("--session")
     p.add_argument("--share-sessions", action="store_true",
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
@@ -118,6 +124,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.server.config import ServerSettings
     from kenning.server.logs import configure_logging
     from kenning.server.protocol import NoDelayH11Protocol
+    from kenning.server.tracing import setup_otlp
     from kenning.store.open import open_store
 
     settings = ServerSettings(
@@ -128,7 +135,7 @@ def serve(args: argparse.Namespace) -> int:
         compaction_workers=args.compaction_workers,
         extraction_workers=args.extraction_workers,
         embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
-        json_logs=not args.text_logs,
+        json_logs=not args.text_logs, otel=args.otel,
     )  # fmt: skip
     configure_logging(json_logs=settings.json_logs)
     _check_listen(settings.host, settings.port)
@@ -142,6 +149,8 @@ def serve(args: argparse.Namespace) -> int:
         "timeout_keep_alive": 30,
     }  # fmt: skip
     if settings.workers == 1:
+        if settings.otel:
+            setup_otlp()
         uvicorn.run(create_app(settings), **common)
     else:
         os.environ[ENV_SETTINGS] = settings.to_json()
@@ -207,6 +216,9 @@ def keys(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
+    missing = [f"--{n}" for n in ("tenant", "user", "session") if not getattr(args, n)]
+    if missing:
+        raise InvalidInput(f"kenning mcp needs {', '.join(missing)} (or: kenning mcp install)")
     from kenning.memory import DEFAULT, Memory
     from kenning.records import Scope
     from kenning.server.mcp import run_stdio

@@ -28,6 +28,7 @@ from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.errors import StaleWrite
 from kenning.pins.extract import ExtractionRules, extract_pins
 from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
+from kenning.telemetry import scope_attributes, traced
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -106,6 +107,10 @@ class Compactor:
         self._rules = rules
         self._fallback = fallback or ExtractiveSummarizer()
 
+    @traced("compact_session", lambda self, scope, *, model, budget, reason, **_: {
+        **scope_attributes(scope), "gen_ai.request.model": model, "kenning.window.budget": budget,
+        "kenning.compaction.reason": reason},
+        lambda written: {"gen_ai.memory.record.count": len(written)})  # fmt: skip
     def compact(
         self,
         scope: Scope,

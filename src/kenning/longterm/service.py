@@ -49,6 +49,7 @@ from kenning.records import (
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import ContextState, EventLog, FactStore, PolicyStore
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+from kenning.telemetry import scope_attributes, traced
 
 __all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "LongTermStore", "importance"]
 
@@ -272,6 +273,9 @@ class LongTermMemory(FactsAPI):
         self.extract(job)
         return job
 
+    @traced("extract_facts", lambda self, job, **_: {
+        **scope_attributes(job.scope), "kenning.events.unread": job.last_seq - job.done_seq},
+        lambda done: {"kenning.extraction.completed": done})  # fmt: skip
     def extract(self, job: ExtractionJob, *, stop: Callable[[], bool] = lambda: False) -> bool:
         """Read the unread events of a claimed session for facts, a batch at a time, each
         batch's facts written under the claim's lease, and record how far it got; *stop* is

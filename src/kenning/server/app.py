@@ -33,6 +33,7 @@ from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics, TimedEmbedder
 from kenning.server.middleware import ServiceMiddleware
 from kenning.server.state import Service
+from kenning.server.tracing import require_api, setup_otlp
 from kenning.settings import Settings
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry, default_registry
@@ -139,6 +140,8 @@ def create_app(
         ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
         max_in_flight=settings.max_in_flight,
     )  # fmt: skip
+    if settings.otel:
+        require_api()  # FastAPI traces the requests once a tracer provider is set
     return app
 
 
@@ -240,4 +243,6 @@ def app_from_environment() -> FastAPI:
     from kenning.server.logs import configure_logging
 
     configure_logging(json_logs=settings.json_logs)
+    if settings.otel:
+        setup_otlp()
     return create_app(settings)

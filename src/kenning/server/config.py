@@ -31,6 +31,8 @@ class ServerSettings:
         embedder: ``minilm`` (the local model) or ``none`` (lexical search only).
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         json_logs: one JSON object per log line (with the request id).
+        otel: trace each request and the memory operations under it (OpenTelemetry, exported
+            over OTLP by ``kenning serve --otel``; needs ``kenning[otel]``).
     """
 
     db: str = "kenning.db"
@@ -49,6 +51,7 @@ class ServerSettings:
     embedder: Literal["minilm", "none"] = "minilm"
     mcp: bool = True
     json_logs: bool = True
+    otel: bool = False
 
     def __post_init__(self) -> None:
         if not 1 <= self.workers <= 64:
