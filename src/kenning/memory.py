@@ -30,7 +30,7 @@ from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
-from kenning.records import Event, Scope, to_utc
+from kenning.records import Event, Quota, Scope, to_utc
 from kenning.reindexing import ReindexReport, reindex
 from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
@@ -166,20 +166,29 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
 
     # -- writes ----------------------------------------------------------------------------
 
-    def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
+    def add_events(
+        self, scope: Scope, events: Iterable[EventLike], *, quota: Quota | None = None
+    ) -> list[Event]:
+        """See :meth:`kenning.api.MemoryAPI.add_events`; with *quota*, a batch that would
+        take the tenant past it raises :class:`~kenning.errors.QuotaExceeded` and nothing is
+        written (the store checks it in the write's transaction)."""
         session_of(scope)
-        return self.ingest([(scope, e) for e in events])
+        return self.ingest([(scope, e) for e in events], quota=quota)
 
-    @traced("create_memory", lambda self, items: _batch_attributes(self, items),
+    @traced("create_memory", lambda self, items, **_: _batch_attributes(self, items),
             lambda written: {"gen_ai.memory.record.count": len(written)})  # fmt: skip
-    def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+    def ingest(
+        self, items: Sequence[tuple[Scope, EventLike]], *, quota: Quota | None = None
+    ) -> list[Event]:
         """Append events of several sessions in one atomic batch (used by bulk import).
 
         Returns the events written, in order; an event whose ``idempotency_key`` its session
         already holds is skipped and not returned. The pins extracted from the events are
-        committed in the same transaction. See :class:`~kenning.ingest.IngestPipeline`.
+        committed in the same transaction. With *quota*, a batch that would take a tenant
+        past it raises :class:`~kenning.errors.QuotaExceeded` and nothing is written. See
+        :class:`~kenning.ingest.IngestPipeline`.
         """
-        return self._ingest.ingest(items)
+        return self._ingest.ingest(items, quota=quota)
 
     # -- reads -----------------------------------------------------------------------------
 

@@ -33,6 +33,8 @@ EXPECTED = {
     "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
     "QuotaExceeded", "RateLimited", "RequestTimeout", "RequestTooLarge", "StorageFull",
     "StoreUnavailable", "ToolRefused", "Unauthorized",
+    # a tenant's storage quota, checked by the store in the write's transaction
+    "Quota",
 }  # fmt: skip
 
 

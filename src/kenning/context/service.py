@@ -25,6 +25,7 @@ from kenning.context.assembler import (
     TokenCache,
     build_window,
     check_mandatory,
+    faithful,
     gather,
     memory_pieces,
 )
@@ -400,6 +401,9 @@ class WorkingContext(ContextAPI, WindowAPI):
             closed_pins=settings.closed_pins, profile=request.profile,
             procedures=request.playbooks, drafts=drafts,
         )  # fmt: skip
+        got = faithful(
+            got, budget=budget, settings=settings, tokenizer=request.tokenizer, cache=self._cache
+        )
         use = got.dynamic_tokens / budget
         return got, use, settings.thresholds.level(use)
 

@@ -27,10 +27,11 @@ from kenning.compaction.plan import CompactionSettings
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
+from kenning.records import Quota
 from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
-from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.limits import RateLimiter
 from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics, TimedEmbedder
 from kenning.server.middleware import ServiceMiddleware
@@ -171,8 +172,7 @@ def _lifespan(
         svc = Service(
             memory=mem, settings=settings, credentials=store,
             limiter=RateLimiter(settings.rate_per_s, settings.burst),
-            quota=QuotaGuard(store.tenant_usage, max_events=settings.max_events,
-                             max_chars=settings.max_chars),
+            quota=Quota(max_events=settings.max_events, max_chars=settings.max_chars),
             tools=tools or default_registry(), metrics=metrics,
         )  # fmt: skip
         app.state.kenning = svc

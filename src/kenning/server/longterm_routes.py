@@ -95,11 +95,14 @@ def list_facts(
 def remember_fact(request: Request, user: UserP, body: RememberRequest) -> Json:
     """Store a fact the user stated or confirmed in *session* (consolidated like an extracted
     one: the same value reinforces, a new one supersedes). Health, finance and relationship
-    facts need the user's or the tenant's consent (422 otherwise)."""
+    facts need the user's or the tenant's consent (422 otherwise). With ``within_session``
+    only the session's own facts are reinforced or superseded, and the fact returned is the
+    session's."""
     scope = Scope(_tenant(request, KeyScope.WRITE), user, body.session)
     fact = service(request).memory.facts.remember(
         scope, body.attribute, body.value, subject=body.subject, qualifier=body.qualifier,
         category=body.category, source_event_id=body.source_event_id,
+        within_session=body.within_session,
     )  # fmt: skip
     return fact_json(fact)
 
@@ -140,9 +143,7 @@ def erase_user(request: Request, user: UserP) -> Json:
     state, consent). A legal hold on the tenant, the user or one of their sessions refuses it
     (423 ``legal_hold``, nothing erased)."""
     scope = _user(request, KeyScope.WRITE, user)
-    svc = service(request)
-    erased = svc.memory.forget(scope)
-    svc.quota.forgot(scope.tenant)
+    erased = service(request).memory.forget(scope)
     return {"erased": erased}
 
 

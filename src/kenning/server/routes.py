@@ -68,10 +68,7 @@ def append_events(request: Request, session: str, body: AppendRequest) -> Json:
     svc = service(request)
     scope = _session_scope(request, KeyScope.WRITE, body.user, session)
     events = [e.model_dump(exclude_none=True) for e in body.events]
-    chars = sum(len(e.content) for e in body.events)
-    svc.quota.check(scope.tenant, events=len(events), chars=chars)
-    written = svc.memory.add_events(scope, events)
-    svc.quota.added(scope.tenant, events=len(written), chars=sum(len(e.content) for e in written))
+    written = svc.memory.add_events(scope, events, quota=svc.quota)
     return {"events": [event_json(e) for e in written], "skipped": len(events) - len(written)}
 
 
@@ -204,9 +201,7 @@ def compact(request: Request, session: str, body: CompactRequest) -> Json:
 def forget(request: Request, body: ForgetRequest) -> Json:
     tenant = authorize(request, KeyScope.WRITE).tenant
     scope = scope_in(tenant, body.user, body.session, what="erasing a session")
-    svc = service(request)
-    erased = svc.memory.forget(scope, ids=body.ids, before=body.before)
-    svc.quota.forgot(scope.tenant)
+    erased = service(request).memory.forget(scope, ids=body.ids, before=body.before)
     return {"erased": erased}
 
 

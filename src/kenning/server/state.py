@@ -15,10 +15,10 @@ from fastapi import Request
 
 from kenning.errors import InvalidInput, Unauthorized
 from kenning.memory import Memory
-from kenning.records import KeyScope, Scope
+from kenning.records import KeyScope, Quota, Scope
 from kenning.server.auth import Principal, bearer_token, check_admin
 from kenning.server.config import ServerSettings
-from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.limits import RateLimiter
 from kenning.server.metrics import Metrics
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry
@@ -47,7 +47,8 @@ class Service:
     settings: ServerSettings
     credentials: Credentials
     limiter: RateLimiter
-    quota: QuotaGuard
+    #: Each tenant's storage quota, passed to every append (the store applies it).
+    quota: Quota
     tools: ToolRegistry
     metrics: Metrics
 
