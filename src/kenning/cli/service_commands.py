@@ -144,7 +144,7 @@ def _admin_token(args: argparse.Namespace) -> str | None:
 
 
 @contextlib.contextmanager
-def private_token_file(token: str | None) -> Iterator[str | None]:
+def _private_token_file(token: str | None) -> Iterator[str | None]:
     """A file holding *token* that only this user can read (mode 0600 in a 0700 directory
     of its own), removed when the block ends; None without a token."""
     if token is None:
@@ -205,7 +205,7 @@ def serve(args: argparse.Namespace) -> int:
             setup_otlp()
         uvicorn.run(create_app(settings), **common)
         return 0
-    with private_token_file(settings.admin_token) as token_file:
+    with _private_token_file(settings.admin_token) as token_file:
         # The workers' settings carry where the token is, never the token.
         os.environ[ENV_SETTINGS] = replace(settings, admin_token_file=token_file).to_json()
         uvicorn.run(
