@@ -19,10 +19,8 @@ import pwd
 import resource
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -35,29 +33,16 @@ import pytest
 
 from kenning import Memory, Scope
 from kenning.server.auth import create_key
+from tests.processes import free_port, kenning, kenning_env, serving
 
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _kenning(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kenning.cli.main", *args]
-
-
-def _env() -> dict[str, str]:
-    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", HF_HUB_OFFLINE="1")
-    env.pop("KENNING_ADMIN_TOKEN", None)
-    return env
-
-
 def _new_key(*where: str, tenant: str) -> str:
-    made = subprocess.run(_kenning("keys", "create", *where, "--tenant", tenant),
-                          capture_output=True, text=True, check=True, env=_env())  # fmt: skip
+    made = subprocess.run(
+        kenning("keys", "create", *where, "--tenant", tenant),
+        capture_output=True, text=True, check=True, env=kenning_env(),
+    )  # fmt: skip
     return str(json.loads(made.stdout)["key"])
 
 
@@ -68,7 +53,7 @@ class PrivateCluster:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.data = root / "data"
-        self.port = _free_port()
+        self.port = free_port()
         # PostgreSQL refuses to run as root: as root, every command runs as postgres.
         self._as: list[str] = []
         if os.geteuid() == 0:
@@ -143,14 +128,14 @@ def test_postgresql_stopped_and_restarted_under_load(
     with Memory.open(pg.url, embedder=None) as memory:  # migrates the database
         memory.add_events(Scope("probe", "u", "probe"), [{"role": "user", "content": "here"}])
         _, probe_key = create_key(memory.store, "probe", ["read"])
-    port, out = _free_port(), tmp_path / "load"
+    port, out = free_port(), tmp_path / "load"
     url = f"http://127.0.0.1:{port}"
     log = (tmp_path / "bench.log").open("w")
     bench = subprocess.Popen(
-        _kenning("bench", "load", "--store", pg.url, "--no-model", "--workers", "1",
+        kenning("bench", "load", "--store", pg.url, "--no-model", "--workers", "1",
                  "--sessions", "40", "--tenants", "2", "--rps", "10", "--duration", "24",
                  "--port", str(port), "--out", str(out)),
-        stdout=log, stderr=subprocess.STDOUT, env=_env(),
+        stdout=log, stderr=subprocess.STDOUT, env=kenning_env(),
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 90
@@ -213,27 +198,11 @@ def test_sqlite_on_a_full_disk_answers_507_and_stays_whole(tmp_path: Path) -> No
     def limited() -> None:  # in the server process, before it starts
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
-        _kenning("serve", "--db", str(path), "--port", str(port), "--no-model"),
-        stdout=log, stderr=subprocess.STDOUT, env=_env(), preexec_fn=limited,
-    )  # fmt: skip
     auth = {"Authorization": f"Bearer {key}"}
     acked, answers = 0, []
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.2)
-        assert _ignores_sigxfsz(server.pid)
+    with serving("--db", str(path), "--no-model", log=tmp_path / "server.log",
+                 preexec_fn=limited) as served:  # fmt: skip
+        assert _ignores_sigxfsz(served.process.pid)
         for batch in range(200):
             events = [
                 {"role": "user", "id": f"e{batch}-{n}",
@@ -241,7 +210,7 @@ def test_sqlite_on_a_full_disk_answers_507_and_stays_whole(tmp_path: Path) -> No
                             + " ".join(f"w{batch}x{n}y{k}" for k in range(300))}
                 for n in range(10)
             ]  # fmt: skip
-            r = httpx.post(f"{url}/v1/sessions/s1/events", headers=auth, timeout=60,
+            r = httpx.post(f"{served.url}/v1/sessions/s1/events", headers=auth, timeout=60,
                            json={"user": "dana", "events": events})  # fmt: skip
             answers.append(r.status_code)
             if r.status_code != 200:
@@ -250,22 +219,14 @@ def test_sqlite_on_a_full_disk_answers_507_and_stays_whole(tmp_path: Path) -> No
         assert answers[-1] == 507, f"the disk never filled: {answers}, {r.text[:300]}"
         assert r.json()["error"]["code"] == "storage_full"
         # Full, not broken: the same batch again is refused the same way, reads still answer.
-        again = httpx.post(f"{url}/v1/sessions/s1/events", headers=auth, timeout=60,
+        again = httpx.post(f"{served.url}/v1/sessions/s1/events", headers=auth, timeout=60,
                            json={"user": "dana", "events": events})  # fmt: skip
         assert again.status_code == 507, again.text[:300]
-        read = httpx.get(f"{url}/v1/sessions/s1/events", params={"user": "dana"},
+        read = httpx.get(f"{served.url}/v1/sessions/s1/events", params={"user": "dana"},
                          headers=auth, timeout=60)  # fmt: skip
         assert read.status_code == 200
         assert len(read.json()["events"]) == acked
-        assert server.poll() is None  # not killed by SIGXFSZ
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
+        assert served.process.poll() is None  # not killed by SIGXFSZ
     assert acked > 0
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]

@@ -6,9 +6,6 @@ together. An older database gets its counter from its rows when it migrates."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -28,18 +25,9 @@ from kenning.records import NewEvent, Scope, TenantUsage
 from kenning.store.postgres.store import PostgresStore
 from kenning.store.records import EventWrite
 from kenning.store.sqlite.store import SQLiteStore
+from tests.processes import kenning, serving
 
 QUOTA = 50
-
-
-def _kenning(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kenning.cli.main", *args]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _where(backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
@@ -69,30 +57,8 @@ def _stored(where: str, tenant: str) -> tuple[int, TenantUsage]:
 def _served(where: str, tmp_path: Path, *options: str) -> Iterator[str]:
     """``kenning serve`` on *where* in processes of its own until the block ends; its URL."""
     flag = "--store" if where.startswith("postgresql://") else "--db"
-    port = _free_port()
-    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
-    log_path = tmp_path / "server.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen(
-            _kenning("serve", flag, where, "--port", str(port), "--no-model", *options),
-            stdout=log, stderr=subprocess.STDOUT, env=env,
-        )  # fmt: skip
-        url = f"http://127.0.0.1:{port}"
-        try:
-            deadline = time.monotonic() + 60
-            while True:
-                assert server.poll() is None, log_path.read_text()
-                try:
-                    if httpx.get(f"{url}/readyz").status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline, "server did not start"
-                time.sleep(0.2)
-            yield url
-        finally:
-            server.send_signal(signal.SIGINT)
-            server.wait(30)
+    with serving(flag, where, "--no-model", *options, log=tmp_path / "server.log") as served:
+        yield served.url
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -101,7 +67,7 @@ def test_served_quota_holds_under_forty_concurrent_appends(
 ) -> None:
     where = _where(backend, tmp_path, request)
     flag = "--store" if backend == "postgresql" else "--db"
-    made = subprocess.run(_kenning("keys", "create", flag, where, "--tenant", "acme"),
+    made = subprocess.run(kenning("keys", "create", flag, where, "--tenant", "acme"),
                           capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(made.stdout)["key"]
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -20,24 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.processes import free_port, kenning, kenning_env, serving
+
 ADMIN = "an-admin-token-of-at-least-thirty-two-characters"
-
-
-def _kenning(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kenning.cli.main", *args]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", HF_HUB_OFFLINE="1", **extra)
-    if "KENNING_ADMIN_TOKEN" not in extra:
-        env.pop("KENNING_ADMIN_TOKEN", None)
-    return env
 
 
 @dataclass
@@ -48,8 +31,10 @@ class Server:
     db: Path
 
     def key(self, tenant: str) -> str:
-        made = subprocess.run(_kenning("keys", "create", "--db", str(self.db), "--tenant", tenant),
-                              capture_output=True, text=True, check=True, env=_env())  # fmt: skip
+        made = subprocess.run(
+            kenning("keys", "create", "--db", str(self.db), "--tenant", tenant),
+            capture_output=True, text=True, check=True, env=kenning_env(),
+        )  # fmt: skip
         return str(json.loads(made.stdout)["key"])
 
     def socket(self) -> socket.socket:
@@ -60,33 +45,9 @@ class Server:
 def served(tmp_path: Path, *flags: str, **env: str) -> Iterator[Server]:
     """``kenning serve`` on a free port of 127.0.0.1 (SQLite, no model) until the block ends."""
     db = tmp_path / "served.db"
-    port = _free_port()
-    log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(
-        _kenning("serve", "--db", str(db), "--port", str(port), "--no-model", "--text-logs",
-                 *flags),
-        stdout=log, stderr=subprocess.STDOUT, env=_env(**env),
-    )  # fmt: skip
-    server = Server(f"http://127.0.0.1:{port}", port, process, db)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{server.url}/readyz").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-        yield server
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    with serving("--db", str(db), "--no-model", "--text-logs", *flags,
+                 log=tmp_path / "server.log", env=kenning_env(**env)) as it:  # fmt: skip
+        yield Server(it.url, it.port, it.process, db)
 
 
 def _slow_body(server: Server, path: str, key: str | None = None) -> socket.socket:
@@ -249,11 +210,11 @@ def test_never_ending_mcp_streams_cannot_starve_others(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("token", ["short-token", " " * 40])
 def test_a_weak_admin_token_stops_the_server_at_start_up(tmp_path: Path, token: str) -> None:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(
-        _kenning("serve", "--db", str(tmp_path / "weak.db"), "--port", str(port), "--no-model"),
+        kenning("serve", "--db", str(tmp_path / "weak.db"), "--port", str(port), "--no-model"),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=_env(KENNING_ADMIN_TOKEN=token),
+        env=kenning_env(KENNING_ADMIN_TOKEN=token),
     )  # fmt: skip
     try:
         _, err = process.communicate(timeout=30)

@@ -6,11 +6,8 @@ on SIGINT."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import socket
 import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -19,16 +16,7 @@ import httpx
 import pytest
 
 from kenning import Client, Scope
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _kenning(*args: str) -> list[str]:
-    return [sys.executable, "-m", "kenning.cli.main", *args]
+from tests.processes import kenning, serving
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
@@ -40,44 +28,32 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
         if backend == "sqlite"
         else ["--store", request.getfixturevalue("pg_url")]
     )
-    made = subprocess.run(_kenning("keys", "create", *where, "--tenant", "acme"),
+    made = subprocess.run(kenning("keys", "create", *where, "--tenant", "acme"),
                           capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(made.stdout)["key"]
     assert "shown once" in made.stderr
-    other = subprocess.run(_kenning("keys", "create", *where, "--tenant", "globex"),
+    other = subprocess.run(kenning("keys", "create", *where, "--tenant", "globex"),
                            capture_output=True, text=True, check=True)  # fmt: skip
     globex_key = json.loads(other.stdout)["key"]
-    port = _free_port()
-    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1")
-    env.pop("KENNING_ADMIN_TOKEN", None)
-    log = (tmp_path / "server.log").open("w")
-    server = subprocess.Popen(
-        _kenning("serve", *where, "--port", str(port), "--workers", "2", "--no-model",
-                 "--compaction-workers", "2"),
-        stdout=log, stderr=subprocess.STDOUT, env=env,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            try:
-                if httpx.get(f"{url}/readyz").status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.2)
+    with serving(
+        *where,
+        "--workers",
+        "2",
+        "--no-model",
+        "--compaction-workers",
+        "2",
+        log=tmp_path / "server.log",
+    ) as served:
         with httpx.Client() as http:
             # Nagle's algorithm stays off with several workers: no ~40 ms per request.
             times = []
             for _ in range(21):
                 start = time.perf_counter()
-                http.get(f"{url}/healthz").raise_for_status()
+                http.get(f"{served.url}/healthz").raise_for_status()
                 times.append(time.perf_counter() - start)
             assert sorted(times)[10] < 0.030, sorted(times)
         scopes = [Scope("acme", f"u{i}", f"s{i}") for i in range(8)]
-        with Client(url, api_key=key) as client:
+        with Client(served.url, api_key=key) as client:
             for scope in scopes:
                 client.add_events(scope, [
                     {"role": "user" if n % 2 else "assistant", "id": f"{scope.session}-{n}",
@@ -90,14 +66,14 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
                 assert window.pressure.value in ("compact", "hard"), window.utilization
             deadline = time.monotonic() + 60
             while True:
-                queue = httpx.get(f"{url}/readyz").json()["checks"]["queue"]
+                queue = httpx.get(f"{served.url}/readyz").json()["checks"]["queue"]
                 if queue["pending"] == 0 and queue["running"] == 0:
                     break
                 assert time.monotonic() < deadline, queue
                 time.sleep(0.2)
             for scope in scopes:
                 assert len(client.get_session(scope)) == 40
-                r = httpx.get(f"{url}/v1/sessions/{scope.session}/compaction",
+                r = httpx.get(f"{served.url}/v1/sessions/{scope.session}/compaction",
                               params={"user": scope.user},
                               headers={"Authorization": f"Bearer {key}"})  # fmt: skip
                 jobs, audit = r.json()["jobs"], r.json()["audit"]
@@ -107,13 +83,9 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
                 )
                 assert ranges and max(ranges.values()) == 1
             assert client.search(Scope("acme"), "refund of EUR", k=5).hits
-        with Client(url, api_key=globex_key) as stranger:
+        with Client(served.url, api_key=globex_key) as stranger:
             assert stranger.search(Scope("globex", "u0"), "refund of EUR", k=5).hits == ()
-    finally:
-        server.send_signal(signal.SIGINT)
-        code = server.wait(30)
-        log.close()
-    assert code == 0
+    assert served.process.returncode == 0
     lines = [json.loads(line) for line in (tmp_path / "server.log").read_text().splitlines()
              if line.startswith("{")]  # fmt: skip
     requests = [line for line in lines if line.get("message") == "request"]
@@ -125,11 +97,11 @@ def test_key_commands_on_a_missing_file_say_so_and_create_nothing(tmp_path: Path
     missing = tmp_path / "missing.db"
     for args in (("keys", "list", "--db", str(missing)),
                  ("keys", "revoke", "kn_x", "--store", f"sqlite:///{missing}")):  # fmt: skip
-        done = subprocess.run(_kenning(*args), capture_output=True, text=True)
+        done = subprocess.run(kenning(*args), capture_output=True, text=True)
         assert done.returncode == 2 and "does not exist" in done.stderr, done.stderr
         assert "Traceback" not in done.stderr
     assert not missing.exists()
-    bad = subprocess.run(_kenning("keys", "list", "--store", "mysql://db/x"),
+    bad = subprocess.run(kenning("keys", "list", "--store", "mysql://db/x"),
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == 2 and "[unsupported]" in bad.stderr
 
@@ -141,7 +113,7 @@ def test_serve_on_a_port_in_use_says_so_and_changes_nothing(tmp_path: Path) -> N
         holder.listen()
         port = str(holder.getsockname()[1])
         done = subprocess.run(
-            _kenning("serve", "--db", str(db), "--port", port, "--no-model"),
+            kenning("serve", "--db", str(db), "--port", port, "--no-model"),
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
     assert done.returncode == 2, done.stderr
@@ -149,7 +121,7 @@ def test_serve_on_a_port_in_use_says_so_and_changes_nothing(tmp_path: Path) -> N
     assert "another server is running there?" in done.stderr
     assert not db.exists()  # refused before the store was opened
     bad = subprocess.run(
-        _kenning("serve", "--db", str(db), "--host", "no-such-host.invalid", "--no-model"),
+        kenning("serve", "--db", str(db), "--host", "no-such-host.invalid", "--no-model"),
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert bad.returncode == 2 and "is not an address to listen on" in bad.stderr
