@@ -15,6 +15,7 @@ from kenning.records.core import (
     Role,
     Scope,
     Summary,
+    check_scalar_map,
     content_hash,
     event_label,
     new_event_id,
@@ -39,10 +40,18 @@ from kenning.records.pin_draft import PinDraft
 from kenning.records.policy import Consent, LegalHold, StoreStats, TenantPolicy, UserSettings
 from kenning.records.profile import Correction, Profile
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
+from kenning.records.values import (
+    MAX_JSON_DEPTH,
+    check_amount,
+    check_json,
+    check_text,
+    check_year,
+)
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "KINDS",
+    "MAX_JSON_DEPTH",
     "USER",
     "ApiKey",
     "AuditAction",
@@ -82,6 +91,11 @@ __all__ = [
     "TenantPolicy",
     "TenantUsage",
     "UserSettings",
+    "check_amount",
+    "check_json",
+    "check_scalar_map",
+    "check_text",
+    "check_year",
     "content_hash",
     "event_label",
     "new_event_id",

@@ -25,7 +25,7 @@ from kenning.api import ReadsAPI
 from kenning.context.api import PinsAPI, TaskAPI
 from kenning.errors import InvalidInput, NotFound
 from kenning.longterm.api import FactsAPI
-from kenning.records import PinKind, Scope
+from kenning.records import PinKind, Scope, check_json
 from kenning.tools.schema import check_arguments
 
 __all__ = [
@@ -173,16 +173,26 @@ class ToolRegistry:
 
         Raises:
             NotFound: no such tool.
-            InvalidInput: arguments that do not match the tool's schema.
+            InvalidInput: arguments that do not match the tool's schema, or that no backend
+                can store (see :func:`kenning.records.check_json`: nesting, NUL characters,
+                lone surrogates, non-finite numbers).
             ToolRefused: the call asks for what only the host may do (see
                 :data:`HOST_ONLY_PIN_KINDS`).
         """
         spec = self.spec(name)
+        what = f"the arguments of {name}"
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
-                raise InvalidInput(f"the arguments of {name} are not JSON: {exc.msg}") from exc
+                raise InvalidInput(f"{what} are not JSON: {exc.msg}") from exc
+            except (RecursionError, ValueError) as exc:
+                # A parser's own limits: nesting past the stack, or an integer too long.
+                raise InvalidInput(
+                    f"{what} are not JSON kenning reads: nested too deep or a number too long"
+                ) from exc
+        # Every transport (MCP, REST, a host's own loop) comes through here.
+        check_json(arguments, what)
         if spec.guard is not None and isinstance(arguments, Mapping):
             spec.guard(arguments)
         checked = check_arguments(arguments, spec.parameters, tool=name)
