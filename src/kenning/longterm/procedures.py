@@ -72,6 +72,13 @@ def _text(value: object, what: str) -> str:
     return " ".join(check_text(value, what).split())
 
 
+def _name(value: str | None) -> str | None:
+    """A name to look up: any text a backend can compare (a read, so no length rule)."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput("name must be a string")
+    return None if value is None else check_text(value, "name")
+
+
 def _description(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidInput("description must be a string")
@@ -126,7 +133,7 @@ class Procedures(ProceduresAPI):
         return self._store.set_procedure_status(tenant, procedure_id, ProcedureStatus.RETIRED)
 
     def list(self, tenant: str, *, name: str | None = None) -> list[Procedure]:
-        return self._store.procedures(tenant, name=name)
+        return self._store.procedures(tenant, name=_name(name))
 
     def show(self, tenant: str, procedure_id: str) -> Procedure:
         for procedure in self._store.procedures(tenant):
@@ -137,7 +144,9 @@ class Procedures(ProceduresAPI):
     def get(self, tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]],
             include_drift: bool = False) -> ProcedureMatch:  # fmt: skip
         current = tool_hash(tools)
-        active = self._store.procedures(tenant, name=name, statuses=(ProcedureStatus.ACTIVE,))
+        active = self._store.procedures(
+            tenant, name=_name(name), statuses=(ProcedureStatus.ACTIVE,)
+        )
         fits = [p for p in active if p.tool_schema_hash == current]
         drifted = tuple(p for p in active if p.tool_schema_hash != current)
         if fits:

@@ -180,19 +180,19 @@ class ToolRegistry:
                 :data:`HOST_ONLY_PIN_KINDS`).
         """
         spec = self.spec(name)
-        what = f"the arguments of {name}"
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{what} are not JSON: {exc.msg}") from exc
+                raise InvalidInput(f"the arguments of {name} are not JSON: {exc.msg}") from exc
             except (RecursionError, ValueError) as exc:
                 # A parser's own limits: nesting past the stack, or an integer too long.
                 raise InvalidInput(
-                    f"{what} are not JSON kenning reads: nested too deep or a number too long"
+                    f"the arguments of {name} are not JSON kenning reads: nested too deep or a "
+                    "number too long"
                 ) from exc
         # Every transport (MCP, REST, a host's own loop) comes through here.
-        check_json(arguments, what)
+        check_json(arguments, f"{name}.arguments")
         if spec.guard is not None and isinstance(arguments, Mapping):
             spec.guard(arguments)
         checked = check_arguments(arguments, spec.parameters, tool=name)
