@@ -44,7 +44,8 @@ EVENT_FIELDS = {
     "idempotency_key": "the same as id (give one of the two)",
     "tool_name": "the tool a tool event comes from",
     "tool_args": "the tool call's arguments (any JSON)",
-    "tool_result": "the tool's result (any JSON); approvals and authorizations are pinned from it",
+    "tool_result": "the tool's result (any JSON, nested at most 64 levels); approvals are pinned "
+    "from it only for tools the tenant's policy lists as authoritative",
     "metadata": 'an object of key -> string/number/boolean/null, e.g. {"speaker": "Dana"}',
     "tags": "a list of short tags",
     "version": "the agent's prompt/tool version that produced the event",

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
 from kenning.longterm.api import RetentionAPI
-from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy, check_text
+from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy, check_text, check_year
 from kenning.store.protocol import PolicyStore
 
 __all__ = ["Retention"]
@@ -47,7 +47,8 @@ class Retention(RetentionAPI):
         return self._store.holds(Scope(tenant).tenant)
 
     def purge(self, tenant: str, *, now: datetime | None = None) -> int:
-        when = now or self._now()
+        # Retention counts back from it: a purge "as of" year 1 would fall off the calendar.
+        when = check_year(now, "now") if now is not None else self._now()
         policy = self.policy(tenant)
         cutoff = None if policy.episode_days is None else when - timedelta(days=policy.episode_days)
         removed = self._store.purge(Scope(tenant).tenant, now=when, episodes_before=cutoff)

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from kenning.errors import InvalidInput, InvalidScope
-from kenning.records.values import check_json, check_text
+from kenning.records.values import check_json, check_text, check_year
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
@@ -283,7 +283,8 @@ class NewEvent:
         return NewEvent(
             role=role,
             content=self.content,
-            at=to_utc(self.at, what="at"),
+            # Its text's relative times ("last week") and its retention are counted from it.
+            at=check_year(to_utc(self.at, what="at"), "at"),
             tool_name=self.tool_name,
             tool_args=self.tool_args,
             tool_result=self.tool_result,

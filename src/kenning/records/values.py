@@ -11,8 +11,9 @@ same :class:`~kenning.errors.InvalidInput` instead of failing in their drivers:
   :data:`MAX_JSON_INT_BITS` bits, and string keys;
 * amounts are finite decimals with at most :data:`MAX_AMOUNT_DIGITS` digits before the point
   and :data:`MAX_AMOUNT_PLACES` after it;
-* a ``now`` that relative times are read against lies in the years
-  :data:`MIN_YEAR`-:data:`MAX_YEAR`, so "three years ago" or "next week" stays in the calendar.
+* a time that relative times or retention are counted from (a search's ``now``, an event's
+  ``at``, a purge's ``now``) lies in the years :data:`MIN_YEAR`-:data:`MAX_YEAR`, so "three
+  years ago", "next week" or "30 days later" stays in the calendar.
 """
 
 from __future__ import annotations
@@ -166,6 +167,6 @@ def check_year(value: datetime, what: str) -> datetime:
     if not MIN_YEAR <= value.year <= MAX_YEAR:
         raise InvalidInput(
             f"{what} {value.isoformat()} is outside the years {MIN_YEAR}-{MAX_YEAR} that "
-            "relative times are read in"
+            "relative times and retention are counted in"
         )
     return value
