@@ -198,6 +198,20 @@ def test_payloads_nested_too_deep_are_refused_before_anything_is_stored(served: 
         served.memory.add_events(DANA, [{"role": "user", "content": "x", "metadata": {"a": {}}}])
 
 
+def test_ingest_refuses_lines_nested_too_deep(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "k.db")
+    line = '{"tenant": "acme", "user": "dana", "session": "s1", "role": "tool", "content": "r", '
+    for levels in (65, 5_000):
+        path = tmp_path / f"deep{levels}.jsonl"
+        path.write_text(line + '"tool_result": ' + _deep_text(levels) + "}\n")
+        assert main(["ingest", str(path), "--db", db, "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert f"{path}:1" in err and "nested deeper than 64 levels" in err, err
+    assert not (tmp_path / "k.db").exists()  # refused before the database was opened
+
+
 def test_assemble_refuses_tools_nested_too_deep(served: Served) -> None:
     key = served.key("acme")
     served.memory.add_events(DANA, [{"role": "user", "content": "Where is order A-1?"}])

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.errors import InvalidInput, ScopeConflict
-from kenning.records import NewEvent, Scope
+from kenning.records import NewEvent, Scope, too_deep
 from kenning.store.postgres import is_postgres_url, redact
 
 __all__ = [
@@ -153,6 +153,8 @@ def read_json_file(path: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{what} {path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise too_deep(f"{what} {path}") from exc
 
 
 def _derived_key(raw: bytes, seen: Counter[bytes]) -> str:
@@ -200,6 +202,8 @@ def read_events(
             raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
         except InvalidInput as exc:
             raise type(exc)(f"{source}:{number}: {exc.message}") from exc
+        except RecursionError as exc:
+            raise too_deep(f"{source}:{number}") from exc
         user, first = owners.setdefault((scope.tenant, scope.session), (scope.user, number))
         if user != scope.user:
             raise ScopeConflict(

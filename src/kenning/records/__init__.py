@@ -15,7 +15,6 @@ from kenning.records.core import (
     Role,
     Scope,
     Summary,
-    check_scalar_map,
     content_hash,
     event_label,
     new_event_id,
@@ -46,6 +45,7 @@ from kenning.records.values import (
     check_json,
     check_text,
     check_year,
+    too_deep,
 )
 
 __all__ = [
@@ -93,12 +93,12 @@ __all__ = [
     "UserSettings",
     "check_amount",
     "check_json",
-    "check_scalar_map",
     "check_text",
     "check_year",
     "content_hash",
     "event_label",
     "new_event_id",
     "to_utc",
+    "too_deep",
     "validate_id",
 ]

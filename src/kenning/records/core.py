@@ -32,7 +32,6 @@ __all__ = [
     "Role",
     "Scope",
     "Summary",
-    "check_scalar_map",
     "content_hash",
     "event_label",
     "new_event_id",
@@ -192,9 +191,7 @@ class Role(enum.StrEnum):
     TOOL = "tool"
 
 
-def check_scalar_map(value: object, what: str) -> dict[str, JSONScalar]:
-    """*value* as a dict of key -> scalar (None: empty), each key a name and each value
-    storable (see :mod:`kenning.records.values`); InvalidInput saying what is wrong."""
+def _check_json_scalar_map(value: object, what: str) -> dict[str, JSONScalar]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -288,7 +285,7 @@ class NewEvent:
             tool_name=self.tool_name,
             tool_args=self.tool_args,
             tool_result=self.tool_result,
-            metadata=check_scalar_map(self.metadata, "metadata"),
+            metadata=_check_json_scalar_map(self.metadata, "metadata"),
             tags=_check_tags(self.tags),
             version=self.version,
             idempotency_key=self.idempotency_key,

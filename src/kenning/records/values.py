@@ -37,6 +37,7 @@ __all__ = [
     "check_json",
     "check_text",
     "check_year",
+    "too_deep",
 ]
 
 MAX_JSON_DEPTH = 64
@@ -104,15 +105,21 @@ def check_json(value: object, what: str, *, max_depth: int = MAX_JSON_DEPTH) -> 
                 raise InvalidInput(f"{_named(what, where)} is {node}: JSON numbers are finite")
         elif isinstance(node, Mapping | list | tuple):
             if depth >= max_depth:
-                raise InvalidInput(
-                    f"{what} is nested deeper than {max_depth} levels of objects and arrays; "
-                    "flatten it, or store the deep part as a JSON string"
-                )
+                raise too_deep(what, max_depth)
             stack.extend((item, depth + 1, (where, key)) for key, item in _items(node, what))
         else:
             raise InvalidInput(
                 f"{_named(what, where)} is a {type(node).__name__}, which is not JSON"
             )
+
+
+def too_deep(what: str, max_depth: int = MAX_JSON_DEPTH) -> InvalidInput:
+    """The error for *what* nested past *max_depth* levels, or past what a JSON parser reads
+    (a parser's RecursionError is this error too)."""
+    return InvalidInput(
+        f"{what} is nested deeper than {max_depth} levels of objects and arrays; flatten it, "
+        "or store the deep part as a JSON string"
+    )
 
 
 #: Where a node is: None for the root, else (where its parent is, its key or index).

@@ -25,7 +25,7 @@ from kenning.compaction.plan import CompactionSettings
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import MAX_JSON_DEPTH
+from kenning.records import too_deep
 from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.limits import QuotaGuard, RateLimiter
@@ -206,12 +206,7 @@ def _answer_errors_as_json(app: FastAPI) -> None:
             return _error_response(exc.__cause__)
         if isinstance(exc.__cause__, RecursionError):
             # The JSON parser gave up on the nesting: bad input, like any nesting past the limit.
-            return _error_response(
-                InvalidInput(
-                    f"the request body is nested deeper than the JSON parser reads; values "
-                    f"may be nested at most {MAX_JSON_DEPTH} levels"
-                )
-            )
+            return _error_response(too_deep("the request body"))
         return _error_response(_framework_error(exc.status_code, str(exc.detail)))
 
 

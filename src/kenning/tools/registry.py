@@ -25,7 +25,7 @@ from kenning.api import ReadsAPI
 from kenning.context.api import PinsAPI, TaskAPI
 from kenning.errors import InvalidInput, NotFound
 from kenning.longterm.api import FactsAPI
-from kenning.records import PinKind, Scope, check_json
+from kenning.records import PinKind, Scope, check_json, too_deep
 from kenning.tools.schema import check_arguments
 
 __all__ = [
@@ -185,12 +185,10 @@ class ToolRegistry:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"the arguments of {name} are not JSON: {exc.msg}") from exc
-            except (RecursionError, ValueError) as exc:
-                # A parser's own limits: nesting past the stack, or an integer too long.
-                raise InvalidInput(
-                    f"the arguments of {name} are not JSON kenning reads: nested too deep or a "
-                    "number too long"
-                ) from exc
+            except RecursionError as exc:
+                raise too_deep(f"{name}.arguments") from exc
+            except ValueError as exc:  # an integer past the parser's digits
+                raise InvalidInput(f"the arguments of {name} are not JSON: {exc}") from exc
         # Every transport (MCP, REST, a host's own loop) comes through here.
         check_json(arguments, f"{name}.arguments")
         if spec.guard is not None and isinstance(arguments, Mapping):
