@@ -427,6 +427,22 @@ def test_rest_answers_422_and_stores_nothing(served: Served) -> None:
     assert memory.retention.policy("acme") == TenantPolicy()
 
 
+def test_the_client_raises_what_the_library_raises(served: Served) -> None:
+    key = served.key("acme")
+    with Client(served.url, api_key=key) as client:
+        for fields in ({"content": "a\ud800"}, {"tool_result": {"x": float("nan")}},
+                       {"tool_args": {"q": "\x00"}}, {"tool_result": _deep(100)},
+                       {"tool_result": _deep(3_000)}):  # fmt: skip
+            with pytest.raises(InvalidInput):
+                client.add_events(DANA, [{**TOOL_EVENT, **fields}])
+        with pytest.raises(InvalidInput, match="amount"):
+            client.context.set_pin(DANA, "amount", "x", amount="1e999999999", currency="USD")
+        with pytest.raises(InvalidInput, match="1000-8999"):
+            client.search(DANA, "what did I buy 3 years ago", now=datetime(1, 1, 1, tzinfo=UTC))
+    assert served.memory.store.events(Scope("acme")) == []
+    assert served.memory.context.pins(Scope("acme")) == []
+
+
 # -- tool calls ----------------------------------------------------------------------------
 
 HOSTILE_ARGUMENTS: dict[str, dict[str, Any]] = {
