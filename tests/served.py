@@ -14,7 +14,7 @@ import httpx
 from kenning import Memory
 from kenning.server import ServerSettings, create_app
 
-ADMIN = "test-admin-token"
+ADMIN = "test-admin-token-of-at-least-32-characters"
 
 
 @dataclass

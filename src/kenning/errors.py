@@ -25,13 +25,17 @@ __all__ = [
     "Overloaded",
     "QuotaExceeded",
     "RateLimited",
+    "RequestTimeout",
     "RequestTooLarge",
     "ScopeConflict",
     "StaleWrite",
+    "StorageFull",
     "StoreError",
+    "StoreUnavailable",
     "ToolRefused",
     "Unauthorized",
     "Unsupported",
+    "WeakCredential",
     "error_for_code",
 ]
 
@@ -86,6 +90,11 @@ class RequestTooLarge(InvalidInput, code="request_too_large", http_status=413):
     """A request body exceeds the server's size limit."""
 
 
+class WeakCredential(InvalidInput, code="weak_credential"):
+    """A configured secret is too easy to guess (the admin token: at least 32 characters, not
+    only whitespace); the server refuses to start with it."""
+
+
 class ScopeConflict(KenningError, ValueError, code="scope_conflict", http_status=409):
     """The scope contradicts stored data (a session id already owned by another user)."""
 
@@ -119,6 +128,19 @@ class StoreError(KenningError, RuntimeError, code="store_error", http_status=500
     """The storage backend failed; the batch was rolled back."""
 
 
+class StoreUnavailable(StoreError, code="store_unavailable", http_status=503):
+    """The database cannot be reached for now (stopped, restarting, out of connections).
+    Retry after ``retry_after`` s; a write whose answer was lost may have been stored, so
+    retry appends with the same event ids (they are stored once)."""
+
+    retry_after = 2.0
+
+
+class StorageFull(StoreError, code="storage_full", http_status=507):
+    """The database's disk (or the file-size limit) is full; the write was rolled back and
+    what is stored stays readable."""
+
+
 class Unsupported(KenningError, NotImplementedError, code="unsupported", http_status=501):
     """The backend does not offer this capability."""
 
@@ -146,6 +168,11 @@ class QuotaExceeded(KenningError, RuntimeError, code="quota_exceeded", http_stat
 
 class Overloaded(KenningError, RuntimeError, code="overloaded", http_status=503):
     """The server is at its limit of work in flight; retry after ``retry_after`` s."""
+
+
+class RequestTimeout(KenningError, TimeoutError, code="request_timeout", http_status=408):
+    """The request's body did not arrive within the server's body timeout; nothing was read
+    into the store, and the connection is closed."""
 
 
 class InternalError(KenningError, RuntimeError, code="internal_error", http_status=500):

@@ -25,7 +25,7 @@ from kenning.api import EventLike
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.indexing import embedding_text, index_plan
-from kenning.records import Event, NewEvent, PinDraft, Scope, new_event_id
+from kenning.records import Event, NewEvent, PinDraft, Quota, Scope, new_event_id
 from kenning.settings import Settings
 from kenning.store.protocol import EventLog
 from kenning.store.records import EventWrite, ModelInfo
@@ -81,7 +81,9 @@ class IngestPipeline:
             return None
         return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
 
-    def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+    def ingest(
+        self, items: Sequence[tuple[Scope, EventLike]], *, quota: Quota | None = None
+    ) -> list[Event]:
         """Append events of one or several sessions in one atomic batch.
 
         Returns the events written, in order; an event whose ``idempotency_key`` its session
@@ -89,7 +91,8 @@ class IngestPipeline:
         committed in the same transaction.
 
         Raises :class:`~kenning.errors.InvalidInput` (nothing is written) if any event or
-        scope is invalid.
+        scope is invalid, :class:`~kenning.errors.QuotaExceeded` (nothing is written) if the
+        batch would take a tenant past *quota*.
         """
         writes, texts = self._plan(self._validated(items))
         if not writes:
@@ -97,7 +100,7 @@ class IngestPipeline:
         model = self.model()
         vectors = self._vectors_for(texts, model) if model is not None else None
         written = self._log.append_events(
-            writes, model=model if vectors is not None else None, vectors=vectors
+            writes, model=model if vectors is not None else None, vectors=vectors, quota=quota
         )
         if written and self._after_write is not None:
             self._after_write()

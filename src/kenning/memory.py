@@ -30,13 +30,14 @@ from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
-from kenning.records import Event, Scope, check_year, to_utc
+from kenning.records import Event, Quota, Scope, check_year, to_utc
 from kenning.reindexing import ReindexReport, reindex
 from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import Store
+from kenning.telemetry import content, scope_attributes, traced
 
 __all__ = ["Memory"]
 
@@ -166,18 +167,29 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
 
     # -- writes ----------------------------------------------------------------------------
 
-    def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
+    def add_events(
+        self, scope: Scope, events: Iterable[EventLike], *, quota: Quota | None = None
+    ) -> list[Event]:
+        """See :meth:`kenning.api.MemoryAPI.add_events`; with *quota*, a batch that would
+        take the tenant past it raises :class:`~kenning.errors.QuotaExceeded` and nothing is
+        written (the store checks it in the write's transaction)."""
         session_of(scope)
-        return self.ingest([(scope, e) for e in events])
+        return self.ingest([(scope, e) for e in events], quota=quota)
 
-    def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+    @traced("create_memory", lambda self, items, **_: _batch_attributes(self, items),
+            lambda written: {"gen_ai.memory.record.count": len(written)})  # fmt: skip
+    def ingest(
+        self, items: Sequence[tuple[Scope, EventLike]], *, quota: Quota | None = None
+    ) -> list[Event]:
         """Append events of several sessions in one atomic batch (used by bulk import).
 
         Returns the events written, in order; an event whose ``idempotency_key`` its session
         already holds is skipped and not returned. The pins extracted from the events are
-        committed in the same transaction. See :class:`~kenning.ingest.IngestPipeline`.
+        committed in the same transaction. With *quota*, a batch that would take a tenant
+        past it raises :class:`~kenning.errors.QuotaExceeded` and nothing is written. See
+        :class:`~kenning.ingest.IngestPipeline`.
         """
-        return self._ingest.ingest(items)
+        return self._ingest.ingest(items, quota=quota)
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -190,6 +202,11 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
             raise InvalidInput(f"after_seq must be an integer from 0 to {_MAX_SEQ}")
         return self._store.events(scope.require_session(), after_seq=after_seq)
 
+    @traced("search_memory", lambda self, scope, query, k=10, **_: {
+        **_store_attributes(self, scope), "kenning.search.k": k,
+        **content("gen_ai.memory.query.text", query)},
+        lambda found: {"gen_ai.memory.record.count": len(found.hits),
+                       "kenning.degraded": found.degraded})  # fmt: skip
     def search(self, scope: Scope, query: str, *, k: int = 10, min_score: float = 0.0,
                filters: Mapping[str, object] | None = None, kinds: Iterable[str] | None = None,
                since: datetime | str | float | None = None,
@@ -243,6 +260,8 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
 
     # -- erasure and lifecycle -------------------------------------------------------------
 
+    @traced("delete_memory", lambda self, scope, **_: _store_attributes(self, scope),
+            lambda erased: {"gen_ai.memory.record.count": erased})  # fmt: skip
     def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
                before: datetime | str | float | None = None) -> int:  # fmt: skip
         if not isinstance(scope, Scope):
@@ -256,6 +275,10 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
 
     # -- working context -------------------------------------------------------------------
 
+    @traced("assemble_window", lambda self, scope, *, budget_tokens, model, **_: {
+        **_store_attributes(self, scope), "gen_ai.request.model": model,
+        "kenning.window.budget": budget_tokens},
+        lambda window: window_attributes(window))  # fmt: skip
     def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
                  reserve_output_tokens: int = 0, system: str, goal: str | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
@@ -279,3 +302,28 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _store_attributes(memory: Memory, scope: object) -> dict[str, str]:
+    out = {"gen_ai.memory.store.id": memory.store.backend}
+    if isinstance(scope, Scope):
+        out.update(scope_attributes(scope))
+    return out
+
+
+def _batch_attributes(memory: Memory, items: Sequence[tuple[Scope, EventLike]]) -> dict[str, Any]:
+    scopes = {scope for scope, _ in items if isinstance(scope, Scope)}
+    first = next(iter(scopes)) if len(scopes) == 1 else None
+    return {**_store_attributes(memory, first), "kenning.events.given": len(items)}
+
+
+def window_attributes(window: ContextWindow) -> dict[str, Any]:
+    """A window's figures as span attributes: tokens in all and per tier, pressure, whether
+    it is degraded."""
+    out: dict[str, Any] = {
+        "kenning.window.tokens": window.tokens, "kenning.window.pressure": window.pressure.value,
+        "kenning.degraded": window.degraded,
+    }  # fmt: skip
+    for tier, account in window.tiers.items():
+        out[f"kenning.window.tier.{tier.value}.tokens"] = account.tokens
+    return out

@@ -120,6 +120,22 @@ def test_token_ledger_keeps_running_totals_and_tails(store: Store) -> None:
     assert store.ledger_head(A2, "enc") == (0, 0) and store.ledger_head(A1, "other") == (0, 0)
 
 
+def test_a_snapshot_reads_the_session_as_if_nothing_were_summarized(store: Store) -> None:
+    ids = add(store, A1, "one", "two", "three", "four")
+    store.extend_ledger(A1, "enc", [(1, 10), (2, 20), (3, 30), (4, 40)])
+    store.put_summary(Summary(id="s", scope=A1, level=1, first_seq=1, last_seq=2, text="t",
+                              created_at=T0))  # fmt: skip
+    summarized = store.context_snapshot(A1, "enc", room=1_000)
+    assert [s.id for s in summarized.summaries] == ["s"] and summarized.summarized == 30
+    assert [r.id for r in summarized.tail] == ids[2:]
+    whole = store.context_snapshot(A1, "enc", room=1_000, summarized=False)
+    assert (whole.summaries, whole.summarized, whole.total) == ((), 0, 100)
+    assert [r.id for r in whole.tail] == ids
+    assert [r.id for r in store.context_snapshot(A1, "enc", room=70, summarized=False).tail] == (
+        ids[2:]
+    )
+
+
 def test_forget_drops_what_derives_from_erased_events(store: Store) -> None:
     ids = add(store, A1, "order A-1", "order A-2", "chatter")
     drafts = [

@@ -75,6 +75,21 @@ def test_a_step_decided_on_stale_facts_is_refused(store: Store) -> None:
     assert [f.id for f in store.facts(ANN)] == ["fact_1"]
 
 
+def test_a_step_within_one_session_is_decided_on_that_sessions_facts(store: Store) -> None:
+    insert(store, A2, "fact_1", draft("employer", "Netflix"))  # the user's other session
+    mine = draft("employer", "Google")
+    own = FactChanges(inserts=(FactInsert("fact_2", mine),), expected=((mine.key, ()),))
+    with pytest.raises(StaleWrite):  # over all the user's facts: it missed a-s2's
+        store.apply_facts(A1, own, at=T0)
+    store.apply_facts(A1, replace(own, within_session=True), at=T0)
+    assert [(f.id, f.scope.session) for f in store.facts(A1)] == [("fact_2", "a-s1")]
+    assert [f.id for f in store.facts(A2)] == ["fact_1"]  # untouched
+    late = FactChanges(inserts=(FactInsert("fact_3", mine),), expected=((mine.key, ()),),
+                       within_session=True)  # fmt: skip
+    with pytest.raises(StaleWrite):  # decided before a-s1's own fact_2
+        store.apply_facts(A1, late, at=T0)
+
+
 def test_reinforce_and_revoke(store: Store) -> None:
     insert(store, A1, "fact_1", draft("preference:jazz", "likes"))
     store.apply_facts(A2, FactChanges(reinforcements=(("fact_1", "ev_x"),)), at=T0)

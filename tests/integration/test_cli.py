@@ -410,8 +410,12 @@ def test_rerunning_an_import_adds_nothing_twice(tmp_path: Path) -> None:
     again = kenning("ingest", str(src), "--db", str(db))
     assert again.returncode == 0, again.stderr
     assert "ingested 0 events" in again.stdout and "skipped 3 already present" in again.stdout
+    assert "events/s" not in again.stdout  # a re-run that wrote nothing has no write rate
     more = write_jsonl(tmp_path / "more.jsonl", [*rows, {**rows[0], "content": "new"}])
-    assert "ingested 1 events" in kenning("ingest", str(more), "--db", str(db)).stdout
+    assert (
+        "ingested 1 event (1 session, 1 tenant)"
+        in kenning("ingest", str(more), "--db", str(db)).stdout
+    )
     done = kenning("search", "ok", "--db", str(db), "--tenant", "t", "--json")
     assert [h["content"] for h in json.loads(done.stdout)].count("ok") == 2
 
@@ -561,7 +565,7 @@ def test_ingest_reads_stdin(tmp_path: Path) -> None:
     db = str(tmp_path / "k.db")
     done = subprocess.run([str(exe), "ingest", "-", "--db", db], input=line + "\n",
                           capture_output=True, text=True, env=ENV, timeout=300)  # fmt: skip
-    assert done.returncode == 0 and "ingested 1 events" in done.stdout, done.stderr
+    assert done.returncode == 0 and "ingested 1 event " in done.stdout, done.stderr
     bad = subprocess.run([str(exe), "ingest", "-", "--db", db], input="{not json\n",
                          capture_output=True, text=True, env=ENV, timeout=300)  # fmt: skip
     assert bad.returncode == 2 and "<stdin>:1" in bad.stderr and "Traceback" not in bad.stderr
@@ -619,3 +623,19 @@ def test_the_policy_lists_the_tools_read_for_facts(
     assert fact["value"] == "ACC-99123" and fact["subject"] == "tool:accounts"
     assert main(["policy", "set", *tenant, "--fact-tools", "none"]) == 0
     assert "fact_tools: none" in capsys.readouterr().out
+
+
+def test_version_prints_the_package_version() -> None:
+    from kenning.version import __version__
+
+    done = kenning("--version")
+    assert done.returncode == 0 and done.stdout.strip() == f"kenning {__version__}"
+
+
+def test_a_hit_names_its_user_beside_its_session(tmp_path: Path) -> None:
+    from kenning import Memory, Scope
+
+    with Memory.open(tmp_path / "m.db", embedder=None) as memory:
+        memory.add_events(Scope("t", "dana", "s1"), [{"role": "user", "content": "hello there"}])
+        hit = memory.search(Scope("t", "dana"), "hello").hits[0]
+    assert (hit.user, hit.session) == ("dana", "s1")

@@ -84,6 +84,22 @@ def test_the_purge_removes_expired_records_everywhere_except_held_ones(
     assert OLD_SECRET.encode() not in _bytes(path)
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_a_purge_as_of_the_first_year_removes_nothing(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
+    where = str(tmp_path / "r.db") if backend == "sqlite" else request.getfixturevalue("pg_url")
+    with Memory.open(where, embedder=None) as memory:
+        memory.retention.set_policy("acme", TenantPolicy(episode_days=30, fact_days=60))
+        scope = Scope("acme", "dana", "s1")
+        memory.add_events(scope, [{"role": "user", "content": NEW_WORDS, "at": T0}])
+        # 30 days before year 1 is no date: the cutoff stops at year 1 and nothing is older.
+        for now in (datetime(1, 1, 1, tzinfo=UTC), datetime(1, 1, 5, 12, tzinfo=UTC)):
+            assert memory.retention.purge("acme", now=now) == 0
+        assert [e.content for e in memory.store.events(scope)] == [NEW_WORDS]
+        assert memory.retention.purge("acme", now=T0 + timedelta(days=31)) == 1
+
+
 def test_erasing_a_user_removes_every_record_of_them(
     tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:

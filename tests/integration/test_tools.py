@@ -125,6 +125,62 @@ def test_fact_tools_remember_revoke_and_read_within_the_binding(memory: Memory) 
         TOOLS.dispatch(memory, here, "remember_fact", sensitive)
 
 
+def _guesses(memory: Memory | Client, binding: ToolBinding) -> list[dict[str, Any]]:
+    """An agent guessing at what the user told another session: the right value, then a
+    wrong one."""
+    return [
+        TOOLS.dispatch(memory, binding, "remember_fact", {"attribute": "home city", "value": value})
+        for value in ("Lisbon", "Porto")
+    ]
+
+
+def test_remember_fact_without_sharing_acts_only_on_the_sessions_own_facts(
+    memory: Memory,
+) -> None:
+    other = Scope("acme", "dana", "s2")
+    theirs = memory.facts.remember(other, "home city", "Lisbon")
+    memory.facts.set_consent(DANA, share_across_sessions=True)  # the user agrees, the host not
+    right, wrong = _guesses(memory, ToolBinding(DANA))
+    # The right guess is a fact of this session: not the other one's id, session or count.
+    assert right["id"] != theirs.id and right["session"] == "s1" and right["reinforced"] == 1
+    assert wrong["session"] == "s1" and wrong["id"] not in (theirs.id, right["id"])
+    # The other session's fact is as it was: not reinforced, and the wrong guess did not
+    # supersede it.
+    [kept] = memory.facts.list(other)
+    assert (kept.id, kept.value, kept.reinforced) == (theirs.id, "Lisbon", 1)
+    assert kept.valid_to is None and kept.superseded_by is None
+    # Within its own session the tool acts as always: the new value supersedes its own.
+    assert [(f.id, f.value) for f in memory.facts.list(DANA)] == [(wrong["id"], "Porto")]
+    # With the host's flag as well as the user's consent it works on all the user's facts.
+    memory.facts.remember(other, "employer", "Netflix")
+    shared = TOOLS.dispatch(memory, ToolBinding(DANA, share_sessions=True), "remember_fact",
+                            {"attribute": "employer", "value": "Netflix"})  # fmt: skip
+    assert shared["session"] == "s2" and shared["reinforced"] == 2
+
+
+def test_remember_fact_without_sharing_over_a_client(memory: Memory) -> None:
+    other = Scope("acme", "dana", "s2")
+    theirs = memory.facts.remember(other, "home city", "Lisbon")
+    with serve(memory) as served:
+        key = served.key("acme")
+        with Client(served.url, api_key=key) as client:
+            # The tools in process over a served memory (the facts calls go over HTTP).
+            right, wrong = _guesses(client, ToolBinding(DANA, share_sessions=True))
+        # The tools served: POST /v1/tools/remember_fact, without the host's flag.
+        over_rest = httpx.post(f"{served.url}/v1/tools/remember_fact",
+                               headers={"Authorization": f"Bearer {key}"},
+                               json={"user": "dana", "session": "s3",
+                                     "arguments": {"attribute": "home city",
+                                                   "value": "Lisbon"}})  # fmt: skip
+    assert over_rest.status_code == 200, over_rest.text
+    answers = [right, wrong, over_rest.json()["result"]]
+    assert [a["session"] for a in answers] == ["s1", "s1", "s3"]
+    assert theirs.id not in {a["id"] for a in answers}
+    assert all(a["reinforced"] == 1 for a in answers)
+    [kept] = memory.facts.list(other)
+    assert (kept.id, kept.value, kept.reinforced) == (theirs.id, "Lisbon", 1)
+
+
 def test_search_conversation_by_text_and_time(memory: Memory) -> None:
     binding = ToolBinding(DANA)
     day1 = TOOLS.dispatch(memory, binding, "search_conversation",

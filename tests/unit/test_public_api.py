@@ -31,7 +31,10 @@ EXPECTED = {
     "Procedures", "Profile", "Retention", "TenantPolicy", "UserSettings",
     # the service: client and the errors that travel over HTTP
     "AsyncClient", "Client", "ConnectionFailed", "Forbidden", "InternalError", "Overloaded",
-    "QuotaExceeded", "RateLimited", "RequestTooLarge", "ToolRefused", "Unauthorized",
+    "QuotaExceeded", "RateLimited", "RequestTimeout", "RequestTooLarge", "StorageFull",
+    "StoreUnavailable", "ToolRefused", "Unauthorized",
+    # a tenant's storage quota, checked by the store in the write's transaction
+    "Quota",
 }  # fmt: skip
 
 

@@ -44,6 +44,7 @@ from kenning.records import (
     ProcedureMatch,
     ProcedureStatus,
     Profile,
+    Quota,
     Role,
     Scope,
     StoreStats,
@@ -51,7 +52,7 @@ from kenning.records import (
     TenantUsage,
 )
 from kenning.server.auth import create_key, verify_key
-from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.limits import RateLimiter
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tools.schema import check_arguments
 from kenning.wire import (
@@ -110,24 +111,17 @@ def test_rate_limiter_is_a_token_bucket_per_tenant() -> None:
         limiter.take("acme")
 
 
-def test_quota_guard_counts_cached_usage_and_local_writes() -> None:
-    clock = Clock()
-    reads: list[str] = []
-
-    def usage(tenant: str) -> TenantUsage:
-        reads.append(tenant)
-        return TenantUsage(events=8, content_chars=100)
-
-    guard = QuotaGuard(usage, max_events=10, max_chars=None, clock=clock)
-    guard.check("acme", events=2, chars=5)
-    guard.added("acme", events=2, chars=5)
-    with pytest.raises(QuotaExceeded):
-        guard.check("acme", events=1, chars=1)
-    assert reads == ["acme"]  # cached within the second
-    clock.now = 2.0
-    guard.check("acme", events=2, chars=1)  # refreshed: 8 stored again
-    assert reads == ["acme", "acme"]
-    assert not QuotaGuard(usage, max_events=None, max_chars=None).enabled
+def test_a_quota_refuses_a_batch_that_would_pass_either_limit() -> None:
+    used = TenantUsage(events=8, content_chars=100)
+    Quota(max_events=10).check("acme", used, events=2, chars=5)  # exactly at the quota
+    with pytest.raises(QuotaExceeded, match="8 events; 3 more would pass its quota of 10"):
+        Quota(max_events=10).check("acme", used, events=3, chars=5)
+    with pytest.raises(QuotaExceeded, match="characters"):
+        Quota(max_chars=104).check("acme", used, events=1, chars=5)
+    Quota().check("acme", used, events=10**9, chars=10**12)  # no limits
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InvalidInput, match="max_events"):
+            Quota(max_events=bad)  # type: ignore[arg-type]
 
 
 def test_records_survive_the_wire() -> None:
@@ -209,10 +203,12 @@ def _public(cls: type) -> dict[str, inspect.Signature]:
 @pytest.mark.parametrize("client_cls", [Client, AsyncClient])
 def test_the_client_has_memorys_method_names_and_arguments(client_cls: type) -> None:
     memory, client = _public(Memory), _public(client_cls)
-    # The facade's agent calls; ``open``, ``close`` and the store accessors are local concerns.
+    # The facade's agent calls; ``open``, ``close`` and the store accessors are local concerns,
+    # and so is a write's quota: the embedding application passes its own, a server its own.
     for name in ("add_events", "ingest", "get_session", "search", "assemble", "forget"):
-        assert list(client[name].parameters) == list(memory[name].parameters), name
-        for param in memory[name].parameters.values():
+        mine = [p for p in memory[name].parameters.values() if p.name != "quota"]
+        assert list(client[name].parameters) == [p.name for p in mine], name
+        for param in mine:
             assert client[name].parameters[param.name].kind == param.kind, (name, param.name)
     working = _public(WorkingContext)
     served = _public(type(client_cls(api_key="x").context))

@@ -5,8 +5,10 @@ database, the real model unless ``--no-model``), creates a key for each tenant t
 admin API, and runs the load generator (:mod:`kenning.bench.load_driver`) in a separate
 process. Afterwards it reads queue lag from ``/readyz`` and the server processes' RSS, stops
 the server, and checks the database: every event the server acknowledged is stored exactly
-once. The report gives throughput, p50/p95/p99 of append and assemble, errors, lost and
-duplicated events, and the highest offered rate whose assemble p99 met the target.
+once. The report gives throughput, p50/p95/p99 of append and assemble, errors by kind, lost
+and duplicated events, the acknowledged events of each wall-clock second (``acked_per_s``:
+epoch second to count, which shows an outage and the recovery after it), and the highest
+offered rate whose assemble p99 met the target.
 
 Both processes share the machine: on 2 cores the generator's own CPU is part of the numbers.
 """
@@ -205,6 +207,7 @@ def _one_run(
         "error_kinds": result["errors"],
         "retries": result["retries"],
         "acknowledged": sum(len(v) for v in result["acked"].values()),
+        "acked_per_s": result["acked_per_s"],
         "lost": lost,
         "duplicated": duplicated,
         "queue_at_end": ready["checks"].get("queue", {}),

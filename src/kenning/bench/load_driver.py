@@ -7,6 +7,11 @@ assembles the window, and appends the assistant's reply. Every appended event ca
 client id, and a request that failed in transit is retried once with the same id (so a
 retry can never store an event twice). Latency is timed from sending to the answer.
 
+Errors are counted by kind (``append:503``, ``assemble:ReadTimeout``...); a 429 or 503
+that lacks its ``Retry-After`` is counted apart (``append:503 without Retry-After``).
+Acknowledged events are also counted per wall-clock second (``acked_per_s``), so a run across
+an outage shows when acknowledgements stopped and when they came back.
+
 Run as ``python -m kenning.bench.load_driver CONFIG.json``; writes the JSON result file the
 configuration names.
 """
@@ -51,9 +56,23 @@ class Stats:
     late_turns: int = 0
     turns: int = 0
     acked: dict[str, list[str]] = field(default_factory=dict)
+    #: Acknowledged events by the epoch second their answer came in.
+    acked_per_s: dict[int, int] = field(default_factory=dict)
 
     def error(self, kind: str) -> None:
         self.errors[kind] = self.errors.get(kind, 0) + 1
+
+    def ack(self) -> None:
+        second = int(time.time())
+        self.acked_per_s[second] = self.acked_per_s.get(second, 0) + 1
+
+
+def _refusal(kind: str, response: httpx.Response) -> str:
+    """The error kind of a non-200 answer; "retry later" without saying when is its own."""
+    status = response.status_code
+    if status in (429, 503) and "retry-after" not in response.headers:
+        return f"{kind}:{status} without Retry-After"
+    return f"{kind}:{status}"
 
 
 async def _post(
@@ -70,7 +89,7 @@ async def _post(
             elapsed = (time.perf_counter() - start) * 1000
             if r.status_code == 200:
                 return elapsed, r.json()
-            stats.error(f"{kind}:{r.status_code}")
+            stats.error(_refusal(kind, r))
             if r.status_code not in (429, 503):
                 return elapsed, None
         if attempt == 0:
@@ -108,6 +127,7 @@ async def _session(
         if body is not None:
             stats.append_ms.append(ms)
             acked.append(event_id)
+            stats.ack()
         return body is not None
 
     while True:
@@ -153,6 +173,7 @@ async def _run(cfg: dict[str, Any]) -> dict[str, Any]:
         "elapsed_s": elapsed, "turns": stats.turns, "late_turns": stats.late_turns,
         "append_ms": stats.append_ms, "assemble_ms": stats.assemble_ms,
         "errors": stats.errors, "retries": stats.retries, "acked": stats.acked,
+        "acked_per_s": {str(s): n for s, n in sorted(stats.acked_per_s.items())},
     }  # fmt: skip
 
 

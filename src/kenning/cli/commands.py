@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kenning.cli.context_commands import describe_window
-from kenning.cli.inputs import new_db, read_events, shown, store_location
+from kenning.cli.inputs import new_db, plural, read_events, shown, store_location
 from kenning.errors import InvalidFilter, InvalidInput, ScopeConflict, StoreError
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
@@ -118,11 +118,12 @@ def _write_batches(
 def _report_ingest(rows: list[tuple[Scope, NewEvent]], added: int, db: Any, elapsed: float) -> None:
     sessions = {(s.tenant, s.session) for s, _ in rows}
     tenants = {s.tenant for s, _ in rows}
-    rate = len(rows) / elapsed if elapsed > 0 else float("inf")
     skipped = len(rows) - added
+    # The rate counts what was written: a re-run that skips everything wrote nothing.
+    rate = f", {added / elapsed:.0f} events/s" if added and elapsed > 0 else ""
     print(
-        f"ingested {added} events ({len(sessions)} sessions, {len(tenants)} tenants) "
-        f"into {shown(db)} in {elapsed:.2f} s ({rate:.0f} events/s)"
+        f"ingested {plural(added, 'event')} ({plural(len(sessions), 'session')}, "
+        f"{plural(len(tenants), 'tenant')}) into {shown(db)} in {elapsed:.2f} s{rate}"
         + (f"; skipped {skipped} already present (same id)" if skipped else "")
     )
 

@@ -22,6 +22,7 @@ __all__ = [
     "EVENT_FIELDS",
     "add_location",
     "existing_db",
+    "plural",
     "positive",
     "read_events",
     "read_json_file",
@@ -87,6 +88,11 @@ def store_location(args: Any, *, create: bool = False) -> str:
             )
         return str(args.store)
     return new_db(args.db) if create else existing_db(args.db)
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 tenant``, ``2 tenants``."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def shown(location: str | Path) -> str:

@@ -23,6 +23,7 @@ from kenning.cli import (
 )
 from kenning.cli.inputs import EVENT_FIELDS, add_location, positive
 from kenning.errors import KenningError
+from kenning.version import __version__
 
 __all__ = ["build_parser", "main"]
 
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kenning",
         description="Memory for LLM agents: episodic record, hybrid search, token budgets.",
     )
+    parser.add_argument("--version", action="version", version=f"kenning {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_ingest(sub)
     _add_search(sub)

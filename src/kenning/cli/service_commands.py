@@ -2,22 +2,30 @@
 
 Their options become explicit settings here; the server, the key functions and the MCP server
 receive those and read nothing else. The admin credential is read from a file or from
-``KENNING_ADMIN_TOKEN`` (so it is not on the command line, visible to every local user).
+``KENNING_ADMIN_TOKEN`` (so it is not on the command line, visible to every local user);
+worker processes get it through a file only the server's user can read, never through their
+environment, where ``/proc/<pid>/environ`` shows it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import json
 import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kenning.cli.inputs import existing_db, new_db
+from kenning.cli.mcp_install import add_install_parser
 from kenning.errors import InvalidInput, Unsupported
 from kenning.store.postgres import is_postgres_url
 
@@ -63,12 +71,31 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--max-events", type=int, help="events a tenant may store")
     p.add_argument("--max-chars", type=int, help="content characters a tenant may store")
     p.add_argument("--max-body-bytes", type=int, default=8 * 1024 * 1024)
-    p.add_argument("--max-in-flight", type=int, default=256, help="requests at once per worker")
+    p.add_argument("--max-in-flight", type=int, default=256,
+                   help="authenticated requests at once per worker")  # fmt: skip
+    p.add_argument("--max-in-flight-per-tenant", type=int,
+                   help="of those, what one tenant may hold (default: half)")  # fmt: skip
+    p.add_argument("--max-mcp-streams", type=int, default=4,
+                   help="GET /mcp event streams open at once per key (default 4)")  # fmt: skip
+    p.add_argument(
+        "--header-timeout",
+        type=float,
+        default=10.0,
+        help="seconds a connection may take to send a request head (default 10)",
+    )
+    p.add_argument(
+        "--body-timeout",
+        type=float,
+        default=30.0,
+        help="seconds a request may take to send its body; then 408 (default 30)",
+    )
     p.add_argument("--compaction-workers", type=int, default=2, help="threads per worker")
     p.add_argument("--extraction-workers", type=int, default=1,
                    help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
+    p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
+                   "over OTLP, set up by the OTEL_* variables (kenning[otel])")  # fmt: skip
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
     p.set_defaults(handler=serve)
 
@@ -87,11 +114,14 @@ def add_parsers(sub: Any) -> None:
     _add_store(k)
     k.add_argument("--tenant")
 
-    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session")
+    p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session; "
+                       "`kenning mcp install` sets a coding agent up to start it")  # fmt: skip
+    add_install_parser(p.add_subparsers(dest="mcp_command", metavar="install"))
     _add_store(p)
-    p.add_argument("--tenant", required=True)
-    p.add_argument("--user", required=True)
-    p.add_argument("--session", required=True)
+    # Required when serving; `kenning mcp install` has its own.
+    p.add_argument("--tenant")
+    p.add_argument("--user")
+    p.add_argument("--session")
     p.add_argument("--share-sessions", action="store_true",
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
@@ -100,37 +130,66 @@ def add_parsers(sub: Any) -> None:
 
 
 def _admin_token(args: argparse.Namespace) -> str | None:
+    """The admin credential of ``--admin-token-file`` or ``$KENNING_ADMIN_TOKEN`` (checked by
+    ``ServerSettings``: a short or blank one stops the server)."""
+    # Read and dropped: processes started from here on (the workers) do not inherit it.
+    from_env = os.environ.pop("KENNING_ADMIN_TOKEN", None)
     if args.admin_token_file:
         try:
-            token = Path(args.admin_token_file).read_text(encoding="utf-8").strip()
+            text = Path(args.admin_token_file).read_text(encoding="utf-8")
         except OSError as exc:
             raise InvalidInput(f"cannot read --admin-token-file: {exc.strerror}") from None
-        if not token:
-            raise InvalidInput("--admin-token-file is empty")
-        return token
-    return os.environ.get("KENNING_ADMIN_TOKEN") or None
+        return text.strip() or text
+    return from_env or None
+
+
+@contextlib.contextmanager
+def _private_token_file(token: str | None) -> Iterator[str | None]:
+    """A file holding *token* that only this user can read (mode 0600 in a 0700 directory
+    of its own), removed when the block ends; None without a token."""
+    if token is None:
+        yield None
+        return
+    folder = tempfile.mkdtemp(prefix="kenning-serve-")
+    try:
+        path = os.path.join(folder, "admin-token")
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(token)
+        yield path
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _settings(args: argparse.Namespace) -> Any:
+    from kenning.server.config import ServerSettings
+
+    return ServerSettings(
+        db=_store_path(args), host=args.host, port=args.port, workers=args.workers,
+        admin_token=_admin_token(args), rate_per_s=args.rate, burst=args.burst,
+        max_events=args.max_events, max_chars=args.max_chars,
+        max_body_bytes=args.max_body_bytes, max_in_flight=args.max_in_flight,
+        max_in_flight_per_tenant=args.max_in_flight_per_tenant,
+        max_mcp_streams=args.max_mcp_streams, header_timeout_s=args.header_timeout,
+        body_timeout_s=args.body_timeout, compaction_workers=args.compaction_workers,
+        extraction_workers=args.extraction_workers,
+        embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
+        json_logs=not args.text_logs, otel=args.otel,
+    )  # fmt: skip
 
 
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from kenning.server.app import ENV_SETTINGS, create_app
-    from kenning.server.config import ServerSettings
     from kenning.server.logs import configure_logging
-    from kenning.server.protocol import NoDelayH11Protocol
+    from kenning.server.protocol import NoDelayH11Protocol, set_header_timeout
+    from kenning.server.tracing import setup_otlp
     from kenning.store.open import open_store
 
-    settings = ServerSettings(
-        db=_store_path(args), host=args.host, port=args.port, workers=args.workers,
-        admin_token=_admin_token(args), rate_per_s=args.rate, burst=args.burst,
-        max_events=args.max_events, max_chars=args.max_chars,
-        max_body_bytes=args.max_body_bytes, max_in_flight=args.max_in_flight,
-        compaction_workers=args.compaction_workers,
-        extraction_workers=args.extraction_workers,
-        embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
-        json_logs=not args.text_logs,
-    )  # fmt: skip
+    settings = _settings(args)
     configure_logging(json_logs=settings.json_logs)
+    set_header_timeout(settings.header_timeout_s)
     _check_listen(settings.host, settings.port)
     # Migrate once, here, before the workers open the store.
     open_store(settings.db).close()
@@ -142,9 +201,13 @@ def serve(args: argparse.Namespace) -> int:
         "timeout_keep_alive": 30,
     }  # fmt: skip
     if settings.workers == 1:
+        if settings.otel:
+            setup_otlp()
         uvicorn.run(create_app(settings), **common)
-    else:
-        os.environ[ENV_SETTINGS] = settings.to_json()
+        return 0
+    with _private_token_file(settings.admin_token) as token_file:
+        # The workers' settings carry where the token is, never the token.
+        os.environ[ENV_SETTINGS] = replace(settings, admin_token_file=token_file).to_json()
         uvicorn.run(
             "kenning.server.app:app_from_environment", factory=True, workers=settings.workers,
             **common,
@@ -207,6 +270,9 @@ def keys(args: argparse.Namespace) -> int:
 
 
 def mcp(args: argparse.Namespace) -> int:
+    missing = [f"--{n}" for n in ("tenant", "user", "session") if not getattr(args, n)]
+    if missing:
+        raise InvalidInput(f"kenning mcp needs {', '.join(missing)} (or: kenning mcp install)")
     from kenning.memory import DEFAULT, Memory
     from kenning.records import Scope
     from kenning.server.mcp import run_stdio

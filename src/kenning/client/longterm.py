@@ -80,10 +80,11 @@ class Facts(Part[Runs], FactsAPI):
 
     def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
                  qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
-                 source_event_id: str | None = None) -> Fact:  # fmt: skip
+                 source_event_id: str | None = None, within_session: bool = False,
+                 ) -> Fact:  # fmt: skip
         return self._c._run(calls.remember(
             scope, attribute, value, subject=subject, qualifier=qualifier, category=category,
-            source_event_id=source_event_id,
+            source_event_id=source_event_id, within_session=within_session,
         ))  # fmt: skip
 
     def revoke(self, scope: Scope, fact_id: str) -> Fact:
@@ -177,10 +178,11 @@ class AsyncFacts(Part[AsyncRuns]):
 
     async def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
                        qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
-                       source_event_id: str | None = None) -> Fact:  # fmt: skip
+                       source_event_id: str | None = None, within_session: bool = False,
+                       ) -> Fact:  # fmt: skip
         return await self._c._run(calls.remember(
             scope, attribute, value, subject=subject, qualifier=qualifier, category=category,
-            source_event_id=source_event_id,
+            source_event_id=source_event_id, within_session=within_session,
         ))  # fmt: skip
 
     async def revoke(self, scope: Scope, fact_id: str) -> Fact:

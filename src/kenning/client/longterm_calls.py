@@ -124,17 +124,19 @@ def history(scope: Scope, fact_id: str) -> Call[list[Fact]]:
 
 def remember(
     scope: Scope, attribute: str, value: str, *, subject: str, qualifier: str,
-    category: FactCategory | str, source_event_id: str | None,
+    category: FactCategory | str, source_event_id: str | None, within_session: bool,
 ) -> Call[Fact]:  # fmt: skip
     user = _user(scope)
     scope.require_session()
-    body = {
+    body: dict[str, str | bool | None] = {
         "session": scope.session, "attribute": attribute, "value": value, "subject": subject,
         "qualifier": qualifier,
         "category": category.value if isinstance(category, FactCategory) else category,
     }  # fmt: skip
     if source_event_id is not None:
         body["source_event_id"] = source_event_id
+    if within_session:
+        body["within_session"] = True
     return Call("POST", f"/v1/users/{user}/facts", fact_from_json, json=body, scope=scope)
 
 

@@ -27,7 +27,8 @@ from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.errors import StaleWrite
 from kenning.pins.extract import ExtractionRules, TenantTools, extract_pins, listed_tools
-from kenning.records import AuditAction, AuditEntry, Event, PinDraft, Role, Scope, Summary
+from kenning.records import AuditAction, AuditEntry, Event, Pin, PinDraft, Role, Scope, Summary
+from kenning.telemetry import scope_attributes, traced
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.routing import tokenizer_for
 
@@ -108,6 +109,10 @@ class Compactor:
         self._authoritative = authoritative
         self._fallback = fallback or ExtractiveSummarizer()
 
+    @traced("compact_session", lambda self, scope, *, model, budget, reason, **_: {
+        **scope_attributes(scope), "gen_ai.request.model": model, "kenning.window.budget": budget,
+        "kenning.compaction.reason": reason},
+        lambda written: {"gen_ai.memory.record.count": len(written)})  # fmt: skip
     def compact(
         self,
         scope: Scope,
@@ -132,6 +137,43 @@ class Compactor:
         tokenizer = tokenizer_for(model)
         # Read before the events: an erase after this point refuses this run's writes.
         generation = self._store.erase_generation(scope.tenant)
+        segments = self._plan(scope, tokenizer, budget)
+        written: list[Summary] = []
+        try:
+            self._ranges(
+                scope, segments, written, budget=budget, encoding=tokenizer.name,
+                tokenizer=tokenizer, summarizer=summarizer, reason=reason,
+                generation=generation, stop=stop, fence=fence,
+            )  # fmt: skip
+        except StaleWrite as exc:
+            log.info("compaction of %s stopped: %s", scope, exc)
+        return written
+
+    def draft(
+        self, scope: Scope, *, model: str, budget: int, summarizer: Summarizer | None = None
+    ) -> list[Summary]:
+        """The segment summaries :meth:`compact` would write now, written nowhere: no pin, no
+        summary, no audit entry (for a window that must leave the store as it was)."""
+        scope = scope.require_session()
+        summarizer = summarizer or self._summarizer
+        tokenizer = tokenizer_for(model)
+        pins = self._store.pins(scope, history=True)
+        drafts = []
+        for first, last in self._plan(scope, tokenizer, budget):
+            events = self._events(scope, first, last)
+            if events:
+                summary, _ = self._made(
+                    scope, events, pins, level=1, first=first, last=last,
+                    max_tokens=self._settings.tokens(self._settings.segment_summary, budget),
+                    tokens_before=self._tokens(scope, tokenizer.name, first, last),
+                    tokenizer=tokenizer, summarizer=summarizer,
+                )  # fmt: skip
+                drafts.append(summary)
+        return drafts
+
+    def _plan(self, scope: Scope, tokenizer: Tokenizer, budget: int) -> list[tuple[int, int]]:
+        """The ranges of the session due for a summary: what precedes the recent turns kept
+        raw (and the latest user input), in segments."""
         encoding = tokenizer.name
         sync_ledger(self._store, scope, tokenizer)
         settings = self._settings
@@ -149,19 +191,14 @@ class Compactor:
         users = [e.seq for e in recent if e.role is Role.USER and e.seq > boundary]
         if users:
             keep_from = min(keep_from, users[-1])
-        segments = plan_segments(
+        return plan_segments(
             raw, keep_from=keep_from, segment_tokens=max(1, int(settings.segment * budget))
         )
-        written: list[Summary] = []
-        try:
-            self._ranges(
-                scope, segments, written, budget=budget, encoding=encoding, tokenizer=tokenizer,
-                summarizer=summarizer, reason=reason, generation=generation, stop=stop,
-                fence=fence,
-            )  # fmt: skip
-        except StaleWrite as exc:
-            log.info("compaction of %s stopped: %s", scope, exc)
-        return written
+
+    def _tokens(self, scope: Scope, encoding: str, first: int, last: int) -> int:
+        """Message tokens of the events *first* to *last*."""
+        through = self._store.ledger_cum
+        return through(scope, encoding, last) - through(scope, encoding, first - 1)
 
     def _ranges(
         self,
@@ -183,9 +220,7 @@ class Compactor:
         for first, last in segments:
             if stop():
                 raise Stopped(f"compaction of {scope.session} stopped after {len(written)} ranges")
-            before = self._store.ledger_cum(scope, encoding, last) - self._store.ledger_cum(
-                scope, encoding, first - 1
-            )
+            before = self._tokens(scope, encoding, first, last)
             events = self._events(scope, first, last)
             if not events:
                 continue
@@ -237,21 +272,16 @@ class Compactor:
         drafts = self._pin_first(scope, events, now=now, first=first, last=last,
                                  generation=generation)  # fmt: skip
         pins = self._store.pins(scope, history=True)
-        request = SummaryRequest(
-            events=events, pins=[p for p in pins], level=level, first_seq=first, last_seq=last,
-            max_tokens=max_tokens,
+        summary, result = self._made(
+            scope, events, pins, level=level, first=first, last=last, max_tokens=max_tokens,
+            tokens_before=tokens_before, tokenizer=tokenizer, summarizer=summarizer, now=now,
         )  # fmt: skip
-        result, body, text = self._body(request, summarizer, tokenizer, tokens_before)
+        text = summary.text
         keys = {p.key for p in pins}
         missing: dict[str, PinDraft] = {}
         for draft in drafts:
             if draft.key not in keys and draft.value not in text:
                 missing.setdefault(draft.key, draft)
-        summary = Summary(
-            id=f"sum_{uuid.uuid4().hex}", scope=scope, level=level, first_seq=first,
-            last_seq=last, text=text, body=body.to_json(), summarizer=result.summarizer,
-            created_at=now,
-        )  # fmt: skip
         audit = _audit(
             summary, result, list(missing.values()), reason=reason, tokens_before=tokens_before,
             tokens_after=tokenizer.count(text),
@@ -269,6 +299,34 @@ class Compactor:
             summary, replaces=replaces, guard_pins=list(missing.values()), audit=audit,
             generation=generation,
         )  # fmt: skip
+
+    def _made(
+        self,
+        scope: Scope,
+        events: Sequence[Event],
+        pins: Sequence[Pin],
+        *,
+        level: int,
+        first: int,
+        last: int,
+        max_tokens: int,
+        tokens_before: int,
+        tokenizer: Tokenizer,
+        summarizer: Summarizer,
+        now: datetime | None = None,
+    ) -> tuple[Summary, SummaryResult]:
+        """The summary of *events* (not stored), and what the summarizer said."""
+        request = SummaryRequest(
+            events=events, pins=list(pins), level=level, first_seq=first, last_seq=last,
+            max_tokens=max_tokens,
+        )  # fmt: skip
+        result, body, text = self._body(request, summarizer, tokenizer, tokens_before)
+        summary = Summary(
+            id=f"sum_{uuid.uuid4().hex}", scope=scope, level=level, first_seq=first,
+            last_seq=last, text=text, body=body.to_json(), summarizer=result.summarizer,
+            created_at=now or datetime.now(UTC),
+        )  # fmt: skip
+        return summary, result
 
     def _pin_first(
         self,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning.compaction.ledger import SessionStore, sync_ledger
@@ -26,6 +26,7 @@ from kenning.context.render import (
     tool_text,
 )
 from kenning.context.window import (
+    TIER_ORDER,
     ContextWindow,
     Pressure,
     PressureThresholds,
@@ -48,6 +49,7 @@ __all__ = [
     "TokenCache",
     "build_window",
     "check_mandatory",
+    "faithful",
     "gather",
     "memory_pieces",
 ]
@@ -137,13 +139,16 @@ class TokenCache:
 @dataclass(frozen=True, slots=True)
 class Gathered:
     """What a window is built from, read once per assembly; *written* says the session holds
-    anything of its own (events, pins, summaries or task state)."""
+    anything of its own (events, pins, summaries or task state). *raw* is the same session
+    read as if nothing were summarized, when it has summaries and its raw turns may fit the
+    budget (:func:`faithful` chooses)."""
 
     pieces: Mapping[Tier, Sequence[Piece]]
     dynamic_tokens: int
     tail_start: int
     latest_user: str | None
     written: bool = True
+    raw: Gathered | None = None
 
 
 def gather(
@@ -161,6 +166,7 @@ def gather(
     closed_pins: bool = False,
     profile: Sequence[str] = (),
     procedures: Sequence[Procedure] = (),
+    drafts: Sequence[Summary] = (),
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -170,7 +176,8 @@ def gather(
     *tools_room* is what the tools tier may take; when all tools fit in it they keep their
     order, else they are routed by relevance. *profile* holds the user's profile lines, most
     useful first; *procedures* the playbooks that match the tools and the goal or query (they
-    enter the tools tier after the tools themselves).
+    enter the tools tier after the tools themselves). *drafts* are summaries made for this
+    window only (never stored): they stand in for the turns they cover, as stored ones do.
     """
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
     system_tokens = cache.count(tokenizer, system)
@@ -180,18 +187,9 @@ def gather(
         # Events arrived since the last window: count only those, then read again.
         sync_ledger(store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
         snap = store.context_snapshot(scope, tokenizer.name, room=budget)
+    if drafts:
+        snap = _with_drafts(store, scope, tokenizer.name, snap, drafts)
     pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
-    boundary = max((s.last_seq for s in snap.summaries), default=0)
-    tail = list(snap.tail)
-    latest = next((r for r in reversed(tail) if r.role is Role.USER), None)
-    if latest is None:
-        latest = _latest_user(store, scope, tokenizer.name, boundary)
-        if latest is not None:
-            tail.insert(0, latest)
-    pieces[Tier.TAIL] = _tail_pieces(tail, latest)
-    tool_query = query if query is not None else (latest.text if latest is not None else None)
-    pieces[Tier.TOOLS] = _tool_pieces(tools, tool_query, tools_room, tokenizer, cache)
-    pieces[Tier.TOOLS] += _procedure_pieces(procedures, tokenizer, cache)
     pieces[Tier.PROFILE] = [
         _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
         for n, line in enumerate(profile)
@@ -200,8 +198,80 @@ def gather(
     pieces[Tier.PINS] = [
         _line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache) for pin in pin_order(shown)
     ]
-    pieces[Tier.SUMMARIES] = _summary_pieces(snap.summaries, tokenizer, cache)
-    return _gathered(pieces, snap, boundary=boundary, latest=latest)
+
+    def session(snap: ContextSnapshot) -> Gathered:
+        """The pieces with the tail and summaries of *snap*, and the tools routed for it."""
+        boundary = max((s.last_seq for s in snap.summaries), default=0)
+        tail = list(snap.tail)
+        latest = next((r for r in reversed(tail) if r.role is Role.USER), None)
+        if latest is None:
+            latest = _latest_user(store, scope, tokenizer.name, boundary)
+            if latest is not None:
+                tail.insert(0, latest)
+        own = dict(pieces)
+        own[Tier.TAIL] = _tail_pieces(tail, latest)
+        tool_query = query if query is not None else (latest.text if latest is not None else None)
+        own[Tier.TOOLS] = _tool_pieces(tools, tool_query, tools_room, tokenizer, cache)
+        own[Tier.TOOLS] += _procedure_pieces(procedures, tokenizer, cache)
+        own[Tier.SUMMARIES] = _summary_pieces(snap.summaries, tokenizer, cache)
+        return _gathered(own, snap, boundary=boundary, latest=latest)
+
+    got = session(snap)
+    if snap.summaries and snap.total <= budget:
+        # Every raw turn may fit: read them too, for faithful() to prefer them.
+        whole = store.context_snapshot(scope, tokenizer.name, room=budget, summarized=False)
+        got = replace(got, raw=session(whole))
+    return got
+
+
+def faithful(
+    gathered: Gathered,
+    *,
+    budget: int,
+    settings: ContextSettings,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+) -> Gathered:
+    """What the window shows of the session: every raw turn when a window of *budget* holds
+    them all, else its summaries and the tail after them. A summary written for a smaller
+    window replaces turns only in windows that cannot hold them, so compaction never makes a
+    later, larger window less faithful (or larger) than it was before.
+
+    The pressure is read from the smaller of the two: compaction is asked for only when the
+    session's most compact stored form needs it (a session compacted once is not queued
+    again while its raw turns still fit).
+    """
+    raw = gathered.raw
+    if raw is None or raw.tail_start > 1:
+        return replace(gathered, raw=None)
+    pieces: dict[Tier, Sequence[Piece]] = {
+        tier: raw.pieces[tier] for tier in TIER_ORDER if tier is not Tier.SUMMARIES
+    }
+    plan = fill(
+        pieces, budget=budget, caps=settings.caps, surcharge=_surcharge(tokenizer, cache),
+        base=DEFAULT_CHAT_OVERHEAD.reply_priming, max_tail=_max_tail(pieces, settings),
+    )  # fmt: skip
+    if len(plan.pieces(Tier.TAIL)) < len(raw.pieces[Tier.TAIL]):
+        return replace(gathered, raw=None)
+    return replace(raw, dynamic_tokens=min(raw.dynamic_tokens, gathered.dynamic_tokens))
+
+
+def _with_drafts(
+    store: SessionStore,
+    scope: Scope,
+    encoding: str,
+    snap: ContextSnapshot,
+    drafts: Sequence[Summary],
+) -> ContextSnapshot:
+    """*snap* as if *drafts* were stored: the turns they cover leave the tail and count as
+    summarized."""
+    boundary = max(s.last_seq for s in drafts)
+    return replace(
+        snap,
+        summaries=(*snap.summaries, *drafts),
+        tail=tuple(row for row in snap.tail if row.seq > boundary),
+        summarized=store.ledger_cum(scope, encoding, boundary),
+    )
 
 
 def _goal_pieces(
@@ -431,12 +501,9 @@ def _fit(
 ) -> tuple[Plan, list[dict[str, str]], int]:
     """Plan and render until the exact count of the rendered messages fits in *budget*."""
     while True:
-        # The message cap: what the other tiers can add at most, the tail gets the rest.
-        others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
         plan = fill(
             pieces, budget=budget, caps=settings.caps, surcharge=surcharge,
-            base=DEFAULT_CHAT_OVERHEAD.reply_priming,
-            max_tail=max(1, settings.max_messages - others),
+            base=DEFAULT_CHAT_OVERHEAD.reply_priming, max_tail=_max_tail(pieces, settings),
         )  # fmt: skip
         messages, exact = _render(plan, count_message)
         if exact <= budget:
@@ -449,6 +516,13 @@ def _fit(
                 break
         else:  # pragma: no cover - only block lines can be off
             return plan, messages, exact
+
+
+def _max_tail(pieces: Mapping[Tier, Sequence[Piece]], settings: ContextSettings) -> int:
+    """The message cap's share of the tail: what the other tiers can add at most, the tail
+    gets the rest."""
+    others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
+    return max(1, settings.max_messages - others)
 
 
 def _citations(plan: Plan) -> tuple[dict[str, str | int | float | None], ...]:

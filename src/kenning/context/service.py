@@ -25,6 +25,7 @@ from kenning.context.assembler import (
     TokenCache,
     build_window,
     check_mandatory,
+    faithful,
     gather,
     memory_pieces,
 )
@@ -329,7 +330,12 @@ class WorkingContext(ContextAPI, WindowAPI):
     def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
                  reserve_output_tokens: int = 0, system: str, goal: str | None = None,
                  tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
-                 retrieve_from: Scope | None = None) -> ContextWindow:  # fmt: skip
+                 retrieve_from: Scope | None = None, read_only: bool = False,
+                 ) -> ContextWindow:  # fmt: skip
+        """See :meth:`WindowAPI.assemble`. With *read_only* (a caller that may only read,
+        such as a read key's request) the window is built from what is stored and nothing is
+        written: at hard pressure the compaction's summaries are made for this window only,
+        no compaction is queued or audited, and no usage is recorded."""
         scope = session_of(scope)
         source = window_source(scope, retrieve_from)
         _check_window(budget_tokens, reserve_output_tokens, system, goal, query)
@@ -345,10 +351,12 @@ class WorkingContext(ContextAPI, WindowAPI):
         reasons: list[str] = []
         if pressure is not Pressure.OK:
             self.metrics[pressure.value] += 1
-        if pressure is Pressure.HARD:
+        if pressure is Pressure.HARD and read_only:
+            gathered, utilization, pressure = self._draft_now(request, utilization, reasons)
+        elif pressure is Pressure.HARD:
             self._compact_now(request, utilization, reasons)
             gathered, utilization, pressure = self._gather(request)
-        else:
+        elif not read_only:
             self._relieve(request, pressure, utilization)
         memories, degraded = self._memories(request, gathered, reasons)
         window = build_window(
@@ -357,7 +365,8 @@ class WorkingContext(ContextAPI, WindowAPI):
             utilization=utilization, degraded=degraded, reasons=reasons,
             count_message=self._message_counter(request.tokenizer),
         )  # fmt: skip
-        return self._charge(request, window, reserve_output_tokens, written=gathered.written)
+        record = gathered.written and not read_only
+        return self._charge(request, window, reserve_output_tokens, record=record)
 
     def _request(
         self,
@@ -386,9 +395,11 @@ class WorkingContext(ContextAPI, WindowAPI):
             playbooks=playbooks,
         )  # fmt: skip
 
-    def _gather(self, request: _Request) -> tuple[Gathered, float, Pressure]:
-        """The session read and counted, with its utilization of the budget and the pressure
-        level that gives."""
+    def _gather(
+        self, request: _Request, drafts: Sequence[Summary] = ()
+    ) -> tuple[Gathered, float, Pressure]:
+        """The session read and counted (*drafts* standing in for the turns they cover), with
+        its utilization of the budget and the pressure level that gives."""
         settings, budget = self._settings, request.budget
         got = gather(
             self._store, request.scope, request.tokenizer, self._cache, budget=budget,
@@ -396,8 +407,11 @@ class WorkingContext(ContextAPI, WindowAPI):
             query=request.query,
             tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
             closed_pins=settings.closed_pins, profile=request.profile,
-            procedures=request.playbooks,
+            procedures=request.playbooks, drafts=drafts,
         )  # fmt: skip
+        got = faithful(
+            got, budget=budget, settings=settings, tokenizer=request.tokenizer, cache=self._cache
+        )
         use = got.dynamic_tokens / budget
         return got, use, settings.thresholds.level(use)
 
@@ -410,6 +424,20 @@ class WorkingContext(ContextAPI, WindowAPI):
             reason=f"hard {utilization:.2f}", summarizer=self._extractive,
         )  # fmt: skip
         reasons.append(f"hard pressure {utilization:.2f}: compacted {len(written)} ranges")
+
+    def _draft_now(
+        self, request: _Request, utilization: float, reasons: list[str]
+    ) -> tuple[Gathered, float, Pressure]:
+        """Hard pressure for a caller that may not write: the compaction's summaries made for
+        this window only, extractively; nothing is stored."""
+        drafts = self._compactor.draft(
+            request.scope, model=request.model, budget=request.budget, summarizer=self._extractive
+        )
+        reasons.append(
+            f"hard pressure {utilization:.2f}: read-only, {len(drafts)} ranges summarized "
+            "for this window only (not stored)"
+        )
+        return self._gather(request, drafts)
 
     def _relieve(self, request: _Request, pressure: Pressure, utilization: float) -> None:
         """Below hard pressure: queue a compaction for the worker at the compact level (when
@@ -466,14 +494,14 @@ class WorkingContext(ContextAPI, WindowAPI):
         return count
 
     def _charge(
-        self, request: _Request, window: ContextWindow, reserve_output_tokens: int, *, written: bool
+        self, request: _Request, window: ContextWindow, reserve_output_tokens: int, *, record: bool
     ) -> ContextWindow:
-        """The window with its cost estimate; its input tokens are added to the session's
-        usage."""
+        """The window with its cost estimate; with *record*, its input tokens are added to the
+        session's usage."""
         price = self._price(request.model)
         if price is not None:
             window = replace(window, cost=price.cost(window.tokens, reserve_output_tokens))
-        if written:
+        if record:
             # Usage claims the session: a window over a session nobody has written to yet
             # (e.g. a user naming another user's id before that user's first turn) records
             # nothing, so it cannot take the id.

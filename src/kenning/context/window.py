@@ -155,7 +155,9 @@ class ContextWindow:
         tiers: tokens used, pieces included and pieces skipped (and why) per tier.
         tokens: the exact prompt tokens of ``messages`` plus ``tools`` for the model.
         budget: the usable budget (``budget_tokens - reserve_output_tokens``).
-        utilization: the session's dynamic tokens over the budget (what pressure is read from).
+        utilization: the session's dynamic tokens over the budget (what pressure is read
+            from), in its most compact stored form: with its summaries, or its raw turns when
+            the window shows them all and they take less.
         pressure: the pressure level at that utilization.
         degraded: True when a part could not be produced (e.g. retrieval unavailable).
         reasons: why the window is degraded, and what pressure did.

@@ -80,10 +80,14 @@ class FactsAPI(Protocol):
         qualifier: str = "",
         category: FactCategory | str = FactCategory.GENERAL,
         source_event_id: str | None = None,
+        within_session: bool = False,
     ) -> Fact:
         """Store a fact the user stated or confirmed in the session of *scope* (an explicit
         write; consolidated like an extracted one: the same value reinforces, a new one
-        supersedes)."""
+        supersedes). With *within_session* only the session's own facts are reinforced or
+        superseded, and the fact returned is the session's: what the user's other sessions
+        hold is neither changed nor shown (an agent's tool call without cross-session
+        sharing)."""
         ...
 
     def revoke(self, scope: Scope, fact_id: str) -> Fact:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
 from kenning.longterm.api import RetentionAPI
-from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy, check_text, check_year
+from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy, check_text
 from kenning.store.protocol import PolicyStore
 
 __all__ = ["Retention"]
@@ -47,15 +47,24 @@ class Retention(RetentionAPI):
         return self._store.holds(Scope(tenant).tenant)
 
     def purge(self, tenant: str, *, now: datetime | None = None) -> int:
-        # Retention counts back from it: a purge "as of" year 1 would fall off the calendar.
-        when = check_year(now, "now") if now is not None else self._now()
+        when = now or self._now()
         policy = self.policy(tenant)
-        cutoff = None if policy.episode_days is None else when - timedelta(days=policy.episode_days)
+        days = policy.episode_days
+        cutoff = None if days is None else _days_before(when, days)
         removed = self._store.purge(Scope(tenant).tenant, now=when, episodes_before=cutoff)
         return removed
 
     def stats(self, scope: Scope, *, now: datetime | None = None) -> StoreStats:
         return self._store.stats(Scope(_scope(scope).tenant, scope.user), now=now or self._now())
+
+
+def _days_before(when: datetime, days: float) -> datetime:
+    """*days* before *when*; the first instant of year 1 when that is earlier still (nothing
+    is older, so a purge as of year 1 removes nothing by age)."""
+    try:
+        return when - timedelta(days=days)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=UTC)
 
 
 def _scope(scope: Scope) -> Scope:

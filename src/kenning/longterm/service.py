@@ -50,6 +50,7 @@ from kenning.records import (
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import ContextState, EventLog, FactStore, PolicyStore
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+from kenning.telemetry import scope_attributes, traced
 
 __all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "LongTermStore", "importance"]
 
@@ -273,6 +274,9 @@ class LongTermMemory(FactsAPI):
         self.extract(job)
         return job
 
+    @traced("extract_facts", lambda self, job, **_: {
+        **scope_attributes(job.scope), "kenning.events.unread": job.last_seq - job.done_seq},
+        lambda done: {"kenning.extraction.completed": done})  # fmt: skip
     def extract(self, job: ExtractionJob, *, stop: Callable[[], bool] = lambda: False) -> bool:
         """Read the unread events of a claimed session for facts, a batch at a time, each
         batch's facts written under the claim's lease, and record how far it got; *stop* is
@@ -336,6 +340,7 @@ class LongTermMemory(FactsAPI):
         *,
         at: datetime | None,
         lease: str | None,
+        within_session: bool = False,
     ) -> list[Fact]:
         scope = scope.require_session()
         consent = self.consent(scope)
@@ -343,7 +348,7 @@ class LongTermMemory(FactsAPI):
         if not kept:
             return []
         for attempt in range(_RETRIES):
-            changes, vectors = self._changes(scope, kept, at or self._now())
+            changes, vectors = self._changes(scope, kept, at or self._now(), within_session)
             if not changes:
                 return []
             try:
@@ -365,15 +370,17 @@ class LongTermMemory(FactsAPI):
         return ModelInfo(self._embedder.model_id, self._embedder.dimension)
 
     def _changes(
-        self, scope: Scope, drafts: Sequence[FactDraft], at: datetime
+        self, scope: Scope, drafts: Sequence[FactDraft], at: datetime, within_session: bool
     ) -> tuple[FactChanges, dict[str, np.ndarray]]:
-        """Refold the histories *drafts* touch (said at *at*, or at the times they name)."""
+        """Refold the histories *drafts* touch (said at *at*, or at the times they name): the
+        user's, or with *within_session* those of the scope's session alone."""
         user = user_of(scope)
+        view = scope if within_session else user
         subjects = {d.subject for d in drafts}
-        active = [f for s in subjects for f in self._store.facts(user, subject=s)]
+        active = [f for s in subjects for f in self._store.facts(view, subject=s)]
         placed = self._placed(drafts, active, at)
         keys = list(placed)
-        rows = self._store.facts(user, keys=keys, statuses=_HISTORY)
+        rows = self._store.facts(view, keys=keys, statuses=_HISTORY)
         times = self._said_at(user, rows)
         policy = self._store.tenant_policy(scope.tenant)
 
@@ -401,6 +408,7 @@ class LongTermMemory(FactsAPI):
             revisions=tuple(r for p in parts for r in p.revisions),
             withdrawn=tuple(w for p in parts for w in p.withdrawn),
             expected=tuple((key, tuple(f.id for f in rows if f.key == key)) for key in keys),
+            within_session=within_session,
         )
         return changes, self._statement_vectors(changes.inserts)
 
@@ -464,7 +472,8 @@ class LongTermMemory(FactsAPI):
 
     def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
                  qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
-                 source_event_id: str | None = None) -> Fact:  # fmt: skip
+                 source_event_id: str | None = None, within_session: bool = False,
+                 ) -> Fact:  # fmt: skip
         scope = scope.require_session()
         for name, text in (("attribute", attribute), ("value", value), ("subject", subject)):
             if not isinstance(text, str) or not text.strip() or len(text) > 200:
@@ -493,8 +502,8 @@ class LongTermMemory(FactsAPI):
                 f"{kind.value} facts need the user's consent (sensitive_facts) or the tenant's "
                 "policy; nothing was stored"
             )
-        self.consolidate(scope, [draft])
-        found = self._store.facts(user_of(scope), keys=[draft.key])
+        self._consolidate(scope, [draft], at=None, lease=None, within_session=within_session)
+        found = self._store.facts(scope if within_session else user_of(scope), keys=[draft.key])
         if not found:
             raise NotFound("the fact was not stored")
         return found[-1]

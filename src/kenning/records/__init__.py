@@ -34,7 +34,7 @@ from kenning.records.facts import (
 )
 from kenning.records.filters import KINDS, Filters
 from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus, QueueStats
-from kenning.records.keys import ApiKey, KeyScope, TenantUsage
+from kenning.records.keys import ApiKey, KeyScope, Quota, TenantUsage
 from kenning.records.pin_draft import PinDraft
 from kenning.records.policy import Consent, LegalHold, StoreStats, TenantPolicy, UserSettings
 from kenning.records.profile import Correction, Profile
@@ -81,6 +81,7 @@ __all__ = [
     "ProcedureStatus",
     "Profile",
     "QueueStats",
+    "Quota",
     "Role",
     "Scope",
     "StoreStats",

@@ -12,8 +12,8 @@ same :class:`~kenning.errors.InvalidInput` instead of failing in their drivers:
 * amounts are finite decimals with at most :data:`MAX_AMOUNT_DIGITS` digits before the point
   and :data:`MAX_AMOUNT_PLACES` after it;
 * a time that relative times or retention are counted from (a search's ``now``, an event's
-  ``at``, a purge's ``now``) lies in the years :data:`MIN_YEAR`-:data:`MAX_YEAR`, so "three
-  years ago", "next week" or "30 days later" stays in the calendar.
+  ``at``) lies in the years :data:`MIN_YEAR`-:data:`MAX_YEAR`, so "three years ago", "next
+  week" or "30 days later" stays in the calendar.
 """
 
 from __future__ import annotations

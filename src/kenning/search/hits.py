@@ -30,6 +30,10 @@ class Hit:
     tags: tuple[str, ...] = ()
 
     @property
+    def user(self) -> str | None:
+        return self.scope.user
+
+    @property
     def session(self) -> str | None:
         return self.scope.session
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -25,14 +27,16 @@ from kenning.compaction.plan import CompactionSettings
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import too_deep
+from kenning.records import Quota, too_deep
 from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
-from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.gate import Gate
+from kenning.server.limits import RateLimiter
 from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics, TimedEmbedder
 from kenning.server.middleware import ServiceMiddleware
 from kenning.server.state import Service
+from kenning.server.tracing import require_api, setup_otlp
 from kenning.settings import Settings
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry, default_registry
@@ -135,10 +139,15 @@ def create_app(
         Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
     )
     _answer_errors_as_json(app)
+    gate = Gate(
+        settings, [*routes.router.routes, *longterm_routes.router.routes, *ops.router.routes]
+    )
     app.add_middleware(
-        ServiceMiddleware, metrics=metrics, max_body_bytes=settings.max_body_bytes,
-        max_in_flight=settings.max_in_flight,
+        ServiceMiddleware, metrics=metrics, gate=gate, max_body_bytes=settings.max_body_bytes,
+        body_timeout_s=settings.body_timeout_s,
     )  # fmt: skip
+    if settings.otel:
+        require_api()  # FastAPI traces the requests once a tracer provider is set
     return app
 
 
@@ -163,8 +172,7 @@ def _lifespan(
         svc = Service(
             memory=mem, settings=settings, credentials=store,
             limiter=RateLimiter(settings.rate_per_s, settings.burst),
-            quota=QuotaGuard(store.tenant_usage, max_events=settings.max_events,
-                             max_chars=settings.max_chars),
+            quota=Quota(max_events=settings.max_events, max_chars=settings.max_chars),
             tools=tools or default_registry(), metrics=metrics,
         )  # fmt: skip
         app.state.kenning = svc
@@ -236,12 +244,20 @@ async def _poll(memory: Memory) -> None:
 
 
 def app_from_environment() -> FastAPI:
-    """The app of one ``--workers N`` process (uvicorn's factory), from the CLI's settings."""
+    """The app of one ``--workers N`` process (uvicorn's factory), from the CLI's settings and
+    the admin token's private file."""
     text = os.environ.get(ENV_SETTINGS)
     if not text:
         raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
     settings = ServerSettings.from_json(text)
+    if settings.admin_token_file:
+        token = Path(settings.admin_token_file).read_text(encoding="utf-8")
+        settings = dataclasses.replace(settings, admin_token=token)
     from kenning.server.logs import configure_logging
+    from kenning.server.protocol import set_header_timeout
 
     configure_logging(json_logs=settings.json_logs)
+    set_header_timeout(settings.header_timeout_s)
+    if settings.otel:
+        setup_otlp()
     return create_app(settings)

@@ -18,7 +18,7 @@ from kenning.errors import Forbidden, InvalidInput, Unauthorized
 from kenning.records import ApiKey, KeyScope, validate_id
 from kenning.store.protocol import Credentials
 
-__all__ = ["Principal", "check_admin", "create_key", "parse_scopes", "verify_key"]
+__all__ = ["Principal", "bearer_token", "check_admin", "create_key", "parse_scopes", "verify_key"]
 
 _PREFIX = "kn_"
 
@@ -76,6 +76,12 @@ def create_key(
     secret = secrets.token_urlsafe(32)
     store.put_api_key(key, secret_hash=_hash(secret))
     return key, f"{_PREFIX}{key.id}_{secret}"
+
+
+def bearer_token(authorization: str) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header's value (None without one)."""
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
 
 
 def verify_key(store: Credentials, token: str | None) -> Principal:

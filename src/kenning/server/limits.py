@@ -1,8 +1,10 @@
-"""Per-tenant request rates and storage quotas (pure bookkeeping, thread-safe).
+"""Per-tenant request rates, places in flight and failed admin attempts (pure bookkeeping,
+thread-safe).
 
 The rate is a token bucket per tenant in each worker process: with ``--workers N`` a tenant
-may reach up to N times the rate when its requests spread over every process. Quotas read the
-store's usage, cached for a second so a burst of appends costs one count.
+may reach up to N times the rate when its requests spread over every process. Storage quotas
+are not kept here: the store checks them in the transaction that writes a batch
+(:class:`~kenning.records.Quota`), so every process and thread shares one count.
 """
 
 from __future__ import annotations
@@ -10,12 +12,12 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 
-from kenning.errors import QuotaExceeded, RateLimited
-from kenning.records import TenantUsage
+from kenning.errors import Overloaded, RateLimited
 
-__all__ = ["QuotaGuard", "RateLimiter"]
+__all__ = ["FailedAttempts", "Places", "RateLimiter"]
 
 
 class RateLimiter:
@@ -44,64 +46,96 @@ class RateLimiter:
             self._buckets[tenant] = (tokens - 1.0, now)
 
 
-class QuotaGuard:
-    """Refuses writes that would take a tenant past its stored events or characters."""
+class Places:
+    """At most *total* places held at once, and at most *each* by one holder (a tenant, a key):
+    one holder cannot take every place. *what* names the places in refusals."""
+
+    def __init__(self, total: int, each: int, *, what: str) -> None:
+        self._total = total
+        self._each = each
+        self._what = what
+        self._lock = threading.Lock()
+        self._held = 0
+        self._by: dict[str, int] = {}
+
+    def take(self, holder: str) -> None:
+        """Take a place for *holder*: ``Overloaded`` (503) when all are held, ``RateLimited``
+        (429) when *holder* holds its share; both say to retry in a second."""
+        with self._lock:
+            mine = self._by.get(holder, 0)
+            full = self._held >= self._total
+            if not full and mine < self._each:
+                self._held += 1
+                self._by[holder] = mine + 1
+                return
+        if full:
+            raise Overloaded(
+                f"the server holds {self._total} {self._what}; retry soon", retry_after=1.0
+            )
+        raise RateLimited(
+            f"{holder} holds {self._each} {self._what} at once, its most; retry when one ends",
+            retry_after=1.0,
+        )
+
+    def give(self, holder: str) -> None:
+        """Give back a place *holder* took."""
+        with self._lock:
+            self._held -= 1
+            left = self._by.get(holder, 1) - 1
+            if left > 0:
+                self._by[holder] = left
+            else:
+                self._by.pop(holder, None)
+
+    def held(self, holder: str | None = None) -> int:
+        with self._lock:
+            return self._held if holder is None else self._by.get(holder, 0)
+
+
+class FailedAttempts:
+    """Failed attempts per client in a sliding window: a client with *limit* failures in the
+    last *window_s* seconds is refused (429) until the oldest leaves the window, right
+    credential or not, so guessing runs at *limit* tries per window."""
+
+    _MAX_CLIENTS = 10_000
 
     def __init__(
-        self,
-        usage: Callable[[str], TenantUsage],
-        *,
-        max_events: int | None,
-        max_chars: int | None,
-        ttl_s: float = 1.0,
-        clock: Callable[[], float] = time.monotonic,
+        self, limit: int, window_s: float, clock: Callable[[], float] = time.monotonic
     ) -> None:
-        self._usage = usage
-        self._max_events = max_events
-        self._max_chars = max_chars
-        self._ttl = ttl_s
+        self._limit = limit
+        self._window = window_s
         self._clock = clock
         self._lock = threading.Lock()
-        self._cache: dict[str, tuple[float, TenantUsage]] = {}
+        self._failures: dict[str, deque[float]] = {}
 
-    @property
-    def enabled(self) -> bool:
-        return self._max_events is not None or self._max_chars is not None
-
-    def check(self, tenant: str, *, events: int, chars: int) -> None:
-        """Raise ``QuotaExceeded`` if adding *events* of *chars* would pass a limit."""
-        if not self.enabled:
-            return
+    def check(self, client: str) -> None:
+        """Raise ``RateLimited`` (with when to retry) if *client* failed too often lately."""
         now = self._clock()
         with self._lock:
-            cached = self._cache.get(tenant)
-        if cached is None or now - cached[0] > self._ttl:
-            cached = (now, self._usage(tenant))
-            with self._lock:
-                self._cache[tenant] = cached
-        used = cached[1]
-        if self._max_events is not None and used.events + events > self._max_events:
-            raise QuotaExceeded(
-                f"tenant {tenant!r} stores {used.events} events; {events} more would pass its "
-                f"quota of {self._max_events}: erase old sessions (forget) or raise the quota"
-            )
-        if self._max_chars is not None and used.content_chars + chars > self._max_chars:
-            raise QuotaExceeded(
-                f"tenant {tenant!r} stores {used.content_chars} characters; {chars} more would "
-                f"pass its quota of {self._max_chars}"
-            )
+            times = self._recent(client, now)
+            if len(times) < self._limit:
+                return
+            wait = times[0] + self._window - now
+        raise RateLimited(
+            f"{self._limit} failed admin attempts from {client} in {self._window:g} s; "
+            "retry later with the right credential",
+            retry_after=float(max(1, math.ceil(wait))),
+        )
 
-    def added(self, tenant: str, *, events: int, chars: int) -> None:
-        """Count a write in the cached usage until the next refresh."""
+    def failed(self, client: str) -> None:
+        """Count a failed attempt of *client*."""
+        now = self._clock()
         with self._lock:
-            cached = self._cache.get(tenant)
-            if cached is not None:
-                used = cached[1]
-                self._cache[tenant] = (
-                    cached[0],
-                    TenantUsage(used.events + events, used.content_chars + chars),
-                )
+            if len(self._failures) >= self._MAX_CLIENTS:
+                for other in list(self._failures):
+                    self._recent(other, now)
+            self._failures.setdefault(client, deque()).append(now)
 
-    def forgot(self, tenant: str) -> None:
-        with self._lock:
-            self._cache.pop(tenant, None)
+    def _recent(self, client: str, now: float) -> deque[float]:
+        """*client*'s failures within the window (older ones dropped; caller holds the lock)."""
+        times = self._failures.get(client, deque())
+        while times and times[0] <= now - self._window:
+            times.popleft()
+        if not times:
+            self._failures.pop(client, None)
+        return times

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from kenning.errors import InvalidInput
 from kenning.records import KeyScope, Scope, TenantPolicy, to_utc
+from kenning.server.gate import READS
 from kenning.server.schemas import (
     CandidateRequest,
     ConsentRequest,
@@ -94,11 +95,14 @@ def list_facts(
 def remember_fact(request: Request, user: UserP, body: RememberRequest) -> Json:
     """Store a fact the user stated or confirmed in *session* (consolidated like an extracted
     one: the same value reinforces, a new one supersedes). Health, finance and relationship
-    facts need the user's or the tenant's consent (422 otherwise)."""
+    facts need the user's or the tenant's consent (422 otherwise). With ``within_session``
+    only the session's own facts are reinforced or superseded, and the fact returned is the
+    session's."""
     scope = Scope(_tenant(request, KeyScope.WRITE), user, body.session)
     fact = service(request).memory.facts.remember(
         scope, body.attribute, body.value, subject=body.subject, qualifier=body.qualifier,
         category=body.category, source_event_id=body.source_event_id,
+        within_session=body.within_session,
     )  # fmt: skip
     return fact_json(fact)
 
@@ -139,9 +143,7 @@ def erase_user(request: Request, user: UserP) -> Json:
     state, consent). A legal hold on the tenant, the user or one of their sessions refuses it
     (423 ``legal_hold``, nothing erased)."""
     scope = _user(request, KeyScope.WRITE, user)
-    svc = service(request)
-    erased = svc.memory.forget(scope)
-    svc.quota.forgot(scope.tenant)
+    erased = service(request).memory.forget(scope)
     return {"erased": erased}
 
 
@@ -186,7 +188,10 @@ def record_procedure(request: Request, body: ProcedureRequest) -> Json:
     return procedure_json(procedure)
 
 
-@router.post("/procedures/match", tags=["procedures"], summary="The playbook for these tools")
+@router.post(
+    "/procedures/match", tags=["procedures"], summary="The playbook for these tools",
+    openapi_extra=READS,
+)  # fmt: skip
 def match_procedure(request: Request, body: MatchRequest) -> Json:
     """The active playbook *name* written for these *tools*, and the versions written for
     other tools (drifted: returned as the playbook only with ``include_drift``)."""

@@ -29,12 +29,12 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from kenning.errors import InvalidInput, KenningError
+from kenning.errors import InvalidInput, KenningError, Unauthorized
 from kenning.records import KeyScope
 from kenning.records import Scope as MemoryScope
-from kenning.server.auth import Principal, verify_key
+from kenning.server.auth import Principal
 from kenning.server.middleware import error_response_parts
-from kenning.server.state import Service
+from kenning.server.state import PRINCIPAL, Service
 from kenning.tools import MemoryTarget, ToolBinding, ToolRegistry
 from kenning.version import __version__
 from kenning.wire import error_json
@@ -150,26 +150,23 @@ class McpHttp:
         return self.manager.run()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        request = Request(scope)
         try:
-            principal, binding = await anyio.to_thread.run_sync(self._authorize, request)
+            principal, binding = self._authorize(Request(scope))
         except KenningError as exc:
             status, body, headers = error_response_parts(exc, None)
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
             return
         scope.setdefault("state", {})[_STATE_KEY] = (principal, binding)
-        scope["state"]["tenant"] = principal.tenant
         await self._app(scope, receive, send)
 
-    def _authorize(self, request: Request) -> tuple[Principal, ToolBinding]:
-        svc = self._service
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        principal = verify_key(
-            svc.credentials, token.strip() if scheme.lower() == "bearer" else None
-        )
-        svc.limiter.take(principal.tenant)
+    @staticmethod
+    def _authorize(request: Request) -> tuple[Principal, ToolBinding]:
+        """The principal the gate admitted (it checked the key and the rate from the
+        headers) and the conversation the host bound the client to."""
+        principal: Principal | None = getattr(request.state, PRINCIPAL, None)
+        if principal is None:
+            raise Unauthorized("a valid API key is required: send 'Authorization: Bearer <key>'")
         user = request.headers.get("kenning-user")
         session = request.headers.get("kenning-session")
         if not user or not session:

@@ -1,10 +1,14 @@
 """The server's outermost layer (pure ASGI, so streamed MCP responses pass untouched).
 
 For each HTTP request it: takes or makes a request id (``X-Request-Id``, echoed back); refuses
-a body over the size limit (413) and work past the in-flight limit (503 with
-``Retry-After``); turns any exception that escaped a handler into a 500 JSON body that names
-the request id (the trace goes to the log, never to the client); observes latency by route
-template; and writes one JSON log line.
+a body over the size limit (413); has the gate (:mod:`kenning.server.gate`) admit the request
+from its headers, before any of its body is read, or refuse it (401, 403, 429, 503); gives
+the body ``body_timeout_s`` to arrive (408, and its place is free again); turns any exception
+that escaped a handler into a 500 JSON body that names the request id (the trace goes to the
+log, never to the client); observes latency by route template; and writes one JSON log line.
+
+A response sent before the request's body was read whole closes the connection: the rest of
+that body is never read, and the socket is not left to its sender.
 """
 
 from __future__ import annotations
@@ -13,13 +17,15 @@ import json
 import logging
 import re
 import secrets
-import threading
 import time
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kenning.errors import InternalError, KenningError, Overloaded, RequestTooLarge
+from kenning.errors import InternalError, KenningError, RequestTimeout, RequestTooLarge
+from kenning.server.auth import bearer_token
+from kenning.server.gate import Gate, Ticket
 from kenning.server.logs import REQUEST_ID
 from kenning.server.metrics import Metrics
 from kenning.wire import error_json
@@ -29,8 +35,7 @@ __all__ = ["ServiceMiddleware", "error_response_parts"]
 log = logging.getLogger("kenning.server")
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
-# Operations endpoints stay reachable when the server is saturated: that is when they matter.
-_UNLIMITED = ("/healthz", "/readyz", "/metrics")
+_CLOSE = (b"connection", b"close")
 
 
 def error_response_parts(exc: KenningError, request_id: str | None) -> tuple[int, bytes, list[Any]]:
@@ -48,14 +53,14 @@ class ServiceMiddleware:
     """See the module docstring."""
 
     def __init__(
-        self, app: ASGIApp, *, metrics: Metrics, max_body_bytes: int, max_in_flight: int
-    ) -> None:
+        self, app: ASGIApp, *, metrics: Metrics, gate: Gate, max_body_bytes: int,
+        body_timeout_s: float,
+    ) -> None:  # fmt: skip
         self.app = app
         self._metrics = metrics
+        self._gate = gate
         self._max_body = max_body_bytes
-        self._max_in_flight = max_in_flight
-        self._in_flight = 0
-        self._lock = threading.Lock()
+        self._body_timeout = body_timeout_s
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,13 +72,15 @@ class ServiceMiddleware:
         token = REQUEST_ID.set(request_id)
         start = time.perf_counter()
         path: str = scope.get("path", "")
-        exchange = _Exchange(request_id, receive, send, max_body=self._max_body)
-        admitted = False
+        exchange = _Exchange(request_id, receive, send, max_body=self._max_body,
+                             deadline=anyio.current_time() + self._body_timeout,
+                             body=_has_body(headers))  # fmt: skip
+        ticket: Ticket | None = None
         try:
             length = headers.get("content-length", "")
             if length.isdigit() and int(length) > self._max_body:
                 raise RequestTooLarge(_too_large(self._max_body))
-            admitted = not path.startswith(_UNLIMITED) and self._admit()
+            ticket = await self._gate.admit(scope, bearer_token(headers.get("authorization", "")))
             await self.app(scope, exchange.receive, exchange.send)
         except KenningError as exc:
             if exchange.started:
@@ -87,24 +94,10 @@ class ServiceMiddleware:
                     InternalError(f"internal error; quote request id {request_id}")
                 )
         finally:
-            if admitted:
-                with self._lock:
-                    self._in_flight -= 1
+            if ticket is not None:
+                ticket.release()
             self._observe(scope, path, exchange, time.perf_counter() - start)
             REQUEST_ID.reset(token)
-
-    def _admit(self) -> bool:
-        """Take one of the in-flight places (True), or raise Overloaded when none is free."""
-        with self._lock:
-            admitted = self._in_flight < self._max_in_flight
-            if admitted:
-                self._in_flight += 1
-        if not admitted:
-            raise Overloaded(
-                f"the server is working on {self._max_in_flight} requests; retry soon",
-                retry_after=1.0,
-            )
-        return admitted
 
     def _observe(self, scope: Scope, path: str, exchange: _Exchange, elapsed: float) -> None:
         """The request's latency by route template, and its log line."""
@@ -127,11 +120,15 @@ class ServiceMiddleware:
 class _Exchange:
     """One HTTP request as the app sees it through the middleware: its id added to the
     response's headers, the status sent (500 until one is), and the body counted against the
-    size limit as it arrives."""
+    size limit and the deadline as it arrives."""
 
-    __slots__ = ("_max_body", "_receive", "_received", "_send", "request_id", "started", "status")
+    __slots__ = ("_deadline", "_max_body", "_pending", "_receive", "_received", "_send",
+                 "request_id", "started", "status")  # fmt: skip
 
-    def __init__(self, request_id: str, receive: Receive, send: Send, *, max_body: int) -> None:
+    def __init__(
+        self, request_id: str, receive: Receive, send: Send, *, max_body: int, deadline: float,
+        body: bool,
+    ) -> None:  # fmt: skip
         self.request_id = request_id
         self.status = 500
         self.started = False
@@ -139,6 +136,8 @@ class _Exchange:
         self._send = send
         self._max_body = max_body
         self._received = 0
+        self._deadline = deadline
+        self._pending = body
 
     async def send(self, message: Message) -> None:
         if message["type"] == "http.response.start":
@@ -148,15 +147,25 @@ class _Exchange:
             message["headers"] = [
                 *message.get("headers", []),
                 (b"x-request-id", self.request_id.encode()),
+                *([_CLOSE] if self._pending else []),
             ]
         await self._send(message)
 
     async def receive(self) -> Message:
-        message = await self._receive()
+        if not self._pending:
+            return await self._receive()
+        message: Message | None = None
+        with anyio.move_on_after(self._deadline - anyio.current_time()):
+            message = await self._receive()
+        if message is None:
+            raise RequestTimeout("the request body did not arrive in time; send it whole")
         if message["type"] == "http.request":
             self._received += len(message.get("body", b""))
             if self._received > self._max_body:
                 raise RequestTooLarge(_too_large(self._max_body))
+            self._pending = bool(message.get("more_body", False))
+        else:
+            self._pending = False
         return message
 
     async def respond(self, exc: KenningError) -> None:
@@ -164,6 +173,11 @@ class _Exchange:
         code, body, extra = error_response_parts(exc, self.request_id)
         await self.send({"type": "http.response.start", "status": code, "headers": extra})
         await self.send({"type": "http.response.body", "body": body})
+
+
+def _has_body(headers: dict[str, str]) -> bool:
+    length = headers.get("content-length", "")
+    return "transfer-encoding" in headers or (length.isdigit() and int(length) > 0)
 
 
 def _too_large(max_body: int) -> str:

@@ -16,6 +16,7 @@ from fastapi import APIRouter, Query, Request
 
 from kenning.errors import NotFound
 from kenning.records import KeyScope, Scope, TaskUpdate
+from kenning.server.gate import BY_TOOL, READS
 from kenning.server.schemas import (
     AppendRequest,
     AssembleRequest,
@@ -67,10 +68,7 @@ def append_events(request: Request, session: str, body: AppendRequest) -> Json:
     svc = service(request)
     scope = _session_scope(request, KeyScope.WRITE, body.user, session)
     events = [e.model_dump(exclude_none=True) for e in body.events]
-    chars = sum(len(e.content) for e in body.events)
-    svc.quota.check(scope.tenant, events=len(events), chars=chars)
-    written = svc.memory.add_events(scope, events)
-    svc.quota.added(scope.tenant, events=len(written), chars=sum(len(e.content) for e in written))
+    written = svc.memory.add_events(scope, events, quota=svc.quota)
     return {"events": [event_json(e) for e in written], "skipped": len(events) - len(written)}
 
 
@@ -86,7 +84,10 @@ def get_session(
     return {"events": [event_json(e) for e in events]}
 
 
-@router.post("/search", tags=["search"], summary="Hybrid search in the tenant, a user or a session")
+@router.post(
+    "/search", tags=["search"], summary="Hybrid search in the tenant, a user or a session",
+    openapi_extra=READS,
+)  # fmt: skip
 def search(request: Request, body: SearchRequest) -> Json:
     tenant = authorize(request, KeyScope.READ).tenant
     scope = scope_in(tenant, body.user, body.session, what="a session search")
@@ -97,16 +98,24 @@ def search(request: Request, body: SearchRequest) -> Json:
     return results_json(results)
 
 
-@router.post("/sessions/{session}/assemble", tags=["context"], summary="Build the next window")
+@router.post(
+    "/sessions/{session}/assemble", tags=["context"], summary="Build the next window",
+    openapi_extra=READS,
+)  # fmt: skip
 def assemble(request: Request, session: str, body: AssembleRequest) -> Json:
-    scope = _session_scope(request, KeyScope.READ, body.user, session)
+    """The window of the session's next model call. A key without the ``write`` scope gets
+    its window without writing anything: at hard pressure the summaries are made for that
+    window only, and no compaction is queued, audited or stored."""
+    principal = authorize(request, KeyScope.READ)
+    scope = tenant_scope(principal, body.user, session)
     source = None
     if body.retrieve_from is not None:
         source = Scope(scope.tenant, body.retrieve_from.user, body.retrieve_from.session)
-    window = service(request).memory.assemble(
+    window = service(request).memory.context.assemble(
         scope, budget_tokens=body.budget_tokens, model=body.model,
         reserve_output_tokens=body.reserve_output_tokens, system=body.system, goal=body.goal,
         tools=body.tools, query=body.query, retrieve_from=source,
+        read_only=KeyScope.WRITE not in principal.key.scopes,
     )  # fmt: skip
     return window_json(window)
 
@@ -192,9 +201,7 @@ def compact(request: Request, session: str, body: CompactRequest) -> Json:
 def forget(request: Request, body: ForgetRequest) -> Json:
     tenant = authorize(request, KeyScope.WRITE).tenant
     scope = scope_in(tenant, body.user, body.session, what="erasing a session")
-    svc = service(request)
-    erased = svc.memory.forget(scope, ids=body.ids, before=body.before)
-    svc.quota.forgot(scope.tenant)
+    erased = service(request).memory.forget(scope, ids=body.ids, before=body.before)
     return {"erased": erased}
 
 
@@ -204,7 +211,10 @@ def tools(request: Request) -> Json:
     return {"tools": service(request).tools.definitions()}
 
 
-@router.post("/tools/{name}", tags=["tools"], summary="Call an agent tool in a session")
+@router.post(
+    "/tools/{name}", tags=["tools"], summary="Call an agent tool in a session",
+    openapi_extra=BY_TOOL,
+)  # fmt: skip
 def call_tool(request: Request, name: str, body: ToolCallRequest) -> Json:
     """Run an agent tool bound to the key's tenant and the given user and session.
     Approval, authorization and human-gate pins are refused (403 ``tool_refused``)."""

@@ -214,6 +214,8 @@ class RememberRequest(_Request):
     qualifier: str = Field(default="", max_length=60)
     category: Literal["general", "health", "finance", "relationship"] = "general"
     source_event_id: str | None = Field(default=None, min_length=1, max_length=128)
+    #: Only the session's own facts are reinforced, superseded or returned.
+    within_session: bool = False
 
 
 class ConsentRequest(_Request):

@@ -1,8 +1,10 @@
 """What every request handler shares in one server process, and how a request is authorized.
 
 :class:`Service` holds the memory, the settings, the limits, the tool registry and the
-metrics. :func:`authorize` is the one door of every tenant route: it checks the API key,
-the key's scope, and the tenant's rate, and names the tenant for the request's log line.
+metrics. The gate (:mod:`kenning.server.gate`) checks every request's key, its scope and its
+tenant's rate from the headers, before the body is read, and leaves the principal in the
+request's state; :func:`authorize` is how a tenant route takes it (and checks the scope it
+needs once more).
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, Unauthorized
 from kenning.memory import Memory
-from kenning.records import KeyScope, Scope
-from kenning.server.auth import Principal, check_admin, verify_key
+from kenning.records import KeyScope, Quota, Scope
+from kenning.server.auth import Principal, bearer_token, check_admin
 from kenning.server.config import ServerSettings
-from kenning.server.limits import QuotaGuard, RateLimiter
+from kenning.server.limits import RateLimiter
 from kenning.server.metrics import Metrics
 from kenning.store.protocol import Credentials
 from kenning.tools import ToolRegistry
 
 __all__ = [
+    "PRINCIPAL",
     "Service",
     "authorize",
     "authorize_admin",
@@ -32,6 +35,10 @@ __all__ = [
 ]
 
 
+#: Where the gate leaves an admitted request's principal, in its ASGI scope's ``state``.
+PRINCIPAL = "kenning_principal"
+
+
 @dataclass
 class Service:
     """The process's shared state (one per app)."""
@@ -40,7 +47,8 @@ class Service:
     settings: ServerSettings
     credentials: Credentials
     limiter: RateLimiter
-    quota: QuotaGuard
+    #: Each tenant's storage quota, passed to every append (the store applies it).
+    quota: Quota
     tools: ToolRegistry
     metrics: Metrics
 
@@ -51,20 +59,17 @@ def service(request: Request) -> Service:
 
 
 def bearer(request: Request) -> str | None:
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return token.strip() if scheme.lower() == "bearer" and token.strip() else None
+    return bearer_token(request.headers.get("authorization", ""))
 
 
 def authorize(request: Request, need: KeyScope | None) -> Principal:
-    """The request's principal, if its key is valid, allows *need* (when given) and is within
-    its tenant's rate."""
-    svc = service(request)
-    principal = verify_key(svc.credentials, bearer(request))
-    request.state.tenant = principal.tenant
+    """The principal the gate admitted the request as, if it allows *need* (when given). The
+    gate checked the key and the tenant's rate already, before the body was read."""
+    principal: Principal | None = getattr(request.state, PRINCIPAL, None)
+    if principal is None:
+        raise Unauthorized("a valid API key is required: send 'Authorization: Bearer <key>'")
     if need is not None:
         principal.require(need)
-    svc.limiter.take(principal.tenant)
     return principal
 
 

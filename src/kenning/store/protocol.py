@@ -41,6 +41,7 @@ from kenning.records import (
     Procedure,
     ProcedureStatus,
     QueueStats,
+    Quota,
     Scope,
     Summary,
     TaskState,
@@ -96,13 +97,17 @@ class EventLog(Protocol):
     def append_events(
         self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
+        quota: Quota | None = None,
     ) -> list[Event]:  # fmt: skip
         """Append events (assigning per-session sequence numbers), their pins and new
         vectors, in one transaction; return the events written, in order.
 
         A write whose idempotency key its session already holds (or an earlier write of the
         batch carries) is skipped. *vectors* maps ``(tenant, embed_hash)`` to a unit vector of
-        *model*.
+        *model*. The events written are counted in each tenant's usage in the same
+        transaction; with *quota*, a batch that would take a tenant past it raises
+        ``QuotaExceeded`` and nothing is written (concurrent writers, in any process, pass
+        the check one at a time).
         """
         ...
 
@@ -292,9 +297,13 @@ class ContextState(Protocol):
         """Message tokens of the session's events through *seq*."""
         ...
 
-    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+    def context_snapshot(
+        self, scope: Scope, encoding: str, *, room: int, summarized: bool = True
+    ) -> ContextSnapshot:
         """Task state, current pins, active summaries, the ledger's total and the tokens the
-        summaries cover, and the tail that fits in *room* — one consistent read."""
+        summaries cover, and the tail after them that fits in *room* — one consistent read.
+        With *summarized* False the session is read as if nothing were summarized: no
+        summaries, and a tail that may reach back to its first event."""
         ...
 
     def ledger_tail(
@@ -385,7 +394,8 @@ class Credentials(Protocol):
         ...
 
     def tenant_usage(self, tenant: str) -> TenantUsage:
-        """The tenant's stored events and content characters."""
+        """The tenant's stored events and content characters (its counter, which every
+        append and erase keeps in their transaction)."""
         ...
 
 

@@ -267,6 +267,9 @@ class FactChanges:
     ``revisions`` give facts of a history a new place in it (``(fact id, state)``: a history
     refolded around a statement read out of order), ``withdrawn`` names facts the history no
     longer holds (merged into another, or a withdrawal whose value has since been found).
+    With ``within_session`` the step was decided on the histories of the scope's session
+    alone (a tool call that may not reach the user's other sessions): ``expected`` names only
+    their facts.
     """
 
     inserts: tuple[FactInsert, ...] = ()
@@ -275,6 +278,7 @@ class FactChanges:
     expected: tuple[tuple[tuple[str, str, str], tuple[str, ...]], ...] = ()
     revisions: tuple[tuple[str, FactState], ...] = ()
     withdrawn: tuple[str, ...] = ()
+    within_session: bool = False
 
     def __bool__(self) -> bool:
         return bool(

@@ -5,8 +5,11 @@ argument names a tenant, user or session). Facts belong to the user, not to one 
 but what another conversation established stays out of reach unless the host's flag and the
 user's stored consent both allow it (:func:`~kenning.tools.registry.shares_sessions`):
 without them ``read_profile`` shows and ``revoke_fact`` reaches only the facts read from, or
-remembered in, this session. ``remember_fact`` writes into this session; like extraction from
-what the user says, a new value supersedes the user's older one, whichever session held it.
+remembered in, this session, and ``remember_fact`` acts on those alone: the same value
+reinforces, a new one supersedes, only this session's fact, and the answer is this session's
+fact (a guess at what the user told another conversation neither finds nor changes it). With
+sharing, ``remember_fact`` works on all the user's facts, as extraction from what the user
+says does: a new value supersedes the user's older one, whichever session held it.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ def remember_fact(memory: MemoryTarget, binding: ToolBinding, args: dict[str, An
         subject=args.get("subject", "user"),
         qualifier=args.get("qualifier", ""),
         category=args.get("category", FactCategory.GENERAL.value),
+        within_session=not shares_sessions(memory, binding),
     )
     return _fact(fact) | {"reinforced": fact.reinforced}
 

@@ -29,19 +29,25 @@ from contextlib import contextmanager, suppress
 from typing import Any
 
 import psycopg
-from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from kenning.errors import InvalidInput, StoreError
+from kenning.errors import InvalidInput, StoreError, StoreUnavailable
 from kenning.records import Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.cross import CROSS_TENANT
+from kenning.store.postgres.failures import connection_lost, translate
 from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
 from kenning.store.postgres.sql import DIALECT, PgTx
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_generation, check_owner, erase_generation
+from kenning.store.sql.database import (
+    SqlDatabase,
+    check_generation,
+    check_owner,
+    erase_generation,
+    traced_tx,
+)
 from kenning.store.sql.dialect import Tx
 
 __all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
@@ -49,19 +55,18 @@ __all__ = ["Database", "check_generation", "check_owner", "erase_generation"]
 RawConn = psycopg.Connection[Any]
 Conn = PgTx
 
+#: Once a lost connection is seen, a request waits at most this long for a connection (not
+#: the pool's full timeout): during an outage a client hears 503 at once and retries later.
+OUTAGE_WAIT_S = 1.0
+#: How long the pool retries a lost connection before giving up its slot. A request that
+#: then waits starts a new attempt at once, so connections come back within about a second
+#: of the database, not after the pool's doubling delays (1, 2, 4, 8 ... s).
+RECONNECT_S = 2.0
+
 
 def tenant_key(tenant: str) -> int:
     """The advisory lock key of a tenant (a stable 32-bit hash)."""
     return zlib.crc32(tenant.encode("utf-8"))
-
-
-def translate(exc: psycopg.Error, what: str) -> Exception:
-    """kenning's error for a driver error raised while doing *what*."""
-    if isinstance(exc, pg_errors.InvalidTextRepresentation | pg_errors.DataException):
-        return InvalidInput(f"PostgreSQL refused a value while {what}: {exc}".strip())
-    if isinstance(exc, pg_errors.InsufficientPrivilege):
-        return StoreError(f"PostgreSQL refused {what} (row-level security or grants): {exc}")
-    return StoreError(f"PostgreSQL failed while {what}: {exc}".strip())
 
 
 def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
@@ -91,6 +96,8 @@ class Database(SqlDatabase):
         self._timeout_s = timeout_s
         self._closed = False
         self._local = threading.local()
+        # A connection was lost and no transaction has succeeded since.
+        self._unreachable = False
         self._role = self._prepare()
         # The model row is written once and never changed: reads may remember it.
         self._known_model: ModelInfo | None = None
@@ -101,6 +108,7 @@ class Database(SqlDatabase):
             kwargs={"autocommit": True},
             configure=self._configure,
             timeout=timeout_s,
+            reconnect_timeout=RECONNECT_S,
             open=False,
             name="kenning",
         )
@@ -196,6 +204,7 @@ class Database(SqlDatabase):
         conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
 
     @contextmanager
+    @traced_tx("kenning.store.read")
     def _read(self, scope: Scope | None) -> Iterator[Conn]:
         """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
         every statement inside sees one committed state, and the scope's session belongs to
@@ -219,6 +228,7 @@ class Database(SqlDatabase):
                 self._local.open_read = None
 
     @contextmanager
+    @traced_tx("kenning.store.write")
     def _write(
         self,
         scope: Scope | None,
@@ -250,10 +260,13 @@ class Database(SqlDatabase):
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
                 self._rollback(conn)
+                if connection_lost(exc):
+                    self._unreachable = True
                 raise translate(exc, what) from exc
             except BaseException:
                 self._rollback(conn)
                 raise
+        self._unreachable = False  # the database answered: back to the pool's full timeout
 
     def _enter_tenant(self, tx: Tx, tenant: str) -> None:
         self.set_tenant(tx, tenant)
@@ -281,13 +294,18 @@ class Database(SqlDatabase):
 
     @contextmanager
     def _connection(self) -> Iterator[RawConn]:
+        """A pooled connection. After a lost connection, and until a transaction succeeds
+        again, wait at most :data:`OUTAGE_WAIT_S` for one: the pool reconnects by itself."""
+        wait = min(OUTAGE_WAIT_S, self._timeout_s) if self._unreachable else self._timeout_s
         try:
-            with self._pool.connection(timeout=self._timeout_s) as conn:
+            with self._pool.connection(timeout=wait) as conn:
                 yield conn
         except PoolTimeout as exc:
-            raise StoreError(f"no PostgreSQL connection free within {self._timeout_s} s") from exc
+            why = " (its last connection was lost)" if self._unreachable else ""
+            raise StoreUnavailable(f"no PostgreSQL connection within {wait:g} s{why}") from exc
         except psycopg.OperationalError as exc:
-            raise StoreError(f"lost the connection to {self.url}: {exc}") from exc
+            self._unreachable = True
+            raise StoreUnavailable(f"lost the connection to {self.url}: {exc}") from exc
 
     @staticmethod
     def _rollback(conn: RawConn) -> None:

@@ -38,7 +38,8 @@ _LONG_TERM_TABLES = (
     "purge_log", "procedures", "token_usage",
 )  # fmt: skip
 _SERVER_TABLES = ("api_keys",)
-TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES)
+_USAGE_TABLES = ("tenant_usage",)
+TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES, *_USAGE_TABLES)
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
 
 # Serialises migrations of one database between processes (an arbitrary fixed key).
@@ -653,6 +654,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                         AND i.session = sessions.session AND i.kind = 'event'),
             last_at = (SELECT max(i.at) FROM items i WHERE i.tenant = sessions.tenant
                        AND i.session = sessions.session AND i.kind = 'event');
+        """,
+    ),
+    (
+        "0008_tenant_usage",
+        f"""
+        -- Each tenant's stored events and characters, changed in the transaction that adds or
+        -- erases events: the quota is checked against it in the same step as the write (the
+        -- append's upsert holds the row's lock until its commit).
+        CREATE TABLE tenant_usage (
+            tenant text NOT NULL,
+            events bigint NOT NULL,
+            content_chars bigint NOT NULL,
+            PRIMARY KEY (tenant)
+        );
+        INSERT INTO tenant_usage (tenant, events, content_chars)
+            SELECT tenant, count(*), coalesce(sum(length(text)), 0) FROM items
+            WHERE kind = 'event' GROUP BY tenant;
+        {_rls(_USAGE_TABLES)}
         """,
     ),
 )

@@ -27,6 +27,7 @@ from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.events import EventTables, copy_rows
 from kenning.store.postgres.sql import jsonb
 from kenning.store.records import ModelInfo
+from kenning.store.sql.usage import recount_usage
 from kenning.store.sql.vectors import check_model
 
 __all__ = ["TableCount", "TransferTables"]
@@ -379,6 +380,8 @@ class TransferTables(EventTables, Database):
                     progress(tenant)
                 with self._write(Scope(tenant), exclusive=True) as conn:
                     self._copy_tenant(src, conn, tenant)
+                    # The rows came in bulk, past the appends that keep the counter.
+                    recount_usage(conn, tenant)
                 counts += self._compare(src, tenant)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot read {source}: {exc}") from exc

@@ -381,7 +381,9 @@ class ContextTables(SqlDatabase):
         with self._read(scope) as tx:
             return _ledger_at(tx, scope, encoding, seq)[1]
 
-    def context_snapshot(self, scope: Scope, encoding: str, *, room: int) -> ContextSnapshot:
+    def context_snapshot(
+        self, scope: Scope, encoding: str, *, room: int, summarized: bool = True
+    ) -> ContextSnapshot:
         scope = scope.require_session()
         d = self._d
         key = (scope.tenant, scope.session)
@@ -392,11 +394,15 @@ class ContextTables(SqlDatabase):
                 " AND current ORDER BY rowid",
                 key,
             ).fetchall()
-            summaries = tx.execute(
-                f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = ? AND session = ?"
-                " AND active ORDER BY first_seq, level",
-                key,
-            ).fetchall()
+            summaries = (
+                tx.execute(
+                    f"SELECT {_SUMMARY_COLUMNS} FROM summaries WHERE tenant = ? AND session = ?"
+                    " AND active ORDER BY first_seq, level",
+                    key,
+                ).fetchall()
+                if summarized
+                else []
+            )
             boundary = max((int(r[6]) for r in summaries), default=0)
             counted, total = _ledger_at(tx, scope, encoding)
             last = tx.execute(
@@ -404,13 +410,13 @@ class ContextTables(SqlDatabase):
             ).fetchone()
             start = _tail_start(tx, scope, encoding, total - room, boundary)
             tail = self._tail(tx, scope, encoding, start)
-            summarized = _ledger_at(tx, scope, encoding, boundary)[1]
+            covered = _ledger_at(tx, scope, encoding, boundary)[1]
         return ContextSnapshot(
             task=task,
             pins=tuple(_pin(d, r) for r in pins),
             summaries=tuple(_summary(d, r) for r in summaries),
             total=total,
-            summarized=summarized,
+            summarized=covered,
             tail=tail,
             counted_seq=counted,
             last_seq=0 if last is None else int(last[0]),

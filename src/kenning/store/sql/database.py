@@ -8,12 +8,13 @@ and the others) are mixins over it, written once for every backend.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -23,8 +24,32 @@ from kenning.records import Event, Scope
 from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sql.cross import CrossTenant
 from kenning.store.sql.dialect import Dialect, Tx
+from kenning.telemetry import span, tenant_attribute
 
-__all__ = ["Erasure", "SqlDatabase", "check_generation", "check_owner", "erase_generation"]
+__all__ = [
+    "Erasure", "SqlDatabase", "check_generation", "check_owner", "erase_generation", "traced_tx",
+]  # fmt: skip
+
+G = TypeVar("G", bound=Callable[..., Iterator[Any]])
+
+
+def traced_tx(name: str) -> Callable[[G], G]:
+    """Trace a backend's transaction generator (under ``@contextmanager``) as the span *name*
+    (``kenning.store.read``, ``kenning.store.write``): a child of the operation that opened
+    it, with the backend's name and the scope's tenant (hashed)."""
+
+    def wrap(function: G) -> G:
+        @functools.wraps(function)
+        def inner(self: SqlDatabase, scope: Scope | None, *args: Any, **kwargs: Any) -> Any:
+            attributes = {"db.system.name": self._d.name}
+            if scope is not None:
+                attributes["kenning.tenant"] = tenant_attribute(scope.tenant)
+            with span(name, attributes):
+                yield from function(self, scope, *args, **kwargs)
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
 
 
 def check_owner(

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.errors import InvalidInput, ScopeConflict
-from kenning.records import KINDS, Event, Filters, Role, Scope, content_hash, event_label
+from kenning.records import KINDS, Event, Filters, Quota, Role, Scope, content_hash, event_label
 from kenning.store.records import (
     Chunk,
     EventWrite,
@@ -33,6 +33,7 @@ from kenning.store.records import (
 from kenning.store.sql.database import Erasure, SqlDatabase, erase_generation
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import require_user, scope_sql, stored_scope, where_clause
+from kenning.store.sql.usage import add_usage, remove_usage
 from kenning.store.sql.vectors import check_model, checked_vector, stored_model
 
 __all__ = ["ITEM_COLUMNS", "EventTables"]
@@ -117,6 +118,7 @@ class EventTables(SqlDatabase):
     def append_events(
         self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
+        quota: Quota | None = None,
     ) -> list[Event]:  # fmt: skip
         if vectors and model is None:
             raise InvalidInput("vectors were given without the model they belong to")
@@ -139,15 +141,17 @@ class EventTables(SqlDatabase):
                 if tenant in tenant_vectors:
                     self._store_vectors(tx, tenant, tenant_vectors[tenant])
                 if tenant in by_tenant:
-                    placed.update(self._append_tenant(tx, by_tenant[tenant], now))
+                    placed.update(self._append_tenant(tx, by_tenant[tenant], now, quota))
         self._after_append(set(by_tenant))
         return [placed[n] for n in sorted(placed)]
 
     def _append_tenant(
-        self, tx: Tx, writes: Sequence[tuple[int, EventWrite]], now: datetime
-    ) -> list[tuple[int, Event]]:
+        self, tx: Tx, writes: Sequence[tuple[int, EventWrite]], now: datetime,
+        quota: Quota | None,
+    ) -> list[tuple[int, Event]]:  # fmt: skip
         """Append one tenant's writes: claim and hold the sessions, skip repeated idempotency
-        keys, number, write the rows, and write what derives from them."""
+        keys, number, write the rows, write what derives from them, and count them against
+        the tenant's *quota* (last: the counter row stays locked until the commit)."""
         d = self._d
         tenant = writes[0][1].scope.tenant
         last_seq = self._claim_sessions(tx, tenant, [w.scope for _, w in writes])
@@ -186,6 +190,8 @@ class EventTables(SqlDatabase):
             first, last = spans.get(session, (event.at, event.at))
             spans[session] = (min(first, event.at), max(last, event.at))
         self._set_last_seqs(tx, tenant, last_seq, spans)
+        chars = sum(len(event.content) for _, event in out)
+        add_usage(tx, tenant, events=len(out), chars=chars, quota=quota)
         return out
 
     def _set_last_seqs(
@@ -585,10 +591,13 @@ class EventTables(SqlDatabase):
             if not where:
                 return 0
             doomed = tx.execute(
-                f"DELETE FROM items AS i WHERE {where} RETURNING id, session, seq, rowid, kind",
+                f"DELETE FROM items AS i WHERE {where}"
+                " RETURNING id, session, seq, rowid, kind, length(text)",
                 params,
             ).fetchall()
             self._log_removed(tx, tenant, [int(r[3]) for r in doomed])
+            events = [int(r[5]) for r in doomed if r[4] == "event"]
+            remove_usage(tx, tenant, events=len(events), chars=sum(events))
             if log_at is not None and doomed:  # the purge counts what it removes, by kind
                 kinds = Counter(r[4] for r in doomed)
                 tx.executemany(

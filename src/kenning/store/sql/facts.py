@@ -136,8 +136,9 @@ class FactTables(SqlDatabase):
             # One consolidation of a user's facts at a time: the histories decided on stay as
             # they are until this transaction ends.
             self._serialize(tx, scope.tenant, f"facts:{scope.user}")
+            session = scope.session if changes.within_session else None
             for key, expected in changes.expected:
-                if sorted(self._history_ids(tx, scope, key)) != sorted(expected):
+                if sorted(self._history_ids(tx, scope, key, session)) != sorted(expected):
                     raise StaleWrite(
                         f"the facts of {key} changed while this consolidation was decided; "
                         "decide again"
@@ -195,16 +196,21 @@ class FactTables(SqlDatabase):
             return  # a model mismatch is refused on the event path; facts stay lexical here
         self._store_vectors(tx, tenant, vectors)
 
-    def _history_ids(self, tx: Tx, scope: Scope, key: tuple[str, str, str]) -> list[str]:
+    def _history_ids(
+        self, tx: Tx, scope: Scope, key: tuple[str, str, str], session: str | None
+    ) -> list[str]:
         """The facts of a key's history: active, superseded or revoked (archived and expired
-        ones are out of it)."""
-        rows = tx.execute(
+        ones are out of it); those of one *session* when given."""
+        sql = (
             f"SELECT i.id FROM facts f JOIN items i ON {self._d.item_join('f', 'i')}"
             " WHERE f.tenant = ? AND f.user_id = ? AND f.subject = ? AND f.attribute = ?"
-            " AND f.qualifier = ? AND f.status IN ('active', 'superseded', 'revoked')",
-            (scope.tenant, scope.user, *key),
-        ).fetchall()
-        return [r[0] for r in rows]
+            " AND f.qualifier = ? AND f.status IN ('active', 'superseded', 'revoked')"
+        )
+        params: list[Any] = [scope.tenant, scope.user, *key]
+        if session is not None:
+            sql += " AND i.session = ?"
+            params.append(session)
+        return [r[0] for r in tx.execute(sql, params).fetchall()]
 
     def _revise(self, tx: Tx, scope: Scope, fact_id: str, state: FactState) -> None:
         """Give a fact of a history its new place in it. A fact that stops being active leaves

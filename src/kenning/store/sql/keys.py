@@ -14,6 +14,7 @@ from typing import Any
 
 from kenning.records import ApiKey, KeyScope, Scope, TenantUsage
 from kenning.store.sql.database import SqlDatabase
+from kenning.store.sql.usage import read_usage
 
 __all__ = ["KeyTables"]
 
@@ -41,13 +42,8 @@ class KeyTables(SqlDatabase):
             )  # fmt: skip
 
     def tenant_usage(self, tenant: str) -> TenantUsage:
-        row = self._read_one(
-            Scope(tenant),
-            "SELECT count(*), coalesce(sum(length(text)), 0) FROM items"
-            " WHERE tenant = ? AND kind = 'event'",
-            (tenant,),
-        )
-        return TenantUsage(events=int(row[0]), content_chars=int(row[1]))
+        with self._read(Scope(tenant)) as tx:
+            return read_usage(tx, tenant)
 
     def api_key(self, key_id: str) -> tuple[ApiKey, str] | None:
         with self._read(None) as tx:

@@ -18,16 +18,17 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_owner
+from kenning.store.sql.database import SqlDatabase, check_owner, traced_tx
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.vectors import stored_model
 from kenning.store.sqlite.cross import CROSS_TENANT
+from kenning.store.sqlite.failures import write_failure
 from kenning.store.sqlite.fts import purge_fts, scope_terms
 from kenning.store.sqlite.schema import check_owned, migrate
 from kenning.store.sqlite.sql import DIALECT
@@ -112,6 +113,7 @@ class Database(SqlDatabase):
         return conn
 
     @contextmanager
+    @traced_tx("kenning.store.read")
     def _read(self, scope: Scope | None) -> Iterator[sqlite3.Connection]:
         """A read transaction for *scope* (None: the store's own bookkeeping, no tenant data):
         every statement inside sees the same committed state, and the scope's session
@@ -154,6 +156,7 @@ class Database(SqlDatabase):
                 conn.rollback()
 
     @contextmanager
+    @traced_tx("kenning.store.write")
     def _write(
         self, scope: Scope | None, *, claim: bool = False, exclusive: bool = False
     ) -> Iterator[sqlite3.Connection]:
@@ -176,9 +179,13 @@ class Database(SqlDatabase):
                 yield conn
                 conn.execute("COMMIT")
             except BaseException as exc:
-                conn.execute("ROLLBACK")
+                # SQLite may have rolled back already (a full disk, an I/O error): a ROLLBACK
+                # then fails, and must not hide why the write failed.
+                if conn.in_transaction:
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"SQLite write failed and was rolled back: {exc}") from exc
+                    raise write_failure(exc, self._path) from exc
                 raise
 
     def _read_version(self, conn: Tx) -> int:

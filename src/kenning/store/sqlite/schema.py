@@ -468,6 +468,21 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                        AND i.session = sessions.session AND i.kind = 'event');
         """,
     ),
+    (
+        "0014_tenant_usage",
+        """
+        -- Each tenant's stored events and characters, changed in the transaction that adds or
+        -- erases events: the quota is checked against it in the same step as the write.
+        CREATE TABLE tenant_usage (
+            tenant TEXT PRIMARY KEY,
+            events INTEGER NOT NULL,
+            content_chars INTEGER NOT NULL
+        );
+        INSERT INTO tenant_usage (tenant, events, content_chars)
+            SELECT tenant, count(*), coalesce(sum(length(text)), 0) FROM items
+            WHERE kind = 'event' GROUP BY tenant;
+        """,
+    ),
 )
 
 

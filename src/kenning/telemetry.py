@@ -1,0 +1,167 @@
+"""OpenTelemetry spans for kenning's operations, emitted only where the host has set up the
+OpenTelemetry SDK (``pip install 'kenning[otel]'``, then the host's ``TracerProvider``).
+
+Without the ``opentelemetry-api`` package nothing is imported and nothing happens; with the API
+but no SDK configured, its tracer is the no-op one. Spans: ``create_memory`` (add events),
+``search_memory``, ``delete_memory`` (forget), ``assemble_window``, ``compact_session`` and
+``extract_facts``; the store's transactions are their children (``kenning.store.read`` and
+``kenning.store.write``).
+
+Attribute names follow the OpenTelemetry GenAI semantic conventions where they name the thing
+(:data:`CONVENTIONS`): ``gen_ai.operation.name``, ``gen_ai.memory.store.id``,
+``gen_ai.memory.record.count``, ``gen_ai.memory.query.text``, ``gen_ai.conversation.id``,
+``gen_ai.request.model``; kenning's own under ``kenning.``. The tenant is recorded as a hash
+(the first 16 hex digits of its SHA-256) unless :func:`configure` says otherwise, and no
+content (queries, texts) is recorded unless the host turns it on.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["CONVENTIONS", "Attributes", "configure", "content", "scope_attributes", "span",
+           "tenant_attribute", "traced"]  # fmt: skip
+
+#: The conventions the attribute names follow.
+CONVENTIONS = (
+    "OpenTelemetry GenAI semantic conventions: the gen_ai registry of "
+    "open-telemetry/semantic-conventions-genai (status: development), as of 2026-11"
+)
+
+Attributes = Mapping[str, str | int | float | bool]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class SpanLike(Protocol):
+    def set_attribute(self, key: str, value: Any) -> Any: ...
+
+
+@dataclass(slots=True)
+class _Settings:
+    record_content: bool = False
+    hash_tenants: bool = True
+
+
+_settings = _Settings()
+_tracer: Any = None
+_looked = False
+
+
+def configure(*, record_content: bool = False, hash_tenants: bool = True) -> None:
+    """What spans may carry: content (queries, record texts) and tenant names in clear.
+    Both are off by default."""
+    _settings.record_content = record_content
+    _settings.hash_tenants = hash_tenants
+
+
+def tenant_attribute(tenant: str) -> str:
+    if not _settings.hash_tenants:
+        return tenant
+    return hashlib.sha256(tenant.encode()).hexdigest()[:16]
+
+
+def content(key: str, value: str) -> dict[str, str]:
+    """``{key: value}`` when the host records content, else nothing."""
+    return {key: value} if _settings.record_content else {}
+
+
+class _NullSpan:
+    def set_attribute(self, key: str, value: Any) -> None:
+        return None
+
+
+@contextmanager
+def span(name: str, attributes: Attributes) -> Iterator[SpanLike]:
+    """A span named *name* around the block (the current span its parent), or nothing
+    without OpenTelemetry. An exception ends it with an error status and ``error.type``."""
+    tracer = _get_tracer()
+    if tracer is None:
+        yield _NullSpan()
+        return
+    with tracer.start_as_current_span(name, attributes=dict(attributes)) as current:
+        try:
+            yield current
+        except BaseException as exc:
+            current.set_attribute("error.type", getattr(exc, "code", type(exc).__name__))
+            raise
+
+
+def traced(
+    operation: str,
+    before: Callable[..., Attributes],
+    after: Callable[[Any], Attributes] = lambda _: {},
+) -> Callable[[F], F]:
+    """Run the decorated function inside a span for *operation*: *before* gives attributes
+    from the call's arguments, *after* from its result."""
+
+    def wrap(function: F) -> F:
+        @functools.wraps(function)
+        def inner(*args: Any, **kwargs: Any) -> Any:
+            if _get_tracer() is None:
+                return function(*args, **kwargs)
+            attributes = {"gen_ai.operation.name": operation, **before(*args, **kwargs)}
+            with span(operation, attributes) as current:
+                result = function(*args, **kwargs)
+                for key, value in after(result).items():
+                    current.set_attribute(key, value)
+                return result
+
+        return inner  # type: ignore[return-value]
+
+    return wrap
+
+
+def _get_tracer() -> Any:
+    global _tracer, _looked
+    if not _looked:
+        try:
+            from opentelemetry import trace
+        except ImportError:
+            _tracer = None
+        else:
+            _tracer = trace.get_tracer("kenning", _version())
+        _looked = True
+    if _tracer is None or _unset(_tracer):
+        return None
+    return _tracer
+
+
+def _unset(tracer: Any) -> bool:
+    """Whether no tracer provider is set yet (the API's default proxy, whose spans would all
+    be no-ops): then no span is started and the hot paths pay this one call."""
+    from opentelemetry import trace
+
+    return type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider"
+
+
+class _ScopeLike(Protocol):
+    @property
+    def tenant(self) -> str: ...
+    @property
+    def user(self) -> str | None: ...
+    @property
+    def session(self) -> str | None: ...
+
+
+def scope_attributes(scope: _ScopeLike) -> dict[str, str]:
+    """The tenant (hashed unless configured), the scope's kind and, for a session, its id as
+    the conversation id."""
+    kind = "session" if scope.session else "user" if scope.user else "tenant"
+    out = {"kenning.tenant": tenant_attribute(scope.tenant), "kenning.scope.kind": kind}
+    if scope.session:
+        out["gen_ai.conversation.id"] = scope.session
+    return out
+
+
+def _version() -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("kenning")
+    except PackageNotFoundError:
+        return None
