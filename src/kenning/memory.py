@@ -30,7 +30,7 @@ from kenning.longterm.procedures import Procedures
 from kenning.longterm.retention import Retention
 from kenning.longterm.service import LongTermMemory
 from kenning.longterm.worker import FactWorker
-from kenning.records import Event, Quota, Scope, to_utc
+from kenning.records import Event, Quota, Scope, check_year, to_utc
 from kenning.reindexing import ReindexReport, reindex
 from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
@@ -95,6 +95,7 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
             compaction=self._settings.compaction,
             rules=self._settings.pin_rules,
             summarizer=summarizer,
+            authoritative=lambda tenant: store.tenant_policy(tenant).authoritative_tools,
         )
         super().__init__(context, facts, procedures, Retention(store))
         self._fact_worker = FactWorker(facts, store, threads=self._settings.longterm.workers)
@@ -229,7 +230,8 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         ):
             raise InvalidInput("min_score must be a finite number")
         parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
-        when = to_utc(now, what="now")
+        # Relative times ("3 years ago") are read against it: it must stay in the calendar.
+        when = check_year(to_utc(now, what="now"), "now")
         results = self._engine.search(
             scope, query, k=k, min_score=min_score, filters=parsed, now=when
         )

@@ -16,7 +16,7 @@ from kenning import Memory, Scope
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Pressure, Price, Tier
 from kenning.errors import BudgetError, InvalidInput, InvalidScope, NotFound
-from kenning.records import PinKind, PinStatus, TaskUpdate
+from kenning.records import PinKind, PinStatus, TaskUpdate, TenantPolicy
 from kenning.settings import Settings
 from kenning.tokens.chat import count_messages
 from kenning.tokens.routing import tokenizer_for
@@ -47,6 +47,8 @@ REFUND_THREAD = [
         "content": "The refund of €42.50 is approved; I'll confirm once it is paid.",
     },
 ]  # fmt: skip
+#: The host lists its approval tool as authoritative: its approvals become pins.
+TRUSTED = TenantPolicy(authoritative_tools=("request_refund_approval",))
 CHATTER = (
     "By the way, the weather has been lovely and I have been reading a long novel about "
     "sailors, which is nice but has nothing to do with anything."
@@ -63,6 +65,7 @@ def test_refund_scenario_keeps_every_required_value_for_500_turns(
     tokenizer = tokenizer_for("gpt-4o")
     scope = Scope("acme", "cust-1", "refund-1")
     with Memory.open(tmp_path / "k.db", embedder=real_embedder) as memory:
+        memory.retention.set_policy("acme", TRUSTED)
         memory.add_events(scope, REFUND_THREAD)
         for turn in range(500):
             role = "user" if turn % 2 == 0 else "assistant"
@@ -214,6 +217,7 @@ def test_hard_pressure_compacts_before_the_window(tmp_path: Path) -> None:
     scope = Scope("acme", "u", "s")
     settings = Settings(context=ContextSettings(background=False, retrieve=False))
     with Memory.open(tmp_path / "k.db", embedder=None, settings=settings) as memory:
+        memory.retention.set_policy("acme", TRUSTED)
         memory.add_events(scope, REFUND_THREAD)
         memory.add_events(
             scope, [{"role": "user", "content": f"({i}) {CHATTER}"} for i in range(60)]
@@ -265,12 +269,13 @@ def test_sigkill_between_pin_write_and_summary_write_loses_nothing(tmp_path: Pat
         from kenning.context.assembler import ContextSettings
         from kenning.settings import Settings
         from tests.fakes import KillingSummarizer
-        from tests.integration.test_working_context import CHATTER, REFUND_THREAD
+        from tests.integration.test_working_context import CHATTER, REFUND_THREAD, TRUSTED
         scope = Scope("acme", "u", "s")
         # Pins only from compaction: its pin write is the one that must survive the kill.
         settings = Settings(context=ContextSettings(extract_pins=False))
         memory = Memory.open({str(path)!r}, embedder=None, settings=settings,
                              summarizer=KillingSummarizer())
+        memory.retention.set_policy("acme", TRUSTED)
         memory.add_events(scope, REFUND_THREAD)
         memory.add_events(scope, [{{"role": "user", "content": CHATTER}} for _ in range(60)])
         memory.context.compact(scope, budget_tokens=1_000, model="gpt-4o")
@@ -292,6 +297,7 @@ def test_sigkill_between_pin_write_and_summary_write_loses_nothing(tmp_path: Pat
 def test_forget_erases_pins_summaries_and_totals(tmp_path: Path) -> None:
     scope = Scope("acme", "u", "s")
     with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        memory.retention.set_policy("acme", TRUSTED)
         memory.add_events(scope, REFUND_THREAD)
         memory.add_events(scope, [{"role": "user", "content": CHATTER} for _ in range(40)])
         memory.context.compact(scope, budget_tokens=1_000, model="gpt-4o")

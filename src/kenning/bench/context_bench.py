@@ -29,12 +29,12 @@ from tqdm import tqdm
 
 from kenning.bench.metrics import percentiles
 from kenning.bench.report import table, write_files
-from kenning.bench.support_threads import SupportThread, generate_thread
+from kenning.bench.support_threads import APPROVAL_TOOL, SupportThread, generate_thread
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Tier, TierCaps
 from kenning.embed.base import Embedder
 from kenning.memory import Memory
-from kenning.records import Scope
+from kenning.records import Scope, TenantPolicy
 from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.chat import count_messages, message_tokens
@@ -106,6 +106,9 @@ def run_pins_bench(out: Path, *, threads: int = 200, seed: int = 0) -> dict[str,
             with Memory.open(
                 Path(tmp) / f"{system}.db", embedder=None, settings=_window_settings(system)
             ) as memory:
+                # The support desk's host trusts its approval tool: its approvals are pins.
+                trusted = TenantPolicy(authoritative_tools=(APPROVAL_TOOL,))
+                memory.retention.set_policy("pins", trusted)
                 results[system] = [
                     _thread_survival(memory, system, thread, i)
                     for i, thread in enumerate(tqdm(data, desc=system, unit="thread"))

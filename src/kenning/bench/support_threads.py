@@ -9,7 +9,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RequiredField", "SupportThread", "generate_thread"]
+__all__ = ["APPROVAL_TOOL", "RequiredField", "SupportThread", "generate_thread"]
+
+#: The tool whose result carries the human approval (a host lists it as authoritative).
+APPROVAL_TOOL = "request_approval"
 
 _CURRENCIES = ("EUR", "USD", "GBP", "CHF")
 _SYMBOL = {"EUR": "€", "USD": "$", "GBP": "£"}
@@ -80,7 +83,7 @@ def generate_thread(
         {"role": "tool", "tool_name": "get_order", "content": "order lookup",
          "tool_result": {"order_id": order, "amount": amount, "currency": currency,
                          "status": "delivered"}},
-        {"role": "tool", "tool_name": "request_approval", "content": "approval decision",
+        {"role": "tool", "tool_name": APPROVAL_TOOL, "content": "approval decision",
          "tool_result": {"approval_id": approval, "status": "approved",
                          "approved_by": rng.choice(["Dana", "Ravi", "Mei", "Tomás"])}},
         *(

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.errors import InvalidInput, ScopeConflict
-from kenning.records import NewEvent, Scope
+from kenning.records import NewEvent, Scope, too_deep
 from kenning.store.postgres import is_postgres_url, redact
 
 __all__ = [
@@ -45,7 +45,8 @@ EVENT_FIELDS = {
     "idempotency_key": "the same as id (give one of the two)",
     "tool_name": "the tool a tool event comes from",
     "tool_args": "the tool call's arguments (any JSON)",
-    "tool_result": "the tool's result (any JSON); approvals and authorizations are pinned from it",
+    "tool_result": "the tool's result (any JSON, nested at most 64 levels); approvals are pinned "
+    "from it only for tools the tenant's policy lists as authoritative",
     "metadata": 'an object of key -> string/number/boolean/null, e.g. {"speaker": "Dana"}',
     "tags": "a list of short tags",
     "version": "the agent's prompt/tool version that produced the event",
@@ -158,6 +159,8 @@ def read_json_file(path: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{what} {path}:{exc.lineno}: not valid JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise too_deep(f"{what} {path}") from exc
 
 
 def _derived_key(raw: bytes, seen: Counter[bytes]) -> str:
@@ -205,6 +208,8 @@ def read_events(
             raise InvalidInput(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
         except InvalidInput as exc:
             raise type(exc)(f"{source}:{number}: {exc.message}") from exc
+        except RecursionError as exc:
+            raise too_deep(f"{source}:{number}") from exc
         user, first = owners.setdefault((scope.tenant, scope.session), (scope.user, number))
         if user != scope.user:
             raise ScopeConflict(

@@ -69,6 +69,8 @@ def _add_tenant_parsers(sub: Any) -> None:
     p.add_argument("--recent-sessions", type=int, help="set: sessions the rolling summary covers")
     p.add_argument("--fact-tools", help="set: comma-separated tools whose results are read for "
                    "facts (none: no tool)")  # fmt: skip
+    p.add_argument("--authoritative-tools", help="set: comma-separated tools whose results may "
+                   "grant approval and authorization pins (none: no tool)")  # fmt: skip
     p.set_defaults(handler=_editing(_policy))
 
     p = sub.add_parser("procedures", help="playbooks: list, show, approve")
@@ -212,14 +214,14 @@ def _days(value: str | None, name: str, current: float | None) -> float | None:
         raise InvalidInput(f"{name} must be a number of days or 'none', not {value!r}") from None
 
 
-def _tools(value: str | None, current: tuple[str, ...]) -> tuple[str, ...]:
+def _tools(value: str | None, current: tuple[str, ...], flag: str) -> tuple[str, ...]:
     if value is None:
         return current
     if value.strip().lower() == "none":
         return ()
     names = tuple(dict.fromkeys(name.strip() for name in value.split(",") if name.strip()))
     if not names:
-        raise InvalidInput("--fact-tools takes tool names separated by commas, or none")
+        raise InvalidInput(f"{flag} takes tool names separated by commas, or none")
     return names
 
 
@@ -227,11 +229,11 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
     policy = memory.retention.policy(args.tenant)
     if args.action == "set":
         changes = (args.share, args.sensitive, args.episode_days, args.fact_days,
-                   args.recent_sessions, args.fact_tools)  # fmt: skip
+                   args.recent_sessions, args.fact_tools, args.authoritative_tools)  # fmt: skip
         if all(c is None for c in changes):
             raise InvalidInput(
                 "policy set needs one of --share, --sensitive, --episode-days, --fact-days, "
-                "--recent-sessions, --fact-tools"
+                "--recent-sessions, --fact-tools, --authoritative-tools"
             )
         policy = TenantPolicy(
             share_across_sessions=(
@@ -245,7 +247,10 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
             recent_sessions=(
                 policy.recent_sessions if args.recent_sessions is None else args.recent_sessions
             ),
-            fact_tools=_tools(args.fact_tools, policy.fact_tools),
+            fact_tools=_tools(args.fact_tools, policy.fact_tools, "--fact-tools"),
+            authoritative_tools=_tools(
+                args.authoritative_tools, policy.authoritative_tools, "--authoritative-tools"
+            ),
         )
         memory.retention.set_policy(args.tenant, policy)
     data = policy.to_json()

@@ -30,6 +30,7 @@ from kenning.records import (
     Summary,
     TaskState,
     TaskUpdate,
+    too_deep,
 )
 from kenning.search.hits import SearchResults
 from kenning.wire import (
@@ -118,7 +119,10 @@ def _event_body(event: EventLike) -> dict[str, Any]:
         data = dict(event)
     else:
         raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(event).__name__}")
-    return {k: _plain(v) for k, v in data.items() if v is not None and v != {} and v != ()}
+    try:
+        return {k: _plain(v) for k, v in data.items() if v is not None and v != {} and v != ()}
+    except RecursionError as exc:
+        raise too_deep("an event") from exc
 
 
 def _session(scope: Scope) -> tuple[str, str]:

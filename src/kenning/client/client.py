@@ -16,6 +16,7 @@ another tenant is refused before anything is sent.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -39,7 +40,7 @@ from kenning.client.longterm import (
 )
 from kenning.context.api import ContextAPI
 from kenning.context.window import ContextWindow
-from kenning.errors import ConnectionFailed, KenningError
+from kenning.errors import ConnectionFailed, InvalidInput, KenningError
 from kenning.records import (
     AuditEntry,
     Event,
@@ -51,6 +52,8 @@ from kenning.records import (
     Summary,
     TaskState,
     TaskUpdate,
+    check_json,
+    too_deep,
 )
 from kenning.search.hits import SearchResults
 from kenning.version import __version__
@@ -75,6 +78,24 @@ def _read(call: Call[T], response: httpx.Response) -> T:
     if data is None:
         raise KenningError(f"the server answered HTTP {response.status_code} without JSON")
     return call.decode(data)
+
+
+def _request(call: Call[Any]) -> dict[str, Any]:
+    """httpx's arguments for *call*. A body no server stores (a lone surrogate, ``NaN``,
+    nesting past any parser) is refused here with the error the server would answer, instead
+    of failing in the JSON encoder."""
+    args: dict[str, Any] = {"params": dict(call.params) or None}
+    if call.json is not None:
+        try:
+            text = json.dumps(call.json, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+            args["content"] = text.encode()
+        except RecursionError as exc:
+            raise too_deep("the request body") from exc
+        except ValueError as exc:  # a lone surrogate (UnicodeEncodeError), NaN or infinity
+            check_json(call.json, "the request body", max_depth=1 << 30)
+            raise InvalidInput(f"the request body is not JSON: {exc}") from exc
+        args["headers"] = {"Content-Type": "application/json"}
+    return args
 
 
 def _transport_error(exc: httpx.HTTPError) -> ConnectionFailed:
@@ -159,9 +180,7 @@ class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAP
 
     def _send(self, call: Call[T]) -> T:
         try:
-            response = self._conn.http.request(
-                call.method, call.path, json=call.json, params=dict(call.params) or None
-            )
+            response = self._conn.http.request(call.method, call.path, **_request(call))
         except httpx.HTTPError as exc:
             raise _transport_error(exc) from exc
         return _read(call, response)
@@ -281,9 +300,7 @@ class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, 
 
     async def _send(self, call: Call[T]) -> T:
         try:
-            response = await self._conn.http.request(
-                call.method, call.path, json=call.json, params=dict(call.params) or None
-            )
+            response = await self._conn.http.request(call.method, call.path, **_request(call))
         except httpx.HTTPError as exc:
             raise _transport_error(exc) from exc
         return _read(call, response)

@@ -26,7 +26,7 @@ from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.compaction.plan import CompactionSettings, plan_segments
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
 from kenning.errors import StaleWrite
-from kenning.pins.extract import ExtractionRules, extract_pins
+from kenning.pins.extract import ExtractionRules, TenantTools, extract_pins, listed_tools
 from kenning.records import AuditAction, AuditEntry, Event, Pin, PinDraft, Role, Scope, Summary
 from kenning.telemetry import scope_attributes, traced
 from kenning.tokens.base import Tokenizer
@@ -100,11 +100,13 @@ class Compactor:
         settings: CompactionSettings,
         rules: ExtractionRules,
         fallback: Summarizer | None = None,
+        authoritative: TenantTools = lambda tenant: (),
     ) -> None:
         self._store = store
         self._summarizer = summarizer
         self._settings = settings
         self._rules = rules
+        self._authoritative = authoritative
         self._fallback = fallback or ExtractiveSummarizer()
 
     @traced("compact_session", lambda self, scope, *, model, budget, reason, **_: {
@@ -339,8 +341,9 @@ class Compactor:
         """Extract the range's pins and commit them before the summary exists, so that a crash
         from here on loses no value; return the drafts (the amnesia guard checks them)."""
         drafts: list[PinDraft] = []
+        listed = listed_tools(self._authoritative, scope.tenant)
         for event in events:
-            drafts.extend(extract_pins(event, self._rules))
+            drafts.extend(extract_pins(event, self._rules, authoritative=listed))
         if not drafts:
             return drafts
         pinned = self._store.put_pins(scope, drafts, at=now, mode="add", generation=generation)

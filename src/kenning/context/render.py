@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from kenning.errors import InvalidInput
-from kenning.records import Pin, PinKind, PinStatus, Procedure
+from kenning.records import Pin, PinKind, PinStatus, Procedure, check_json
 from kenning.search.hits import Hit
 from kenning.text import query_terms
 
@@ -99,14 +99,11 @@ def validate_tools(tools: object) -> list[Mapping[str, Any]]:
         return []
     if isinstance(tools, str | Mapping) or not isinstance(tools, Sequence):
         raise InvalidInput("tools must be a list of tool schemas (mappings)")
+    check_json(list(tools), "tools")
     out = []
     for i, tool in enumerate(tools):
         if not isinstance(tool, Mapping):
             raise InvalidInput(f"tools[{i}] must be a mapping")
-        try:
-            json.dumps(tool, allow_nan=False)
-        except (TypeError, ValueError) as exc:
-            raise InvalidInput(f"tools[{i}] is not JSON-serialisable: {exc}") from exc
         if not _tool_name(tool):
             raise InvalidInput(f"tools[{i}] has no name (expected 'name' or 'function.name')")
         out.append(tool)

@@ -35,7 +35,7 @@ from kenning.context.render import validate_tools
 from kenning.context.task import merge_task
 from kenning.context.window import ContextWindow, Pressure, Price, Tier
 from kenning.errors import InvalidInput, KenningError, NotFound
-from kenning.pins.extract import ExtractionRules, extract_pins
+from kenning.pins.extract import ExtractionRules, TenantTools, extract_pins, listed_tools
 from kenning.records import (
     AuditAction,
     AuditEntry,
@@ -52,6 +52,9 @@ from kenning.records import (
     Summary,
     TaskState,
     TaskUpdate,
+    check_amount,
+    check_json,
+    check_text,
 )
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import JobQueue
@@ -121,8 +124,10 @@ class WorkingContext(ContextAPI, WindowAPI):
         summarizer: Summarizer | None = None,
         longterm: LongTermView | None = None,
         procedures: PlaybookView | None = None,
+        authoritative: TenantTools = lambda tenant: (),
     ) -> None:
         self._store = store
+        self._authoritative = authoritative
         self._search = search
         self._longterm = longterm
         self._procedures = procedures
@@ -132,8 +137,9 @@ class WorkingContext(ContextAPI, WindowAPI):
         self._cache = TokenCache()
         self._extractive = ExtractiveSummarizer()
         self._compactor = Compactor(
-            store, summarizer=summarizer or self._extractive, settings=compaction, rules=rules
-        )
+            store, summarizer=summarizer or self._extractive, settings=compaction, rules=rules,
+            authoritative=authoritative,
+        )  # fmt: skip
         self._worker = CompactionWorker(
             store, self._compactor, lease_s=compaction.lease_s, threads=compaction.workers
         )
@@ -153,7 +159,9 @@ class WorkingContext(ContextAPI, WindowAPI):
             at=event.at, tool_name=event.tool_name, tool_args=event.tool_args,
             tool_result=event.tool_result, metadata=event.metadata, tags=event.tags,
         )  # fmt: skip
-        return extract_pins(draft, self._rules)
+        return extract_pins(
+            draft, self._rules, authoritative=listed_tools(self._authoritative, scope.tenant)
+        )
 
     def set_pin(self, scope: Scope, kind: PinKind | str, value: str, *, key: str | None = None,
                 amount: Decimal | str | None = None, currency: str | None = None,
@@ -609,15 +617,13 @@ def _draft(
         raise InvalidInput(
             f"a pin value is a non-empty string of at most {_MAX_PIN_VALUE} characters"
         )
-    value = " ".join(value.split())
+    value = " ".join(check_text(value, "a pin value").split())
     parsed: Decimal | None = None
     if amount is not None:
         try:
-            parsed = Decimal(str(amount))
+            parsed = check_amount(Decimal(str(amount)))
         except InvalidOperation as exc:
             raise InvalidInput(f"amount {amount!r:.40} is not a decimal number") from exc
-        if not parsed.is_finite():
-            raise InvalidInput("amount must be finite")
         if currency is None:
             raise InvalidInput("an amount needs its ISO-4217 currency (e.g. 'EUR')")
     if currency is not None and (
@@ -630,10 +636,13 @@ def _draft(
         key = f"{kind.value}:{value}"[:256]
     elif not isinstance(key, str) or not key.strip() or len(key) > 256:
         raise InvalidInput("a pin key is a non-empty string of at most 256 characters")
+    check_text(key, "a pin key")
     if metadata is not None and not isinstance(metadata, Mapping):
         raise InvalidInput("metadata must be a mapping")
+    check_json(metadata, "metadata")
     if source_event_id is not None and not isinstance(source_event_id, str):
         raise InvalidInput("source_event_id must be a string")
+    check_json(source_event_id, "source_event_id")
     return PinDraft(
         kind=kind, key=key, value=value, amount=parsed, currency=currency, status=status,
         source_event_id=source_event_id, metadata=dict(metadata or {}),

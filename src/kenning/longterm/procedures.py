@@ -27,6 +27,8 @@ from kenning.records import (
     Role,
     Scope,
     TaskStatus,
+    check_json,
+    check_text,
 )
 from kenning.store.protocol import ContextState, EventLog, ProcedureStore
 from kenning.text import query_terms, stem
@@ -39,7 +41,15 @@ _MAX_TEXT = 500
 
 def tool_hash(tools: Sequence[Mapping[str, Any]]) -> str:
     """A stable hash of tool schemas: the same tools in any order give the same hash; any
-    change to a name, a description or a parameter gives another."""
+    change to a name, a description or a parameter gives another.
+
+    Raises:
+        InvalidInput: *tools* is not a list of JSON objects every backend can store (see
+            :func:`kenning.records.check_json`).
+    """
+    if isinstance(tools, str | Mapping) or not isinstance(tools, Sequence):
+        raise InvalidInput("tools must be a list of tool schemas (mappings)")
+    check_json(list(tools), "tools")
     canonical = sorted(json.dumps(t, sort_keys=True, ensure_ascii=False) for t in tools)
     return hashlib.sha256("\n".join(canonical).encode("utf-8")).hexdigest()[:32]
 
@@ -59,7 +69,20 @@ def relevant(procedure: Procedure, text: str | None, *, share: float = 0.5) -> b
 def _text(value: object, what: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > _MAX_TEXT:
         raise InvalidInput(f"{what} must be a non-empty string of at most {_MAX_TEXT} characters")
-    return " ".join(value.split())
+    return " ".join(check_text(value, what).split())
+
+
+def _name(value: str | None) -> str | None:
+    """A name to look up: any text a backend can compare (a read, so no length rule)."""
+    if value is not None and not isinstance(value, str):
+        raise InvalidInput("name must be a string")
+    return None if value is None else check_text(value, "name")
+
+
+def _description(value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput("description must be a string")
+    return check_text(value, "description")
 
 
 class PlaybookStore(ProcedureStore, EventLog, ContextState, Protocol):
@@ -82,7 +105,7 @@ class Procedures(ProceduresAPI):
             id=f"proc_{uuid.uuid4().hex}", scope=Scope(scope.tenant, scope.user),
             name=_text(name, "name"), version=0, tool_schema_hash=tool_hash(tools),
             steps=tuple(_text(s, "a step") for s in steps),
-            description=" ".join(description.split())[:_MAX_TEXT],
+            description=" ".join(_description(description).split())[:_MAX_TEXT],
             status=ProcedureStatus.CANDIDATE, created_at=datetime.now(UTC),
         )  # fmt: skip
         stored = self._store.put_procedure(draft)
@@ -110,7 +133,7 @@ class Procedures(ProceduresAPI):
         return self._store.set_procedure_status(tenant, procedure_id, ProcedureStatus.RETIRED)
 
     def list(self, tenant: str, *, name: str | None = None) -> list[Procedure]:
-        return self._store.procedures(tenant, name=name)
+        return self._store.procedures(tenant, name=_name(name))
 
     def show(self, tenant: str, procedure_id: str) -> Procedure:
         for procedure in self._store.procedures(tenant):
@@ -121,7 +144,9 @@ class Procedures(ProceduresAPI):
     def get(self, tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]],
             include_drift: bool = False) -> ProcedureMatch:  # fmt: skip
         current = tool_hash(tools)
-        active = self._store.procedures(tenant, name=name, statuses=(ProcedureStatus.ACTIVE,))
+        active = self._store.procedures(
+            tenant, name=_name(name), statuses=(ProcedureStatus.ACTIVE,)
+        )
         fits = [p for p in active if p.tool_schema_hash == current]
         drifted = tuple(p for p in active if p.tool_schema_hash != current)
         if fits:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from kenning.errors import InvalidInput
 from kenning.longterm.api import RetentionAPI
-from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy
+from kenning.records import LegalHold, Scope, StoreStats, TenantPolicy, check_text
 from kenning.store.protocol import PolicyStore
 
 __all__ = ["Retention"]
@@ -38,7 +38,7 @@ class Retention(RetentionAPI):
     def hold(self, scope: Scope, *, reason: str) -> LegalHold:
         if not isinstance(reason, str) or not reason.strip() or len(reason) > 500:
             raise InvalidInput("a legal hold needs a reason (1-500 characters)")
-        return self._store.put_hold(_scope(scope), reason.strip())
+        return self._store.put_hold(_scope(scope), check_text(reason, "reason").strip())
 
     def release(self, scope: Scope) -> bool:
         return self._store.release_hold(_scope(scope))

@@ -44,6 +44,7 @@ from kenning.records import (
     FactStatus,
     Scope,
     UserSettings,
+    check_text,
     content_hash,
 )
 from kenning.search.hits import SearchResults
@@ -477,8 +478,12 @@ class LongTermMemory(FactsAPI):
         for name, text in (("attribute", attribute), ("value", value), ("subject", subject)):
             if not isinstance(text, str) or not text.strip() or len(text) > 200:
                 raise InvalidInput(f"{name} must be a non-empty string of at most 200 characters")
+            check_text(text, name)
         if not isinstance(qualifier, str) or len(qualifier) > 60:
             raise InvalidInput("qualifier must be a string of at most 60 characters")
+        check_text(qualifier, "qualifier")
+        if source_event_id is not None:
+            check_text(str(source_event_id), "source_event_id")
         try:
             kind = FactCategory(category)
         except ValueError as exc:

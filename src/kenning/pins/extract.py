@@ -9,7 +9,12 @@ What is extracted, and from where:
   assistant text ("I'll send the label tomorrow");
 * approvals, authorizations and human gates **only from tool results** (a tool event's
   ``tool_result`` or text). What a user or assistant types never grants anything, and
-  ``tool_args`` are requests, not results.
+  ``tool_args`` are requests, not results. Approvals and authorizations come only from the
+  tools the caller names *authoritative* (the tenant's
+  :attr:`~kenning.records.TenantPolicy.authoritative_tools`): a ``read_email`` or
+  ``web_fetch`` result saying "approved" is text someone else wrote, not a grant. Human
+  gates (a tool saying it waits for a person) come from any tool: they only hold the agent
+  back.
 
 System events yield nothing; goals and constraints come from explicit API calls only.
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Container, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
@@ -42,12 +47,17 @@ __all__ = [
     "DEFAULT_ID_PATTERNS",
     "DEFAULT_RULES",
     "GATED_KINDS",
+    "GRANT_KINDS",
     "ExtractionRules",
     "IdPattern",
+    "TenantTools",
     "extract_pins",
+    "listed_tools",
 ]
 
 GATED_KINDS = frozenset({PinKind.APPROVAL, PinKind.AUTHORIZATION, PinKind.HUMAN_GATE})
+#: What only an authoritative tool's result (or the host's API) may pin.
+GRANT_KINDS = frozenset({PinKind.APPROVAL, PinKind.AUTHORIZATION})
 _ID_KINDS = GATED_KINDS | {PinKind.ENTITY_ID, PinKind.IDEMPOTENCY_KEY}
 _NAME_RE = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
@@ -274,10 +284,38 @@ _MAX_NODES = 5000
 _MAX_DEPTH = 16
 
 
-def extract_pins(event: Event, rules: ExtractionRules = DEFAULT_RULES) -> list[PinDraft]:
+#: A tenant's authoritative tools, by tenant (``memory`` reads its policy).
+TenantTools = Callable[[str], Collection[str]]
+
+
+class _Listed(Container[str]):
+    """A tenant's authoritative tools, read on the first question only."""
+
+    def __init__(self, tools: TenantTools, tenant: str) -> None:
+        self._tools, self._tenant = tools, tenant
+        self._names: frozenset[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = frozenset(self._tools(self._tenant))
+        return name in self._names
+
+
+def listed_tools(tools: TenantTools, tenant: str) -> Container[str]:
+    """*tenant*'s authoritative tools as :func:`extract_pins` takes them: *tools* is asked
+    only when an event holds an approval or an authorization."""
+    return _Listed(tools, tenant)
+
+
+def extract_pins(
+    event: Event, rules: ExtractionRules = DEFAULT_RULES, *, authoritative: Container[str] = ()
+) -> list[PinDraft]:
     """Return the pins found in *event*, de-duplicated by key, in a stable order.
 
-    Every draft carries ``source_event_id=event.id``. Never raises on odd content.
+    Every draft carries ``source_event_id=event.id``. Approvals and authorizations are kept
+    only when *event* is a tool event whose ``tool_name`` is in *authoritative*; that is
+    asked only for an event that holds one, so a container that reads the tenant's policy
+    reads it rarely. Never raises on odd content.
 
     >>> from datetime import UTC, datetime
     >>> from kenning.records import Scope
@@ -288,7 +326,7 @@ def extract_pins(event: Event, rules: ExtractionRules = DEFAULT_RULES) -> list[P
     """
     if event.role == Role.SYSTEM:
         return []
-    run = _Run(event, rules)
+    run = _Run(event, rules, authoritative)
     tool = event.role == Role.TOOL
     content = _json(event.content) if tool else None
     if content is None:
@@ -356,12 +394,25 @@ def _decimal(value: object) -> Decimal | None:
 class _Run:
     """The drafts of one event, first one per key kept."""
 
-    def __init__(self, event: Event, rules: ExtractionRules) -> None:
+    def __init__(self, event: Event, rules: ExtractionRules, authoritative: Container[str]) -> None:
         self.event, self.rules = event, rules
         self.out: dict[str, PinDraft] = {}
         self.ref = event.tool_name or "tool"
+        self._authoritative = authoritative
+        self._grants: bool | None = None
+
+    def grants(self) -> bool:
+        """Whether this event's tool may grant approvals and authorizations (asked once)."""
+        if self._grants is None:
+            tool = self.event.tool_name
+            self._grants = (
+                self.event.role == Role.TOOL and tool is not None and tool in self._authoritative
+            )
+        return self._grants
 
     def add(self, kind: PinKind, key: str, value: str, **extra: Any) -> None:
+        if kind in GRANT_KINDS and not self.grants():
+            return
         meta: dict[str, JSONScalar] = {k: v for k, v in extra.pop("meta", {}).items() if v}
         if key not in self.out:
             self.out[key] = PinDraft(

@@ -39,10 +39,19 @@ from kenning.records.pin_draft import PinDraft
 from kenning.records.policy import Consent, LegalHold, StoreStats, TenantPolicy, UserSettings
 from kenning.records.profile import Correction, Profile
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
+from kenning.records.values import (
+    MAX_JSON_DEPTH,
+    check_amount,
+    check_json,
+    check_text,
+    check_year,
+    too_deep,
+)
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "KINDS",
+    "MAX_JSON_DEPTH",
     "USER",
     "ApiKey",
     "AuditAction",
@@ -83,9 +92,14 @@ __all__ = [
     "TenantPolicy",
     "TenantUsage",
     "UserSettings",
+    "check_amount",
+    "check_json",
+    "check_text",
+    "check_year",
     "content_hash",
     "event_label",
     "new_event_id",
     "to_utc",
+    "too_deep",
     "validate_id",
 ]

@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from kenning.errors import InvalidInput, InvalidScope
+from kenning.records.values import check_json, check_text, check_year
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
@@ -204,6 +205,7 @@ def _check_json_scalar_map(value: object, what: str) -> dict[str, JSONScalar]:
             )
         if item is not None and not isinstance(item, str | int | float | bool):
             raise InvalidInput(f"{what}[{key!r}] must be a string, number, boolean or null")
+        check_json(item, f"{what}[{key!r}]")
         out[key] = item
     return out
 
@@ -262,20 +264,24 @@ class NewEvent:
                 f"content has {len(self.content)} characters, over the maximum of {max_chars}; "
                 "split it into several events or raise max_content_chars"
             )
-        if "\x00" in self.content:
-            raise InvalidInput("content contains a NUL character")
+        check_text(self.content, "content")
+        check_json(self.tool_args, "tool_args")
+        check_json(self.tool_result, "tool_result")
         if self.tool_name is not None:
             validate_id(self.tool_name, "tool")
         if self.version is not None and (
             not isinstance(self.version, str) or not 0 < len(self.version) <= 128
         ):
             raise InvalidInput("version must be a string of 1-128 characters")
+        if self.version is not None:
+            check_text(self.version, "version")
         if self.idempotency_key is not None:
             validate_id(self.idempotency_key, "idempotency key")
         return NewEvent(
             role=role,
             content=self.content,
-            at=to_utc(self.at, what="at"),
+            # Its text's relative times ("last week") and its retention are counted from it.
+            at=check_year(to_utc(self.at, what="at"), "at"),
             tool_name=self.tool_name,
             tool_args=self.tool_args,
             tool_result=self.tool_result,

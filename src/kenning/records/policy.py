@@ -10,6 +10,7 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.records.core import Scope
+from kenning.records.values import check_text
 
 __all__ = ["Consent", "LegalHold", "StoreStats", "TenantPolicy", "UserSettings"]
 
@@ -27,16 +28,18 @@ def _days(value: float | None, what: str) -> None:
 _MAX_TOOLS = 200
 
 
-def _tool_names(names: object) -> None:
+def _tool_names(names: object, what: str) -> None:
     if (
         not isinstance(names, tuple)
         or len(names) > _MAX_TOOLS
         or not all(isinstance(n, str) and 0 < len(n) <= 200 and n.strip() == n for n in names)
     ):
         raise InvalidInput(
-            f"fact_tools must be a tuple of at most {_MAX_TOOLS} tool names (non-empty, at most "
+            f"{what} must be a tuple of at most {_MAX_TOOLS} tool names (non-empty, at most "
             "200 characters, no surrounding spaces)"
         )
+    for name in names:
+        check_text(name, what)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +54,10 @@ class TenantPolicy:
     rolling cross-session summary covers. ``fact_tools``: the tools whose results are read
     for facts (none by default: a tool result's values still reach pins and search, but a
     key like ``currency`` in a ``refunds.create`` result is the tool's output, not something
-    the user is).
+    the user is). ``authoritative_tools``: the tools whose results may grant approvals and
+    authorizations as pins (none by default: a tool result is data the agent fetched, and
+    an email or a web page saying "approved" is no approval; the host's own API still sets
+    any pin).
     """
 
     share_across_sessions: bool = False
@@ -60,13 +66,15 @@ class TenantPolicy:
     fact_days: float | None = None
     recent_sessions: int = 5
     fact_tools: tuple[str, ...] = ()
+    authoritative_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _days(self.episode_days, "episode_days")
         _days(self.fact_days, "fact_days")
         if not isinstance(self.recent_sessions, int) or not 0 <= self.recent_sessions <= 50:
             raise InvalidInput("recent_sessions must be an int from 0 to 50")
-        _tool_names(self.fact_tools)
+        _tool_names(self.fact_tools, "fact_tools")
+        _tool_names(self.authoritative_tools, "authoritative_tools")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,8 +83,9 @@ class TenantPolicy:
     def from_json(cls, data: Mapping[str, Any]) -> TenantPolicy:
         known = {f for f in cls.__dataclass_fields__}
         fields = {k: v for k, v in data.items() if k in known}
-        if isinstance(fields.get("fact_tools"), list):
-            fields["fact_tools"] = tuple(fields["fact_tools"])
+        for name in ("fact_tools", "authoritative_tools"):
+            if isinstance(fields.get(name), list):
+                fields[name] = tuple(fields[name])
         return cls(**fields)
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.errors import InvalidInput
+from kenning.records.values import check_text
 
 __all__ = ["MAX_TASK_ITEMS", "Decision", "TaskState", "TaskStatus", "TaskUpdate", "task_key"]
 
@@ -95,7 +96,7 @@ class TaskState:
 def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise InvalidInput(f"{what} must be a string")
-    text = " ".join(value.split())
+    text = " ".join(check_text(value, what).split())
     if not text and not allow_empty:
         raise InvalidInput(f"{what} is empty")
     if len(text) > _MAX_TEXT:

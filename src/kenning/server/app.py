@@ -27,7 +27,7 @@ from kenning.compaction.plan import CompactionSettings
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import Quota
+from kenning.records import Quota, too_deep
 from kenning.server import longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
@@ -212,6 +212,9 @@ def _answer_errors_as_json(app: FastAPI) -> None:
     async def http_error(request: Request, exc: HTTPException) -> JSONResponse:
         if isinstance(exc.__cause__, KenningError):  # e.g. a body over the limit while read
             return _error_response(exc.__cause__)
+        if isinstance(exc.__cause__, RecursionError):
+            # The JSON parser gave up on the nesting: bad input, like any nesting past the limit.
+            return _error_response(too_deep("the request body"))
         return _error_response(_framework_error(exc.status_code, str(exc.detail)))
 
 

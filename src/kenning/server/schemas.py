@@ -7,9 +7,11 @@ carries a tenant: the tenant is the API key's.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from kenning.records import check_json
 
 __all__ = [
     "AppendRequest",
@@ -53,6 +55,28 @@ class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class _Request(_Body):
+    """A whole request body: its text and numbers are ones every backend stores (no NUL, no
+    lone surrogate, finite), checked before any field is read."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _storable(cls, data: Any) -> Any:
+        # Nesting is limited per field (JsonValue); the walk itself has no depth to exceed.
+        check_json(data, "the request body", max_depth=1 << 30)
+        return data
+
+
+def _json_value(value: Any) -> Any:
+    check_json(value, "the field")
+    return value
+
+
+#: Any JSON a store keeps as it is (a tool's arguments or result): nested at most
+#: :data:`kenning.records.MAX_JSON_DEPTH` levels, refused at the door otherwise.
+JsonValue = Annotated[Any, AfterValidator(_json_value)]
+
+
 class EventIn(_Body):
     """One event to append (the fields of a ``kenning ingest`` line, without the scope)."""
 
@@ -65,19 +89,19 @@ class EventIn(_Body):
     )  # fmt: skip
     idempotency_key: str | None = Field(default=None, min_length=1, max_length=256)
     tool_name: str | None = Field(default=None, max_length=256)
-    tool_args: Any = None
-    tool_result: Any = None
+    tool_args: JsonValue = None
+    tool_result: JsonValue = None
     metadata: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
     tags: list[str] = Field(default_factory=list, max_length=64)
     version: str | None = Field(default=None, max_length=256)
 
 
-class AppendRequest(_Body):
+class AppendRequest(_Request):
     user: str = _id()
     events: list[EventIn] = Field(min_length=1, max_length=1_000)
 
 
-class SearchRequest(_Body):
+class SearchRequest(_Request):
     query: str = Field(min_length=1, max_length=4_000)
     user: str | None = _opt_id()
     session: str | None = _opt_id()
@@ -95,7 +119,7 @@ class RetrieveFrom(_Body):
     session: str | None = _opt_id()
 
 
-class AssembleRequest(_Body):
+class AssembleRequest(_Request):
     user: str = _id()
     budget_tokens: int = Field(ge=1, le=10_000_000)
     model: str = Field(min_length=1, max_length=128)
@@ -107,7 +131,7 @@ class AssembleRequest(_Body):
     retrieve_from: RetrieveFrom | None = None
 
 
-class PinRequest(_Body):
+class PinRequest(_Request):
     """A pin set by the host application (any kind, approvals included)."""
 
     user: str = _id()
@@ -124,7 +148,7 @@ class PinRequest(_Body):
     metadata: dict[str, Scalar] = Field(default_factory=dict, max_length=64)
 
 
-class ClosePinRequest(_Body):
+class ClosePinRequest(_Request):
     user: str = _id()
     key: str = Field(min_length=1, max_length=256)
 
@@ -134,7 +158,7 @@ class DecisionIn(_Body):
     rationale: str = Field(default="", max_length=2_000)
 
 
-class TaskRequest(_Body):
+class TaskRequest(_Request):
     user: str = _id()
     task: str | None = Field(default=None, max_length=2_000)
     subtask: str | None = Field(default=None, max_length=2_000)
@@ -144,13 +168,13 @@ class TaskRequest(_Body):
     drop_constraints: list[str] = Field(default_factory=list, max_length=100)
 
 
-class CompactRequest(_Body):
+class CompactRequest(_Request):
     user: str = _id()
     budget_tokens: int = Field(ge=1, le=10_000_000)
     model: str = Field(min_length=1, max_length=128)
 
 
-class ForgetRequest(_Body):
+class ForgetRequest(_Request):
     """What to erase: the whole tenant when no user is given, a user's data, or a session;
     optionally only *ids* or what came *before* a time."""
 
@@ -160,7 +184,7 @@ class ForgetRequest(_Body):
     before: str | float | None = None
 
 
-class ToolCallRequest(_Body):
+class ToolCallRequest(_Request):
     user: str = _id()
     session: str = _id()
     arguments: dict[str, Any] = Field(default_factory=dict)
@@ -171,7 +195,7 @@ class ToolCallRequest(_Body):
     )
 
 
-class KeyRequest(_Body):
+class KeyRequest(_Request):
     tenant: str = _id()
     scopes: list[Literal["read", "write"]] = Field(default=["read", "write"], min_length=1)
     name: str = Field(default="", max_length=200)
@@ -180,7 +204,7 @@ class KeyRequest(_Body):
 # -- long-term memory ----------------------------------------------------------------------
 
 
-class RememberRequest(_Body):
+class RememberRequest(_Request):
     """A fact the user stated or confirmed, remembered in one of their sessions."""
 
     session: str = _id()
@@ -194,7 +218,7 @@ class RememberRequest(_Body):
     within_session: bool = False
 
 
-class ConsentRequest(_Body):
+class ConsentRequest(_Request):
     """The user's choices; null (or absent) follows the tenant's policy."""
 
     share_across_sessions: bool | None = None
@@ -204,7 +228,7 @@ class ConsentRequest(_Body):
 _Tools = Field(max_length=512, description="the tool schemas the playbook is written for")
 
 
-class ProcedureRequest(_Body):
+class ProcedureRequest(_Request):
     user: str | None = _opt_id()
     name: str = Field(min_length=1, max_length=500)
     steps: list[str] = Field(min_length=1, max_length=50)
@@ -213,19 +237,19 @@ class ProcedureRequest(_Body):
     active: bool = False
 
 
-class CandidateRequest(_Body):
+class CandidateRequest(_Request):
     user: str = _id()
     name: str = Field(min_length=1, max_length=500)
     tools: list[dict[str, Any]] = _Tools
 
 
-class MatchRequest(_Body):
+class MatchRequest(_Request):
     name: str = Field(min_length=1, max_length=500)
     tools: list[dict[str, Any]] = _Tools
     include_drift: bool = False
 
 
-class PolicyRequest(_Body):
+class PolicyRequest(_Request):
     """A tenant's whole policy (what is absent takes the default)."""
 
     share_across_sessions: bool = False
@@ -235,9 +259,13 @@ class PolicyRequest(_Body):
     fact_days: float | None = Field(default=None, gt=0, le=100_000)
     recent_sessions: int = Field(default=5, ge=0, le=50)
     fact_tools: list[str] = Field(default_factory=list, max_length=200)
+    authoritative_tools: list[str] = Field(
+        default_factory=list, max_length=200,
+        description="tools whose results may grant approval and authorization pins",
+    )  # fmt: skip
 
 
-class HoldRequest(_Body):
+class HoldRequest(_Request):
     """A legal hold on the tenant, one user, or one session of a user."""
 
     user: str | None = _opt_id()
@@ -245,12 +273,12 @@ class HoldRequest(_Body):
     reason: str = Field(min_length=1, max_length=500)
 
 
-class ReleaseRequest(_Body):
+class ReleaseRequest(_Request):
     user: str | None = _opt_id()
     session: str | None = _opt_id()
 
 
-class PurgeRequest(_Body):
+class PurgeRequest(_Request):
     now: str | float | None = Field(
         default=None, description="purge as of this time (default: now; never later)"
     )

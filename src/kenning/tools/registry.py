@@ -25,7 +25,7 @@ from kenning.api import ReadsAPI
 from kenning.context.api import PinsAPI, TaskAPI
 from kenning.errors import InvalidInput, NotFound
 from kenning.longterm.api import FactsAPI
-from kenning.records import PinKind, Scope
+from kenning.records import PinKind, Scope, check_json, too_deep
 from kenning.tools.schema import check_arguments
 
 __all__ = [
@@ -173,7 +173,9 @@ class ToolRegistry:
 
         Raises:
             NotFound: no such tool.
-            InvalidInput: arguments that do not match the tool's schema.
+            InvalidInput: arguments that do not match the tool's schema, or that no backend
+                can store (see :func:`kenning.records.check_json`: nesting, NUL characters,
+                lone surrogates, non-finite numbers).
             ToolRefused: the call asks for what only the host may do (see
                 :data:`HOST_ONLY_PIN_KINDS`).
         """
@@ -183,6 +185,12 @@ class ToolRegistry:
                 arguments = json.loads(arguments) if arguments.strip() else {}
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"the arguments of {name} are not JSON: {exc.msg}") from exc
+            except RecursionError as exc:
+                raise too_deep(f"{name}.arguments") from exc
+            except ValueError as exc:  # an integer past the parser's digits
+                raise InvalidInput(f"the arguments of {name} are not JSON: {exc}") from exc
+        # Every transport (MCP, REST, a host's own loop) comes through here.
+        check_json(arguments, f"{name}.arguments")
         if spec.guard is not None and isinstance(arguments, Mapping):
             spec.guard(arguments)
         checked = check_arguments(arguments, spec.parameters, tool=name)
