@@ -639,3 +639,28 @@ def test_a_hit_names_its_user_beside_its_session(tmp_path: Path) -> None:
         memory.add_events(Scope("t", "dana", "s1"), [{"role": "user", "content": "hello there"}])
         hit = memory.search(Scope("t", "dana"), "hello").hits[0]
     assert (hit.user, hit.session) == ("dana", "s1")
+
+
+def test_settings_commands_print_plain_text_the_same_way(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"tenant": "acme", "user": "dana", "session": "s1", "role": "user",
+             "content": "I live in Lisbon"}]  # fmt: skip
+    db = str(tmp_path / "k.db")
+    assert main(["ingest", str(write_jsonl(tmp_path / "e.jsonl", rows)), "--db", db]) == 0
+    capsys.readouterr()
+    tenant = ["--db", db, "--tenant", "acme"]
+    commands = [
+        ["policy", "show", *tenant], ["consent", "show", *tenant, "--user", "dana"],
+        ["stats", *tenant], ["policy", "set", *tenant, "--episode-days", "30"],
+    ]  # fmt: skip
+    for args in commands:
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        # No Python reprs: on/off, none, plain lists.
+        for repr_text in ("True", "False", "None", "{", "[", "'"):
+            assert repr_text not in out, (args, out)
+        assert all(": " in line for line in out.strip().splitlines()), out
+    assert main(["policy", "show", *tenant]) == 0
+    shown = capsys.readouterr().out
+    assert "episode_days: 30\n" in shown and "share_across_sessions: off" in shown

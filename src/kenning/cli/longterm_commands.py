@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -120,6 +120,25 @@ def _procedure_json(p: Procedure) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def _settings_lines(data: Mapping[str, Any]) -> list[str]:
+    """``name: value`` lines, the same way for every command: on/off, none, lists joined."""
+    return [f"{name}: {_shown(value)}" for name, value in data.items()]
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(_shown(v) for v in value) or "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {_shown(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _print(value: Any, *, as_json: bool, lines: list[str]) -> None:
     if as_json:
         json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
@@ -200,7 +219,7 @@ def _consent(memory: Memory, args: argparse.Namespace) -> None:
     consent = memory.facts.consent(user)
     data = {"share_across_sessions": consent.share_across_sessions,
             "sensitive_facts": consent.sensitive_facts}  # fmt: skip
-    _print(data, as_json=args.json, lines=[f"{k}: {'on' if v else 'off'}" for k, v in data.items()])
+    _print(data, as_json=args.json, lines=_settings_lines(data))
 
 
 def _days(value: str | None, name: str, current: float | None) -> float | None:
@@ -254,10 +273,7 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
         )
         memory.retention.set_policy(args.tenant, policy)
     data = policy.to_json()
-    lines = [
-        f"{k}: {', '.join(v) or 'none' if isinstance(v, tuple) else v}" for k, v in data.items()
-    ]
-    _print(data, as_json=args.json, lines=lines)
+    _print(data, as_json=args.json, lines=_settings_lines(data))
 
 
 def _procedures(memory: Memory, args: argparse.Namespace) -> None:
@@ -298,7 +314,7 @@ def _purge(memory: Memory, args: argparse.Namespace) -> None:
 def _stats(memory: Memory, args: argparse.Namespace) -> None:
     stats = memory.store.stats(Scope(args.tenant, args.user), now=datetime.now(UTC))
     data = stats_json(stats)
-    lines = [f"{k}: {v}" for k, v in data.items() if k != "unread_events"]
+    lines = _settings_lines({k: v for k, v in data.items() if k != "unread_events"})
     waiting = " (kenning consolidate reads them)" if stats.unread_events else ""
     lines.append(f"events not yet read for facts: {stats.unread_events}{waiting}")
     _print(data, as_json=args.json, lines=lines)
