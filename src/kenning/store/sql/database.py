@@ -85,6 +85,8 @@ class Erasure:
     sessions: Sequence[str]
     #: The records expired under retention rather than being erased on request.
     purge: bool = False
+    #: The whole scope was erased (not some ids, nor what came before a time).
+    whole: bool = False
 
 
 class SqlDatabase(ABC):
@@ -218,3 +220,9 @@ class SqlDatabase(ABC):
     def _forget_derived(self, tx: Tx, erasure: Erasure) -> None:
         """Inside an erase's transaction: erase what derives from the erased records, and all
         state of the sessions it removed."""
+
+    def _purge_more(self, tx: Tx, tenant: str, now: datetime) -> int:
+        """Inside a purge's transaction: remove what else of *tenant* had expired by *now*
+        (documents past their time to live), except what a legal hold covers; return how
+        many."""
+        return 0
