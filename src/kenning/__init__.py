@@ -89,6 +89,7 @@ from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
 from kenning.store.protocol import (
     ContextState,
+    DocumentStore,
     EventLog,
     FactStore,
     JobQueue,
@@ -117,6 +118,7 @@ __all__ = [
     "Decision",
     "Embedder",
     "Event",
+    "DocumentStore",
     "EventLog",
     "ExtractionRules",
     "ExtractiveSummarizer",
