@@ -74,6 +74,10 @@ def test_a_batch_applies_in_order_and_atomically(store: Store) -> None:
     ns = ("a",)
     put(docs, ACME, doc(ns, "k", {"v": 1}), doc(ns, "k", None), doc(ns, "k", {"v": 3}))
     assert docs.get_documents(ACME, [(ns, "k")])[0].value == {"v": 3}  # type: ignore[union-attr]
+    # Written twice in one batch: only the second write's texts find it.
+    put(docs, ACME, doc(ns, "t", {}, text="first words"), doc(ns, "t", {}, text="second words"))
+    assert docs.document_candidates(ACME, DocumentQuery(), text="first").lexical == []
+    assert len(docs.document_candidates(ACME, DocumentQuery(), text="second").lexical) == 1
     put(docs, ACME, doc(ns, "x", {"v": 1}, text="one", vec=unit(1, 0)), model="m1")
     # A batch mixing another model's vectors is refused whole: nothing of it is written.
     with pytest.raises(InvalidInput, match="mixing models"):
@@ -168,6 +172,11 @@ def test_candidates_rank_only_what_the_query_admits(store: Store) -> None:
     assert [by_id[c.id] for c in found.vector] == ["apple", "car"]
     assert found.vector[0].score == pytest.approx(1.0) and found.vector[1].score == pytest.approx(0)
     assert [by_id[i] for i in found.rest] == ["plain"]
+    # With a depth, each signal proposes its best; a proposed document keeps both scores.
+    top = docs.document_candidates(ACME, query, text="car", vector=unit(1, 0, 0), model="m",
+                                   depth=1)  # fmt: skip
+    assert [by_id[c.id] for c in top.lexical] == ["car"]
+    assert [by_id[c.id] for c in top.vector] == ["apple", "car"] and top.rest == []
     lexical_only = docs.document_candidates(ACME, query, text="pie")
     assert [by_id[c.id] for c in lexical_only.lexical] == ["apple"] and not lexical_only.vector
     with pytest.raises(InvalidInput):

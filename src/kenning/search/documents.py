@@ -4,9 +4,10 @@
 
 A document's score is the fused score of its best-matching index text in each signal, the
 same weighted fusion (with the same weights) as a search over events; documents are not turns
-of a session, so there is no session or partner lift. Documents the query cannot be compared
-with (no index text sharing a word with it and no vector) follow the ranked ones, newest first,
-with no score.
+of a session, so there is no session or partner lift. As for events, each signal proposes its
+best ``FusionConfig.candidates`` documents (at least a page's worth). The documents neither
+proposes (no index text sharing a word with the query and no vector, or beyond both signals'
+best) follow the ranked ones, newest first, with no score.
 """
 
 from __future__ import annotations
@@ -62,13 +63,17 @@ def search_documents(
     [('1', 0.6), ('2', None)]
     """
     config = replace(fusion or FusionConfig(), session_weight=0.0, partner_weight=0.0)
-    found = store.document_candidates(scope, query, text=text, vector=vector, model=model)
-    ranked = fuse_scores(found.lexical, found.vector, config=config).ranked
-    order: list[tuple[str, float | None]] = [(f.id, f.score) for f in ranked]
-    order += [(doc_id, None) for doc_id in found.rest]
-    page = order[query.offset : query.offset + query.limit]
-    docs = {
-        d.id: d for d in store.documents_by_id(scope, [i for i, _ in page], refresh_at=refresh_at)
-    }
+    # Each signal proposes its best `candidates` (at least a page's worth), as for events.
+    depth = max(config.candidates, query.offset + query.limit)
+    with store.reading(scope):  # the candidates and the documents loaded agree
+        found = store.document_candidates(
+            scope, query, text=text, vector=vector, model=model, depth=depth
+        )
+        ranked = fuse_scores(found.lexical, found.vector, config=config).ranked
+        order: list[tuple[str, float | None]] = [(f.id, f.score) for f in ranked]
+        order += [(doc_id, None) for doc_id in found.rest]
+        page = order[query.offset : query.offset + query.limit]
+        loaded = store.documents_by_id(scope, [i for i, _ in page], refresh_at=refresh_at)
+    docs = {d.id: d for d in loaded}
     # A document deleted since the candidates were read is left out of the page.
     return [ScoredDocument(docs[i], score) for i, score in page if i in docs]

@@ -4,24 +4,31 @@ texts' vectors, built from the stored rows of one version of the tenant's docume
 
 A document found by several texts (several fields, or each element of a list) scores the best
 of them in each signal, as LangGraph's stores pool a document's vectors. Statistics are the
-tenant's own: another tenant's documents never move a score.
+tenant's own: another tenant's documents never move a score. Documents are kept in namespace
+order, so the documents under a prefix are one contiguous span of them.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from kenning.errors import InvalidInput
+from kenning.records.documents import Namespace, prefix_range
 from kenning.store.lexical_index import LexicalIndex
 from kenning.store.records import Candidate
 from kenning.text import query_terms, stem
 
-__all__ = ["DocumentIndex", "vector_bytes"]
+__all__ = ["DocumentIndex", "IndexRow", "vector_bytes"]
 
 _KIND = "document"
+_ID, _SCORE = attrgetter("id"), attrgetter("score")
+Mask = npt.NDArray[np.bool_]
 
 
 def vector_bytes(vector: npt.NDArray[np.float32] | None) -> bytes | None:
@@ -29,86 +36,149 @@ def vector_bytes(vector: npt.NDArray[np.float32] | None) -> bytes | None:
     return None if vector is None else np.ascontiguousarray(vector, dtype=np.float32).tobytes()
 
 
+class IndexRow(NamedTuple):
+    """One stored row: a document (id, stored namespace, last update in epoch seconds) with
+    one of its texts and that text's vector (both None for a document without texts)."""
+
+    document: str
+    namespace: str
+    updated: float
+    text: str | None
+    vector: bytes | None
+
+
 class DocumentIndex:
-    """BM25 postings and vectors of a tenant's index texts, as of *version*.
+    """Every document of a tenant as of *version*, with the BM25 postings and vectors of their
+    texts. *rows* come in namespace order (a document's rows together). Built once, then
+    only read: searches on several threads share it."""
 
-    *rows* are ``(document id, text, vector bytes or None)``. Built once, then only read:
-    searches on several threads share it.
-    """
-
-    def __init__(self, version: int, rows: Sequence[tuple[str, str, bytes | None]]) -> None:
+    def __init__(self, version: int, rows: Sequence[IndexRow]) -> None:
         self.version = version
         self._ids: list[str] = []
-        self._position: dict[str, int] = {}
+        self._namespaces: list[str] = []
+        updated: list[float] = []
+        position: dict[str, int] = {}
         row_doc = np.empty(len(rows), dtype=np.int32)
-        for n, (doc, _, _) in enumerate(rows):
-            found = self._position.get(doc)
+        for n, row in enumerate(rows):
+            found = position.get(row.document)
             if found is None:
-                found = self._position[doc] = len(self._ids)
-                self._ids.append(doc)
+                found = position[row.document] = len(self._ids)
+                self._ids.append(row.document)
+                self._namespaces.append(row.namespace)
+                updated.append(row.updated)
             row_doc[n] = found
-        self._row_doc = row_doc
+        self._position = position
+        self._updated = np.asarray(updated, dtype=np.float64)
         self._lexical = LexicalIndex()
-        self._lexical.add([text for _, text, _ in rows], [""] * len(rows))
-        with_vec = [n for n, (_, _, vec) in enumerate(rows) if vec is not None]
-        self._vec_rows = np.asarray(with_vec, dtype=np.int64)
+        self._lexical.add([row.text for row in rows], [""] * len(rows))
+        self._row_doc = row_doc
+        with_vec = [n for n, row in enumerate(rows) if row.vector is not None]
+        self._vec_doc = row_doc[np.asarray(with_vec, dtype=np.int64)]
         self._matrix = (
-            np.stack([np.frombuffer(rows[n][2] or b"", dtype=np.float32) for n in with_vec])
+            np.stack([np.frombuffer(rows[n].vector or b"", dtype=np.float32) for n in with_vec])
             if with_vec
             else np.zeros((0, 0), dtype=np.float32)
         )
 
-    def __contains__(self, doc: str) -> bool:
-        return doc in self._position
+    def under(self, prefix: Namespace) -> Mask:
+        """The documents in *prefix* or below it."""
+        out = np.zeros(len(self._ids), dtype=np.bool_)
+        bounds = prefix_range(prefix)
+        if bounds is None:
+            out[:] = True
+        else:
+            out[
+                bisect_left(self._namespaces, bounds[0]) : bisect_left(self._namespaces, bounds[1])
+            ] = True
+        return out
 
-    def mask(self, ids: Iterable[str]) -> npt.NDArray[np.bool_]:
-        """The documents among *ids* (those without index texts are not here)."""
+    def among(self, ids: Iterable[str]) -> Mask:
+        """The documents among *ids* (ids this version does not hold are left out)."""
         out = np.zeros(len(self._ids), dtype=np.bool_)
         position = self._position
         out[[position[i] for i in ids if i in position]] = True
         return out
 
-    def lexical(self, text: str, docs: npt.NDArray[np.bool_]) -> list[Candidate]:
-        """The documents of *docs* sharing a word with *text*, by their best text's BM25
-        (over the query's ideal score, as events are scored)."""
-        terms = [stem(w) for w in query_terms(text)]
-        if not terms or not len(self._row_doc):
-            return []
-        scores = self._lexical.scores(terms)
-        if scores is None:
-            return []
-        rows = np.flatnonzero(scores > 0)
-        return self._best(rows, scores[rows], docs)
+    def candidates(
+        self, text: str, vector: npt.NDArray[np.float32] | None, docs: Mask, depth: int
+    ) -> tuple[list[Candidate], list[Candidate]]:
+        """The documents of *docs* that the best *depth* of either signal proposes, each
+        scored in every signal it has a score in: BM25 of its best text sharing a word with
+        *text* (over the query's ideal score, as events are scored), and cosine of its best
+        text's vector to the unit *vector*. Best first, ties by id."""
+        lexical = self._lexical_best(text, docs)
+        nearest = None if vector is None else self._nearest_best(vector, docs)
+        chosen = np.zeros(len(self._ids), dtype=np.bool_)
+        for best in (lexical, nearest):
+            if best is not None:
+                chosen[self._top(best, depth)] = True
+        return self._listed(lexical, chosen), self._listed(nearest, chosen)
 
-    def nearest(
-        self, vector: npt.NDArray[np.float32], docs: npt.NDArray[np.bool_]
-    ) -> list[Candidate]:
-        """Every document of *docs* with a vector, by its best text's cosine to the unit
-        *vector* (the stored vectors are unit length)."""
-        if not self._vec_rows.size:
-            return []
+    def _lexical_best(self, text: str, docs: Mask) -> npt.NDArray[np.float64] | None:
+        terms = [stem(w) for w in query_terms(text)]
+        scores = self._lexical.scores(terms) if terms and len(self._row_doc) else None
+        if scores is None:
+            return None
+        rows = np.flatnonzero(scores > 0)
+        return self._per_document(self._row_doc[rows], scores[rows], docs)
+
+    def _nearest_best(
+        self, vector: npt.NDArray[np.float32], docs: Mask
+    ) -> npt.NDArray[np.float64] | None:
+        if not self._vec_doc.size:
+            return None
         if vector.shape != (self._matrix.shape[1],):
             raise InvalidInput(
                 f"the query vector has {vector.size} dimensions, the stored ones "
                 f"{self._matrix.shape[1]}: search with the model the documents were indexed with"
             )
-        return self._best(self._vec_rows, self._matrix @ vector, docs)
+        rows = np.flatnonzero(docs[self._vec_doc])
+        if not rows.size:
+            return None
+        first, last = int(rows[0]), int(rows[-1]) + 1
+        if last - first == rows.size:  # a namespace's rows are contiguous: a view, no copy
+            scores = self._matrix[first:last] @ vector
+        elif rows.size * 3 < self._vec_doc.size:  # few rows: gathering them is cheaper
+            scores = self._matrix[rows] @ vector
+        else:
+            scores = (self._matrix @ vector)[rows]
+        return self._per_document(self._vec_doc[rows], scores, docs)
 
-    def _best(
-        self, rows: npt.NDArray[np.int64], scores: npt.NDArray[np.float32],
-        docs: npt.NDArray[np.bool_],
-    ) -> list[Candidate]:  # fmt: skip
-        """Each selected document's best score among *rows*, best first (ties by id)."""
-        owner = self._row_doc[rows]
+    def _per_document(
+        self, owner: npt.NDArray[np.int32], scores: npt.NDArray[np.float32], docs: Mask
+    ) -> npt.NDArray[np.float64]:
+        """Each document of *docs*'s best score among its rows (-inf: none)."""
         keep = docs[owner]
-        owner, scores = owner[keep], scores[keep]
-        if not owner.size:
-            return []
         best = np.full(len(self._ids), -np.inf, dtype=np.float64)
-        np.maximum.at(best, owner, scores.astype(np.float64))
+        np.maximum.at(best, owner[keep], scores[keep].astype(np.float64))
+        return best
+
+    @staticmethod
+    def _top(best: npt.NDArray[np.float64], depth: int) -> npt.NDArray[np.intp]:
+        """The documents with the *depth* best scores (all those tied with the last one)."""
         found = np.flatnonzero(best > -np.inf)
+        if found.size > depth:
+            cut = np.partition(best[found], found.size - depth)[found.size - depth]
+            found = found[best[found] >= cut]
+        return found
+
+    def _listed(self, best: npt.NDArray[np.float64] | None, chosen: Mask) -> list[Candidate]:
+        if best is None:
+            return []
         ids = self._ids
+        found = np.flatnonzero(chosen & (best > -np.inf))
         out = [Candidate(ids[p], float(best[p]), None, _KIND) for p in found.tolist()]
-        out.sort(key=lambda c: c.id)
-        out.sort(key=lambda c: c.score, reverse=True)
+        out.sort(key=_ID)
+        out.sort(key=_SCORE, reverse=True)
         return out
+
+    def rest(self, docs: Mask, ranked: Iterable[str]) -> list[str]:
+        """The documents of *docs* not in *ranked*, most recently updated first (ties by id)."""
+        left = docs.copy()
+        position = self._position
+        left[[position[i] for i in ranked if i in position]] = False
+        found = np.flatnonzero(left)
+        ids = self._ids
+        order = sorted(found.tolist(), key=lambda p: ids[p])
+        order.sort(key=lambda p: -self._updated[p])
+        return [ids[p] for p in order]

@@ -579,11 +579,14 @@ class DocumentStore(Protocol):
     def document_candidates(
         self, scope: Scope, query: DocumentQuery, *, text: str,
         vector: npt.NDArray[np.float32] | None = None, model: str | None = None,
+        depth: int | None = None,
     ) -> DocumentCandidates:  # fmt: skip
         """What a ranked search for *text* (and its unit *vector* of *model*) scores among
-        the documents *query* admits (its page is not applied: ranking comes first). BM25
-        statistics are the tenant's own. A vector of another model than the tenant's
-        raises ``InvalidInput``."""
+        the documents *query* admits (its page is not applied: ranking comes first): those
+        the best *depth* of either signal proposes (None: all), each with its score in every
+        signal it has one in, and the others unranked (left out when the signals already
+        propose *depth*). BM25 statistics are the tenant's own. A vector of another model than
+        the tenant's raises ``InvalidInput``."""
         ...
 
     def documents_by_id(
@@ -591,6 +594,11 @@ class DocumentStore(Protocol):
     ) -> list[Document]:
         """The documents with these ids in *scope*, in the order of *ids* (unknown ids are
         left out); *refresh_at* as :meth:`get_documents`."""
+        ...
+
+    def reading(self, scope: Scope) -> AbstractContextManager[None]:
+        """A block whose reads for *scope* on this thread see one committed state (a search's
+        candidates and the documents it loads agree); as :meth:`SearchIndex.reading`."""
         ...
 
     def document_namespaces(self, scope: Scope, query: NamespaceQuery) -> list[Namespace]:

@@ -368,10 +368,10 @@ class DocumentWrite:
 
 
 class DocumentCandidates(NamedTuple):
-    """What a ranked document search scores: the documents (by id) whose index texts share
-    words with the query, with their BM25 score (the best of their texts); those whose
-    vectors were compared with the query's, with their cosine (the best of their texts);
-    and the other documents the query admits, newest first, which nothing ranks."""
+    """What a ranked document search scores, by document id: the proposed documents that
+    share words with the query, with their BM25 score (the best of their texts); the
+    proposed documents with a vector, with their cosine to the query's (the best of their
+    texts); and the other documents the query admits, newest first, which nothing ranks."""
 
     lexical: list[Candidate]
     vector: list[Candidate]

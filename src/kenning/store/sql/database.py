@@ -9,8 +9,8 @@ and the others) are mixins over it, written once for every backend.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self
@@ -146,6 +146,14 @@ class SqlDatabase(ABC):
     def _model_in(self, tx: Tx) -> ModelInfo | None:
         """The stored embedding model as *tx* sees it (a backend may remember it: the row is
         written once and never changed)."""
+
+    @contextmanager
+    def reading(self, scope: Scope) -> Iterator[None]:
+        """A block whose reads for *scope* on this thread see one committed state
+        (``SearchIndex.reading``, ``DocumentStore.reading``)."""
+        # The calls inside find this thread's open read transaction and join it.
+        with self._read(scope):
+            yield
 
     def _read_all(self, scope: Scope | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one statement, read in a transaction of its own for *scope*."""

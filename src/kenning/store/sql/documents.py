@@ -40,7 +40,7 @@ from kenning.records.documents import (
     list_namespaces,
     prefix_range,
 )
-from kenning.store.document_index import DocumentIndex, vector_bytes
+from kenning.store.document_index import DocumentIndex, IndexRow, vector_bytes
 from kenning.store.records import DocumentCandidates, DocumentWrite
 from kenning.store.sql.database import Erasure, SqlDatabase
 from kenning.store.sql.dialect import Tx
@@ -157,7 +157,7 @@ class DocumentTables(SqlDatabase):
                 (tenant, ns, w.key),
             )
             return None
-        expires = expiry(at, w.ttl_minutes)
+        expires, new_id = expiry(at, w.ttl_minutes), uuid.uuid4().hex
         row = tx.execute(
             f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (tenant, namespace, key) DO UPDATE SET value = excluded.value,"
@@ -165,12 +165,15 @@ class DocumentTables(SqlDatabase):
             " ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at"
             " RETURNING id, created_at",
             (
-                uuid.uuid4().hex, tenant, ns, w.key, d.json(w.value), d.time(at), d.time(at),
+                new_id, tenant, ns, w.key, d.json(w.value), d.time(at), d.time(at),
                 w.user, w.ttl_minutes, d.opt_time(expires),
             ),
         ).fetchone()  # fmt: skip
         doc_id = str(row[0])
-        tx.execute("DELETE FROM document_texts WHERE tenant = ? AND document = ?", (tenant, doc_id))
+        if doc_id != new_id:  # a replace: the old texts go (a new document has none)
+            tx.execute(
+                "DELETE FROM document_texts WHERE tenant = ? AND document = ?", (tenant, doc_id)
+            )
         if w.texts:
             tx.executemany(
                 "INSERT INTO document_texts (tenant, document, n, path, text, vec)"
@@ -273,7 +276,9 @@ class DocumentTables(SqlDatabase):
         self, scope: Scope, ids: Sequence[str], *, refresh_at: datetime | None = None
     ) -> list[Document]:
         scope = _reader(scope)
+        # Found by id, the tenant checked on each row (not scanned by: see the schemas).
         owned, params = self._owned(scope)
+        owned = owned.replace("tenant = ?", f"{self._d.not_indexed('tenant')} = ?", 1)
         found: dict[str, Document] = {}
         with self._read(scope) as tx:
             for part in self._d.batches(list(dict.fromkeys(ids))):
@@ -298,12 +303,11 @@ class DocumentTables(SqlDatabase):
     def document_candidates(
         self, scope: Scope, query: DocumentQuery, *, text: str,
         vector: npt.NDArray[np.float32] | None = None, model: str | None = None,
+        depth: int | None = None,
     ) -> DocumentCandidates:  # fmt: skip
         scope = _reader(scope)
         if vector is not None and not model:
             raise InvalidInput("a query vector was given without the model it belongs to")
-        where, params = self._where(scope, query.prefix, query.live_at)
-        value = ", value" if query.filter else ""
         with self._read(scope) as tx:
             state = tx.execute(
                 "SELECT version, model FROM document_state WHERE tenant = ?", (scope.tenant,)
@@ -314,19 +318,29 @@ class DocumentTables(SqlDatabase):
                     f"tenant {scope.tenant!r}'s documents are embedded with {stored!r}: a "
                     f"query vector of {model!r} cannot be compared with them"
                 )
-            rows = tx.execute(
-                f"SELECT id{value} FROM documents WHERE {where} ORDER BY updated_at DESC, id",
-                params,
-            ).fetchall()
             index = self._document_index(tx, scope.tenant, version)
+            # A prefix is a span of the index; filters, expiry and owners are read from rows.
+            docs = (
+                index.under(query.prefix)
+                if not (query.filter or query.live_at or scope.user)
+                else index.among(self._admitted(tx, scope, query))
+            )
+        limit = len(docs) if depth is None else depth
+        lexical, nearest = index.candidates(text, vector, docs, limit)
+        ranked = {c.id for c in lexical} | {c.id for c in nearest}
+        # A page never reaches past `depth` documents: when the signals propose that many,
+        # the unranked ones are not needed.
+        rest = [] if len(ranked) >= limit else index.rest(docs, ranked)
+        return DocumentCandidates(lexical, nearest, rest)
+
+    def _admitted(self, tx: Tx, scope: Scope, query: DocumentQuery) -> list[str]:
+        """The ids of the documents *query* admits in *scope* (its page aside)."""
+        where, params = self._where(scope, query.prefix, query.live_at)
+        value = ", value" if query.filter else ""
+        rows = tx.execute(f"SELECT id{value} FROM documents WHERE {where}", params).fetchall()
         if query.filter:
             rows = [r for r in rows if query.filter.matches(self._d.read_json(r[1]))]
-        ids = [str(r[0]) for r in rows]
-        docs = index.mask(ids)
-        lexical = index.lexical(text, docs)
-        nearest = [] if vector is None else index.nearest(vector, docs)
-        ranked = {c.id for c in lexical} | {c.id for c in nearest}
-        return DocumentCandidates(lexical, nearest, [i for i in ids if i not in ranked])
+        return [str(r[0]) for r in rows]
 
     def _document_index(self, tx: Tx, tenant: str, version: int) -> DocumentIndex:
         """The tenant's search index as of *version* (built from *tx*'s rows if the cached
@@ -335,11 +349,18 @@ class DocumentTables(SqlDatabase):
         cached = cache.get(tenant, version)
         if cached is not None:
             return cached
+        d = self._d
         rows = tx.execute(
-            "SELECT document, text, vec FROM document_texts WHERE tenant = ? ORDER BY document, n",
+            "SELECT d.id, d.namespace, d.updated_at, t.text, t.vec FROM documents d"
+            " LEFT JOIN document_texts t ON t.tenant = d.tenant AND t.document = d.id"
+            f" WHERE d.tenant = ? ORDER BY {d.text_order('d.namespace')}, d.id, t.n",
             (tenant,),
         ).fetchall()
-        built = DocumentIndex(version, [(str(r[0]), str(r[1]), _blob(r[2])) for r in rows])
+        built = DocumentIndex(
+            version,
+            [IndexRow(str(r[0]), str(r[1]), d.read_time(r[2]).timestamp(), r[3], _blob(r[4]))
+             for r in rows],
+        )  # fmt: skip
         cache.put(tenant, built)
         return built
 

@@ -475,9 +475,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- Namespaced JSON documents (the LangGraph store's concern, kenning.records.documents).
         -- A namespace is stored as its labels, each followed by U+001F: a prefix is a range.
         -- user_id: the user who owns it (erased with them), NULL for the tenant's own.
+        -- id is unique on its own (random), so loading a page of documents by id is a
+        -- lookup of each, whatever the planner guesses of the tenant's size.
         CREATE TABLE documents (
             tenant TEXT NOT NULL,
-            id TEXT NOT NULL,
+            id TEXT NOT NULL UNIQUE,
             namespace TEXT NOT NULL,
             key TEXT NOT NULL,
             value TEXT NOT NULL,
@@ -486,8 +488,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             user_id TEXT,
             ttl_minutes REAL,
             expires_at REAL,
-            PRIMARY KEY (tenant, namespace, key),
-            UNIQUE (tenant, id)
+            PRIMARY KEY (tenant, namespace, key)
         ) WITHOUT ROWID;
         CREATE INDEX documents_updated ON documents (tenant, updated_at);
         CREATE INDEX documents_user ON documents (tenant, user_id);
@@ -503,7 +504,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             text TEXT NOT NULL,
             vec BLOB,
             PRIMARY KEY (tenant, document, n),
-            FOREIGN KEY (tenant, document) REFERENCES documents (tenant, id) ON DELETE CASCADE
+            FOREIGN KEY (document) REFERENCES documents (id) ON DELETE CASCADE
         ) WITHOUT ROWID;
         -- Per tenant: a version every change of its documents bumps (searches rebuild their
         -- in-memory index when it moved), and the embedding model of its document vectors.
