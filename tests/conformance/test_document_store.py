@@ -38,8 +38,8 @@ def doc(ns: tuple[str, ...], key: str, value: dict[str, object] | None, *, text:
 
 
 def put(store: DocumentStore, scope: Scope, *writes: DocumentWrite, minutes: int = 0,
-        model: str | None = None) -> list[object]:  # fmt: skip
-    return list(store.put_documents(scope, writes, at=T0 + timedelta(minutes=minutes), model=model))
+        model: str | None = None) -> None:  # fmt: skip
+    store.put_documents(scope, writes, at=T0 + timedelta(minutes=minutes), model=model)
 
 
 def keys(docs: list[object]) -> list[str]:
@@ -54,26 +54,35 @@ def test_both_backends_offer_documents_outside_the_composite_store(store: Store)
 
 def test_put_get_replace_and_delete(store: Store) -> None:
     docs = documents_of(store)
-    first = put(docs, ACME, doc(("users", "dana"), "prefs", {"theme": "dark", "n": 1}))[0]
+    put(docs, ACME, doc(("users", "dana"), "prefs", {"theme": "dark", "n": 1}))
     got = docs.get_documents(ACME, [(("users", "dana"), "prefs"), (("users", "dana"), "none")])
     assert got[1] is None and got[0] is not None
+    first = got[0]
     assert got[0].value == {"theme": "dark", "n": 1} and got[0].namespace == ("users", "dana")
     assert got[0].created_at == got[0].updated_at == T0
     # Replacing keeps the id and created_at, and moves updated_at.
     put(docs, ACME, doc(("users", "dana"), "prefs", {"theme": "light"}), minutes=5)
     again = docs.get_documents(ACME, [(("users", "dana"), "prefs")])[0]
     assert again is not None and again.value == {"theme": "light"}
-    assert (again.id, again.created_at) == (first.id, T0)  # type: ignore[attr-defined]
+    assert (again.id, again.created_at) == (first.id, T0)
     assert again.updated_at == T0 + timedelta(minutes=5)
-    assert put(docs, ACME, doc(("users", "dana"), "prefs", None)) == [None]
+    put(docs, ACME, doc(("users", "dana"), "prefs", None))
     assert docs.get_documents(ACME, [(("users", "dana"), "prefs")]) == [None]
 
 
 def test_a_batch_applies_in_order_and_atomically(store: Store) -> None:
     docs = documents_of(store)
     ns = ("a",)
-    put(docs, ACME, doc(ns, "k", {"v": 1}), doc(ns, "k", None), doc(ns, "k", {"v": 3}))
-    assert docs.get_documents(ACME, [(ns, "k")])[0].value == {"v": 3}  # type: ignore[union-attr]
+    put(docs, ACME, doc(ns, "k", {"v": 1}))
+    old = docs.get_documents(ACME, [(ns, "k")])[0]
+    # Deleted then written again in one batch: a new document (new id and created_at).
+    put(docs, ACME, doc(ns, "k", {"v": 2}), doc(ns, "k", None), doc(ns, "k", {"v": 3}),
+        minutes=1)  # fmt: skip
+    new = docs.get_documents(ACME, [(ns, "k")])[0]
+    assert old is not None and new is not None and new.value == {"v": 3}
+    assert new.id != old.id and new.created_at == T0 + timedelta(minutes=1)
+    put(docs, ACME, doc(ns, "gone", {"v": 1}), doc(ns, "gone", None))
+    assert docs.get_documents(ACME, [(ns, "gone")]) == [None]
     # Written twice in one batch: only the second write's texts find it.
     put(docs, ACME, doc(ns, "t", {}, text="first words"), doc(ns, "t", {}, text="second words"))
     assert docs.document_candidates(ACME, DocumentQuery(), text="first").lexical == []

@@ -128,14 +128,15 @@ def check_page(limit: object, offset: object) -> tuple[int, int]:
     return limit, offset  # type: ignore[return-value]  # both checked to be ints above
 
 
-def check_value(value: object) -> dict[str, Any]:
-    """*value* as a document: a JSON object with string keys, no NUL in any string, at most
-    :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge) otherwise."""
+def check_value(value: object) -> str:
+    """The JSON text of *value* as a document: a JSON object with string keys, no NUL in any
+    string, at most :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge)
+    otherwise."""
     if not isinstance(value, Mapping):
         raise InvalidInput(f"a document value is a JSON object, not {type(value).__name__}")
     _check_json(value)
     try:
-        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"a document value must be JSON: {exc}") from exc
     if len(text) > MAX_DOCUMENT_CHARS:
@@ -143,7 +144,7 @@ def check_value(value: object) -> dict[str, Any]:
             f"a document value is {len(text)} characters as JSON, over the maximum of "
             f"{MAX_DOCUMENT_CHARS}"
         )
-    return dict(value)
+    return text
 
 
 def _check_json(value: object) -> None:

@@ -552,12 +552,12 @@ class DocumentStore(Protocol):
     def put_documents(
         self, scope: Scope, writes: Sequence[DocumentWrite], *, at: datetime,
         model: str | None = None,
-    ) -> list[Document | None]:  # fmt: skip
-        """Apply *writes* in order, in one transaction: store each document (replacing one
-        keeps its ``id`` and ``created_at``; ``updated_at`` becomes *at*) with its index
+    ) -> None:  # fmt: skip
+        """Apply *writes* as if in order, in one transaction: store each document (replacing
+        one keeps its ``id`` and ``created_at``; ``updated_at`` becomes *at*) with its index
         texts, or delete it (value None). *model* names the embedding model of the texts'
         vectors; a tenant's vectors all come from one model (another is refused with
-        ``InvalidInput`` while vectors of the first remain). Returns what each write left."""
+        ``InvalidInput`` while vectors of the first remain)."""
         ...
 
     def get_documents(

@@ -354,12 +354,14 @@ class DocumentWrite:
     user: str | None = None
     texts: tuple[IndexText, ...] = ()
     ttl_minutes: float | None = None
+    #: The value as JSON text, checked once here and stored as it is.
+    value_json: str | None = field(init=False, repr=False, compare=False, default=None)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "namespace", check_namespace(self.namespace))
         check_key(self.key)
         if self.value is not None:
-            object.__setattr__(self, "value", check_value(self.value))
+            object.__setattr__(self, "value_json", check_value(self.value))
         if self.user is not None:
             validate_id(self.user, "user")
         check_ttl(self.ttl_minutes)

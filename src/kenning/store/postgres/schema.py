@@ -682,13 +682,15 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE expires_at IS NOT NULL;
         CREATE TABLE document_texts (
             tenant text NOT NULL,
-            document text NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            key text NOT NULL,
             n integer NOT NULL,
             path text NOT NULL,
             text text NOT NULL,
             vec bytea,
-            PRIMARY KEY (tenant, document, n),
-            FOREIGN KEY (tenant, document) REFERENCES documents (tenant, id) ON DELETE CASCADE
+            PRIMARY KEY (tenant, namespace, key, n),
+            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
+                ON DELETE CASCADE
         );
         CREATE TABLE document_state (
             tenant text PRIMARY KEY,

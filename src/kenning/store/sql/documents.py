@@ -106,22 +106,57 @@ class DocumentTables(SqlDatabase):
     def put_documents(
         self, scope: Scope, writes: Sequence[DocumentWrite], *, at: datetime,
         model: str | None = None,
-    ) -> list[Document | None]:  # fmt: skip
+    ) -> None:  # fmt: skip
         owner = _reader(scope)
         writes = list(writes)
         if not all(isinstance(w, DocumentWrite) for w in writes):
             raise InvalidInput("writes must be DocumentWrite records")
-        for w in writes:
-            if owner.user is not None and w.user != owner.user:
-                raise InvalidScope(f"a write in user {owner.user!r}'s scope must belong to them")
+        if owner.user is not None and any(w.user != owner.user for w in writes):
+            raise InvalidScope(f"a write in user {owner.user!r}'s scope must belong to them")
         vectors = any(t.vector is not None for w in writes for t in w.texts)
         if vectors and not model:
             raise InvalidInput("vectors were given without the model they belong to")
         if not writes:
-            return []
+            return
+        deleted, kept = _net(writes)
         with self._write(Scope(owner.tenant)) as tx:
             self._bump(tx, owner.tenant, model if vectors else None)
-            return [self._put_one(tx, owner.tenant, w, at) for w in writes]
+            self._store_batch(tx, owner.tenant, deleted, kept, at)
+
+    def _store_batch(
+        self, tx: Tx, tenant: str, deleted: Sequence[tuple[str, str]],
+        kept: Sequence[DocumentWrite], at: datetime,
+    ) -> None:  # fmt: skip
+        """Delete *deleted* (stored namespace, key), then store *kept* (each key once) with
+        their texts, a statement for each step over the whole batch."""
+        d = self._d
+        where = "tenant = ? AND namespace = ? AND key = ?"
+        if deleted:  # their texts go with them (ON DELETE CASCADE)
+            tx.executemany(f"DELETE FROM documents WHERE {where}",
+                           [(tenant, ns, key) for ns, key in deleted])  # fmt: skip
+        if not kept:
+            return
+        rows = [(encode_namespace(w.namespace), w) for w in kept]
+        tx.executemany(
+            f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (tenant, namespace, key) DO UPDATE SET value = excluded.value,"
+            " updated_at = excluded.updated_at, user_id = excluded.user_id,"
+            " ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at",
+            [(uuid.uuid4().hex, tenant, ns, w.key, d.json_text(w.value_json or "{}"),
+              d.time(at), d.time(at),
+              w.user, w.ttl_minutes, d.opt_time(expiry(at, w.ttl_minutes))) for ns, w in rows],
+        )  # fmt: skip
+        # A replaced document's old texts go; a new one has none.
+        tx.executemany(f"DELETE FROM document_texts WHERE {where}",
+                       [(tenant, ns, w.key) for ns, w in rows])  # fmt: skip
+        texts = [(tenant, ns, w.key, n, t.path, t.text, vector_bytes(t.vector))
+                 for ns, w in rows for n, t in enumerate(w.texts)]  # fmt: skip
+        if texts:
+            tx.executemany(
+                "INSERT INTO document_texts (tenant, namespace, key, n, path, text, vec)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                texts,
+            )
 
     def _bump(self, tx: Tx, tenant: str, model: str | None) -> None:
         """A new version of the tenant's documents (cached search indexes are stale); with
@@ -148,43 +183,6 @@ class DocumentTables(SqlDatabase):
                 "documents first)"
             )
         tx.execute("UPDATE document_state SET model = ? WHERE tenant = ?", (model, tenant))
-
-    def _put_one(self, tx: Tx, tenant: str, w: DocumentWrite, at: datetime) -> Document | None:
-        d, ns = self._d, encode_namespace(w.namespace)
-        if w.value is None:
-            tx.execute(
-                "DELETE FROM documents WHERE tenant = ? AND namespace = ? AND key = ?",
-                (tenant, ns, w.key),
-            )
-            return None
-        expires, new_id = expiry(at, w.ttl_minutes), uuid.uuid4().hex
-        row = tx.execute(
-            f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " ON CONFLICT (tenant, namespace, key) DO UPDATE SET value = excluded.value,"
-            " updated_at = excluded.updated_at, user_id = excluded.user_id,"
-            " ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at"
-            " RETURNING id, created_at",
-            (
-                new_id, tenant, ns, w.key, d.json(w.value), d.time(at), d.time(at),
-                w.user, w.ttl_minutes, d.opt_time(expires),
-            ),
-        ).fetchone()  # fmt: skip
-        doc_id = str(row[0])
-        if doc_id != new_id:  # a replace: the old texts go (a new document has none)
-            tx.execute(
-                "DELETE FROM document_texts WHERE tenant = ? AND document = ?", (tenant, doc_id)
-            )
-        if w.texts:
-            tx.executemany(
-                "INSERT INTO document_texts (tenant, document, n, path, text, vec)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
-                [(tenant, doc_id, n, t.path, t.text, vector_bytes(t.vector))
-                 for n, t in enumerate(w.texts)],
-            )  # fmt: skip
-        return Document(
-            doc_id, tenant, w.namespace, w.key, dict(w.value), d.read_time(row[1]), at,
-            w.user, w.ttl_minutes, expires,
-        )  # fmt: skip
 
     # -- reads -----------------------------------------------------------------------------
 
@@ -352,8 +350,9 @@ class DocumentTables(SqlDatabase):
         d = self._d
         rows = tx.execute(
             "SELECT d.id, d.namespace, d.updated_at, t.text, t.vec FROM documents d"
-            " LEFT JOIN document_texts t ON t.tenant = d.tenant AND t.document = d.id"
-            f" WHERE d.tenant = ? ORDER BY {d.text_order('d.namespace')}, d.id, t.n",
+            " LEFT JOIN document_texts t ON t.tenant = d.tenant AND t.namespace = d.namespace"
+            " AND t.key = d.key"
+            f" WHERE d.tenant = ? ORDER BY {d.text_order('d.namespace')}, d.key, t.n",
             (tenant,),
         ).fetchall()
         built = DocumentIndex(
@@ -416,6 +415,21 @@ class DocumentTables(SqlDatabase):
         owned, params = self._owned(Scope(scope.tenant, scope.user))
         if tx.execute(f"DELETE FROM documents WHERE {owned}", params).rowcount:
             self._bump(tx, scope.tenant, None)
+
+
+def _net(writes: Sequence[DocumentWrite]) -> tuple[list[tuple[str, str]], list[DocumentWrite]]:
+    """What writes applied in order leave, as one batch: the keys to delete first (deleted,
+    or deleted before being written again: the new document is a new one), and the last
+    write of each key that stores a document."""
+    last: dict[tuple[str, str], DocumentWrite] = {}
+    deleted: dict[tuple[str, str], None] = {}
+    for w in writes:
+        key = (encode_namespace(w.namespace), w.key)
+        if w.value is None:
+            deleted[key] = None
+        last[key] = w
+    kept = [w for w in last.values() if w.value is not None]
+    return list(deleted), kept
 
 
 def _blob(value: Any) -> bytes | None:

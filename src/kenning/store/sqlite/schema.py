@@ -495,16 +495,19 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX documents_expiry ON documents (tenant, expires_at)
             WHERE expires_at IS NOT NULL;
         -- What a document is found by: texts read from its fields, with their vectors
-        -- (float32 bytes, unit length, of the tenant's document model).
+        -- (float32 bytes, unit length, of the tenant's document model). Keyed by the
+        -- document's namespace and key, so a batch of writes needs no id read back.
         CREATE TABLE document_texts (
             tenant TEXT NOT NULL,
-            document TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
             n INTEGER NOT NULL,
             path TEXT NOT NULL,
             text TEXT NOT NULL,
             vec BLOB,
-            PRIMARY KEY (tenant, document, n),
-            FOREIGN KEY (document) REFERENCES documents (id) ON DELETE CASCADE
+            PRIMARY KEY (tenant, namespace, key, n),
+            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
+                ON DELETE CASCADE
         ) WITHOUT ROWID;
         -- Per tenant: a version every change of its documents bumps (searches rebuild their
         -- in-memory index when it moved), and the embedding model of its document vectors.
