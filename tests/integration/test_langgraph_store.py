@@ -857,3 +857,25 @@ def test_a_state_graph_node_reads_and_writes_the_store(make: Make) -> None:
     # The documents live in kenning: erasing the user erases what the graph remembered.
     store.memory.forget(Scope("t", "dana"))
     assert store.search(("memories", "dana")) == []
+
+
+def test_an_async_embedding_function_is_honoured_as_in_memory_store_honours_it(
+    make: Make, fake: LetterEmbeddings
+) -> None:
+    calls: list[int] = []
+
+    async def aembed(texts: list[str]) -> list[list[float]]:
+        calls.append(len(texts))
+        return fake.embed_documents(texts)
+
+    store = make(index={"dims": fake.dims, "embed": aembed})
+
+    async def run() -> list[str]:
+        await store.aput(("docs",), "1", {"text": "red apple"})
+        await store.aput(("docs",), "2", {"text": "blue car"})
+        return [r.key for r in await store.asearch(("docs",), query="blue car")]
+
+    assert asyncio.run(run())[0] == "2" and calls
+    # As with InMemoryStore, an async-only function cannot embed from a sync call.
+    with pytest.raises(ValueError, match="async"):
+        store.put(("docs",), "3", {"text": "green pear"})
