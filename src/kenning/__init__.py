@@ -93,6 +93,7 @@ from kenning.settings import Settings
 from kenning.store.ann import AnnConfig
 from kenning.store.protocol import (
     ContextState,
+    DocumentStore,
     EventLog,
     FactStore,
     JobQueue,
@@ -119,6 +120,7 @@ __all__ = [
     "ContextState",
     "ContextWindow",
     "Decision",
+    "DocumentStore",
     "Embedder",
     "Event",
     "EventLog",

@@ -36,7 +36,7 @@ from kenning.search.engine import SearchEngine
 from kenning.search.filters import parse_filters
 from kenning.search.hits import SearchResults
 from kenning.settings import Settings
-from kenning.store.protocol import Store
+from kenning.store.protocol import DocumentStore, Store, documents_of
 from kenning.telemetry import content, scope_attributes, traced
 
 __all__ = ["Memory"]
@@ -146,6 +146,14 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
     @property
     def store(self) -> Store:
         return self._store
+
+    @property
+    def documents(self) -> DocumentStore:
+        """The store's namespaced JSON documents (:class:`~kenning.store.protocol.DocumentStore`,
+        what :class:`kenning.integrations.langgraph.KenningStore` keeps). ``forget`` of a
+        tenant or a user erases the documents they own; the retention purge and the sweep
+        remove expired ones."""
+        return documents_of(self._store)
 
     @property
     def settings(self) -> Settings:

@@ -28,7 +28,10 @@ import pytest
 
 from kenning import Memory, Scope, TaskUpdate, TenantPolicy
 from kenning.records import ApiKey, JobStatus, KeyScope
+from kenning.records.documents import DocumentQuery, NamespaceQuery, parse_document_filter
+from kenning.search.documents import search_documents
 from kenning.store.postgres.schema import TENANT_TABLES
+from kenning.store.records import DocumentWrite, IndexText
 from tests.conformance.helpers import T0
 from tests.conftest import MemoEmbedder
 
@@ -104,6 +107,7 @@ def _workload(url: str, embedder: MemoEmbedder, tmp_path: Path) -> None:
             memory.store.pending_compactions()
             _server(memory.store, tenant)
             _long_term(memory, tenant, chat)
+            _documents(memory, tenant, embedder)
             memory.forget(chat, ids=[memory.get_session(chat)[0].id])
             memory.forget(Scope(tenant, "ann"))
 
@@ -123,6 +127,22 @@ def _server(store: Any, tenant: str) -> None:
     store.api_keys(tenant)
     store.revoke_api_key(f"key-{tenant}", at=T0)
     store.tenant_usage(tenant)
+
+
+def _documents(memory: Memory, tenant: str, embedder: MemoEmbedder) -> None:
+    """Namespaced documents: writes, reads, listings, a ranked search, the sweep."""
+    docs, scope, ns = memory.documents, Scope(tenant), ("memories", "ann")
+    vec = embedder.embed(["tea"])[0]
+    docs.put_documents(scope, [DocumentWrite(ns, "k", {"a": 1}, user="ann", ttl_minutes=1,
+                                             texts=(IndexText("$", "tea", vec),))],
+                       at=T0, model=embedder.model_id)  # fmt: skip
+    docs.get_documents(scope, [(ns, "k")], refresh_at=T0)
+    query = DocumentQuery(prefix=("memories",), filter=parse_document_filter({"a": 1}))
+    docs.find_documents(scope, query, refresh_at=T0)
+    docs.document_namespaces(scope, NamespaceQuery(prefix=("memories", "*")))
+    search_documents(docs, scope, query, text="tea", vector=vec, model=embedder.model_id,
+                     refresh_at=T0)  # fmt: skip
+    docs.sweep_documents(tenant, now=T0)
 
 
 def _long_term(memory: Memory, tenant: str, chat: Scope) -> None:

@@ -17,7 +17,7 @@ BLOCKS = re.findall(r"^```python\n(.*?)^```", PAGE.read_text(), flags=re.S | re.
 
 def test_the_page_has_an_example_per_framework() -> None:
     joined = "\n".join(BLOCKS)
-    for module in ("openai_agents", "langchain", "llamaindex"):
+    for module in ("langgraph", "openai_agents", "langchain", "llamaindex"):
         assert f"kenning.integrations.{module}" in joined
 
 

@@ -36,7 +36,14 @@ from kenning.records import (
 from kenning.search.filters import parse_filters
 from kenning.store.postgres.schema import APP_ROLE, TENANT_TABLES
 from kenning.store.postgres.store import PostgresStore
-from kenning.store.records import Chunk, EventWrite, FactChanges, FactInsert
+from kenning.store.records import (
+    Chunk,
+    DocumentWrite,
+    EventWrite,
+    FactChanges,
+    FactInsert,
+    IndexText,
+)
 from tests.conformance.helpers import T0, ev, write
 from tests.conftest import MemoEmbedder
 from tests.pg import PG_APP_URL
@@ -95,6 +102,9 @@ def _long_term_rows(store: PostgresStore, scope: Scope, source: str) -> None:
     store.add_usage(scope, "gpt-4o", input_tokens=10, output_tokens=2, cost=0.01)
     store.put_hold(Scope(tenant, "someone-else"), "audit")
     store.put_api_key(ApiKey(f"key-{tenant}", tenant, (KeyScope.READ,), T0), secret_hash="h")
+    store.put_documents(user, [DocumentWrite(("memories", str(scope.user)), "k", {"at": tenant},
+                                             user=scope.user, texts=(IndexText("$", tenant),))],
+                        at=T0)  # fmt: skip
 
 
 def _counts(

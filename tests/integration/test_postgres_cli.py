@@ -8,6 +8,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import psycopg
 import pytest
 
@@ -175,3 +176,36 @@ def test_a_store_that_is_not_a_url_is_a_typed_error(
     assert main(["migrate", "--from", str(tmp_path / "none.db"), "--to", bad]) == 2
     with pytest.raises(SystemExit):
         main(["search", "x", "--db", "a.db", "--store", bad, "--tenant", "t"])
+
+
+def test_migrate_moves_namespaced_documents_with_their_vectors(
+    tmp_path: Path, pg_url: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from kenning.records.documents import DocumentQuery
+    from kenning.search.documents import search_documents
+    from kenning.store.records import DocumentWrite, IndexText
+
+    db, acme = tmp_path / "docs.db", Scope("acme")
+    vec = np.asarray([0.6, 0.8], dtype=np.float32)
+    writes = [
+        DocumentWrite(("memories", "dana"), "k1", {"text": "refund approved", "n": 1.5},
+                      user="dana", texts=(IndexText("text", "refund approved", vec),),
+                      ttl_minutes=60),
+        DocumentWrite(("memories", "dana"), "k2", {"text": "no texts"}, user="dana"),
+    ]  # fmt: skip
+    with Memory.open(db, embedder=None) as memory:
+        memory.documents.put_documents(acme, writes, at=datetime(2026, 1, 1, tzinfo=UTC),
+                                       model="m")  # fmt: skip
+        before = memory.documents.find_documents(acme, DocumentQuery())
+    for _ in range(2):  # running it again adds nothing
+        assert main(["migrate", "--from", str(db), "--to", pg_url, "--json"]) == 0
+        counts = json.loads(capsys.readouterr().out)
+        assert all(c["ok"] for c in counts)
+        assert {c["table"]: c["destination"] for c in counts if c["table"].startswith("doc")} == {
+            "documents": 2, "document_texts": 1, "document_state": 1}  # fmt: skip
+    with Memory.open(pg_url, embedder=None) as memory:
+        assert memory.documents.find_documents(acme, DocumentQuery()) == before
+        hits = search_documents(memory.documents, acme, DocumentQuery(), text="refund",
+                                vector=vec, model="m")  # fmt: skip
+        assert [(h.document.key, round(h.score or 0, 6)) for h in hits] == [("k1", 1.0),
+                                                                           ("k2", 0.0)]  # fmt: skip

@@ -17,7 +17,7 @@ EXPECTED = {
     "Settings", "StaleWrite", "Store", "StoreError", "Summary", "Tokenizer", "Unsupported",
     "__version__",
     # storage protocols, one per concern
-    "ContextState", "EventLog", "JobQueue", "SearchIndex",
+    "ContextState", "DocumentStore", "EventLog", "JobQueue", "SearchIndex",
     # working context
     "AuditEntry", "CompactionSettings", "ContextSettings", "ContextWindow", "Decision",
     "ExtractionRules", "ExtractiveSummarizer", "IdPattern", "LLMSettings", "LLMSummarizer",

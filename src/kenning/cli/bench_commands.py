@@ -97,6 +97,20 @@ def _add_dataset_benches(bench: Any) -> None:
     _add_part(b)
     _add_search_overrides(b)
     b.set_defaults(handler=_longmemeval)
+    b = bench.add_parser(
+        "langgraph",
+        help="KenningStore vs LangGraph's InMemoryStore and SqliteStore on LoCoMo: recall, "
+        "put rate, search latency",
+    )
+    b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--out", required=True)
+    b.add_argument("--k", type=positive, default=10, help="results per search (recall@k)")
+    b.add_argument("--batch", type=positive, default=32, help="puts per store.batch call")
+    b.add_argument("--store", metavar="URL",
+                   help="KenningStore on this PostgreSQL database (its bench tenant is erased "
+                   "first) instead of a temporary SQLite file")  # fmt: skip
+    _add_part(b)
+    b.set_defaults(handler=_langgraph)
 
 
 def _add_part(b: Any) -> None:
@@ -290,6 +304,22 @@ def _longmemeval(args: argparse.Namespace) -> int:
     from kenning.bench.longmemeval_bench import run_longmemeval_bench
 
     run_longmemeval_bench(_data(args.data), out, limit=args.limit, **_dataset_options(args))
+    print((out / "report.md").read_text())
+    return 0
+
+
+def _langgraph(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    try:
+        from kenning.bench.langgraph_bench import run_langgraph_bench
+    except ImportError as exc:
+        raise InvalidInput(
+            f"bench langgraph needs pip install 'kenning[langgraph]' ({exc})"
+        ) from exc
+    run_langgraph_bench(
+        _data(args.data), out, embedder=MiniLMEmbedder(), k=args.k, batch=args.batch,
+        part=check_part(args.part), store_url=_url(args.store),
+    )  # fmt: skip
     print((out / "report.md").read_text())
     return 0
 

@@ -14,6 +14,9 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`ProcedureStore`: versioned playbooks bound to their tool schemas.
 - :class:`Credentials`: the server's API keys (hashed) and tenants' stored volume; not part
   of :class:`Store` (a backend offers it to be served).
+- :class:`DocumentStore`: JSON documents under namespaced keys (the LangGraph store's
+  concern, :mod:`kenning.integrations.langgraph`); not part of :class:`Store`: both backends
+  offer it, reached as ``memory.documents`` (:func:`documents_of`).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
+from kenning.errors import StoreError
 from kenning.records import (
     ApiKey,
     AuditEntry,
@@ -49,9 +53,12 @@ from kenning.records import (
     TenantUsage,
     UserSettings,
 )
+from kenning.records.documents import Document, DocumentQuery, Namespace, NamespaceQuery
 from kenning.store.records import (
     Candidate,
     ContextSnapshot,
+    DocumentCandidates,
+    DocumentWrite,
     EventWrite,
     ExtractionJob,
     FactChanges,
@@ -68,6 +75,7 @@ from kenning.store.records import (
 __all__ = [
     "ContextState",
     "Credentials",
+    "DocumentStore",
     "EventLog",
     "FactStore",
     "JobQueue",
@@ -76,6 +84,7 @@ __all__ = [
     "Reindexing",
     "SearchIndex",
     "Store",
+    "documents_of",
 ]
 
 
@@ -537,3 +546,83 @@ class Store(
     def close(self) -> None:
         """Release the backend's connections and threads; later calls raise ``StoreError``."""
         ...
+
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """JSON documents under (namespace, key) inside a tenant, with the texts search finds them
+    by (:mod:`kenning.records.documents` holds the rules every backend shares).
+
+    Every call takes a scope: a tenant's scope reads all its documents, a user's scope only
+    the documents that user owns (a session scope is refused). Writes are atomic. A document
+    is erased by ``forget`` of its tenant or its owner, by the retention purge and the sweep
+    once its time to live has run out (unless a legal hold covers it), and by a delete.
+    """
+
+    def put_documents(
+        self, scope: Scope, writes: Sequence[DocumentWrite], *, at: datetime,
+        model: str | None = None,
+    ) -> None:  # fmt: skip
+        """Apply *writes* as if in order, in one transaction: store each document (replacing
+        one keeps its ``id`` and ``created_at``; ``updated_at`` becomes *at*) with its index
+        texts, or delete it (value None). *model* names the embedding model of the texts'
+        vectors; a tenant's vectors all come from one model (another is refused with
+        ``InvalidInput`` while vectors of the first remain)."""
+        ...
+
+    def get_documents(
+        self, scope: Scope, keys: Sequence[tuple[Namespace, str]], *,
+        refresh_at: datetime | None = None, live_at: datetime | None = None,
+    ) -> list[Document | None]:  # fmt: skip
+        """The document under each (namespace, key), None where there is none (or, with
+        *live_at*, it had expired by then). With *refresh_at*, the time to live of each
+        document found restarts at that time."""
+        ...
+
+    def find_documents(
+        self, scope: Scope, query: DocumentQuery, *, refresh_at: datetime | None = None
+    ) -> list[Document]:
+        """The page of documents *query* admits, most recently updated first (ties by
+        namespace and key); *refresh_at* as :meth:`get_documents`."""
+        ...
+
+    def document_candidates(
+        self, scope: Scope, query: DocumentQuery, *, text: str,
+        vector: npt.NDArray[np.float32] | None = None, model: str | None = None,
+        depth: int | None = None,
+    ) -> DocumentCandidates:  # fmt: skip
+        """What a ranked search for *text* (and its unit *vector* of *model*) scores among
+        the documents *query* admits (its page is not applied: ranking comes first): those
+        the best *depth* of either signal proposes (None: all), each with its score in every
+        signal it has one in, and the others unranked (left out when the signals already
+        propose *depth*). BM25 statistics are the tenant's own. A vector of another model than
+        the tenant's raises ``InvalidInput``."""
+        ...
+
+    def documents_by_id(
+        self, scope: Scope, ids: Sequence[str], *, refresh_at: datetime | None = None
+    ) -> list[Document]:
+        """The documents with these ids in *scope*, in the order of *ids* (unknown ids are
+        left out); *refresh_at* as :meth:`get_documents`."""
+        ...
+
+    def reading(self, scope: Scope) -> AbstractContextManager[None]:
+        """A block whose reads for *scope* on this thread see one committed state (a search's
+        candidates and the documents it loads agree); as :meth:`SearchIndex.reading`."""
+        ...
+
+    def document_namespaces(self, scope: Scope, query: NamespaceQuery) -> list[Namespace]:
+        """The page of namespaces holding a document that *query* lists."""
+        ...
+
+    def sweep_documents(self, tenant: str, *, now: datetime) -> int:
+        """Delete the tenant's documents whose time to live had run out by *now*, except
+        what a legal hold covers; return how many."""
+        ...
+
+
+def documents_of(store: object) -> DocumentStore:
+    """*store* as a :class:`DocumentStore`; ``StoreError`` if its backend offers none."""
+    if not isinstance(store, DocumentStore):
+        raise StoreError(f"{type(store).__name__} does not store namespaced documents")
+    return store

@@ -39,7 +39,10 @@ _LONG_TERM_TABLES = (
 )  # fmt: skip
 _SERVER_TABLES = ("api_keys",)
 _USAGE_TABLES = ("tenant_usage",)
-TENANT_TABLES = (*_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES, *_USAGE_TABLES)
+_DOCUMENT_TABLES = ("documents", "document_texts", "document_state")
+TENANT_TABLES = (
+    *_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES, *_USAGE_TABLES, *_DOCUMENT_TABLES,
+)  # fmt: skip
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
 
 # Serialises migrations of one database between processes (an arbitrary fixed key).
@@ -672,6 +675,49 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             SELECT tenant, count(*), coalesce(sum(length(text)), 0) FROM items
             WHERE kind = 'event' GROUP BY tenant;
         {_rls(_USAGE_TABLES)}
+        """,
+    ),
+    (
+        "0009_documents",
+        f"""
+        -- Namespaced JSON documents (see the SQLite schema). The namespace compares byte by
+        -- byte ("C"), so a prefix is a range of it whatever the database's collation.
+        CREATE TABLE documents (
+            tenant text NOT NULL,
+            id text NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            key text NOT NULL,
+            value jsonb NOT NULL,
+            created_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL,
+            user_id text,
+            ttl_minutes double precision,
+            expires_at timestamptz,
+            PRIMARY KEY (tenant, namespace, key),
+            UNIQUE (tenant, id)
+        );
+        CREATE INDEX documents_updated ON documents (tenant, updated_at);
+        CREATE INDEX documents_user ON documents (tenant, user_id);
+        CREATE INDEX documents_expiry ON documents (tenant, expires_at)
+            WHERE expires_at IS NOT NULL;
+        CREATE TABLE document_texts (
+            tenant text NOT NULL,
+            namespace text COLLATE "C" NOT NULL,
+            key text NOT NULL,
+            n integer NOT NULL,
+            path text NOT NULL,
+            text text NOT NULL,
+            vec bytea,
+            PRIMARY KEY (tenant, namespace, key, n),
+            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
+                ON DELETE CASCADE
+        );
+        CREATE TABLE document_state (
+            tenant text PRIMARY KEY,
+            version bigint NOT NULL,
+            model text
+        );
+        {_rls(_DOCUMENT_TABLES)}
         """,
     ),
 )

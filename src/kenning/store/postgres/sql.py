@@ -83,6 +83,10 @@ def jsonb(value: Any) -> Jsonb | None:
     return Jsonb(value)
 
 
+def _as_is(text: Any) -> str:
+    return str(text)
+
+
 class PostgresDialect(Dialect):
     """PostgreSQL's spelling: times as ``timestamptz``, JSON as ``jsonb``, amounts as
     ``numeric``, lists as one array (``= ANY(?)``), and rows of per-item tables joined on
@@ -102,6 +106,10 @@ class PostgresDialect(Dialect):
 
     def json(self, value: Any) -> Jsonb | None:
         return jsonb(value)
+
+    def json_text(self, text: str) -> Jsonb:
+        # The text is the JSON: psycopg sends it as it is instead of serialising again.
+        return Jsonb(text, dumps=_as_is)
 
     def read_json(self, value: Any) -> Any:
         return value

@@ -18,6 +18,7 @@ from kenning.store.ann import AnnConfig
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
 from kenning.store.sql.context import ContextTables
+from kenning.store.sql.documents import DocumentTables
 from kenning.store.sql.facts import FactTables
 from kenning.store.sql.jobs import JobTables
 from kenning.store.sql.keys import KeyTables
@@ -29,7 +30,7 @@ __all__ = ["PostgresStore"]
 
 class PostgresStore(
     SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables,
-    KeyTables, TransferTables,
+    KeyTables, TransferTables, DocumentTables,
 ):  # fmt: skip
     """The PostgreSQL :class:`~kenning.store.protocol.Store`.
 

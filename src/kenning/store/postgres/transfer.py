@@ -297,6 +297,36 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("id", "tenant", "name", "scopes", "secret_hash", "created_at", "revoked_at"),
         "ON CONFLICT DO NOTHING",
     ),
+    # Namespaced documents: a document's value travels as its JSON text, its texts' vectors
+    # as their bytes; the tenant's version moves past both sides' (searches rebuild).
+    "documents": (
+        "SELECT tenant, id, namespace, key, value, created_at, updated_at, user_id,"
+        " ttl_minutes, expires_at FROM documents WHERE tenant = ?",
+        (
+            "tenant",
+            "id",
+            "namespace",
+            "key",
+            "value",
+            "created_at",
+            "updated_at",
+            "user_id",
+            "ttl_minutes",
+            "expires_at",
+        ),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "document_texts": (
+        "SELECT tenant, namespace, key, n, path, text, vec FROM document_texts WHERE tenant = ?",
+        ("tenant", "namespace", "key", "n", "path", "text", "vec"),
+        "ON CONFLICT DO NOTHING",
+    ),
+    "document_state": (
+        "SELECT tenant, version, model FROM document_state WHERE tenant = ?",
+        ("tenant", "version", "model"),
+        "ON CONFLICT (tenant) DO UPDATE SET version = document_state.version"
+        " + excluded.version, model = coalesce(document_state.model, excluded.model)",
+    ),
 }
 # Tables without a natural key: a source row is new when no identical row is there yet.
 _SAME_ROW = {
@@ -324,9 +354,10 @@ _ITEM_KEYED = ("event_details", "item_chunks", "token_counts", "item_access", "f
 _TENANT_SOURCES = (
     "items", "sessions", "pins", "compaction_jobs", "compaction_log", "user_settings",
     "tenant_policy", "legal_holds", "purge_log", "procedures", "token_usage", "api_keys",
+    "documents",
 )  # fmt: skip
 # Tables whose rows carry their own ids: a source row counts as copied when its id is there.
-_BY_ID = ("items", "pins", "summaries", "procedures", "api_keys")
+_BY_ID = ("items", "pins", "summaries", "procedures", "api_keys", "documents")
 
 
 def _converted(columns: Sequence[str], row: Sequence[Any]) -> tuple[Any, ...]:

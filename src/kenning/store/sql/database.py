@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, ClassVar, Self, TypeVar
@@ -110,6 +110,8 @@ class Erasure:
     sessions: Sequence[str]
     #: The records expired under retention rather than being erased on request.
     purge: bool = False
+    #: The whole scope was erased (not some ids, nor what came before a time).
+    whole: bool = False
 
 
 class SqlDatabase(ABC):
@@ -169,6 +171,14 @@ class SqlDatabase(ABC):
     def _model_in(self, tx: Tx) -> ModelInfo | None:
         """The stored embedding model as *tx* sees it (a backend may remember it: the row is
         written once and never changed)."""
+
+    @contextmanager
+    def reading(self, scope: Scope) -> Iterator[None]:
+        """A block whose reads for *scope* on this thread see one committed state
+        (``SearchIndex.reading``, ``DocumentStore.reading``)."""
+        # The calls inside find this thread's open read transaction and join it.
+        with self._read(scope):
+            yield
 
     def _read_all(self, scope: Scope | None, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         """The rows of one statement, read in a transaction of its own for *scope*."""
@@ -243,3 +253,9 @@ class SqlDatabase(ABC):
     def _forget_derived(self, tx: Tx, erasure: Erasure) -> None:
         """Inside an erase's transaction: erase what derives from the erased records, and all
         state of the sessions it removed."""
+
+    def _purge_more(self, tx: Tx, tenant: str, now: datetime) -> int:
+        """Inside a purge's transaction: remove what else of *tenant* had expired by *now*
+        (documents past their time to live), except what a legal hold covers; return how
+        many."""
+        return 0

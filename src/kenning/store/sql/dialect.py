@@ -96,6 +96,10 @@ class Dialect(ABC):
         """A JSON value as a parameter (None stays NULL); InvalidInput if it is not JSON."""
 
     @abstractmethod
+    def json_text(self, text: str) -> object:
+        """JSON already serialised and checked (its text) as a parameter."""
+
+    @abstractmethod
     def read_json(self, value: Any) -> Any:
         """A stored JSON value as Python data (NULL stays None)."""
 

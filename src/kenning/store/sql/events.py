@@ -583,8 +583,8 @@ class EventTables(SqlDatabase):
         """Delete the items ``where`` selects (alias ``i``) and what derives from them, in one
         transaction no other write of the tenant runs beside; *whole*: the whole scope goes,
         sessions without events included. With *log_at* (the purge) what a legal hold covers
-        is left out instead of refusing, and the removed records are counted in the purge
-        log."""
+        is left out instead of refusing, the removed records are counted in the purge log,
+        and what else had expired goes too (:meth:`_purge_more`)."""
         tenant = scope.tenant
         with self._write(scope, exclusive=True) as tx:
             where, params = self._unheld(tx, scope, where, list(params), purge=log_at is not None)
@@ -608,7 +608,9 @@ class EventTables(SqlDatabase):
             self._delete_sessions(tx, tenant, gone)
             self._retime_sessions(tx, tenant, {r[1] for r in doomed if r[1]} - set(gone))
             records = [(r[0], r[1], r[2]) for r in doomed]
-            self._forget_derived(tx, Erasure(scope, records, gone, purge=log_at is not None))
+            erasure = Erasure(scope, records, gone, purge=log_at is not None, whole=whole)
+            self._forget_derived(tx, erasure)
+            more = 0 if log_at is None else self._purge_more(tx, tenant, log_at)
             self._drop_unused_vectors(tx, tenant)
             if whole and scope.session is None:
                 # Erasing a user (or a tenant's users) takes their choices along.
@@ -617,7 +619,7 @@ class EventTables(SqlDatabase):
         if doomed:
             self._after_forget(tenant)
         self._after_erase(tenant, len(doomed))
-        return len(doomed)
+        return len(doomed) + more
 
     def _unheld(
         self, tx: Tx, scope: Scope, where: str, params: list[Any], *, purge: bool

@@ -14,8 +14,7 @@ from __future__ import annotations
 import threading
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -221,12 +220,6 @@ class SearchTables(SqlDatabase, Generic[_F]):
             until=None if filters.until is None else filters.until.timestamp(),
             rowids=rowids,
         )
-
-    @contextmanager
-    def reading(self, scope: Scope) -> Iterator[None]:
-        # The calls inside find this thread's open read transaction and join it.
-        with self._read(scope):
-            yield
 
     # -- access statistics -----------------------------------------------------------------
 

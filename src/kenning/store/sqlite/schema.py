@@ -483,6 +483,55 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             WHERE kind = 'event' GROUP BY tenant;
         """,
     ),
+    (
+        "0015_documents",
+        """
+        -- Namespaced JSON documents (the LangGraph store's concern, kenning.records.documents).
+        -- A namespace is stored as its labels, each followed by U+001F: a prefix is a range.
+        -- user_id: the user who owns it (erased with them), NULL for the tenant's own.
+        -- id is unique on its own (random), so loading a page of documents by id is a
+        -- lookup of each, whatever the planner guesses of the tenant's size.
+        CREATE TABLE documents (
+            tenant TEXT NOT NULL,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            user_id TEXT,
+            ttl_minutes REAL,
+            expires_at REAL,
+            PRIMARY KEY (tenant, namespace, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX documents_updated ON documents (tenant, updated_at);
+        CREATE INDEX documents_user ON documents (tenant, user_id);
+        CREATE INDEX documents_expiry ON documents (tenant, expires_at)
+            WHERE expires_at IS NOT NULL;
+        -- What a document is found by: texts read from its fields, with their vectors
+        -- (float32 bytes, unit length, of the tenant's document model). Keyed by the
+        -- document's namespace and key, so a batch of writes needs no id read back.
+        CREATE TABLE document_texts (
+            tenant TEXT NOT NULL,
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            n INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            text TEXT NOT NULL,
+            vec BLOB,
+            PRIMARY KEY (tenant, namespace, key, n),
+            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
+                ON DELETE CASCADE
+        ) WITHOUT ROWID;
+        -- Per tenant: a version every change of its documents bumps (searches rebuild their
+        -- in-memory index when it moved), and the embedding model of its document vectors.
+        CREATE TABLE document_state (
+            tenant TEXT PRIMARY KEY,
+            version INTEGER NOT NULL,
+            model TEXT
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 

@@ -52,6 +52,9 @@ class SQLiteDialect(Dialect):
     def json(self, value: Any) -> str | None:
         return dumps(value)
 
+    def json_text(self, text: str) -> str:
+        return text
+
     def read_json(self, value: Any) -> Any:
         # Most records' metadata is empty: parsing "{}" costs more than the rest of a row.
         if value == "{}":

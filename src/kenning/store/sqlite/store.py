@@ -16,6 +16,7 @@ from typing import Literal
 
 from kenning.store.ann import AnnConfig
 from kenning.store.sql.context import ContextTables
+from kenning.store.sql.documents import DocumentTables
 from kenning.store.sql.events import EventTables
 from kenning.store.sql.facts import FactTables
 from kenning.store.sql.jobs import JobTables
@@ -29,7 +30,7 @@ __all__ = ["SQLiteStore"]
 
 class SQLiteStore(
     SearchTables, ContextTables, JobTables, KeyTables, FactTables, PolicyTables, ProcedureTables,
-    EventTables,
+    EventTables, DocumentTables,
 ):  # fmt: skip
     """The embedded :class:`~kenning.store.protocol.Store`.
 
