@@ -244,3 +244,18 @@ def test_async_client_mirrors_the_client(served: Served) -> None:
                 await client.context.close_pin(DANA, "missing")
 
     asyncio.run(run())
+
+
+def test_an_empty_forget_erases_nothing_and_a_tenant_erase_says_so(served: Served) -> None:
+    key = served.key("acme")
+    auth = _auth(key)
+    body = {"user": "dana", "events": [EVENT]}
+    assert httpx.post(f"{served.url}/v1/sessions/s1/events", json=body,
+                      headers=auth).status_code == 200  # fmt: skip
+    for refused in ({}, {"ids": None}, {"tenant": True, "user": "dana"}):
+        r = httpx.post(f"{served.url}/v1/forget", json=refused, headers=auth)
+        assert r.status_code == 422 and r.json()["error"]["code"] == "invalid_input", refused
+    with Client(served.url, api_key=key) as client:
+        assert len(client.get_session(DANA)) == 1  # nothing was erased
+        assert client.forget(Scope("acme")) == 1  # the client says "tenant": true itself
+        assert client.get_session(DANA) == []

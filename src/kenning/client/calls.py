@@ -204,7 +204,8 @@ def assemble(
 def forget(
     scope: Scope, ids: Sequence[str] | None, before: datetime | str | float | None
 ) -> Call[int]:
-    body = {"user": scope.user, "session": scope.session,
+    # A tenant-wide erase says so: the server refuses a body that names no user without it.
+    body = {"user": scope.user, "session": scope.session, "tenant": scope.user is None or None,
             "ids": None if ids is None else list(ids), "before": _when(before)}  # fmt: skip
     return Call("POST", "/v1/forget", lambda d: int(d["erased"]), json=_compact(body), scope=scope)
 

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from kenning.errors import NotFound
+from kenning.errors import InvalidInput, NotFound
 from kenning.records import KeyScope, Scope, TaskUpdate
 from kenning.server.gate import BY_TOOL, READS
 from kenning.server.schemas import (
@@ -200,6 +200,12 @@ def compact(request: Request, session: str, body: CompactRequest) -> Json:
 @router.post("/forget", tags=["erasure"], summary="Erase a tenant's, user's or session's data")
 def forget(request: Request, body: ForgetRequest) -> Json:
     tenant = authorize(request, KeyScope.WRITE).tenant
+    if body.user is None and not body.tenant:
+        raise InvalidInput(
+            'forget names no user: send "tenant": true to erase across the whole tenant'
+        )
+    if body.user is not None and body.tenant:
+        raise InvalidInput('"tenant": true erases across the tenant: leave user and session out')
     scope = scope_in(tenant, body.user, body.session, what="erasing a session")
     erased = service(request).memory.forget(scope, ids=body.ids, before=body.before)
     return {"erased": erased}

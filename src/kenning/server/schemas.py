@@ -175,9 +175,14 @@ class CompactRequest(_Request):
 
 
 class ForgetRequest(_Request):
-    """What to erase: the whole tenant when no user is given, a user's data, or a session;
-    optionally only *ids* or what came *before* a time."""
+    """What to erase: a session, a user's data, or (with ``"tenant": true`` and no user) the
+    whole tenant; optionally only *ids* or what came *before* a time."""
 
+    tenant: bool = Field(
+        default=False,
+        description="true to act across the whole tenant: required when no user is given, so "
+        "an empty body erases nothing",
+    )
     user: str | None = _opt_id()
     session: str | None = _opt_id()
     ids: list[str] | None = Field(default=None, max_length=10_000)
