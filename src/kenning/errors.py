@@ -35,6 +35,7 @@ __all__ = [
     "ToolRefused",
     "Unauthorized",
     "Unsupported",
+    "UnsupportedMediaType",
     "WeakCredential",
     "error_for_code",
 ]
@@ -88,6 +89,10 @@ class BudgetError(InvalidInput, code="budget_error"):
 
 class RequestTooLarge(InvalidInput, code="request_too_large", http_status=413):
     """A request body exceeds the server's size limit."""
+
+
+class UnsupportedMediaType(InvalidInput, code="unsupported_media_type", http_status=415):
+    """A request body in a format the server does not read (the API reads JSON)."""
 
 
 class WeakCredential(InvalidInput, code="weak_credential"):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -259,3 +260,22 @@ def test_an_empty_forget_erases_nothing_and_a_tenant_erase_says_so(served: Serve
         assert len(client.get_session(DANA)) == 1  # nothing was erased
         assert client.forget(Scope("acme")) == 1  # the client says "tenant": true itself
         assert client.get_session(DANA) == []
+
+
+def test_a_json_body_is_read_whatever_type_curl_gave_it(served: Served) -> None:
+    """curl's -d sends a form content type: the body is still read as JSON. A type that is
+    neither (XML, multipart) gets a 415 naming the one to send."""
+    key = served.key("acme")
+    body = json.dumps({"user": "dana", "events": [EVENT]})
+    curl = subprocess.run(
+        ["curl", "-s", f"{served.url}/v1/sessions/s1/events", "-H",
+         f"Authorization: Bearer {key}", "-d", body],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert json.loads(curl.stdout)["events"][0]["content"] == EVENT["content"]
+    r = httpx.post(f"{served.url}/v1/sessions/s1/events", content=body,
+                   headers={**_auth(key), "Content-Type": "application/xml"})  # fmt: skip
+    assert r.status_code == 415 and r.json()["error"]["code"] == "unsupported_media_type"
+    assert "Content-Type: application/json" in r.json()["error"]["message"]
+    with Client(served.url, api_key=key) as client:
+        assert len(client.get_session(DANA)) == 1  # the refused body stored nothing

@@ -23,7 +23,13 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from kenning.errors import InternalError, KenningError, RequestTimeout, RequestTooLarge
+from kenning.errors import (
+    InternalError,
+    KenningError,
+    RequestTimeout,
+    RequestTooLarge,
+    UnsupportedMediaType,
+)
 from kenning.server.auth import bearer_token
 from kenning.server.gate import Gate, Ticket
 from kenning.server.logs import REQUEST_ID
@@ -81,6 +87,8 @@ class ServiceMiddleware:
             if length.isdigit() and int(length) > self._max_body:
                 raise RequestTooLarge(_too_large(self._max_body))
             ticket = await self._gate.admit(scope, bearer_token(headers.get("authorization", "")))
+            if _has_body(headers) and path.startswith("/v1/"):
+                scope = _read_as_json(scope, headers.get("content-type", ""))
             await self.app(scope, exchange.receive, exchange.send)
         except KenningError as exc:
             if exchange.started:
@@ -173,6 +181,24 @@ class _Exchange:
         code, body, extra = error_response_parts(exc, self.request_id)
         await self.send({"type": "http.response.start", "status": code, "headers": extra})
         await self.send({"type": "http.response.body", "body": body})
+
+
+# What clients send JSON as by mistake: curl's -d (a form), no type, plain text.
+_JSON_BY_MISTAKE = ("", "application/x-www-form-urlencoded", "text/plain")
+
+
+def _read_as_json(scope: Scope, content_type: str) -> Scope:
+    """The request with its body read as JSON: a body sent as a form or as text (curl's ``-d``
+    without a type) is read as JSON all the same; any other non-JSON type is a 415."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind == "application/json" or kind.endswith("+json"):
+        return scope
+    if kind not in _JSON_BY_MISTAKE:
+        raise UnsupportedMediaType(
+            f"the API reads JSON, not {kind}: send Content-Type: application/json"
+        )
+    headers = [(k, v) for k, v in scope["headers"] if k.lower() != b"content-type"]
+    return {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
 
 
 def _has_body(headers: dict[str, str]) -> bool:
