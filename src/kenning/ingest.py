@@ -110,11 +110,15 @@ class IngestPipeline:
         """Every event checked before any is planned: one bad event writes nothing."""
         limit = self._settings.max_content_chars
         events: list[tuple[Scope, NewEvent]] = []
-        for scope, raw in items:
-            if not isinstance(scope, Scope):
-                raise InvalidInput("scope must be a kenning.Scope")
-            scope.require_session()
-            events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
+        for index, (scope, raw) in enumerate(items):
+            try:
+                if not isinstance(scope, Scope):
+                    raise InvalidInput("scope must be a kenning.Scope")
+                scope.require_session()
+                events.append((scope, _as_new_event(raw).validated(max_chars=limit)))
+            except InvalidInput as exc:
+                # Which event of the batch: the first bad one, and nothing is written.
+                raise type(exc)(f"event {index}: {exc}") from exc
         return events
 
     def _plan(self, events: Sequence[tuple[Scope, NewEvent]]) -> tuple[list[EventWrite], _Texts]:

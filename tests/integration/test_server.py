@@ -279,3 +279,23 @@ def test_a_json_body_is_read_whatever_type_curl_gave_it(served: Served) -> None:
     assert "Content-Type: application/json" in r.json()["error"]["message"]
     with Client(served.url, api_key=key) as client:
         assert len(client.get_session(DANA)) == 1  # the refused body stored nothing
+
+
+def test_a_tool_event_may_give_its_result_alone_and_a_bad_event_is_named(served: Served) -> None:
+    key = served.key("acme")
+    result = {"order": "A-1042", "status": "refunded", "amount": "182.40 EUR"}
+    with Client(served.url, api_key=key) as client:
+        written = client.add_events(DANA, [
+            {"role": "user", "content": "Where is my refund for A-1042?"},
+            {"role": "tool", "tool_name": "lookup_order", "tool_result": result},
+        ])  # fmt: skip
+        assert written[1].content.startswith("lookup_order returned: ")
+        assert written[1].tool_result == result
+        hits = client.search(DANA, "refunded order status", k=1).hits
+        assert hits[0].id == written[1].id
+        bad = [{"role": "user", "content": "fine"}, {"role": "user", "content": "ok"},
+               {"role": "user", "content": "   "}]  # fmt: skip
+        r = httpx.post(f"{served.url}/v1/sessions/s1/events", headers=_auth(key),
+                       json={"user": "dana", "events": bad})  # fmt: skip
+        assert r.status_code == 422 and r.json()["error"]["message"].startswith("event 2: ")
+        assert len(client.get_session(DANA)) == 2  # the batch wrote nothing

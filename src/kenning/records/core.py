@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import json
 import re
 import secrets
 import threading
@@ -225,6 +226,13 @@ def _check_tags(value: object) -> tuple[str, ...]:
     return tuple(sorted(set(tags)))
 
 
+def tool_result_text(tool_name: str | None, result: Any) -> str:
+    """The text of a tool event given only its result: what search, pins and windows read
+    (the result itself when it is text, else its JSON)."""
+    shown = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+    return f"{tool_name or 'tool'} returned: {shown}"
+
+
 @dataclass(frozen=True, slots=True)
 class NewEvent:
     """An event to append to a session; kenning assigns its id and sequence number.
@@ -235,7 +243,7 @@ class NewEvent:
     """
 
     role: Role | str
-    content: str
+    content: str = ""
     at: datetime | None = None
     tool_name: str | None = None
     tool_args: Any = None
@@ -257,16 +265,22 @@ class NewEvent:
             ) from exc
         if not isinstance(self.content, str):
             raise InvalidInput("content must be a string")
-        if not self.content.strip():
-            raise InvalidInput("content is empty: events must carry text")
-        if len(self.content) > max_chars:
-            raise ContentTooLarge(
-                f"content has {len(self.content)} characters, over the maximum of {max_chars}; "
-                "split it into several events or raise max_content_chars"
-            )
-        check_text(self.content, "content")
         check_json(self.tool_args, "tool_args")
         check_json(self.tool_result, "tool_result")
+        content = self.content
+        if not content.strip() and role is Role.TOOL and self.tool_result is not None:
+            content = tool_result_text(self.tool_name, self.tool_result)
+        if not content.strip():
+            raise InvalidInput(
+                "content is empty: events must carry text (a tool event may give tool_result "
+                "instead)"
+            )
+        if len(content) > max_chars:
+            raise ContentTooLarge(
+                f"content has {len(content)} characters, over the maximum of {max_chars}; "
+                "split it into several events or raise max_content_chars"
+            )
+        check_text(content, "content")
         if self.tool_name is not None:
             validate_id(self.tool_name, "tool")
         if self.version is not None and (
@@ -279,7 +293,7 @@ class NewEvent:
             validate_id(self.idempotency_key, "idempotency key")
         return NewEvent(
             role=role,
-            content=self.content,
+            content=content,
             # Its text's relative times ("last week") and its retention are counted from it.
             at=check_year(to_utc(self.at, what="at"), "at"),
             tool_name=self.tool_name,
@@ -303,15 +317,15 @@ class NewEvent:
             raise InvalidInput(
                 f"unknown event fields {sorted(unknown)}; allowed: {sorted(allowed)}"
             )
-        if "role" not in data or "content" not in data:
-            raise InvalidInput("an event needs 'role' and 'content'")
+        if "role" not in data or ("content" not in data and "tool_result" not in data):
+            raise InvalidInput("an event needs 'role' and 'content' (a tool: or 'tool_result')")
         at = data.get("at")
         key = data.get("idempotency_key", data.get("id"))
         if "id" in data and "idempotency_key" in data and data["id"] != data["idempotency_key"]:
             raise InvalidInput("'id' and 'idempotency_key' name the same thing: give one")
         return cls(
             role=data["role"],
-            content=data["content"],
+            content=data.get("content", ""),
             at=None if at is None else to_utc(at, what="at"),
             tool_name=data.get("tool_name"),
             tool_args=data.get("tool_args"),

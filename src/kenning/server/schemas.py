@@ -81,7 +81,10 @@ class EventIn(_Body):
     """One event to append (the fields of a ``kenning ingest`` line, without the scope)."""
 
     role: Literal["user", "assistant", "tool", "system"]
-    content: str = Field(max_length=2_000_000)
+    content: str = Field(
+        default="", max_length=2_000_000,
+        description="the text; a tool event may leave it out and give tool_result",
+    )  # fmt: skip
     at: str | float | None = Field(default=None, description="ISO-8601 or epoch seconds")
     id: str | None = Field(
         default=None, min_length=1, max_length=256,
