@@ -26,6 +26,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
 from kenning.errors import ContentTooLarge, InvalidFilter, InvalidInput
+from kenning.records.values import check_json, check_text
 
 __all__ = [
     "MAX_DOCUMENT_CHARS",
@@ -70,7 +71,8 @@ def check_namespace(
 ) -> Namespace:
     """*namespace* as a tuple of labels; InvalidInput unless each label is a non-empty string
     of at most 256 characters without NUL or U+001F (*empty*: the empty tuple is allowed, as
-    a prefix that matches everything)."""
+    a prefix that matches everything). A label holds text every backend stores (no lone
+    surrogate)."""
     if isinstance(namespace, str) or not isinstance(namespace, tuple | list):
         raise InvalidInput(f"{what} must be a tuple of strings, not {type(namespace).__name__}")
     labels = tuple(namespace)
@@ -86,15 +88,17 @@ def check_namespace(
                 f"{what} label {label!r:.40} is invalid: at most {_MAX_LABEL} characters, "
                 "without NUL or U+001F"
             )
+        check_text(label, f"{what} label")
     return labels
 
 
 def check_key(key: object) -> str:
-    """*key* if it is a string of at most 1024 characters without NUL, else InvalidInput."""
+    """*key* if it is a string of at most 1024 characters without NUL (or a lone surrogate),
+    else InvalidInput."""
     if not isinstance(key, str) or len(key) > _MAX_KEY or "\x00" in key:
         raise InvalidInput(f"a document key is a string of at most {_MAX_KEY} characters "
                            f"without NUL, got {key!r:.40}")  # fmt: skip
-    return key
+    return check_text(key, "a document key")
 
 
 def encode_namespace(namespace: Namespace) -> str:
@@ -129,12 +133,13 @@ def check_page(limit: object, offset: object) -> tuple[int, int]:
 
 
 def check_value(value: object) -> str:
-    """The JSON text of *value* as a document: a JSON object with string keys, no NUL in any
-    string, at most :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge)
-    otherwise."""
+    """The JSON text of *value* as a document: a JSON object that every backend stores the
+    same (:func:`~kenning.records.check_json`: string keys, no NUL or lone surrogate, finite
+    numbers, nested at most :data:`~kenning.records.MAX_JSON_DEPTH` levels), at most
+    :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge) otherwise."""
     if not isinstance(value, Mapping):
         raise InvalidInput(f"a document value is a JSON object, not {type(value).__name__}")
-    _check_json(value)
+    check_json(value, "a document value")
     try:
         text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -145,23 +150,6 @@ def check_value(value: object) -> str:
             f"{MAX_DOCUMENT_CHARS}"
         )
     return text
-
-
-def _check_json(value: object) -> None:
-    # Keys that are not strings would come back as strings; NUL cannot be stored by
-    # PostgreSQL: both are refused on every backend alike.
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise InvalidInput("a document value may not hold NUL characters")
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidInput(f"document object keys must be strings, got {key!r:.40}")
-            _check_json(key)
-            _check_json(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_json(item)
 
 
 # -- time to live ---------------------------------------------------------------------------
