@@ -124,14 +124,30 @@ class KenningStore(BaseStore):
             raise InvalidInput(
                 "KenningStore needs a kenning.Memory (Memory.open(...)) or a kenning.Client"
             )
+        self._memory = memory
+        self._own = own_memory
+        try:
+            self._configure(tenant, user_at, index, ttl)
+        except BaseException:
+            if own_memory:  # a store that could not be made closes what it was to own
+                memory.close()
+            raise
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kenning-store")
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        if self._ttl.sweep_interval_minutes is not None:
+            self._sweeping = self.start_ttl_sweeper()
+
+    def _configure(
+        self, tenant: str, user_at: int | None, index: IndexConfig | None, ttl: TTLConfig | None
+    ) -> None:
         if user_at is not None and (
             isinstance(user_at, bool) or not isinstance(user_at, int) or user_at < 0
         ):
             raise InvalidInput(
                 f"user_at is a label position (an integer >= 0), got {user_at!r:.20}"
             )
-        self._memory = memory
-        self._docs = _documents(memory)
+        self._docs = _documents(self._memory)
         self._scope = Scope(tenant)
         self._user_at = user_at
         # Served, this is the first call: a key of another tenant is refused here.
@@ -139,12 +155,6 @@ class KenningStore(BaseStore):
         self._ttl: TtlSettings = ttl_settings(ttl)
         self.index_config = index
         self.ttl_config = ttl
-        self._own = own_memory
-        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kenning-store")
-        self._stop = threading.Event()
-        self._sweeper: threading.Thread | None = None
-        if self._ttl.sweep_interval_minutes is not None:
-            self._sweeping = self.start_ttl_sweeper()
 
     @classmethod
     def open(cls, location: str | Path, *, tenant: str, **options: Any) -> KenningStore:
