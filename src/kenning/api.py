@@ -21,10 +21,9 @@ import numpy.typing as npt
 
 from kenning.context.api import WindowAPI
 from kenning.records import Event, NewEvent, Scope
-from kenning.records.documents import Document, Namespace
-from kenning.search.documents import ScoredDocument
+from kenning.records.core import ModelInfo
+from kenning.records.documents import Document, DocumentWrite, Namespace, ScoredDocument
 from kenning.search.hits import SearchResults
-from kenning.store.records import DocumentWrite, ModelInfo
 
 __all__ = ["DocumentsAPI", "EventLike", "MemoryAPI", "MemoryParts", "ReadsAPI"]
 

@@ -39,8 +39,7 @@ from kenning.records import (
     TenantPolicy,
 )
 from kenning.records.core import parse_opt_time, parse_time, time_json
-from kenning.records.documents import Document
-from kenning.search.documents import ScoredDocument
+from kenning.records.documents import Document, ScoredDocument
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import QueryPlan
 from kenning.search.timeref import TimeWindow

@@ -124,6 +124,7 @@ BAD = [
     ("", _write("{}", extra=_text('"x\\ud800"'))),
     ("", _write("{}", extra=_text('"x"', "[1.0, NaN]"))),
     ("", _write("{}", extra=_text('"x"', "[" + ", ".join(["0.5"] * 20_000) + "]"))),
+    ("", _write("{}", extra=_text('"x"', "[1e300, 0.0]")) + ', "model": "m"'),  # not a float32
     ("", _write("{}", extra=_text('"x"', "[1.0, 0.0]"))),  # a vector without its model
     ("", _write("{}", extra=_text('"x"')) + ', "model": "m"'),  # a model, a text without one
     ("", _write("{}", extra=', "user": "not a valid id!"')),
@@ -139,6 +140,7 @@ BAD = [
     ("/search", '{"query": "refund\\ud800"}'),
     ("/search", '{"query": "refund", "vector": [1.0, NaN], "model": "m"}'),
     ("/search", '{"query": "refund", "vector": [1.0, 0.0]}'),
+    ("/search", '{"query": "refund", "vector": [-1e39, 0.0], "model": "m"}'),
     ("/search", '{"limit": 10001}'),
     ("/search", '{"prefix": ["a\\u001f"]}'),
     ("/get", '{"keys": [{"namespace": [], "key": "k"}]}'),

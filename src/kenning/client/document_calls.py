@@ -17,17 +17,19 @@ import numpy.typing as npt
 from kenning.client.calls import Call
 from kenning.errors import InvalidInput
 from kenning.records import Scope
+from kenning.records.core import ModelInfo
 from kenning.records.documents import (
     Document,
+    DocumentWrite,
     Namespace,
     NamespaceQuery,
+    ScoredDocument,
     check_key,
+    check_model,
     check_namespace,
     check_page,
     parse_document_filter,
 )
-from kenning.search.documents import ScoredDocument, check_model
-from kenning.store.records import DocumentWrite, ModelInfo
 from kenning.wire import document_from_json, scored_from_json
 
 __all__ = ["embedding", "get", "namespaces", "put", "search", "sweep"]

@@ -17,9 +17,8 @@ from kenning.client import document_calls as calls
 from kenning.client.document_calls import Vector
 from kenning.client.longterm import AsyncRuns, Part, Runs
 from kenning.records import Scope
-from kenning.records.documents import Document, Namespace
-from kenning.search.documents import ScoredDocument
-from kenning.store.records import DocumentWrite, ModelInfo
+from kenning.records.core import ModelInfo
+from kenning.records.documents import Document, DocumentWrite, Namespace, ScoredDocument
 
 __all__ = ["AsyncDocuments", "Documents"]
 

@@ -25,7 +25,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from kenning.errors import ContentTooLarge, InvalidFilter, InvalidInput
+from kenning.records.core import validate_id
 from kenning.records.values import check_json, check_text
 
 __all__ = [
@@ -34,9 +38,13 @@ __all__ = [
     "Document",
     "DocumentFilter",
     "DocumentQuery",
+    "DocumentWrite",
+    "IndexText",
     "Namespace",
     "NamespaceQuery",
+    "ScoredDocument",
     "check_key",
+    "check_model",
     "check_namespace",
     "check_page",
     "check_ttl",
@@ -64,6 +72,7 @@ MAX_DOCUMENT_CHARS = 1_000_000
 """The largest document value, as JSON text."""
 MAX_PAGE = 10_000
 """The largest ``limit`` (and ``offset``) of one listing or search."""
+_MAX_MODEL = 256
 
 
 def check_namespace(
@@ -99,6 +108,19 @@ def check_key(key: object) -> str:
         raise InvalidInput(f"a document key is a string of at most {_MAX_KEY} characters "
                            f"without NUL, got {key!r:.40}")  # fmt: skip
     return check_text(key, "a document key")
+
+
+def check_model(model: object) -> str:
+    """*model*, the name of the embedding model of given vectors, if it is a string of 1 to
+    256 characters without control characters (or a lone surrogate); InvalidInput otherwise."""
+    if (
+        not isinstance(model, str)
+        or not 0 < len(model) <= _MAX_MODEL
+        or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model)
+    ):
+        raise InvalidInput(f"a model name is 1 to {_MAX_MODEL} printable characters, "
+                           f"got {model!r:.40}")  # fmt: skip
+    return model
 
 
 def encode_namespace(namespace: Namespace) -> str:
@@ -204,6 +226,51 @@ class Document:
     user: str | None = None
     ttl_minutes: float | None = None
     expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexText:
+    """One text a document is found by: the JSON path it was read from (``$``: the whole
+    value), the text, and its vector (unit length, of the write's model) or None."""
+
+    path: str
+    text: str
+    vector: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """One document to store under (*namespace*, *key*), replacing what is there, or to
+    delete (*value* None). *user* owns it (None: the tenant); *texts* are what search finds it
+    by (none: it is listed and filtered, never ranked); *ttl_minutes* its time to live.
+    Checked on construction."""
+
+    namespace: Namespace
+    key: str
+    value: Mapping[str, Any] | None
+    user: str | None = None
+    texts: tuple[IndexText, ...] = ()
+    ttl_minutes: float | None = None
+    #: The value as JSON text, checked once here and stored as it is.
+    value_json: str | None = field(init=False, repr=False, compare=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "namespace", check_namespace(self.namespace))
+        check_key(self.key)
+        if self.value is not None:
+            object.__setattr__(self, "value_json", check_value(self.value))
+        if self.user is not None:
+            validate_id(self.user, "user")
+        check_ttl(self.ttl_minutes)
+        if not all(isinstance(t, IndexText) for t in self.texts):
+            raise InvalidInput("a document's texts must be IndexText records")
+
+
+class ScoredDocument(NamedTuple):
+    """A document found by a ranked search, with its fused score (None: not ranked)."""
+
+    document: Document
+    score: float | None
 
 
 # -- filters over a document's JSON ---------------------------------------------------------

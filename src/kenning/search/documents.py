@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -25,22 +25,26 @@ import numpy.typing as npt
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
 from kenning.records import Scope
+from kenning.records.core import ModelInfo
 from kenning.records.documents import (
     Document,
     DocumentQuery,
+    DocumentWrite,
+    IndexText,
     Namespace,
     NamespaceQuery,
+    ScoredDocument,
+    check_model,
     parse_document_filter,
 )
 from kenning.search.fusion import FusionConfig, fuse_scores
 from kenning.store.protocol import DocumentStore
-from kenning.store.records import DocumentWrite, IndexText, ModelInfo
 
 __all__ = [
     "MAX_DIMS",
     "Documents",
     "ScoredDocument",
-    "check_model",
+    "float32_vectors",
     "search_documents",
     "unit_vectors",
 ]
@@ -51,16 +55,9 @@ Condition = tuple[Literal["prefix", "suffix"], Namespace]
 
 MAX_DIMS = 16_384
 """The most dimensions a document or query vector may have."""
-_MAX_MODEL = 256
 # A vector whose length is this close to 1 is taken as it is.
 _UNIT_TOLERANCE = 1e-3
-
-
-class ScoredDocument(NamedTuple):
-    """A document found by a ranked search, with its fused score (None: not ranked)."""
-
-    document: Document
-    score: float | None
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 
 def search_documents(
@@ -108,40 +105,41 @@ def search_documents(
     return [ScoredDocument(docs[i], score) for i, score in page if i in docs]
 
 
-def unit_vectors(rows: Sequence[Sequence[float]] | Matrix, dims: int | None, what: str) -> Matrix:
-    """The vectors *rows* at unit length (a zero vector stays zero); InvalidInput unless each
-    has the same number (*dims*, when given; at most :data:`MAX_DIMS`) of finite numbers.
-    *what* names where they came from."""
+def float32_vectors(rows: object, what: str) -> Matrix:
+    """*rows* (a vector, or a list of them) as float32; InvalidInput unless they are numbers,
+    finite and within float32's range."""
+    wide = _wide(rows, what)
+    return wide.astype(np.float32)
+
+
+def _wide(rows: object, what: str) -> npt.NDArray[np.float64]:
     try:
-        matrix = np.asarray(rows, dtype=np.float32)
+        wide = np.asarray(rows, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise InvalidInput(
-            f"{what} gave vectors that are not lists of numbers of one length"
-        ) from exc
+        raise InvalidInput(f"{what}: vectors are lists of numbers of one length") from exc
+    if not np.isfinite(wide).all():
+        raise InvalidInput(f"{what}: a vector holds a number that is not finite")
+    if wide.size and float(np.abs(wide).max()) > _FLOAT32_MAX:
+        raise InvalidInput(f"{what}: a vector holds a number beyond float32's range")
+    return wide
+
+
+def unit_vectors(rows: object, dims: int | None, what: str) -> Matrix:
+    """The vectors *rows* at unit length (a zero vector stays zero); InvalidInput unless each
+    has the same number (*dims*, when given; at most :data:`MAX_DIMS`) of finite numbers
+    within float32's range. *what* names where they came from."""
+    matrix = _wide(rows, what)
     if matrix.ndim != 2 or (dims is not None and matrix.shape[1] != dims):
         shape = "x".join(str(n) for n in matrix.shape)
         want = "vectors of one length" if dims is None else f"index dims is {dims}"
         raise InvalidInput(f"{what} returned vectors of shape {shape}; {want}")
     if not 0 < matrix.shape[1] <= MAX_DIMS:
         raise InvalidInput(f"{what} gave vectors of {matrix.shape[1]} dimensions: 1 to {MAX_DIMS}")
-    if not np.isfinite(matrix).all():
-        raise InvalidInput(f"{what} returned a vector that is not finite")
+    # In float64, so squaring float32's largest numbers does not overflow.
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit: Matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
-    return unit
-
-
-def check_model(model: object) -> str:
-    """*model*, the name of the embedding model of given vectors, if it is a string of 1 to
-    256 characters without control characters (or lone surrogates); InvalidInput otherwise."""
-    if (
-        not isinstance(model, str)
-        or not 0 < len(model) <= _MAX_MODEL
-        or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model)
-    ):
-        raise InvalidInput(f"a model name is 1 to {_MAX_MODEL} printable characters, "
-                           f"got {model!r:.40}")  # fmt: skip
-    return model
+    unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+    out: Matrix = unit.astype(np.float32)
+    return out
 
 
 def _now() -> datetime:
@@ -199,7 +197,7 @@ class Documents:
         vectors = [t.vector for w in writes for t in w.texts]
         if not vectors:
             return check_model(model), writes
-        raw = np.stack(_rows(vectors))
+        raw = _wide(np.stack(_rows(vectors)), "the given vectors")
         unit = unit_vectors(raw, None, "the given vectors")
         named = self._named(model, unit.shape[1])
         norms = np.linalg.norm(raw, axis=1)
@@ -271,7 +269,7 @@ class Documents:
         self, query: str, vector: Sequence[float] | Vector | None, model: str | None
     ) -> tuple[Vector | None, str | None]:
         if vector is not None and model is not None:
-            unit = unit_vectors(_as_rows(vector), None, "the query vector")[0]
+            unit = unit_vectors([vector], None, "the query vector")[0]
             return unit, self._named(model, unit.shape[0])
         embedder = self._embedder
         if embedder is None:
@@ -293,16 +291,8 @@ class Documents:
         return self._store.sweep_documents(tenant, now=self._clock())
 
 
-def _as_rows(vector: Sequence[float] | Vector) -> Matrix:
-    """*vector* as a matrix of one row (InvalidInput if it is not numbers)."""
-    try:
-        return np.asarray([vector], dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput("the query vector is not a list of numbers") from exc
-
-
 def _rows(vectors: Sequence[Vector | None]) -> list[Vector]:
-    rows = [np.asarray(v, dtype=np.float32) for v in vectors if v is not None]
+    rows = [np.asarray(v) for v in vectors if v is not None]
     if len({r.shape for r in rows}) > 1 or any(r.ndim != 1 for r in rows):
         raise InvalidInput("the given vectors must all have the same number of dimensions")
     return rows

@@ -18,7 +18,7 @@ import numpy.typing as npt
 from fastapi import APIRouter, Request
 
 from kenning.records import KeyScope, Scope
-from kenning.search.documents import Documents
+from kenning.search.documents import Documents, float32_vectors
 from kenning.server.gate import READS
 from kenning.server.schemas import (
     DocumentKeysRequest,
@@ -55,7 +55,7 @@ def _write(write: DocumentWriteIn) -> DocumentWrite:
 
 
 def _vector(values: list[float]) -> npt.NDArray[np.float32]:
-    return np.asarray(values, dtype=np.float32)
+    return float32_vectors(values, "a vector")
 
 
 @router.get("/model", summary="The model the server embeds documents and queries with")
