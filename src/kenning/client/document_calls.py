@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.client.calls import Call
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, InvalidScope
 from kenning.records import Scope
 from kenning.records.core import ModelInfo
 from kenning.records.documents import (
@@ -42,7 +42,7 @@ def _scope(scope: Scope) -> Scope:
     if not isinstance(scope, Scope):
         raise InvalidInput("scope must be a kenning.Scope")
     if scope.session is not None:
-        raise InvalidInput("documents belong to a tenant or a user, not to a session")
+        raise InvalidScope("documents belong to a tenant or a user, not to a session")
     return scope
 
 
@@ -54,7 +54,7 @@ def _floats(vector: Vector) -> list[float]:
     """*vector* as JSON numbers (the server checks their count and scales them to unit
     length)."""
     try:
-        values = np.asarray(vector, dtype=np.float32)
+        values = np.asarray(vector, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInput("a vector is a list of numbers") from exc
     if values.ndim != 1:
@@ -66,7 +66,7 @@ def embedding(scope: Scope) -> Call[ModelInfo | None]:
     def read(data: Any) -> ModelInfo | None:
         return None if data["model"] is None else ModelInfo(data["model"], int(data["dims"]))
 
-    return Call("GET", f"{_PATH}/model", read, scope=_scope(Scope(scope.tenant)))
+    return Call("GET", f"{_PATH}/model", read, scope=Scope(_scope(scope).tenant))
 
 
 def _write_json(write: DocumentWrite) -> dict[str, Any]:
