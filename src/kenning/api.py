@@ -5,20 +5,27 @@
 mypy checks both signatures against it (``AsyncClient`` offers the same calls, awaitable). Its
 parts are the protocols of ``memory.context`` (:mod:`kenning.context.api`) and of the
 long-term APIs (:mod:`kenning.longterm.api`); the agent tools take the parts they use
-(:class:`~kenning.tools.MemoryTarget`).
+(:class:`~kenning.tools.MemoryTarget`). :class:`DocumentsAPI` is the namespaced documents of
+a memory (LangGraph's store keeps its items in them), embedded
+(:class:`kenning.search.documents.Documents`) or served (``client.documents``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from kenning.context.api import WindowAPI
 from kenning.records import Event, NewEvent, Scope
+from kenning.records.core import ModelInfo
+from kenning.records.documents import Document, DocumentWrite, Namespace, ScoredDocument
 from kenning.search.hits import SearchResults
 
-__all__ = ["EventLike", "MemoryAPI", "MemoryParts", "ReadsAPI"]
+__all__ = ["DocumentsAPI", "EventLike", "MemoryAPI", "MemoryParts", "ReadsAPI"]
 
 C = TypeVar("C")
 F = TypeVar("F")
@@ -142,3 +149,66 @@ class MemoryParts(Generic[C, F, P, R]):
         (:class:`~kenning.longterm.api.RetentionAPI`; served, changes need the admin
         credential)."""
         return self._retention
+
+
+class DocumentsAPI(Protocol):
+    """JSON documents under (namespace, key) inside a tenant, as an application reaches them
+    embedded or served: times are the memory's clock (the server's, served), and texts and
+    queries given without vectors are embedded with the memory's own model.
+
+    A scope is a tenant's (all its documents) or a user's (the documents that user owns);
+    a session scope is refused. The rules are :class:`~kenning.store.protocol.DocumentStore`'s.
+    """
+
+    def embedding(self, scope: Scope) -> ModelInfo | None:
+        """The model the memory embeds texts and queries with (None: it has none, and
+        documents given without vectors are found by BM25 alone)."""
+        ...
+
+    def put(
+        self, scope: Scope, writes: Sequence[DocumentWrite], *, model: str | None = None
+    ) -> None:
+        """Apply *writes* in order, in one transaction (a value of None deletes). With
+        *model*, every text carries its vector of that model (stored at unit length, under the
+        model's name and dims, ``name/dims``); without, the memory embeds the texts.
+
+        Raises :class:`~kenning.errors.InvalidInput` (nothing written) for a vector of
+        another length or model than the tenant's stored ones, or a text without its vector.
+        """
+        ...
+
+    def get(
+        self, scope: Scope, keys: Sequence[tuple[Namespace, str]], *, refresh: bool = False,
+        omit_expired: bool = False,
+    ) -> list[Document | None]:  # fmt: skip
+        """The document under each (namespace, key), None where there is none (or it has
+        expired, with *omit_expired*); *refresh* restarts the time to live of those found."""
+        ...
+
+    def search(
+        self, scope: Scope, prefix: Namespace = (), *, filter: Mapping[str, Any] | None = None,
+        limit: int = 10, offset: int = 0, query: str | None = None,
+        vector: Sequence[float] | npt.NDArray[np.float32] | None = None,
+        model: str | None = None, refresh: bool = False, omit_expired: bool = False,
+    ) -> list[ScoredDocument]:  # fmt: skip
+        """The page of documents in *prefix* (or below) that *filter* admits
+        (:func:`~kenning.records.documents.parse_document_filter`): with a *query*, ranked by
+        kenning's hybrid search (BM25 and the cosine to *vector* of *model*, or to the
+        query embedded by the memory), each with its score; without, most recently updated
+        first, unscored."""
+        ...
+
+    def namespaces(
+        self, scope: Scope, *,
+        conditions: Iterable[tuple[Literal["prefix", "suffix"], Namespace]] = (),
+        max_depth: int | None = None, limit: int = 100, offset: int = 0,
+        omit_expired: bool = False,
+    ) -> list[Namespace]:  # fmt: skip
+        """The page of namespaces holding a document that every prefix or suffix pattern of
+        *conditions* matches (``"*"`` matching any one label), cut to *max_depth*."""
+        ...
+
+    def sweep(self, tenant: str) -> int:
+        """Delete the tenant's documents whose time to live has run out (a legal hold keeps
+        what it covers); return how many."""
+        ...

@@ -39,6 +39,7 @@ from kenning.records import (
     TenantPolicy,
 )
 from kenning.records.core import parse_opt_time, parse_time, time_json
+from kenning.records.documents import Document, ScoredDocument
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import QueryPlan
 from kenning.search.timeref import TimeWindow
@@ -48,6 +49,8 @@ __all__ = [
     "audit_json",
     "consent_from_json",
     "consent_json",
+    "document_from_json",
+    "document_json",
     "error_from_json",
     "error_json",
     "event_from_json",
@@ -72,6 +75,8 @@ __all__ = [
     "results_json",
     "scope_from_json",
     "scope_json",
+    "scored_from_json",
+    "scored_json",
     "stats_from_json",
     "stats_json",
     "summary_from_json",
@@ -337,6 +342,37 @@ def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
         facts={k: int(v) for k, v in data["facts"].items()},
         purged={k: int(v) for k, v in data["purged"].items()},
         unread_events=int(data.get("unread_events", 0)),
+    )
+
+
+def document_json(doc: Document) -> dict[str, Any]:
+    return {
+        "id": doc.id, "tenant": doc.tenant, "namespace": list(doc.namespace), "key": doc.key,
+        "value": dict(doc.value), "created_at": time_json(doc.created_at),
+        "updated_at": time_json(doc.updated_at), "user": doc.user,
+        "ttl_minutes": doc.ttl_minutes, "expires_at": time_json(doc.expires_at),
+    }  # fmt: skip
+
+
+def document_from_json(data: Mapping[str, Any]) -> Document:
+    ttl = data.get("ttl_minutes")
+    return Document(
+        id=data["id"], tenant=data["tenant"], namespace=tuple(data["namespace"]),
+        key=data["key"], value=dict(data["value"]), created_at=parse_time(data["created_at"]),
+        updated_at=parse_time(data["updated_at"]), user=data.get("user"),
+        ttl_minutes=None if ttl is None else float(ttl),
+        expires_at=parse_opt_time(data.get("expires_at")),
+    )  # fmt: skip
+
+
+def scored_json(hit: ScoredDocument) -> dict[str, Any]:
+    return {"document": document_json(hit.document), "score": hit.score}
+
+
+def scored_from_json(data: Mapping[str, Any]) -> ScoredDocument:
+    score = data.get("score")
+    return ScoredDocument(
+        document_from_json(data["document"]), None if score is None else float(score)
     )
 
 

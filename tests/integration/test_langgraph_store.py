@@ -15,12 +15,14 @@ node reads and writes the store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import math
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TypedDict
 
 import numpy as np
@@ -37,11 +39,10 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from kenning import Memory, Scope
+from kenning import Client, InvalidInput, Memory, Scope
 from kenning.integrations.langgraph import KenningStore
 from tests.conftest import MemoEmbedder
-
-Make = Callable[..., KenningStore]
+from tests.served import Served, serve
 
 
 class LetterEmbeddings(Embeddings):
@@ -77,28 +78,53 @@ class LetterEmbeddings(Embeddings):
         return self._one(text)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def location(request: pytest.FixtureRequest, tmp_path: Any) -> str:
-    if request.param == "postgresql":
-        return str(request.getfixturevalue("pg_url"))
-    return str(tmp_path / "kenning.db")
+class Make:
+    """Opens KenningStores (tenant ``t`` unless given) over kenning embedded on a SQLite file,
+    on PostgreSQL, or served (one server over a SQLite file, each store a ``kenning.Client``
+    with a key of its tenant); memories embed with the real MiniLM model."""
 
+    def __init__(self, kind: str, location: str, embedder: MemoEmbedder,
+                 served: Served | None) -> None:  # fmt: skip
+        self.kind, self._location, self._embedder, self._served = kind, location, embedder, served
+        self.opened: list[KenningStore] = []
 
-@pytest.fixture
-def make(location: str, real_embedder: MemoEmbedder) -> Iterator[Make]:
-    """Opens KenningStores over memories at the backend's location (tenant ``t`` unless
-    given), the memory embedding with the real MiniLM model; closes them after the test."""
-    opened: list[KenningStore] = []
-
-    def make(*, tenant: str = "t", **options: Any) -> KenningStore:
-        memory = Memory.open(location, embedder=real_embedder)
+    def __call__(self, *, tenant: str = "t", **options: Any) -> KenningStore:
+        memory: Memory | Client
+        if self._served is None:
+            memory = Memory.open(self._location, embedder=self._embedder)
+        else:
+            memory = Client(self._served.url, api_key=self._served.key(tenant))
         store = KenningStore(memory, tenant=tenant, own_memory=True, **options)
-        opened.append(store)
+        self.opened.append(store)
         return store
 
-    yield make
-    for store in opened:
-        store.close()
+    def behind(self, store: KenningStore) -> Memory:
+        """The embedded memory *store*'s documents live in (served: the server's)."""
+        if self._served is not None:
+            return self._served.memory
+        assert isinstance(store.memory, Memory)
+        return store.memory
+
+
+@pytest.fixture(params=["sqlite", "postgresql", "client"])
+def make(
+    request: pytest.FixtureRequest, tmp_path: Path, real_embedder: MemoEmbedder
+) -> Iterator[Make]:
+    if request.param == "postgresql":
+        location = str(request.getfixturevalue("pg_url"))
+    else:
+        location = str(tmp_path / "kenning.db")
+    with contextlib.ExitStack() as stack:
+        served = None
+        if request.param == "client":
+            memory = stack.enter_context(Memory.open(location, embedder=real_embedder))
+            served = stack.enter_context(serve(memory))
+        maker = Make(request.param, location, real_embedder, served)
+        try:
+            yield maker
+        finally:
+            for store in maker.opened:
+                store.close()
 
 
 @pytest.fixture
@@ -715,7 +741,7 @@ def test_scores(make: Make, fake: LetterEmbeddings, query: str) -> None:
     results = store.search((), query=query)
     a, b = np.asarray(fake.embed_query("aaa")), np.asarray(fake.embed_query(query))
     cosine = float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
-    fusion = store.memory.settings.fusion
+    fusion = make.behind(store).settings.fusion
     lexical = 1.0 if query == "aaa" else 0.0
     expected = (fusion.lexical_weight * lexical + fusion.vector_weight * max(cosine, 0.0)) / (
         fusion.lexical_weight + fusion.vector_weight
@@ -752,15 +778,15 @@ def test_ttl_refresh_omission_sweeper_and_legal_hold(make: Make) -> None:
     assert store.supports_ttl
     store.put(("m", "ann"), "a", {"v": 1})
     store.put(("m", "bob"), "b", {"v": 2}, ttl=None)
-    docs = store.memory.documents
+    docs = make.behind(store).documents
     held = docs.get_documents(Scope("t"), [(("m", "ann"), "a")])[0]
     assert held is not None and held.expires_at is not None and held.user == "ann"
     # An hour later: expired items are left out of reads, then swept, except under a hold.
     later = held.expires_at + timedelta(hours=1)
-    store.memory.retention.hold(Scope("t", "ann"), reason="audit")
+    make.behind(store).retention.hold(Scope("t", "ann"), reason="audit")
     assert docs.sweep_documents("t", now=later) == 0
     assert docs.get_documents(Scope("t"), [(("m", "ann"), "a")], live_at=later) == [None]
-    store.memory.retention.release(Scope("t", "ann"))
+    make.behind(store).retention.release(Scope("t", "ann"))
     assert docs.sweep_documents("t", now=later) == 1
     assert [i.key for i in store.search(("m",))] == ["b"]
     # refresh_ttl restarts the clock when asked.
@@ -800,6 +826,24 @@ def test_namespaces_map_to_users_and_erasure_reaches_them(make: Make) -> None:
     assert store.get(("memories", "bob"), "k") is not None
     store.memory.forget(Scope("t"))
     assert store.list_namespaces() == []
+
+
+def test_values_no_backend_can_store_are_refused_alike(make: Make) -> None:
+    # Embedded, a lone surrogate failed in the database driver (UnicodeEncodeError) and deep
+    # nesting was stored; served, the server would refuse both: each kind refuses them alike.
+    store = make()
+    deep: dict[str, Any] = {"a": "x"}
+    for _ in range(64):
+        deep = {"a": deep}
+    bad = [(("n",), "k", {"a": "x\ud800"}), (("n",), "k\udc00", {}), (("n\ud800",), "k", {}),
+           (("n",), "k", {"a\ud800": 1}), (("n",), "k", deep),
+           (("n",), "k", {"a": float("nan")})]  # fmt: skip
+    for namespace, key, value in bad:
+        with pytest.raises(InvalidInput):
+            store.put(namespace, key, value)
+    assert store.search(()) == [] and store.list_namespaces() == []
+    store.put(("n",), "k", deep["a"])  # 64 levels fit
+    assert store.get(("n",), "k").value == deep["a"]  # type: ignore[union-attr]
 
 
 def test_options_kenning_cannot_honour_are_refused_by_name(

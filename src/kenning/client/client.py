@@ -7,11 +7,13 @@ Moving from embedded to served is one line::
     memory = Client("http://127.0.0.1:8080", api_key="kn_…")            # served
 
 ``client.context``, ``client.facts``, ``client.retention`` and ``client.procedures`` mirror
-``memory.context`` and the long-term APIs. Records come back as the same frozen classes, and
-an error the server raised comes back as the same :class:`~kenning.errors.KenningError`
-subclass (``ScopeConflict``, ``LegalHoldActive``, ``InvalidInput``, …); httpx's own errors
-become :class:`~kenning.errors.ConnectionFailed`. The tenant is the API key's: a scope naming
-another tenant is refused before anything is sent.
+``memory.context`` and the long-term APIs; ``client.documents`` is the served namespaced
+documents (:class:`kenning.api.DocumentsAPI`, what LangGraph's ``KenningStore`` keeps).
+Records come back as the same frozen classes, and an error the server raised comes back as
+the same :class:`~kenning.errors.KenningError` subclass (``ScopeConflict``,
+``LegalHoldActive``, ``InvalidInput``, …); httpx's own errors become
+:class:`~kenning.errors.ConnectionFailed`. The tenant is the API key's: a scope naming another
+tenant is refused before anything is sent.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import httpx
 from kenning.api import EventLike, MemoryAPI, MemoryParts
 from kenning.client import calls
 from kenning.client.calls import Call, Identity
+from kenning.client.documents import AsyncDocuments, Documents
 from kenning.client.longterm import (
     AsyncFacts,
     AsyncProcedures,
@@ -177,6 +180,14 @@ class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAP
         self._conn = _Connection(http or httpx.Client(timeout=timeout), owned=http is None,
                                  base_url=base_url, api_key=api_key)  # fmt: skip
         super().__init__(_ClientContext(self), Facts(self), Procedures(self), Retention(self))
+        self._documents = Documents(self)
+
+    @property
+    def documents(self) -> Documents:
+        """The tenant's namespaced JSON documents (:class:`kenning.api.DocumentsAPI`): what
+        :class:`kenning.integrations.langgraph.KenningStore` keeps, on the server's clock and
+        embedded with the server's model unless vectors are given."""
+        return self._documents
 
     def _send(self, call: Call[T]) -> T:
         try:
@@ -297,6 +308,12 @@ class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, 
         super().__init__(
             _AsyncClientContext(self), AsyncFacts(self), AsyncProcedures(self), AsyncRetention(self)
         )
+        self._documents = AsyncDocuments(self)
+
+    @property
+    def documents(self) -> AsyncDocuments:
+        """``client.documents``, awaitable."""
+        return self._documents
 
     async def _send(self, call: Call[T]) -> T:
         try:

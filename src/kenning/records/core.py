@@ -26,6 +26,7 @@ __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
     "Event",
     "JSONScalar",
+    "ModelInfo",
     "NewEvent",
     "Pin",
     "PinKind",
@@ -49,6 +50,16 @@ _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}")
 _META_KEY_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 _TAG_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}")
 DEFAULT_MAX_CONTENT_CHARS = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class ModelInfo:
+    """Identity of an embedding model whose vectors a store holds (its events' vectors,
+    or the model a memory embeds documents with)."""
+
+    model_id: str
+    dimension: int
+    normalized: bool = True
 
 
 def validate_id(value: object, what: str) -> str:

@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal, NamedTuple
 
+import numpy as np
+import numpy.typing as npt
+
 from kenning.errors import ContentTooLarge, InvalidFilter, InvalidInput
+from kenning.records.core import validate_id
+from kenning.records.values import check_json, check_text
 
 __all__ = [
     "MAX_DOCUMENT_CHARS",
@@ -33,9 +38,13 @@ __all__ = [
     "Document",
     "DocumentFilter",
     "DocumentQuery",
+    "DocumentWrite",
+    "IndexText",
     "Namespace",
     "NamespaceQuery",
+    "ScoredDocument",
     "check_key",
+    "check_model",
     "check_namespace",
     "check_page",
     "check_ttl",
@@ -63,6 +72,7 @@ MAX_DOCUMENT_CHARS = 1_000_000
 """The largest document value, as JSON text."""
 MAX_PAGE = 10_000
 """The largest ``limit`` (and ``offset``) of one listing or search."""
+_MAX_MODEL = 256
 
 
 def check_namespace(
@@ -70,7 +80,8 @@ def check_namespace(
 ) -> Namespace:
     """*namespace* as a tuple of labels; InvalidInput unless each label is a non-empty string
     of at most 256 characters without NUL or U+001F (*empty*: the empty tuple is allowed, as
-    a prefix that matches everything)."""
+    a prefix that matches everything). A label holds text every backend stores (no lone
+    surrogate)."""
     if isinstance(namespace, str) or not isinstance(namespace, tuple | list):
         raise InvalidInput(f"{what} must be a tuple of strings, not {type(namespace).__name__}")
     labels = tuple(namespace)
@@ -86,15 +97,30 @@ def check_namespace(
                 f"{what} label {label!r:.40} is invalid: at most {_MAX_LABEL} characters, "
                 "without NUL or U+001F"
             )
+        check_text(label, f"{what} label")
     return labels
 
 
 def check_key(key: object) -> str:
-    """*key* if it is a string of at most 1024 characters without NUL, else InvalidInput."""
+    """*key* if it is a string of at most 1024 characters without NUL (or a lone surrogate),
+    else InvalidInput."""
     if not isinstance(key, str) or len(key) > _MAX_KEY or "\x00" in key:
         raise InvalidInput(f"a document key is a string of at most {_MAX_KEY} characters "
                            f"without NUL, got {key!r:.40}")  # fmt: skip
-    return key
+    return check_text(key, "a document key")
+
+
+def check_model(model: object) -> str:
+    """*model*, the name of the embedding model of given vectors, if it is a string of 1 to
+    256 characters without control characters (or a lone surrogate); InvalidInput otherwise."""
+    if (
+        not isinstance(model, str)
+        or not 0 < len(model) <= _MAX_MODEL
+        or any(ord(c) < 32 or 0xD800 <= ord(c) <= 0xDFFF for c in model)
+    ):
+        raise InvalidInput(f"a model name is 1 to {_MAX_MODEL} printable characters, "
+                           f"got {model!r:.40}")  # fmt: skip
+    return model
 
 
 def encode_namespace(namespace: Namespace) -> str:
@@ -129,12 +155,13 @@ def check_page(limit: object, offset: object) -> tuple[int, int]:
 
 
 def check_value(value: object) -> str:
-    """The JSON text of *value* as a document: a JSON object with string keys, no NUL in any
-    string, at most :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge)
-    otherwise."""
+    """The JSON text of *value* as a document: a JSON object that every backend stores the
+    same (:func:`~kenning.records.check_json`: string keys, no NUL or lone surrogate, finite
+    numbers, nested at most :data:`~kenning.records.MAX_JSON_DEPTH` levels), at most
+    :data:`MAX_DOCUMENT_CHARS` as JSON text; InvalidInput (ContentTooLarge) otherwise."""
     if not isinstance(value, Mapping):
         raise InvalidInput(f"a document value is a JSON object, not {type(value).__name__}")
-    _check_json(value)
+    check_json(value, "a document value")
     try:
         text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -145,23 +172,6 @@ def check_value(value: object) -> str:
             f"{MAX_DOCUMENT_CHARS}"
         )
     return text
-
-
-def _check_json(value: object) -> None:
-    # Keys that are not strings would come back as strings; NUL cannot be stored by
-    # PostgreSQL: both are refused on every backend alike.
-    if isinstance(value, str):
-        if "\x00" in value:
-            raise InvalidInput("a document value may not hold NUL characters")
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise InvalidInput(f"document object keys must be strings, got {key!r:.40}")
-            _check_json(key)
-            _check_json(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            _check_json(item)
 
 
 # -- time to live ---------------------------------------------------------------------------
@@ -216,6 +226,51 @@ class Document:
     user: str | None = None
     ttl_minutes: float | None = None
     expires_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IndexText:
+    """One text a document is found by: the JSON path it was read from (``$``: the whole
+    value), the text, and its vector (unit length, of the write's model) or None."""
+
+    path: str
+    text: str
+    vector: npt.NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentWrite:
+    """One document to store under (*namespace*, *key*), replacing what is there, or to
+    delete (*value* None). *user* owns it (None: the tenant); *texts* are what search finds it
+    by (none: it is listed and filtered, never ranked); *ttl_minutes* its time to live.
+    Checked on construction."""
+
+    namespace: Namespace
+    key: str
+    value: Mapping[str, Any] | None
+    user: str | None = None
+    texts: tuple[IndexText, ...] = ()
+    ttl_minutes: float | None = None
+    #: The value as JSON text, checked once here and stored as it is.
+    value_json: str | None = field(init=False, repr=False, compare=False, default=None)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "namespace", check_namespace(self.namespace))
+        check_key(self.key)
+        if self.value is not None:
+            object.__setattr__(self, "value_json", check_value(self.value))
+        if self.user is not None:
+            validate_id(self.user, "user")
+        check_ttl(self.ttl_minutes)
+        if not all(isinstance(t, IndexText) for t in self.texts):
+            raise InvalidInput("a document's texts must be IndexText records")
+
+
+class ScoredDocument(NamedTuple):
+    """A document found by a ranked search, with its fused score (None: not ranked)."""
+
+    document: Document
+    score: float | None
 
 
 # -- filters over a document's JSON ---------------------------------------------------------

@@ -20,11 +20,16 @@ __all__ = [
     "ClosePinRequest",
     "CompactRequest",
     "ConsentRequest",
+    "DocumentKeysRequest",
+    "DocumentSearchRequest",
+    "DocumentWriteIn",
+    "DocumentWritesRequest",
     "EventIn",
     "ForgetRequest",
     "HoldRequest",
     "KeyRequest",
     "MatchRequest",
+    "NamespacesRequest",
     "PinRequest",
     "PolicyRequest",
     "ProcedureRequest",
@@ -290,3 +295,88 @@ class PurgeRequest(_Request):
     now: str | float | None = Field(
         default=None, description="purge as of this time (default: now; never later)"
     )
+
+
+# -- namespaced documents ------------------------------------------------------------------
+
+#: A namespace: its labels (each a non-empty string; kenning checks them once more).
+_Namespace = Field(min_length=1, max_length=32)
+_Key = Field(max_length=1024)
+_Page = Field(default=10, ge=0, le=10_000)
+_Vector = Field(default=None, min_length=1, max_length=16_384)
+_Model = Field(
+    default=None, min_length=1, max_length=256,
+    description="the embedding model of the given vectors (stored as name/dims)",
+)  # fmt: skip
+_Expired = Field(default=False, description="leave out documents whose time to live has run out")
+_Refresh = Field(default=False, description="restart the time to live of the documents read")
+
+
+class IndexTextIn(_Body):
+    """A text the document is found by: the JSON path it was read from, and its vector."""
+
+    path: str = Field(min_length=1, max_length=1024)
+    text: str = Field(max_length=1_000_000)
+    vector: list[float] | None = _Vector
+
+
+class DocumentWriteIn(_Body):
+    """A document to store under (namespace, key), or to delete (value null)."""
+
+    namespace: list[str] = _Namespace
+    key: str = _Key
+    value: JsonValue = Field(description="a JSON object, or null to delete")
+    user: str | None = _opt_id()
+    texts: list[IndexTextIn] = Field(default_factory=list, max_length=1_000)
+    ttl_minutes: float | None = Field(default=None, gt=0, le=1e9)
+
+
+class DocumentWritesRequest(_Request):
+    """Writes applied in order, in one transaction. With ``model`` every text carries its
+    vector of that model; without, the server embeds the texts with its own model."""
+
+    user: str | None = _opt_id()
+    writes: list[DocumentWriteIn] = Field(min_length=1, max_length=10_000)
+    model: str | None = _Model
+
+
+class DocumentKey(_Body):
+    namespace: list[str] = _Namespace
+    key: str = _Key
+
+
+class DocumentKeysRequest(_Request):
+    user: str | None = _opt_id()
+    keys: list[DocumentKey] = Field(min_length=1, max_length=10_000)
+    refresh: bool = _Refresh
+    omit_expired: bool = _Expired
+
+
+class DocumentSearchRequest(_Request):
+    """A page of the documents under ``prefix`` that ``filter`` admits; with ``query``,
+    ranked by hybrid search (the query's ``vector`` of ``model``, or the server embeds it)."""
+
+    user: str | None = _opt_id()
+    prefix: list[str] = Field(default_factory=list, max_length=32)
+    filter: JsonValue = None
+    limit: int = _Page
+    offset: int = Field(default=0, ge=0, le=10_000)
+    query: str | None = Field(default=None, max_length=100_000)
+    vector: list[float] | None = _Vector
+    model: str | None = _Model
+    refresh: bool = _Refresh
+    omit_expired: bool = _Expired
+
+
+class NamespaceCondition(_Body):
+    match_type: Literal["prefix", "suffix"]
+    path: list[str] = Field(max_length=32, description='labels; "*" matches any one')
+
+
+class NamespacesRequest(_Request):
+    user: str | None = _opt_id()
+    conditions: list[NamespaceCondition] = Field(default_factory=list, max_length=16)
+    max_depth: int | None = Field(default=None, ge=1, le=32)
+    limit: int = Field(default=100, ge=0, le=10_000)
+    offset: int = Field(default=0, ge=0, le=10_000)
+    omit_expired: bool = _Expired

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -26,9 +26,9 @@ from kenning.records import (
     Summary,
     TaskState,
     new_event_id,
-    validate_id,
 )
-from kenning.records.documents import Namespace, check_key, check_namespace, check_ttl, check_value
+from kenning.records.core import ModelInfo
+from kenning.records.documents import DocumentWrite, IndexText
 
 _NO_METADATA: Mapping[str, JSONScalar] = MappingProxyType({})
 
@@ -53,15 +53,6 @@ __all__ = [
     "Vectors",
     "check_changes",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ModelInfo:
-    """Identity of the embedding model whose vectors a store holds."""
-
-    model_id: str
-    dimension: int
-    normalized: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,44 +324,6 @@ class Usage:
 
 
 # -- namespaced documents -------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class IndexText:
-    """One text a document is found by: the JSON path it was read from (``$``: the whole
-    value), the text, and its vector (unit length, of the write's model) or None."""
-
-    path: str
-    text: str
-    vector: npt.NDArray[np.float32] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentWrite:
-    """One document to store under (*namespace*, *key*), replacing what is there, or to
-    delete (*value* None). *user* owns it (None: the tenant); *texts* are what search finds it
-    by (none: it is listed and filtered, never ranked); *ttl_minutes* its time to live.
-    Checked on construction (:mod:`kenning.records.documents`)."""
-
-    namespace: Namespace
-    key: str
-    value: Mapping[str, Any] | None
-    user: str | None = None
-    texts: tuple[IndexText, ...] = ()
-    ttl_minutes: float | None = None
-    #: The value as JSON text, checked once here and stored as it is.
-    value_json: str | None = field(init=False, repr=False, compare=False, default=None)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "namespace", check_namespace(self.namespace))
-        check_key(self.key)
-        if self.value is not None:
-            object.__setattr__(self, "value_json", check_value(self.value))
-        if self.user is not None:
-            validate_id(self.user, "user")
-        check_ttl(self.ttl_minutes)
-        if not all(isinstance(t, IndexText) for t in self.texts):
-            raise InvalidInput("a document's texts must be IndexText records")
 
 
 class DocumentCandidates(NamedTuple):

@@ -4,8 +4,9 @@ name, never ignored), and the embeddings that index documents.
 
 The embeddings are the user's (a LangChain ``Embeddings`` object, a sync or async function or
 a provider string, wrapped by LangGraph's own ``ensure_embeddings`` exactly as
-``InMemoryStore`` wraps them), or, without ``embed``, the memory's own embedder (kenning's
-local MiniLM model by default). Vectors are stored at unit length: search compares cosines.
+``InMemoryStore`` wraps them), embedded where the store runs; or, without ``embed``, the
+memory's own model (kenning's local MiniLM model by default; a served kenning's model, on the
+server). Vectors are stored at unit length: search compares cosines.
 """
 
 from __future__ import annotations
@@ -21,10 +22,10 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, get_text_at_path
 from langgraph.store.base.embed import EmbeddingsLambda, tokenize_path
 
-from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
 from kenning.records.documents import check_ttl
-from kenning.store.records import IndexText
+from kenning.search.documents import unit_vectors
+from kenning.store.records import IndexText, ModelInfo
 
 __all__ = ["DocumentEmbedder", "IndexSettings", "TtlSettings", "index_settings", "ttl_settings"]
 
@@ -34,35 +35,19 @@ _TTL_KEYS = ("refresh_on_read", "default_ttl", "sweep_interval_minutes", "omit_e
 Matrix = npt.NDArray[np.float32]
 
 
-def _unit(rows: Sequence[Sequence[float]] | Matrix, dims: int, what: str) -> Matrix:
-    """The vectors *rows* at unit length (a zero vector stays zero); InvalidInput unless each
-    has *dims* finite numbers."""
-    matrix = np.asarray(rows, dtype=np.float32)
-    if matrix.ndim != 2 or matrix.shape[1] != dims:
-        shape = "x".join(str(n) for n in matrix.shape)
-        raise InvalidInput(f"{what} returned vectors of shape {shape}; index dims is {dims}")
-    if not np.isfinite(matrix).all():
-        raise InvalidInput(f"{what} returned a vector that is not finite")
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    unit: Matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
-    return unit
-
-
 def _row(matrix: Matrix) -> npt.NDArray[np.float32]:
     row: npt.NDArray[np.float32] = matrix[0]
     return row
 
 
 class DocumentEmbedder:
-    """Embeds documents' texts and queries for one store: the user's embeddings or kenning's
-    embedder, named by :attr:`model` (what the stored vectors are checked against)."""
+    """Embeds documents' texts and queries for one store with the user's embeddings, named
+    by :attr:`model` (what the stored vectors are checked against)."""
 
-    def __init__(self, *, model: str, dims: int, langchain: Embeddings | None = None,
-                 kenning: Embedder | None = None) -> None:  # fmt: skip
+    def __init__(self, *, model: str, dims: int, langchain: Embeddings) -> None:
         self.model = model
         self.dims = dims
         self._langchain = langchain
-        self._kenning = kenning
 
     @property
     def sync(self) -> bool:
@@ -73,26 +58,18 @@ class DocumentEmbedder:
         )
 
     def documents(self, texts: Sequence[str]) -> Matrix:
-        if self._kenning is not None:
-            return _unit(self._kenning.embed(list(texts)), self.dims, self.model)
-        assert self._langchain is not None
-        return _unit(self._langchain.embed_documents(list(texts)), self.dims, self.model)
+        return unit_vectors(self._langchain.embed_documents(list(texts)), self.dims, self.model)
 
     def query(self, text: str) -> npt.NDArray[np.float32]:
-        if self._kenning is not None:
-            return _row(self.documents([text]))
-        assert self._langchain is not None
-        return _row(_unit([self._langchain.embed_query(text)], self.dims, self.model))
+        return _row(unit_vectors([self._langchain.embed_query(text)], self.dims, self.model))
 
     async def adocuments(self, texts: Sequence[str]) -> Matrix:
-        if self._langchain is None:
-            return self.documents(texts)
-        return _unit(await self._langchain.aembed_documents(list(texts)), self.dims, self.model)
+        return unit_vectors(
+            await self._langchain.aembed_documents(list(texts)), self.dims, self.model
+        )
 
     async def aquery(self, text: str) -> npt.NDArray[np.float32]:
-        if self._langchain is None:
-            return self.query(text)
-        return _row(_unit([await self._langchain.aembed_query(text)], self.dims, self.model))
+        return _row(unit_vectors([await self._langchain.aembed_query(text)], self.dims, self.model))
 
 
 def _model_name(embeddings: Embeddings, dims: int) -> str:
@@ -111,7 +88,8 @@ def _model_name(embeddings: Embeddings, dims: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class IndexSettings:
-    """How documents are indexed: the embedder (None: BM25 only) and the default fields."""
+    """How documents are indexed: the user's embedder (None: the memory embeds them with its
+    own model, if it has one) and the default fields."""
 
     embedder: DocumentEmbedder | None
     fields: tuple[str, ...] = ("$",)
@@ -130,11 +108,11 @@ class IndexSettings:
         return out
 
 
-def index_settings(index: IndexConfig | None, embedder: Embedder | None) -> IndexSettings:
-    """Check LangGraph's *index* config and build the store's indexing from it (*embedder*:
-    the memory's, used when *index* gives no ``embed``)."""
+def index_settings(index: IndexConfig | None, own: ModelInfo | None) -> IndexSettings:
+    """Check LangGraph's *index* config and build the store's indexing from it (*own*: the
+    memory's model, which embeds when *index* gives no ``embed``)."""
     if index is None:
-        return IndexSettings(_kenning_embedder(embedder, None))
+        return IndexSettings(None)
     if not isinstance(index, Mapping):
         raise InvalidInput("index must be a LangGraph IndexConfig (a dict of dims, embed, fields)")
     unknown = sorted(set(index) - set(_INDEX_KEYS))
@@ -151,7 +129,8 @@ def index_settings(index: IndexConfig | None, embedder: Embedder | None) -> Inde
         raise InvalidInput("index fields must be a list of JSON paths")
     embed = index.get("embed")
     if embed is None:
-        return IndexSettings(_kenning_embedder(embedder, dims), tuple(fields))
+        _check_own(own, dims)
+        return IndexSettings(None, tuple(fields))
     if dims is None:
         raise InvalidInput("index needs dims (the length of the vectors embed returns)")
     embeddings = ensure_embeddings(embed)
@@ -160,15 +139,13 @@ def index_settings(index: IndexConfig | None, embedder: Embedder | None) -> Inde
                          tuple(fields))  # fmt: skip
 
 
-def _kenning_embedder(embedder: Embedder | None, dims: int | None) -> DocumentEmbedder | None:
-    if embedder is None:
-        return None  # a memory opened without embeddings: BM25 alone
-    if dims is not None and dims != embedder.dimension:
+def _check_own(own: ModelInfo | None, dims: int | None) -> None:
+    """Refuse *dims* other than those of the memory's own model (with none, BM25 alone)."""
+    if own is not None and dims is not None and dims != own.dimension:
         raise InvalidInput(
-            f"index dims is {dims}, but the memory's embedder ({embedder.model_id}) gives "
-            f"{embedder.dimension}: give embed, or dims {embedder.dimension}"
+            f"index dims is {dims}, but the memory's embedder ({own.model_id}) gives "
+            f"{own.dimension}: give embed, or dims {own.dimension}"
         )
-    return DocumentEmbedder(model=embedder.model_id, dims=embedder.dimension, kenning=embedder)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,11 @@
 Each batch runs in two steps, as LangGraph's ``InMemoryStore`` runs it: reads (``GetOp``,
 ``SearchOp``, ``ListNamespacesOp``) see the state before the batch, then its writes
 (``PutOp``; the last one of a namespace and key wins) are applied in one transaction. Texts
-are embedded before the transaction, queries before the searches.
+are embedded before the transaction, queries before the searches: with the user's ``embed``
+where the store runs, otherwise by the memory with its own model (on the server, served).
+
+The store reaches the documents through :class:`kenning.api.DocumentsAPI`: embedded, the
+memory's store (:class:`kenning.search.documents.Documents`); served, ``client.documents``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import logging
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +38,8 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
+from kenning.api import DocumentsAPI
+from kenning.client import Client
 from kenning.errors import InvalidInput, StoreError
 from kenning.integrations.langgraph.config import (
     IndexSettings,
@@ -44,14 +49,8 @@ from kenning.integrations.langgraph.config import (
 )
 from kenning.memory import Memory
 from kenning.records import Scope, validate_id
-from kenning.records.documents import (
-    Document,
-    DocumentQuery,
-    NamespaceQuery,
-    check_ttl,
-    parse_document_filter,
-)
-from kenning.search.documents import search_documents
+from kenning.records.documents import Document, check_ttl
+from kenning.search.documents import Documents
 from kenning.store.records import DocumentWrite, IndexText
 
 __all__ = ["KenningStore"]
@@ -88,15 +87,18 @@ class _Plan:
 class KenningStore(BaseStore):
     """A LangGraph store whose items are kenning documents of one tenant.
 
-    *memory* is a :class:`kenning.Memory` (SQLite file or PostgreSQL). Namespaces are tuples of
+    *memory* is a :class:`kenning.Memory` (SQLite file or PostgreSQL), or a
+    :class:`kenning.Client` of a served kenning whose API key belongs to *tenant*
+    (``InvalidScope`` otherwise; writes need its ``write`` scope). Namespaces are tuples of
     any depth inside *tenant*; with *user_at*, the namespace's label at that position names
     the user who owns the item, so ``memory.forget(Scope(tenant, user))`` and a legal hold on
     the user reach it (otherwise items belong to the tenant). *index* is LangGraph's
-    ``IndexConfig``; without ``embed``, items are embedded with the memory's own embedder
-    (kenning's local MiniLM model by default). Search ranks by kenning's fusion of BM25 and
-    cosine. *ttl* is LangGraph's ``TTLConfig``; with ``sweep_interval_minutes`` a background
-    thread deletes expired items until :meth:`close`. Options kenning cannot honour raise
-    ``InvalidInput`` (a ``ValueError``) naming them.
+    ``IndexConfig``; without ``embed``, items are embedded by the memory with its own model
+    (kenning's local MiniLM model by default; the server's, served). Search ranks by
+    kenning's fusion of BM25 and cosine. *ttl* is LangGraph's ``TTLConfig``; with
+    ``sweep_interval_minutes`` a background thread deletes expired items until
+    :meth:`close`. Options kenning cannot honour raise ``InvalidInput`` (a ``ValueError``)
+    naming them.
 
     >>> from kenning import Memory
     >>> with KenningStore(Memory.open(":memory:", embedder=None), tenant="acme",
@@ -110,7 +112,7 @@ class KenningStore(BaseStore):
 
     def __init__(
         self,
-        memory: Memory,
+        memory: Memory | Client,
         *,
         tenant: str,
         user_at: int | None = None,
@@ -118,28 +120,41 @@ class KenningStore(BaseStore):
         ttl: TTLConfig | None = None,
         own_memory: bool = False,
     ) -> None:
-        if not isinstance(memory, Memory):
-            raise InvalidInput("KenningStore needs a kenning.Memory (Memory.open(...))")
+        if not isinstance(memory, Memory | Client):
+            raise InvalidInput(
+                "KenningStore needs a kenning.Memory (Memory.open(...)) or a kenning.Client"
+            )
+        self._memory = memory
+        self._own = own_memory
+        try:
+            self._configure(tenant, user_at, index, ttl)
+        except BaseException:
+            if own_memory:  # a store that could not be made closes what it was to own
+                memory.close()
+            raise
+        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kenning-store")
+        self._stop = threading.Event()
+        self._sweeper: threading.Thread | None = None
+        if self._ttl.sweep_interval_minutes is not None:
+            self._sweeping = self.start_ttl_sweeper()
+
+    def _configure(
+        self, tenant: str, user_at: int | None, index: IndexConfig | None, ttl: TTLConfig | None
+    ) -> None:
         if user_at is not None and (
             isinstance(user_at, bool) or not isinstance(user_at, int) or user_at < 0
         ):
             raise InvalidInput(
                 f"user_at is a label position (an integer >= 0), got {user_at!r:.20}"
             )
-        self._memory = memory
-        self._docs = memory.documents
+        self._docs = _documents(self._memory)
         self._scope = Scope(tenant)
         self._user_at = user_at
-        self._index: IndexSettings = index_settings(index, memory.embedder)
+        # Served, this is the first call: a key of another tenant is refused here.
+        self._index: IndexSettings = index_settings(index, self._docs.embedding(self._scope))
         self._ttl: TtlSettings = ttl_settings(ttl)
         self.index_config = index
         self.ttl_config = ttl
-        self._own = own_memory
-        self._worker = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kenning-store")
-        self._stop = threading.Event()
-        self._sweeper: threading.Thread | None = None
-        if self._ttl.sweep_interval_minutes is not None:
-            self._sweeping = self.start_ttl_sweeper()
 
     @classmethod
     def open(cls, location: str | Path, *, tenant: str, **options: Any) -> KenningStore:
@@ -148,8 +163,8 @@ class KenningStore(BaseStore):
         return cls(Memory.open(location), tenant=tenant, own_memory=True, **options)
 
     @property
-    def memory(self) -> Memory:
-        """The memory the documents live in."""
+    def memory(self) -> Memory | Client:
+        """The memory the documents live in (a client, served)."""
         return self._memory
 
     # -- the two primitives ----------------------------------------------------------------
@@ -213,67 +228,57 @@ class KenningStore(BaseStore):
     # -- running ---------------------------------------------------------------------------
 
     def _run(self, plan: _Plan, vectors: _Vectors) -> list[Result]:
-        now = datetime.now(UTC)
         results: list[Result] = []
         gets = [op for op in plan.ops if isinstance(op, GetOp)]
-        found = iter(self._get(gets, now))
+        found = iter(self._get(gets))
         for op in plan.ops:
             if isinstance(op, GetOp):
                 results.append(next(found))
             elif isinstance(op, SearchOp):
-                results.append(self._search(op, vectors, now))
+                results.append(self._search(op, vectors))
             elif isinstance(op, ListNamespacesOp):
-                results.append(self._list(op, now))
+                results.append(self._list(op))
             else:
                 results.append(None)
-        self._write(plan, vectors, now)
+        self._write(plan, vectors)
         return results
 
-    def _live(self, now: datetime) -> datetime | None:
-        return now if self._ttl.omit_expired else None
-
-    def _get(self, ops: Sequence[GetOp], now: datetime) -> list[Item | None]:
+    def _get(self, ops: Sequence[GetOp]) -> list[Item | None]:
         out: list[Item | None] = [None] * len(ops)
         # Reads that restart the time to live and reads that do not: one call each.
         for refresh in (True, False):
             picked = [n for n, op in enumerate(ops) if bool(op.refresh_ttl) is refresh]
             if not picked:
                 continue
-            docs = self._docs.get_documents(
+            docs = self._docs.get(
                 self._scope, [(tuple(ops[n].namespace), ops[n].key) for n in picked],
-                refresh_at=now if refresh else None, live_at=self._live(now),
+                refresh=refresh, omit_expired=self._ttl.omit_expired,
             )  # fmt: skip
             for n, doc in zip(picked, docs, strict=True):
                 out[n] = None if doc is None else _item(doc)
         return out
 
-    def _search(self, op: SearchOp, vectors: _Vectors, now: datetime) -> list[SearchItem]:
-        query = DocumentQuery(
-            prefix=tuple(op.namespace_prefix), filter=parse_document_filter(op.filter),
-            limit=op.limit, offset=op.offset, live_at=self._live(now),
-        )  # fmt: skip
-        refresh = now if op.refresh_ttl else None
-        if not (op.query and op.query.strip()):
-            docs = self._docs.find_documents(self._scope, query, refresh_at=refresh)
-            return [_search_item(d, None) for d in docs]
+    def _search(self, op: SearchOp, vectors: _Vectors) -> list[SearchItem]:
+        query = op.query if op.query and op.query.strip() else None
+        # The user's embeddings embedded the query; without them, the memory embeds it.
+        vector = None if query is None else vectors.queries.get(query)
         embedder = self._index.embedder
-        hits = search_documents(
-            self._docs, self._scope, query, text=op.query,
-            vector=None if embedder is None else vectors.queries[op.query],
-            model=None if embedder is None else embedder.model,
-            fusion=self._memory.settings.fusion, refresh_at=refresh,
+        hits = self._docs.search(
+            self._scope, tuple(op.namespace_prefix), filter=op.filter, limit=op.limit,
+            offset=op.offset, query=query, vector=vector,
+            model=None if vector is None or embedder is None else embedder.model,
+            refresh=bool(op.refresh_ttl), omit_expired=self._ttl.omit_expired,
         )  # fmt: skip
         return [_search_item(hit.document, hit.score) for hit in hits]
 
-    def _list(self, op: ListNamespacesOp, now: datetime) -> list[tuple[str, ...]]:
+    def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = [(c.match_type, tuple(c.path)) for c in op.match_conditions or ()]
-        query = NamespaceQuery(
-            conditions=conditions, max_depth=op.max_depth, limit=op.limit, offset=op.offset,
-            live_at=self._live(now),
+        return self._docs.namespaces(
+            self._scope, conditions=conditions, max_depth=op.max_depth, limit=op.limit,
+            offset=op.offset, omit_expired=self._ttl.omit_expired,
         )  # fmt: skip
-        return self._docs.document_namespaces(self._scope, query)
 
-    def _write(self, plan: _Plan, vectors: _Vectors, now: datetime) -> None:
+    def _write(self, plan: _Plan, vectors: _Vectors) -> None:
         if not plan.puts:
             return
         writes = []
@@ -287,9 +292,7 @@ class KenningStore(BaseStore):
                 )
             )  # fmt: skip
         embedder = self._index.embedder
-        self._docs.put_documents(
-            self._scope, writes, at=now, model=None if embedder is None else embedder.model
-        )
+        self._docs.put(self._scope, writes, model=None if embedder is None else embedder.model)
 
     def _owner(self, namespace: tuple[str, ...]) -> str | None:
         """The user an item of *namespace* belongs to (None: the tenant)."""
@@ -307,7 +310,7 @@ class KenningStore(BaseStore):
     def sweep_ttl(self) -> int:
         """Delete the tenant's expired items now (a legal hold keeps what it covers); return
         how many."""
-        return self._docs.sweep_documents(self._scope.tenant, now=datetime.now(UTC))
+        return self._docs.sweep(self._scope.tenant)
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
@@ -368,6 +371,14 @@ class KenningStore(BaseStore):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _documents(memory: Memory | Client) -> DocumentsAPI:
+    """The namespaced documents of *memory*: served, the client's; embedded, the memory's
+    store at its clock, embedded with its embedder and ranked with its fusion settings."""
+    if isinstance(memory, Client):
+        return memory.documents
+    return Documents(memory.documents, embedder=memory.embedder, fusion=memory.settings.fusion)
 
 
 def _item(doc: Document) -> Item:
