@@ -105,6 +105,19 @@ def test_task_state_is_compare_and_set_per_session(store: Store) -> None:
         store.put_task_state(Scope("acme", "bob", "a-s1"), second, expected=2, at=T0)
 
 
+def test_an_investigation_round_trips_on_every_backend(store: Store) -> None:
+    state = merge_task(TaskState(), TaskUpdate(
+        task="Fix the CI build",
+        hypotheses=["flaky network", {"text": "stale cache", "status": "rejected",
+                                      "reason": "cleared it, still fails", "evidence": ["ev_9"]}],
+        findings=[{"text": "fails only on Python 3.11", "evidence": ["ev_1", "pin:id:B-7"]}],
+    ))  # fmt: skip
+    assert store.put_task_state(A1, state, expected=0, at=T0)
+    assert store.task_state(A1) == state
+    rejected = next(h for h in state.hypotheses if h.text == "stale cache")
+    assert (rejected.status.value, rejected.evidence) == ("rejected", ("ev_9",))
+
+
 def test_token_ledger_keeps_running_totals_and_tails(store: Store) -> None:
     ids = add(store, A1, "one", "two", "three", "four")
     assert store.ledger_head(A1, "enc") == (0, 0)

@@ -26,6 +26,14 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("set_pin", {"kind": "entity_id", "value": "A-1042"}),
     ("close_pin", {"key": "entity_id:A-1042"}),
     ("replace_goal", {"goal": "Refund A-1042", "constraints": ["refund to card"]}),
+    (
+        "update_investigation",
+        {
+            "hypotheses": [
+                {"text": "double charge", "status": "rejected", "reason": "one is a hold"}
+            ]
+        },
+    ),
     ("remember_fact", {"attribute": "preferred language", "value": "Portuguese"}),
     ("revoke_fact", {}),  # the id of the fact remembered just before
     ("read_profile", {}),

@@ -19,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from kenning import Memory, Scope
 
 TOOLS = ["search_memory", "search_conversation", "set_pin", "close_pin", "replace_goal",
-         "remember_fact", "revoke_fact", "read_profile"]  # fmt: skip
+         "update_investigation", "remember_fact", "revoke_fact", "read_profile"]  # fmt: skip
 
 
 def install(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

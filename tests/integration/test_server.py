@@ -299,3 +299,20 @@ def test_a_tool_event_may_give_its_result_alone_and_a_bad_event_is_named(served:
                        json={"user": "dana", "events": bad})  # fmt: skip
         assert r.status_code == 422 and r.json()["error"]["message"].startswith("event 2: ")
         assert len(client.get_session(DANA)) == 2  # the batch wrote nothing
+
+
+def test_an_investigation_travels_through_the_client(served: Served) -> None:
+    from kenning import InvalidInput, TaskUpdate
+
+    with Client(served.url, api_key=served.key("acme")) as client:
+        client.add_events(DANA, [EVENT])
+        state = client.context.update_task(DANA, TaskUpdate(
+            hypotheses=[{"text": "courier lost it", "status": "rejected",
+                         "reason": "tracking shows delivered"}, "box crushed in transit"],
+            findings=[{"text": "photo shows a crushed box", "evidence": ["ev_1"]}],
+        ))  # fmt: skip
+        assert [h.status.value for h in state.hypotheses] == ["rejected", "open"]
+        assert state.findings[0].evidence == ("ev_1",)
+        with pytest.raises(InvalidInput, match="was rejected"):
+            client.context.update_task(DANA, TaskUpdate(hypotheses=["Courier lost it"]))
+        assert client.context.task_state(DANA) == state

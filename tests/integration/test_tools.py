@@ -58,7 +58,7 @@ def test_definitions_are_openai_function_tools_naming_no_scope() -> None:
     defs = TOOLS.definitions()
     assert [d["function"]["name"] for d in defs] == [
         "search_memory", "search_conversation", "set_pin", "close_pin", "replace_goal",
-        "remember_fact", "revoke_fact", "read_profile",
+        "update_investigation", "remember_fact", "revoke_fact", "read_profile",
     ]  # fmt: skip
     for d in defs:
         assert d["type"] == "function"
@@ -276,3 +276,18 @@ def test_tools_over_rest_are_bound_to_the_keys_tenant(memory: Memory) -> None:
                                      "read_profile", {})  # fmt: skip
             assert profile["shared"] is True
             assert [f["value"] for f in profile["facts"]] == ["Netflix"]
+
+
+def test_the_agent_records_its_investigation_and_cannot_retry_a_rejection(
+    memory: Memory,
+) -> None:
+    binding = ToolBinding(DANA)
+    args = {"hypotheses": [{"text": "the card was charged twice", "status": "rejected",
+                            "reason": "one charge is a pending hold"}],
+            "findings": [{"text": "the hold expires in 3 days", "evidence": ["ev_7"]}]}  # fmt: skip
+    state = TOOLS.dispatch(memory, binding, "update_investigation", args)
+    assert state["hypotheses"][0]["status"] == "rejected" and state["findings"][0]["text"]
+    with pytest.raises(InvalidInput, match="was rejected"):
+        TOOLS.dispatch(memory, binding, "update_investigation",
+                       {"hypotheses": [{"text": "The card was charged  twice"}]})  # fmt: skip
+    assert memory.context.task_state(DANA).version == 1  # the refused call changed nothing

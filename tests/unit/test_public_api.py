@@ -24,6 +24,7 @@ EXPECTED = {
     "PinDraft", "Pressure", "Price", "PressureThresholds", "Summarizer", "SummaryBody",
     "SummaryItem",
     "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
+    "Finding", "Hypothesis", "HypothesisChange", "HypothesisStatus",
     "TierAccount", "TierCaps", "WorkingContext",
     # long-term memory
     "Consent", "FactCategory", "FactStatus", "FactStore", "LegalHold", "LegalHoldActive",

@@ -67,3 +67,45 @@ def test_constraints_stay_unique_and_json_round_trips(values: list[str]) -> None
     keys = [" ".join(c.lower().split()) for c in state.constraints]
     assert len(keys) == len(set(keys))
     assert TaskState.from_json(state.to_json()) == state
+
+
+def test_a_rejected_hypothesis_is_refused_until_reopened_with_a_reason() -> None:
+    state = merge_task(TaskState(), TaskUpdate(hypotheses=[
+        {"text": "Stale cache", "status": "rejected", "reason": "cleared it, still fails"},
+    ]))  # fmt: skip
+    for again in ("stale  CACHE", {"text": "stale cache", "status": "supported"}):
+        with pytest.raises(
+            InvalidInput, match=r"rejected at version 1 \(cleared it, still fails\)"
+        ):
+            merge_task(state, TaskUpdate(task="x", hypotheses=[again]))
+    with pytest.raises(InvalidInput, match="needs a reason"):
+        TaskUpdate(hypotheses=[{"text": "stale cache", "reopen": True}])
+    with pytest.raises(InvalidInput, match="needs a reason"):
+        TaskUpdate(hypotheses=[{"text": "bad merge", "status": "rejected"}])
+    reopened = merge_task(state, TaskUpdate(hypotheses=[
+        {"text": "stale cache", "reopen": True, "reason": "a second cache layer"},
+    ]))  # fmt: skip
+    (h,) = reopened.hypotheses
+    assert (h.status.value, h.reason, h.changed_at) == ("open", "a second cache layer", 2)
+
+
+def test_the_goal_tier_keeps_rejections_first_when_its_cap_binds() -> None:
+    from kenning import ContextSettings, Memory, Scope, Settings, Tier, TierCaps
+
+    update = TaskUpdate(
+        task="Fix the CI build",
+        hypotheses=[f"open idea number {n} about the network and the runners" for n in range(12)]
+        + [{"text": "stale cache", "status": "rejected", "reason": "cleared it, still fails"}],
+        findings=[{"text": "fails only on Python 3.11", "evidence": ["ev_1"]}],
+    )
+    settings = Settings(context=ContextSettings(caps=TierCaps(goal=0.2)))
+    with Memory.open(":memory:", embedder=None, settings=settings) as memory:
+        scope = Scope("acme", "dev", "s1")
+        memory.add_events(scope, [{"role": "user", "content": "CI fails again"}])
+        memory.context.update_task(scope, update)
+        window = memory.assemble(scope, budget_tokens=400, model="gpt-4o", system="s")
+    goal = next(m["content"] for m in window.messages if "Fix the CI build" in m["content"])
+    assert "Rejected: stale cache (because cleared it, still fails)" in goal
+    assert "Verified: fails only on Python 3.11" in goal
+    assert "open idea number 11" not in goal  # open hypotheses go first when the cap binds
+    assert window.tiers[Tier.GOAL].tokens <= 80

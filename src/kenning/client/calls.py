@@ -21,6 +21,8 @@ from kenning.records import (
     AuditEntry,
     Decision,
     Event,
+    Finding,
+    HypothesisChange,
     JSONScalar,
     NewEvent,
     Pin,
@@ -253,6 +255,11 @@ def update_task(scope: Scope, update: TaskUpdate) -> Call[TaskState]:
                       for d in update.decisions if isinstance(d, Decision)],
         "constraints": list(update.constraints),
         "drop_constraints": list(update.drop_constraints),
+        "hypotheses": [{"text": h.text, "status": _plain(h.status), "evidence": list(h.evidence),
+                        "reason": h.reason, "reopen": h.reopen}
+                       for h in update.hypotheses if isinstance(h, HypothesisChange)],
+        "findings": [{"text": f.text, "evidence": list(f.evidence)}
+                     for f in update.findings if isinstance(f, Finding)],
     }  # fmt: skip
     path = f"/v1/sessions/{session}/task"
     return Call("POST", path, task_from_json, json=_compact(body), scope=scope)

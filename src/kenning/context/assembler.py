@@ -277,12 +277,17 @@ def _with_drafts(
 def _goal_pieces(
     goal: str | None, task: TaskState, tokenizer: Tokenizer, cache: TokenCache
 ) -> list[Piece]:
-    """The caller's goal for this window, then the session's task state."""
+    """The caller's goal for this window, then the session's task state, then its
+    investigation a line each, most worth keeping first (the tier's cap drops from the end)."""
     pieces = []
     if goal:
         pieces.append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
     if not task.empty:
         pieces.append(_line(Tier.GOAL, "task", task.render(), tokenizer, cache))
+        pieces.extend(
+            _line(Tier.GOAL, key, text, tokenizer, cache)
+            for key, text in task.investigation_lines()
+        )
     return pieces
 
 

@@ -9,14 +9,32 @@ Merge rules (:func:`merge_task`), applied to the stored state and one update:
    ignored) is already recorded is not added again, and keeps its first rationale.
 4. ``constraints`` are added in order, de-duplicated the same way; ``drop_constraints``
    removes matching ones first, so an update may replace a constraint.
-5. Every merge that changes something increments ``version``; an update that changes
-   nothing leaves the state (and its version) as it was.
+5. ``hypotheses`` are named by their text (case and spacing ignored), applied in order: a new
+   one is added with its status; a known one takes the update's status, keeps the union of its
+   evidence and the latest reason. A rejected hypothesis stays rejected: an update that proposes
+   or supports it again is refused (``InvalidInput`` naming the rejection and its reason, and
+   nothing of the update is applied) unless it says ``reopen`` with a reason. Rejecting needs a
+   reason. ``changed_at`` is the version the change made.
+6. ``findings`` are a set named by their text: a known one keeps its first version and gains
+   the new evidence; none is ever removed. Evidence merges in first-seen order, so applying the
+   same changes in any order gives the same sets.
+7. Every merge that changes something increments ``version``; an update that changes
+   nothing leaves the state (and its version) as it was. Hypotheses and findings are capped at
+   ``MAX_TASK_ITEMS`` each: an update past the cap is refused, nothing is dropped.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from kenning.errors import InvalidInput
+from kenning.records.investigation import (
+    Finding,
+    Hypothesis,
+    HypothesisChange,
+    HypothesisStatus,
+    hypothesis_id,
+)
 from kenning.records.task import (
     MAX_TASK_ITEMS,
     Decision,
@@ -59,6 +77,57 @@ def merge_task(state: TaskState, update: TaskUpdate) -> TaskState:
                 seen.add(task_key(c))
                 kept.append(c)
         merged = replace(merged, constraints=tuple(kept)[-MAX_TASK_ITEMS:])
+    at = state.version + 1
+    if update.hypotheses:
+        merged = replace(merged, hypotheses=_hypotheses(merged.hypotheses, update, at))
+    if update.findings:
+        merged = replace(merged, findings=_findings(merged.findings, update, at))
     if replace(merged, version=state.version) == state:
         return state
-    return replace(merged, version=state.version + 1)
+    return replace(merged, version=at)
+
+
+def _hypotheses(
+    held: tuple[Hypothesis, ...], update: TaskUpdate, at: int
+) -> tuple[Hypothesis, ...]:
+    by_id = {h.id: h for h in held}
+    for change in update.hypotheses:
+        assert isinstance(change, HypothesisChange)
+        key = hypothesis_id(change.text)
+        known = by_id.get(key)
+        by_id[key] = _changed(known, change, key, at) if known else Hypothesis(
+            key, change.text, HypothesisStatus(change.status), tuple(change.evidence),
+            change.reason, at,
+        )  # fmt: skip
+    if len(by_id) > MAX_TASK_ITEMS:
+        raise InvalidInput(f"the task state holds at most {MAX_TASK_ITEMS} hypotheses")
+    return tuple(by_id.values())
+
+
+def _changed(known: Hypothesis, change: HypothesisChange, key: str, at: int) -> Hypothesis:
+    status = HypothesisStatus(change.status)
+    rejected = known.status is HypothesisStatus.REJECTED
+    if rejected and status is not HypothesisStatus.REJECTED and not change.reopen:
+        raise InvalidInput(
+            f"hypothesis {known.text!r:.120} was rejected at version {known.changed_at} "
+            f"({known.reason}); send reopen with a reason to reopen it"
+        )
+    evidence = tuple(dict.fromkeys((*known.evidence, *change.evidence)))
+    updated = replace(known, status=status, evidence=evidence,
+                      reason=change.reason or known.reason)  # fmt: skip
+    return known if updated == known else replace(updated, changed_at=at)
+
+
+def _findings(held: tuple[Finding, ...], update: TaskUpdate, at: int) -> tuple[Finding, ...]:
+    by_key = {task_key(f.text): f for f in held}
+    for new in update.findings:
+        assert isinstance(new, Finding)
+        known = by_key.get(task_key(new.text))
+        if known is None:
+            by_key[task_key(new.text)] = replace(new, found_at=at)
+        else:
+            evidence = tuple(dict.fromkeys((*known.evidence, *new.evidence)))
+            by_key[task_key(new.text)] = replace(known, evidence=evidence)
+    if len(by_key) > MAX_TASK_ITEMS:
+        raise InvalidInput(f"the task state holds at most {MAX_TASK_ITEMS} findings")
+    return tuple(by_key.values())

@@ -33,6 +33,7 @@ from kenning.records.facts import (
     ProcedureStatus,
 )
 from kenning.records.filters import KINDS, Filters
+from kenning.records.investigation import Finding, Hypothesis, HypothesisChange, HypothesisStatus
 from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStatus, QueueStats
 from kenning.records.keys import ApiKey, KeyScope, Quota, TenantUsage
 from kenning.records.pin_draft import PinDraft
@@ -67,6 +68,10 @@ __all__ = [
     "FactSource",
     "FactStatus",
     "Filters",
+    "Finding",
+    "Hypothesis",
+    "HypothesisChange",
+    "HypothesisStatus",
     "JSONScalar",
     "JobStatus",
     "KeyScope",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kenning.errors import InvalidInput
+from kenning.records.investigation import Finding, Hypothesis, HypothesisChange, HypothesisStatus
 from kenning.records.values import check_text
 
 __all__ = ["MAX_TASK_ITEMS", "Decision", "TaskState", "TaskStatus", "TaskUpdate", "task_key"]
@@ -43,13 +44,30 @@ class TaskState:
     status: TaskStatus = TaskStatus.NOT_STARTED
     decisions: tuple[Decision, ...] = ()
     constraints: tuple[str, ...] = ()
+    hypotheses: tuple[Hypothesis, ...] = ()
+    findings: tuple[Finding, ...] = ()
     version: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.task or self.subtask or self.decisions or self.constraints) and (
-            self.status is TaskStatus.NOT_STARTED
-        )
+        held = (self.task, self.subtask, self.decisions, self.constraints, self.hypotheses,
+                self.findings)  # fmt: skip
+        return not any(held) and self.status is TaskStatus.NOT_STARTED
+
+    def investigation_lines(self) -> list[tuple[str, str]]:
+        """The investigation as ``(key, line)`` pairs, most worth keeping first: rejected
+        hypotheses (they prevent repeated work), verified findings, supported hypotheses, then
+        open ones. The goal tier drops from the end when its cap binds."""
+        by = {s: [h for h in self.hypotheses if h.status is s] for s in HypothesisStatus}
+        lines = [(f"rejected:{h.id}", f"Rejected: {h.text} (because {h.reason})")
+                 for h in by[HypothesisStatus.REJECTED]]  # fmt: skip
+        lines += [(f"finding:{n}", f"Verified: {f.text}" + _cited(f.evidence))
+                  for n, f in enumerate(self.findings)]  # fmt: skip
+        lines += [(f"supported:{h.id}", f"Supported: {h.text}" + _cited(h.evidence))
+                  for h in by[HypothesisStatus.SUPPORTED]]  # fmt: skip
+        lines += [(f"open:{h.id}", f"Open hypothesis: {h.text}")
+                  for h in by[HypothesisStatus.OPEN]]  # fmt: skip
+        return lines
 
     def render(self) -> str:
         """The compact text shown in the goal tier."""
@@ -75,6 +93,8 @@ class TaskState:
             "status": self.status.value,
             "decisions": [{"text": d.text, "rationale": d.rationale} for d in self.decisions],
             "constraints": list(self.constraints),
+            "hypotheses": [h.to_json() for h in self.hypotheses],
+            "findings": [f.to_json() for f in self.findings],
             "version": self.version,
         }
 
@@ -89,6 +109,8 @@ class TaskState:
                 for d in data.get("decisions", [])
             ),
             constraints=tuple(str(c) for c in data.get("constraints", [])),
+            hypotheses=tuple(Hypothesis.from_json(h) for h in data.get("hypotheses", [])),
+            findings=tuple(Finding.from_json(f) for f in data.get("findings", [])),
             version=int(data.get("version", 0)),
         )
 
@@ -123,6 +145,8 @@ class TaskUpdate:
     decisions: Sequence[Decision | tuple[str, str] | str] = field(default_factory=tuple)
     constraints: Sequence[str] = field(default_factory=tuple)
     drop_constraints: Sequence[str] = field(default_factory=tuple)
+    hypotheses: Sequence[HypothesisChange | Mapping[str, Any] | str] = field(default_factory=tuple)
+    findings: Sequence[Finding | Mapping[str, Any] | str] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
         if self.task is not None:
@@ -157,6 +181,10 @@ class TaskUpdate:
         for name in ("constraints", "drop_constraints"):
             values = tuple(_text(c, "constraint") for c in _seq(getattr(self, name), name))
             object.__setattr__(self, name, values)
+        changes = tuple(HypothesisChange.given(h) for h in _seq(self.hypotheses, "hypotheses"))
+        object.__setattr__(self, "hypotheses", changes)
+        found = tuple(Finding.given(f) for f in _seq(self.findings, "findings"))
+        object.__setattr__(self, "findings", found)
 
 
 def _seq(value: object, what: str) -> Sequence[Any]:
@@ -165,3 +193,10 @@ def _seq(value: object, what: str) -> Sequence[Any]:
     if len(value) > MAX_TASK_ITEMS:
         raise InvalidInput(f"{what} has more than {MAX_TASK_ITEMS} entries")
     return value
+
+
+def _cited(evidence: tuple[str, ...]) -> str:
+    if not evidence:
+        return ""
+    more = f" and {len(evidence) - 2} more" if len(evidence) > 2 else ""
+    return f" [evidence: {', '.join(evidence[:2])}{more}]"

@@ -160,6 +160,8 @@ def update_task(request: Request, session: str, body: TaskRequest) -> Json:
         task=body.task, subtask=body.subtask, status=body.status,
         decisions=[(d.text, d.rationale) for d in body.decisions],
         constraints=body.constraints, drop_constraints=body.drop_constraints,
+        hypotheses=[h.model_dump() for h in body.hypotheses],
+        findings=[f.model_dump() for f in body.findings],
     )  # fmt: skip
     return task_json(service(request).memory.context.update_task(scope, update))
 

@@ -174,6 +174,26 @@ class TaskRequest(_Request):
     decisions: list[DecisionIn] = Field(default_factory=list, max_length=100)
     constraints: list[str] = Field(default_factory=list, max_length=100)
     drop_constraints: list[str] = Field(default_factory=list, max_length=100)
+    hypotheses: list[HypothesisIn] = Field(default_factory=list, max_length=100)
+    findings: list[FindingIn] = Field(default_factory=list, max_length=100)
+
+
+class HypothesisIn(_Body):
+    """A hypothesis to propose, support or reject (a reason is needed to reject, and to
+    reopen a rejected one)."""
+
+    text: str = Field(min_length=1, max_length=2_000)
+    status: Literal["open", "supported", "rejected"] = "open"
+    evidence: list[str] = Field(default_factory=list, max_length=50)
+    reason: str = Field(default="", max_length=2_000)
+    reopen: bool = False
+
+
+class FindingIn(_Body):
+    """A verified finding and its evidence (event ids, or pin:<key>)."""
+
+    text: str = Field(min_length=1, max_length=2_000)
+    evidence: list[str] = Field(default_factory=list, max_length=50)
 
 
 class CompactRequest(_Request):

@@ -148,6 +148,13 @@ def replace_goal(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any
     return state.to_json()
 
 
+def update_investigation(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any]) -> Any:
+    """Record hypotheses (proposed, supported, rejected with a reason) and verified findings;
+    a rejected hypothesis comes back only with ``reopen`` and a reason."""
+    update = TaskUpdate(hypotheses=args.get("hypotheses", ()), findings=args.get("findings", ()))
+    return memory.context.update_task(binding.scope, update).to_json()
+
+
 def memory_tools() -> list[ToolSpec]:
     """The tools that work on the episodic record, pins and task state."""
     return [
@@ -156,6 +163,7 @@ def memory_tools() -> list[ToolSpec]:
         _set_pin_tool(),
         _close_pin_tool(),
         _replace_goal_tool(),
+        _update_investigation_tool(),
     ]
 
 
@@ -291,6 +299,50 @@ def _replace_goal_tool() -> ToolSpec:
             "additionalProperties": False,
         },
         replace_goal,
+        writes=True,
+    )
+
+
+_EVIDENCE = {"type": "array", "maxItems": 20,
+             "items": {"type": "string", "minLength": 1, "maxLength": 256}}  # fmt: skip
+
+
+def _update_investigation_tool() -> ToolSpec:
+    """The tool that records hypotheses and verified findings in the task state."""
+    hypothesis = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "minLength": 1, "maxLength": 1000},
+            "status": {"type": "string", "enum": ["open", "supported", "rejected"]},
+            "evidence": _EVIDENCE,
+            "reason": {"type": "string", "maxLength": 1000},
+            "reopen": {"type": "boolean"},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    finding = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 1000},
+                       "evidence": _EVIDENCE},
+        "required": ["text"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    return ToolSpec(
+        "update_investigation",
+        "Record what you tried and learned, so it survives when the conversation is "
+        "summarized: hypotheses (open, supported, or rejected with a one-line reason) and "
+        "verified findings with their evidence (event ids). A rejected hypothesis cannot be "
+        "proposed again unless you set reopen with a reason.",
+        {
+            "type": "object",
+            "properties": {
+                "hypotheses": {"type": "array", "maxItems": 20, "items": hypothesis},
+                "findings": {"type": "array", "maxItems": 20, "items": finding},
+            },
+            "additionalProperties": False,
+        },
+        update_investigation,
         writes=True,
     )
 
