@@ -12,7 +12,7 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.records.investigation import Finding, Hypothesis, HypothesisChange, HypothesisStatus
-from kenning.records.values import check_text
+from kenning.records.values import one_line
 
 __all__ = ["MAX_TASK_ITEMS", "Decision", "TaskState", "TaskStatus", "TaskUpdate", "task_key"]
 
@@ -116,14 +116,7 @@ class TaskState:
 
 
 def _text(value: object, what: str, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{what} must be a string")
-    text = " ".join(check_text(value, what).split())
-    if not text and not allow_empty:
-        raise InvalidInput(f"{what} is empty")
-    if len(text) > _MAX_TEXT:
-        raise InvalidInput(f"{what} has {len(text)} characters, over the maximum of {_MAX_TEXT}")
-    return text
+    return one_line(value, what, allow_empty=allow_empty, max_chars=_MAX_TEXT)
 
 
 def task_key(text: str) -> str:

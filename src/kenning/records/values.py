@@ -37,6 +37,7 @@ __all__ = [
     "check_json",
     "check_text",
     "check_year",
+    "one_line",
     "too_deep",
 ]
 
@@ -58,6 +59,24 @@ MAX_YEAR = 8999
 calendar's years 1-9999."""
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def one_line(value: object, what: str, *, allow_empty: bool = False, max_chars: int = 2_000) -> str:
+    """A short text field (a task, a hypothesis, a reason) with its spacing collapsed; raise
+    :class:`InvalidInput` naming *what* for a non-string, an empty one (unless
+    *allow_empty*), one over *max_chars*, or one no backend can store.
+
+    >>> one_line("  Fix   the build ", "task")
+    'Fix the build'
+    """
+    if not isinstance(value, str):
+        raise InvalidInput(f"{what} must be a string")
+    text = " ".join(check_text(value, what).split())
+    if not text and not allow_empty:
+        raise InvalidInput(f"{what} is empty")
+    if len(text) > max_chars:
+        raise InvalidInput(f"{what} has {len(text)} characters, over the maximum of {max_chars}")
+    return text
 
 
 def check_text(value: str, what: str) -> str:
