@@ -129,12 +129,20 @@ def unit_vectors(rows: object, dims: int | None, what: str) -> Matrix:
     has the same number (*dims*, when given; at most :data:`MAX_DIMS`) of finite numbers
     within float32's range. *what* names where they came from."""
     matrix = _wide(rows, what)
+    _check_shape(matrix, dims, what)
+    return _normalized(matrix)
+
+
+def _check_shape(matrix: npt.NDArray[np.float64], dims: int | None, what: str) -> None:
     if matrix.ndim != 2 or (dims is not None and matrix.shape[1] != dims):
         shape = "x".join(str(n) for n in matrix.shape)
         want = "vectors of one length" if dims is None else f"index dims is {dims}"
         raise InvalidInput(f"{what} returned vectors of shape {shape}; {want}")
     if not 0 < matrix.shape[1] <= MAX_DIMS:
         raise InvalidInput(f"{what} gave vectors of {matrix.shape[1]} dimensions: 1 to {MAX_DIMS}")
+
+
+def _normalized(matrix: npt.NDArray[np.float64]) -> Matrix:
     # In float64, so squaring float32's largest numbers does not overflow.
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     unit = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
@@ -198,12 +206,12 @@ class Documents:
         if not vectors:
             return check_model(model), writes
         raw = _wide(np.stack(_rows(vectors)), "the given vectors")
-        unit = unit_vectors(raw, None, "the given vectors")
-        named = self._named(model, unit.shape[1])
+        _check_shape(raw, None, "the given vectors")
+        named = self._named(model, raw.shape[1])
         norms = np.linalg.norm(raw, axis=1)
         if np.all((np.abs(norms - 1) <= _UNIT_TOLERANCE) | (norms == 0)):
-            return named, writes
-        return named, _with_vectors(writes, unit)
+            return named, writes  # already unit length, as a KenningStore's embeddings are
+        return named, _with_vectors(writes, _normalized(raw))
 
     def _named(self, model: str, dims: int) -> str:
         """The name vectors of *model* with *dims* dimensions are stored under: the model and
