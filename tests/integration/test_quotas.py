@@ -136,7 +136,10 @@ def test_two_writer_processes_never_pass_the_quota(
     ]
     deadline = time.monotonic() + 120
     while not all(r.exists() for r in readies):
-        assert all(w.poll() is None for w in writers), [w.communicate() for w in writers]
+        if any(w.poll() is not None for w in writers):
+            for w in writers:  # the others wait for "go": stop them, then show every output
+                w.kill()
+            pytest.fail(f"a writer died before it was ready: {[w.communicate() for w in writers]}")
         assert time.monotonic() < deadline, "the writers did not start"
         time.sleep(0.05)
     go.touch()  # both append at once from here

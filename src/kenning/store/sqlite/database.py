@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -54,6 +55,34 @@ def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Con
     return conn
 
 
+def _open_migrated(path: str, timeout_s: float) -> sqlite3.Connection:
+    """The store's write connection, its file migrated. Two processes opening one new file at
+    once can see "database is locked" without SQLite's busy handler running (the switch to
+    WAL and the first reads of the new log): the open is tried again until *timeout_s*; each
+    migration is its own checked transaction, so a retry applies only what is missing."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path, timeout_s, first=True)
+            migrate(conn)
+            return conn
+        except sqlite3.OperationalError as exc:
+            if conn is not None:
+                conn.close()
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise StoreError(f"cannot open SQLite database {path!r}: {exc}") from exc
+            time.sleep(0.05)
+        except sqlite3.Error as exc:
+            if conn is not None:
+                conn.close()
+            raise StoreError(f"cannot open SQLite database {path!r}: {exc}") from exc
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+
+
 class Database(SqlDatabase):
     """The connections of one SQLite store and the transactions over them."""
 
@@ -73,11 +102,7 @@ class Database(SqlDatabase):
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self._known_model: ModelInfo | None = None
-        try:
-            self._conn = _connect(self._path, timeout_s, first=True)
-            migrate(self._conn)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self._path!r}: {exc}") from exc
+        self._conn = _open_migrated(self._path, timeout_s)
 
     @property
     def path(self) -> str:
