@@ -12,6 +12,8 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
 - :class:`PolicyStore`: consent, tenant policy, legal holds, the retention purge.
 - :class:`ProcedureStore`: versioned playbooks bound to their tool schemas.
+- :class:`Directory`: a tenant's users with their sessions' counts and activity (what an
+  operator browses, e.g. the inspector page); not part of :class:`Store`.
 - :class:`Credentials`: the server's API keys (hashed) and tenants' stored volume; not part
   of :class:`Store` (a backend offers it to be served).
 - :class:`DocumentStore`: JSON documents under namespaced keys (the LangGraph store's
@@ -70,11 +72,13 @@ from kenning.store.records import (
     SessionInfo,
     StoreStats,
     Usage,
+    UserInfo,
 )
 
 __all__ = [
     "ContextState",
     "Credentials",
+    "Directory",
     "DocumentStore",
     "EventLog",
     "FactStore",
@@ -378,6 +382,18 @@ class JobQueue(Protocol):
 
     def queue_stats(self) -> QueueStats:
         """Jobs pending and running over the whole store, and the oldest pending job's age."""
+        ...
+
+
+@runtime_checkable
+class Directory(Protocol):
+    """Who a tenant holds, for browsing: read-only, always inside one tenant."""
+
+    def tenant_users(
+        self, tenant: str, *, contains: str | None = None, limit: int = 100
+    ) -> list[UserInfo]:
+        """The users of *tenant* with sessions, the most recently active first (ties by id),
+        at most *limit*; with *contains*, only users whose id holds it (any case)."""
         ...
 
 

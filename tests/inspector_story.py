@@ -1,0 +1,98 @@
+"""A support conversation for the inspector's page tests: 300 turns of one customer, a refund
+of an order (its id and amount pinned), a move (the old city's fact superseded by the new one),
+and a contact preference stated then revoked. Written through the REST client, as a host
+application would."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kenning import Client, Scope
+
+__all__ = ["ORDER_ID", "REFUND_AMOUNT", "Story", "tell_story"]
+
+ORDER_ID = "A-77123"
+REFUND_AMOUNT = "149.90"
+_START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+_USER_LINES = (
+    "Hi, my order {order} arrived with a cracked screen.",
+    "The parcel was left at the door, the box was dented too.",
+    "Can you check where my replacement is?",
+    "I would rather have my money back than wait again.",
+    "Is there anything else you need from me?",
+    "Thanks, that helps. One more question about shipping times.",
+)
+_ASSISTANT_LINES = (
+    "Sorry to hear that. Let me look up order {order}.",
+    "I can see the shipment; the carrier marked it delivered on Monday.",
+    "I have opened a case for you; a photo of the damage would help.",
+    "Understood, I will prepare a refund instead of a replacement.",
+    "Nothing else for now, the case is complete.",
+    "Standard shipping takes three to five working days.",
+)
+
+
+@dataclass(frozen=True)
+class Story:
+    """What was written: the session's scope, and the fact ids the test looks at."""
+
+    scope: Scope
+    old_city_id: str
+    new_city_id: str
+    preference_id: str
+
+
+def _turns() -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = []
+    for n in range(300):
+        at = (_START + timedelta(minutes=n)).isoformat()
+        base: dict[str, Any] = {"id": f"t{n:03d}", "at": at}
+        if n == 40:
+            turns.append(base | {"role": "user", "content": "I live in Berlin, ship it there."})
+        elif n == 120:
+            turns.append(base | {"role": "user",
+                                 "content": "Big news: I moved to Lisbon last month."})  # fmt: skip
+        elif n == 150:
+            turns.append(base | {"role": "user", "content": "Please contact me by email only."})
+        elif n == 200:
+            turns.append(base | {"role": "tool", "tool_name": "lookup_order",
+                                 "tool_args": {"order_id": ORDER_ID},
+                                 "tool_result": {"status": "delivered", "total": REFUND_AMOUNT,
+                                                 "currency": "EUR"}})  # fmt: skip
+        elif n == 201:
+            turns.append(base | {"role": "assistant",
+                                 "content": f"Refund of {REFUND_AMOUNT} EUR for order "
+                                            f"{ORDER_ID} is approved."})  # fmt: skip
+        elif n == 260:
+            turns.append(base | {"role": "user",
+                                 "content": "Actually, phone is fine too, forget the email."})  # fmt: skip
+        else:
+            lines = _USER_LINES if n % 2 == 0 else _ASSISTANT_LINES
+            text = lines[(n // 2) % len(lines)].format(order=ORDER_ID)
+            turns.append(base | {"role": "user" if n % 2 == 0 else "assistant",
+                                 "content": f"{text} (turn {n})"})  # fmt: skip
+    return turns
+
+
+def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
+    """Write the conversation, its pins and facts in *tenant*, and compact its start."""
+    scope = Scope(tenant, user, "support-1")
+    client.add_events(scope, _turns())
+    client.add_events(Scope(tenant, user, "support-0"),
+                      [{"role": "user", "content": "Where is my invoice?"}])  # fmt: skip
+    client.add_events(Scope(tenant, "erik", "chat-9"),
+                      [{"role": "user", "content": "Do you ship to Oslo?"}])  # fmt: skip
+    client.context.set_pin(scope, "entity_id", ORDER_ID, key="order", source_event_id="t000")
+    client.context.set_pin(scope, "amount", f"refund of order {ORDER_ID}", key="refund",
+                   amount=REFUND_AMOUNT, currency="EUR", source_event_id="t201")  # fmt: skip
+    user_scope = Scope(tenant, user, "support-1")
+    old = client.facts.remember(user_scope, "location", "Berlin", source_event_id="t040")
+    new = client.facts.remember(user_scope, "location", "Lisbon", source_event_id="t120")
+    pref = client.facts.remember(user_scope, "contact_preference", "email only",
+                                 source_event_id="t150")  # fmt: skip
+    client.facts.revoke(Scope(tenant, user), pref.id)
+    client.context.compact(scope, budget_tokens=2_000, model="gpt-4o")
+    return Story(scope, old.id, new.id, pref.id)
