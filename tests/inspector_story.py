@@ -1,15 +1,17 @@
-"""A support conversation for the inspector's page tests: 300 turns of one customer, a refund
-of an order (its id and amount pinned), a move (the old city's fact superseded by the new one),
-and a contact preference stated then revoked. Written through the REST client, as a host
-application would."""
+"""A support conversation for the inspector's page tests: 300 hourly turns of one customer, a
+refund of an order (its id and amount pinned, the amount corrected once), a move (the fact
+read from "I live in Berlin" superseded by the one read from "I just moved to Lisbon"), and a
+contact preference the customer states and the application then revokes. Written through the
+REST client, as a host application would; the facts are the server's own extraction."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kenning import Client, Scope
+from kenning import Client, Fact, Scope
 
 __all__ = ["ORDER_ID", "REFUND_AMOUNT", "Story", "tell_story"]
 
@@ -40,23 +42,23 @@ class Story:
     """What was written: the session's scope, and the fact ids the test looks at."""
 
     scope: Scope
-    old_city_id: str
-    new_city_id: str
-    preference_id: str
+    old_city: Fact
+    new_city: Fact
+    preference: Fact
 
 
 def _turns() -> list[dict[str, Any]]:
     turns: list[dict[str, Any]] = []
     for n in range(300):
-        at = (_START + timedelta(minutes=n)).isoformat()
+        at = (_START + timedelta(hours=n)).isoformat()
         base: dict[str, Any] = {"id": f"t{n:03d}", "at": at}
         if n == 40:
             turns.append(base | {"role": "user", "content": "I live in Berlin, ship it there."})
         elif n == 120:
             turns.append(base | {"role": "user",
-                                 "content": "Big news: I moved to Lisbon last month."})  # fmt: skip
+                                 "content": "Big news: I just moved to Lisbon."})  # fmt: skip
         elif n == 150:
-            turns.append(base | {"role": "user", "content": "Please contact me by email only."})
+            turns.append(base | {"role": "user", "content": "I prefer email over phone calls."})
         elif n == 200:
             turns.append(base | {"role": "tool", "tool_name": "lookup_order",
                                  "tool_args": {"order_id": ORDER_ID},
@@ -78,7 +80,8 @@ def _turns() -> list[dict[str, Any]]:
 
 
 def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
-    """Write the conversation, its pins and facts in *tenant*, and compact its start."""
+    """Write the conversation and its pins in *tenant*, wait for the server to read its facts,
+    revoke the preference, and compact the session's start."""
     scope = Scope(tenant, user, "support-1")
     client.add_events(scope, _turns())
     client.add_events(Scope(tenant, user, "support-0"),
@@ -86,13 +89,23 @@ def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
     client.add_events(Scope(tenant, "erik", "chat-9"),
                       [{"role": "user", "content": "Do you ship to Oslo?"}])  # fmt: skip
     client.context.set_pin(scope, "entity_id", ORDER_ID, key="order", source_event_id="t000")
-    client.context.set_pin(scope, "amount", f"refund of order {ORDER_ID}", key="refund",
-                   amount=REFUND_AMOUNT, currency="EUR", source_event_id="t201")  # fmt: skip
-    user_scope = Scope(tenant, user, "support-1")
-    old = client.facts.remember(user_scope, "location", "Berlin", source_event_id="t040")
-    new = client.facts.remember(user_scope, "location", "Lisbon", source_event_id="t120")
-    pref = client.facts.remember(user_scope, "contact_preference", "email only",
-                                 source_event_id="t150")  # fmt: skip
-    client.facts.revoke(Scope(tenant, user), pref.id)
+    for amount in ("159.90", REFUND_AMOUNT):  # the agent's first figure, then the right one
+        client.context.set_pin(scope, "amount", f"refund of order {ORDER_ID}", key="refund",
+                               amount=amount, currency="EUR", source_event_id="t201")  # fmt: skip
+    old, new, preference = _extracted(client, Scope(tenant, user))
+    client.facts.revoke(Scope(tenant, user), preference.id)
     client.context.compact(scope, budget_tokens=2_000, model="gpt-4o")
-    return Story(scope, old.id, new.id, pref.id)
+    return Story(scope, old, new, preference)
+
+
+def _extracted(client: Client, user: Scope, timeout_s: float = 60) -> tuple[Fact, Fact, Fact]:
+    """The two location facts and the preference, once the server's extraction read them."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        facts = client.facts.list(user, include_closed=True)
+        cities = {f.value: f for f in facts if f.attribute == "location"}
+        liked = [f for f in facts if f.attribute.startswith("preference:email")]
+        if {"Berlin", "Lisbon"} <= cities.keys() and liked:
+            return cities["Berlin"], cities["Lisbon"], liked[0]
+        assert time.monotonic() < deadline, [(f.attribute, f.value) for f in facts]
+        time.sleep(0.2)
