@@ -219,6 +219,11 @@ PAGES.users = async (view, params) => {
 
 // -- a session's timeline -------------------------------------------------------------------
 
+function pinLabel(p) {
+  const amount = p.amount ? ` (${p.amount} ${p.currency || ""})`.replace(" )", ")") : "";
+  return `${p.kind}: ${p.value}${amount}${p.version > 1 ? ` v${p.version}` : ""}`;
+}
+
 function eventItem(ev, pinsBySource) {
   const pins = (pinsBySource.get(ev.id) || []).concat(pinsBySource.get(ev.idempotency_key) || []);
   const body = [];
@@ -233,8 +238,8 @@ function eventItem(ev, pinsBySource) {
   return h("li", { class: `event role-${ev.role}`, id: `seq-${ev.seq}`, "data-seq": ev.seq },
     h("div", { class: "meta" }, h("span", { class: "seq" }, `#${ev.seq}`), badge(ev.role, "role"),
       h("time", { datetime: ev.at }, when(ev.at)),
-      pins.map((p) => h("span", { class: "badge pin", title: `pin ${p.key} v${p.version}` },
-        `pinned ${p.kind}: ${p.value}`))),
+      pins.map((p) => h("span", { class: "badge pin", title: `pin ${p.key}` },
+        `pinned ${pinLabel(p)}`))),
     body);
 }
 
@@ -268,8 +273,8 @@ PAGES.timeline = async (view, params) => {
     list.append(h("li", { class: "summary", "data-first": s.first_seq, "data-last": s.last_seq },
       h("div", { class: "meta" }, badge(`summary level ${s.level}`, "summary"),
         `replaces #${s.first_seq}–#${s.last_seq} (${inner.length} events) · ${s.summarizer}`,
-        pinned.map(([e, p]) => h("span", { class: "badge pin" },
-          `pinned at #${e.seq} ${p.kind}: ${p.value}`))),
+        pinned.map(([e, p]) => h("span", { class: "badge pin", title: `pin ${p.key}` },
+          `pinned at #${e.seq} ${pinLabel(p)}`))),
       h("pre", { class: "summary-text" }, s.text),
       h("details", {}, h("summary", {}, `Show the ${inner.length} events it replaced`),
         h("ol", { class: "timeline" }, inner.map((e) => eventItem(e, pinsBySource))))));
