@@ -69,8 +69,8 @@ def _turns() -> list[dict[str, Any]]:
                                  "content": f"Refund of {REFUND_AMOUNT} EUR for order "
                                             f"{ORDER_ID} is approved."})  # fmt: skip
         elif n == 260:
-            turns.append(base | {"role": "user",
-                                 "content": "Actually, phone is fine too, forget the email."})  # fmt: skip
+            text = "Actually, phone is fine too, forget the email."
+            turns.append(base | {"role": "user", "content": text})
         else:
             lines = _USER_LINES if n % 2 == 0 else _ASSISTANT_LINES
             text = lines[(n // 2) % len(lines)].format(order=ORDER_ID)

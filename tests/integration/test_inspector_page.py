@@ -71,12 +71,14 @@ class Page:
         return WebDriverWait(self.driver, timeout).until(condition)
 
     def login(self, key: str) -> None:
+        """Type the key and press Enter, as a keyboard user would."""
         from selenium.webdriver.common.by import By
+        from selenium.webdriver.common.keys import Keys
 
         self.driver.get(self.base)
         field = self.wait(lambda d: d.find_element(By.ID, "key"))
-        field.send_keys(key)
-        self.driver.find_element(By.CSS_SELECTOR, "#login button[type=submit]").click()
+        assert self.driver.switch_to.active_element == field  # focused on load
+        field.send_keys(key, Keys.ENTER)
         self.wait(lambda d: d.find_element(By.ID, "tenant").text)
 
     def logout(self) -> None:
@@ -92,7 +94,9 @@ class Page:
         self.driver.execute_script("document.getElementById('view').dataset.ready = ''")
         self.driver.get(f"{self.base}#/{route}")
         view = self.driver.find_element(By.ID, "view")
-        self.wait(lambda d: view.get_attribute("data-ready") and not view.get_attribute("aria-busy"))
+        self.wait(
+            lambda d: view.get_attribute("data-ready") and not view.get_attribute("aria-busy")
+        )
         return view
 
     def shot(self, name: str) -> None:
@@ -138,6 +142,8 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
 ) -> None:
     from selenium.webdriver.common.by import By
 
+    from selenium.webdriver.common.keys import Keys
+
     browser, story, keys, url = page
     scope = story.scope
     session = f"user={scope.user}&session={scope.session}"
@@ -158,7 +164,11 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     assert f"entity_id: {ORDER_ID}" in marked and f"({REFUND_AMOUNT} EUR) v2" in marked
     browser.shot("timeline")
 
-    browser.show(f"pins?{session}")
+    # By keyboard: the pages are links in the tab order; Enter on one opens it.
+    pins_link = d.find_element(By.CSS_SELECTOR, "#nav a[data-page='pins']")
+    assert pins_link.get_attribute("href").endswith(f"#/pins?{session}")
+    pins_link.send_keys(Keys.ENTER)
+    browser.wait(lambda d: d.find_element(By.ID, "view").get_attribute("data-page") == "pins")
     refund = d.find_element(By.CSS_SELECTOR, "#pins tr[data-pin='refund']").text
     assert f"{REFUND_AMOUNT} EUR" in refund and "v2" in refund
     order = d.find_element(By.CSS_SELECTOR, "#pins tr[data-pin='order']").text

@@ -63,19 +63,16 @@ def test_users_and_sessions_list_only_the_keys_tenant(served: Served) -> None:
     memory.add_events(Scope("globex", "ann", "g1"), [{"role": "user", "content": "theirs"}])
 
     users = httpx.get(f"{served.url}/v1/users", headers=_auth(acme)).json()["users"]
-    assert [(u["user"], u["sessions"], u["events"]) for u in users] == [
-        ("bob", 1, 1), ("ann", 2, 3)
-    ]
+    listed = [(u["user"], u["sessions"], u["events"]) for u in users]
+    assert listed == [("bob", 1, 1), ("ann", 2, 3)]
     ann = users[1]
-    assert (ann["first_at"], ann["last_at"]) == (
-        "2026-01-01T10:00:00+00:00", "2026-01-02T10:01:00+00:00"
-    )
+    assert ann["first_at"] == "2026-01-01T10:00:00+00:00"
+    assert ann["last_at"] == "2026-01-02T10:01:00+00:00"
     found = httpx.get(f"{served.url}/v1/users", params={"contains": "AN"}, headers=_auth(acme))
     assert [u["user"] for u in found.json()["users"]] == ["ann"]
     sessions = httpx.get(f"{served.url}/v1/users/ann/sessions", headers=_auth(acme))
-    assert [(s["session"], s["events"]) for s in sessions.json()["sessions"]] == [
-        ("s1", 1), ("s2", 2)
-    ]
+    listed = [(s["session"], s["events"]) for s in sessions.json()["sessions"]]
+    assert listed == [("s1", 1), ("s2", 2)]
 
     theirs = httpx.get(f"{served.url}/v1/users", headers=_auth(globex)).json()["users"]
     assert [(u["user"], u["sessions"]) for u in theirs] == [("ann", 1)]

@@ -282,6 +282,16 @@ PAGES.timeline = async (view, params) => {
   put(view, h("h2", {}, `Timeline of ${session}`),
     h("p", { class: "muted" }, `${evs.length} events, ${summaries.summaries.length} active ` +
       `summaries, ${pins.pins.length} pin versions.`), list);
+  const target = params.get("seq") && document.getElementById(`seq-${params.get("seq")}`);
+  if (target) {
+    // A link to one turn (a fact's source): open the summary that hides it and show it.
+    for (let el = target.parentElement; el; el = el.parentElement) {
+      if (el.tagName === "DETAILS") el.open = true;
+    }
+    target.classList.add("target");
+    target.setAttribute("tabindex", "-1");
+    target.scrollIntoView({ block: "center" });
+  }
 };
 
 // -- the window -----------------------------------------------------------------------------
@@ -441,6 +451,7 @@ PAGES.facts = async (view, params) => {
     asOf ? api(`/users/${enc(user)}/facts`, { query: { as_of: asOf } }) : null,
   ]);
   const validIds = valid ? new Set(valid.facts.map((f) => f.id)) : null;
+  const turns = await sourceTurns(user, all.facts);
   const groups = new Map();
   for (const f of all.facts) {
     const k = `${f.subject} · ${f.attribute}${f.qualifier ? ` (${f.qualifier})` : ""}`;
@@ -451,25 +462,45 @@ PAGES.facts = async (view, params) => {
   for (const [k, facts] of groups) {
     facts.sort((a, b) => (a.valid_from < b.valid_from ? -1 : 1));
     sections.push(h("section", { class: "fact-group" }, h("h3", {}, k),
-      h("ol", { class: "fact-line" }, facts.map((f) => factItem(f, user, validIds)))));
+      h("ol", { class: "fact-line" }, facts.map((f) => factItem(f, user, validIds, turns)))));
   }
   put(view, h("h2", {}, `Facts of ${user}`), form,
     asOf ? h("p", {}, `${valid.facts.length} facts were valid at ${asOf} (marked).`) : null,
     sections.length ? sections : h("p", { class: "muted" }, "No facts."));
 };
 
-function factItem(f, user, validIds) {
-  const sources = (f.sources || []).map((s) =>
-    link("timeline", { user, session: f.session }, s));
+async function sourceTurns(user, facts) {
+  // The turns facts were read from, by event id and by the application's own id.
+  const sessions = [...new Set(facts.map((f) => f.session).filter(Boolean))].slice(0, 20);
+  const turns = new Map();
+  const found = await Promise.all(sessions.map((s) =>
+    api(`/sessions/${enc(s)}/events`, { query: { user } }).catch(() => ({ events: [] }))));
+  for (const { events } of found) {
+    for (const ev of events) {
+      turns.set(ev.id, ev);
+      if (ev.idempotency_key) turns.set(ev.idempotency_key, ev);
+    }
+  }
+  return turns;
+}
+
+function factItem(f, user, validIds, turns) {
+  const sources = (f.sources || []).map((s) => {
+    const ev = turns.get(s);
+    if (!ev) return h("span", {}, s);
+    return h("span", { class: "source" },
+      link("timeline", { user, session: ev.scope.session, seq: ev.seq },
+        `${ev.scope.session} #${ev.seq}`),
+      ` ${ev.role}: “${ev.content.length > 120 ? ev.content.slice(0, 117) + "…" : ev.content}”`);
+  });
   const item = h("li", { class: `fact status-${f.status}`, "data-fact": f.id, "data-status": f.status,
     "data-valid": validIds ? String(validIds.has(f.id)) : null },
   h("div", { class: "meta" }, badge(f.status), validIds && validIds.has(f.id) ? badge("valid then", "asof") : null,
     `${when(f.valid_from)} → ${f.valid_to ? when(f.valid_to) : "now"}`),
   h("p", {}, h("strong", {}, f.value), ` — ${f.text}`),
   h("p", { class: "muted" }, `${f.source}, confidence ${num(f.confidence, 2)}, ` +
-    `reinforced ${f.reinforced}×, session ${f.session || "—"}, sources `,
-  sources.length ? sources.flatMap((s, i) => (i ? [", ", s] : [s])) : "—",
-  f.superseded_by ? `, superseded by ${f.superseded_by}` : ""));
+    `reinforced ${f.reinforced}×${f.superseded_by ? `, superseded by ${f.superseded_by}` : ""}`),
+  h("p", { class: "sources" }, "Read from ", sources.length ? sources : "—"));
   if (state.canWrite && f.status === "active") item.append(factActions(f, user));
   return item;
 }
@@ -622,7 +653,7 @@ async function open(key) {
   document.getElementById("who").hidden = false;
   document.getElementById("nav").hidden = false;
   await render();
-  document.getElementById("view").focus();
+  document.getElementById("view").focus({ preventScroll: true });
 }
 
 function logout() {
@@ -647,11 +678,11 @@ document.addEventListener("DOMContentLoaded", () => {
   // The skip link focuses the content without touching the address (which holds the page).
   document.querySelector(".skip").addEventListener("click", (ev) => {
     ev.preventDefault();
-    document.getElementById("view").focus();
+    document.getElementById("view").focus({ preventScroll: true });
   });
   window.addEventListener("hashchange", async () => {
     await render();
-    document.getElementById("view").focus();
+    document.getElementById("view").focus({ preventScroll: true });
   });
   const saved = sessionStorage.getItem(KEY);
   if (saved) open(saved);
