@@ -43,7 +43,6 @@ from kenning.records.documents import Document, ScoredDocument
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.plan import QueryPlan
 from kenning.search.timeref import TimeWindow
-from kenning.store.records import SessionInfo, UserInfo
 
 __all__ = [
     "audit_from_json",
@@ -78,14 +77,12 @@ __all__ = [
     "scope_json",
     "scored_from_json",
     "scored_json",
-    "session_info_json",
     "stats_from_json",
     "stats_json",
     "summary_from_json",
     "summary_json",
     "task_from_json",
     "task_json",
-    "user_info_json",
     "window_from_json",
     "window_json",
 ]
@@ -329,17 +326,6 @@ def match_from_json(data: Mapping[str, Any]) -> ProcedureMatch:
         procedure=None if found is None else procedure_from_json(found),
         drifted=tuple(procedure_from_json(p) for p in data.get("drifted", ())),
     )
-
-
-def user_info_json(info: UserInfo) -> dict[str, Any]:
-    return {"user": info.user, "sessions": info.sessions, "events": info.events,
-            "first_at": time_json(info.first_at), "last_at": time_json(info.last_at)}  # fmt: skip
-
-
-def session_info_json(info: SessionInfo) -> dict[str, Any]:
-    return {"session": info.session, "events": info.events,
-            "created_at": time_json(info.created_at), "first_at": time_json(info.first_at),
-            "last_at": time_json(info.last_at), "active_at": time_json(info.active_at)}  # fmt: skip
 
 
 def stats_json(stats: StoreStats) -> dict[str, Any]:

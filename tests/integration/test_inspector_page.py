@@ -141,7 +141,6 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     page: tuple[Page, Story, dict[str, str], str],
 ) -> None:
     from selenium.webdriver.common.by import By
-
     from selenium.webdriver.common.keys import Keys
 
     browser, story, keys, url = page

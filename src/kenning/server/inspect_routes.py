@@ -18,9 +18,10 @@ from fastapi.responses import RedirectResponse, Response
 
 from kenning.errors import NotFound
 from kenning.records import KeyScope
+from kenning.records.core import time_json
 from kenning.server.state import authorize, service, tenant_scope
 from kenning.store.protocol import Directory
-from kenning.wire import session_info_json, user_info_json
+from kenning.store.records import SessionInfo, UserInfo
 
 __all__ = ["UI_PREFIX", "router", "ui_router"]
 
@@ -50,6 +51,18 @@ _HEADERS = {
 }
 
 
+def _user_json(info: UserInfo) -> Json:
+    # Only the server writes these (the client has no call for them), so they live here.
+    return {"user": info.user, "sessions": info.sessions, "events": info.events,
+            "first_at": time_json(info.first_at), "last_at": time_json(info.last_at)}  # fmt: skip
+
+
+def _session_json(info: SessionInfo) -> Json:
+    return {"session": info.session, "events": info.events,
+            "created_at": time_json(info.created_at), "first_at": time_json(info.first_at),
+            "last_at": time_json(info.last_at), "active_at": time_json(info.active_at)}  # fmt: skip
+
+
 @router.get("/users", tags=["inspector"], summary="The tenant's users, most recently active first")
 def users(
     request: Request,
@@ -63,7 +76,7 @@ def users(
     if not isinstance(store, Directory):
         raise NotFound(f"the {store.backend} store cannot list its users")
     found = store.tenant_users(tenant, contains=contains, limit=limit)
-    return {"users": [user_info_json(u) for u in found]}
+    return {"users": [_user_json(u) for u in found]}
 
 
 @router.get("/users/{user}/sessions", tags=["inspector"], summary="A user's sessions")
@@ -71,7 +84,7 @@ def user_sessions(request: Request, user: UserP) -> Json:
     """The user's sessions, oldest first: events given, first and last event times."""
     scope = tenant_scope(authorize(request, KeyScope.READ), user)
     found = service(request).memory.store.user_sessions(scope)
-    return {"sessions": [session_info_json(s) for s in found]}
+    return {"sessions": [_session_json(s) for s in found]}
 
 
 @ui_router.get(UI_PREFIX)
