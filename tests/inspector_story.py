@@ -13,10 +13,12 @@ from typing import Any
 
 from kenning import Client, Fact, Scope
 
-__all__ = ["ORDER_ID", "REFUND_AMOUNT", "Story", "tell_story"]
+__all__ = ["MARKUP", "ORDER_ID", "REFUND_AMOUNT", "Story", "tell_story"]
 
 ORDER_ID = "A-77123"
 REFUND_AMOUNT = "149.90"
+#: What a customer may type that a page must show as text, never run.
+MARKUP = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 _START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
 _USER_LINES = (
@@ -85,7 +87,7 @@ def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
     scope = Scope(tenant, user, "support-1")
     client.add_events(scope, _turns())
     client.add_events(Scope(tenant, user, "support-0"),
-                      [{"role": "user", "content": "Where is my invoice?"}])  # fmt: skip
+                      [{"role": "user", "content": f"Where is my invoice? {MARKUP}"}])  # fmt: skip
     client.add_events(Scope(tenant, "erik", "chat-9"),
                       [{"role": "user", "content": "Do you ship to Oslo?"}])  # fmt: skip
     client.context.set_pin(scope, "entity_id", ORDER_ID, key="order", source_event_id="t000")

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from kenning import Client, Scope
-from tests.inspector_story import ORDER_ID, REFUND_AMOUNT, Story, tell_story
+from tests.inspector_story import MARKUP, ORDER_ID, REFUND_AMOUNT, Story, tell_story
 from tests.processes import kenning, serving
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -109,25 +109,31 @@ class Page:
         return str(self.driver.find_element("id", "view").text)
 
 
-def _key(db: Path, tenant: str, scopes: str) -> str:
-    made = subprocess.run(kenning("keys", "create", "--db", str(db), "--tenant", tenant,
+def _key(where: list[str], tenant: str, scopes: str) -> str:
+    made = subprocess.run(kenning("keys", "create", *where, "--tenant", tenant,
                                   "--scopes", scopes),
                           capture_output=True, text=True, check=True)  # fmt: skip
     return str(json.loads(made.stdout)["key"])
 
 
-@pytest.fixture
-def page(tmp_path: Path) -> Iterator[tuple[Page, Story, dict[str, str], str]]:
+@pytest.fixture(params=["sqlite", "postgresql"])
+def page(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Page, Story, dict[str, str], str]]:
     _browser_or_skip()
-    db = tmp_path / "served.db"
-    keys = {"write": _key(db, "acme", "read,write"), "read": _key(db, "acme", "read"),
-            "other": _key(db, "globex", "read,write")}  # fmt: skip
+    where = (
+        ["--db", str(tmp_path / "served.db")]
+        if request.param == "sqlite"
+        else ["--store", request.getfixturevalue("pg_url")]
+    )
+    keys = {"write": _key(where, "acme", "read,write"), "read": _key(where, "acme", "read"),
+            "other": _key(where, "globex", "read,write")}  # fmt: skip
     shots = [tmp_path / "screens"]
-    if os.environ.get("KENNING_INSPECTOR_SHOTS"):
+    if os.environ.get("KENNING_INSPECTOR_SHOTS") and request.param == "sqlite":
         shots.append(Path(os.environ["KENNING_INSPECTOR_SHOTS"]))
     for folder in shots:
         folder.mkdir(parents=True, exist_ok=True)
-    with serving("--db", str(db), log=tmp_path / "server.log") as served:
+    with serving(*where, log=tmp_path / "server.log") as served:
         with Client(served.url, api_key=keys["write"]) as client:
             story = tell_story(client, "acme")
         browser = Page(served.url, shots)
@@ -156,6 +162,10 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     assert users == ["erik", "dana"]
     assert "support-1 300" in browser.text()
     browser.shot("users")
+
+    # What a customer typed is shown as text: its markup does not run.
+    browser.show(f"timeline?user={scope.user}&session=support-0")
+    assert MARKUP in browser.text() and d.execute_script("return window.pwned") is None
 
     view = browser.show(f"timeline?{session}")
     assert view.find_elements(By.CSS_SELECTOR, "li.summary")  # the compacted start

@@ -45,6 +45,8 @@ def test_the_page_loads_without_a_key_and_only_its_own_files(served: Served) -> 
     for bad in ("secret.db", "..%2Fapp.py", "index.htm"):
         r = httpx.get(f"{served.url}/ui/{bad}")
         assert r.status_code == 404 and r.json()["error"]["code"] == "not_found", bad
+    # Only /ui itself is open: a path that merely starts the same way takes a key.
+    assert httpx.get(f"{served.url}/uix").status_code == 401
     # Nothing the page loads names a record: the data comes from /v1 with a key.
     assert httpx.get(f"{served.url}/v1/users").status_code == 401
 
