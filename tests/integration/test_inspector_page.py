@@ -186,7 +186,7 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
 
     _window(browser, story, url, keys["read"])
 
-    _facts(browser, story, keys)
+    _facts(browser, story, keys, url)
 
     browser.show(f"compaction?{session}")
     assert d.find_elements(By.CSS_SELECTOR, "#audit tbody tr td")
@@ -229,8 +229,9 @@ def _window(browser: Page, story: Story, url: str, key: str) -> None:
     browser.shot("window")
 
 
-def _facts(browser: Page, story: Story, keys: dict[str, str]) -> None:
+def _facts(browser: Page, story: Story, keys: dict[str, str], url: str) -> None:
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     d = browser.driver
     user = story.scope.user
@@ -259,6 +260,18 @@ def _facts(browser: Page, story: Story, keys: dict[str, str]) -> None:
     assert len(revoke) == 1
     assert not fact(story.old_city.id).find_elements(By.TAG_NAME, "button")
     browser.shot("facts")
+
+    # A correction typed on the page goes through the API: Porto supersedes Lisbon.
+    fact(story.new_city.id).find_element(By.XPATH, ".//button[text()='Correct']").click()
+    field = d.switch_to.active_element
+    assert field.get_attribute("id") == f"fix-{story.new_city.id}"
+    field.clear()
+    field.send_keys("Porto", Keys.ENTER)
+    browser.wait(lambda d: "Porto" in browser.text())
+    assert fact(story.new_city.id).get_attribute("data-status") == "superseded"
+    with Client(url, api_key=keys["read"]) as client:
+        now = client.facts.list(Scope("acme", user))
+    assert [f.value for f in now if f.attribute == "location"] == ["Porto"]
 
 
 def _another_tenant(browser: Page, story: Story, key: str) -> None:

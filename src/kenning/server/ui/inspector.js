@@ -506,14 +506,14 @@ function factItem(f, user, validIds, turns) {
 }
 
 function factActions(f, user) {
+  const field = h("input", { id: `fix-${f.id}`, name: "value", required: true, value: f.value });
   const correct = h("form", { class: "inline", hidden: true },
-    h("label", { for: `fix-${f.id}` }, "Corrected value"),
-    h("input", { id: `fix-${f.id}`, name: "value", required: true, value: f.value }),
+    h("label", { for: `fix-${f.id}` }, "Corrected value"), field,
     h("button", { type: "submit" }, "Save correction"));
   correct.addEventListener("submit", async (ev) => {
     ev.preventDefault();
     await act(() => api(`/users/${enc(user)}/facts`, { body: {
-      session: f.session, attribute: f.attribute, value: correct.value.value,
+      session: f.session, attribute: f.attribute, value: field.value.trim(),
       subject: f.subject, qualifier: f.qualifier, category: f.category } }), "Corrected.");
   });
   return h("div", { class: "actions" },
@@ -523,7 +523,7 @@ function factActions(f, user) {
     } }, "Revoke"),
     h("button", { type: "button", onclick: () => {
       correct.hidden = false;
-      correct.value.focus();
+      field.focus();
     } }, "Correct"), correct);
 }
 
