@@ -172,6 +172,12 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     marked = " ".join(b.text for b in view.find_elements(By.CSS_SELECTOR, ".badge.pin"))
     assert f"entity_id: {ORDER_ID}" in marked and f"({REFUND_AMOUNT} EUR) v2" in marked
     browser.shot("timeline")
+    # A link to one turn opens the summary that replaced it: the tool's result, folded.
+    browser.show(f"timeline?{session}&seq=201")
+    turn = d.find_element(By.ID, "seq-201")
+    assert turn.is_displayed() and "Tool result: lookup_order" in turn.text
+    assert f"pinned amount: {REFUND_AMOUNT} EUR" in turn.text
+    browser.shot("timeline-turn")
 
     # By keyboard: the pages are links in the tab order; Enter on one opens it.
     pins_link = d.find_element(By.CSS_SELECTOR, "#nav a[data-page='pins']")
@@ -205,14 +211,15 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
 def _window(browser: Page, story: Story, url: str, key: str) -> None:
     """Assemble on the page, then through the client with the same settings: one total."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import Select
 
     d = browser.driver
     browser.show(f"window?user={story.scope.user}&session={story.scope.session}")
     budget = d.find_element(By.ID, "budget")
     budget.clear()
     budget.send_keys("1500")
-    Select(d.find_element(By.ID, "model")).select_by_value("gpt-4o")
+    model = d.find_element(By.ID, "model")
+    model.clear()
+    model.send_keys("gpt-4o")
     d.find_element(By.ID, "wquery").send_keys("refund for the order")
     d.find_element(By.CSS_SELECTOR, "#assemble-form button[type=submit]").click()
     total = browser.wait(lambda d: d.find_element(By.ID, "window-tokens"))

@@ -191,7 +191,7 @@ PAGES.users = async (view, params) => {
   const rows = data.users.map((u) => row([
     link("users", { user: u.user }, u.user), u.sessions, u.events, when(u.first_at),
     when(u.last_at),
-  ], { "aria-selected": String(u.user === user) }));
+  ], { "aria-current": u.user === user ? "true" : null }));
   put(view, table(`${data.users.length} users, most recently active first`,
     ["User", "Sessions", "Events", "First active", "Last active"], rows, { id: "users" }));
   if (!user) return;
@@ -220,7 +220,8 @@ PAGES.users = async (view, params) => {
 // -- a session's timeline -------------------------------------------------------------------
 
 function pinLabel(p) {
-  const amount = p.amount ? ` (${p.amount} ${p.currency || ""})`.replace(" )", ")") : "";
+  const shown = p.amount && !p.value.includes(p.amount);
+  const amount = shown ? ` (${p.amount} ${p.currency || ""})`.replace(" )", ")") : "";
   return `${p.kind}: ${p.value}${amount}${p.version > 1 ? ` v${p.version}` : ""}`;
 }
 
@@ -296,7 +297,8 @@ PAGES.timeline = async (view, params) => {
 
 // -- the window -----------------------------------------------------------------------------
 
-const MODELS = ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "o3", "claude-sonnet-4", "llama-3.1-8b"];
+const MODELS = ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-5", "o3", "gpt-4", "gpt-oss", "llama-3.1-8b",
+  "qwen3", "claude-sonnet-4"];
 const SIGNALS = ["bm25", "cosine", "session", "recency", "access", "weighted", "score"];
 const SIGNAL_NAMES = { bm25: "BM25", cosine: "Vector", session: "Session", recency: "Recency",
   access: "Access", weighted: "Weighted", score: "Final" };
@@ -309,8 +311,9 @@ PAGES.window = async (view, params) => {
     h("input", { id: "budget", name: "budget", type: "number", min: 1, max: 10000000,
       value: params.get("budget") || 4000, required: true }),
     h("label", { for: "model" }, "Model"),
-    h("select", { id: "model", name: "model" }, MODELS.map((m) =>
-      h("option", { value: m, selected: m === (params.get("model") || "gpt-4o") }, m))),
+    h("input", { id: "model", name: "model", list: "models", required: true, size: 16,
+      value: params.get("model") || "gpt-4o" }),
+    h("datalist", { id: "models" }, MODELS.map((m) => h("option", { value: m }))),
     h("label", { for: "system" }, "System prompt"),
     h("input", { id: "system", name: "system", value: "You are a helpful support agent.",
       required: true, size: 50 }),
