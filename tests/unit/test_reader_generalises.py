@@ -104,6 +104,35 @@ def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> Non
         ("I bought a new e-bike.", {("uses:e-bike", "uses", False)}),
         ("Huge fan of the Lakers.", {("preference:lakers", "likes", False)}),
         ("Really nice weather today.", set()),
+        # A statement with a question typed after it, with or without its mark.
+        ("I live in Brighton so there are loads of cafes, which ones are safe?",
+         {("location", "Brighton", False)}),
+        ("I'm allergic to penicillin, what should I tell the dentist",
+         {("allergy:penicillin", "allergic", False)}),
+        ("Should I move to Oslo, is it expensive?", set()),
+        # Occupations are one at a time; identities are among others.
+        ("I'm a vet so my evenings are short, I want something quick.",
+         {("occupation", "vet", False)}),
+        ("I'm assistant manager at a hotel.", {("occupation", "assistant manager", False)}),
+        ("I'm an introvert.", {("is_a:introvert", "yes", False)}),
+        ("I got promoted to shift supervisor!", {("occupation", "shift supervisor", False)}),
+        ("got a job as a librarian at the city library",
+         {("occupation", "librarian", False)}),
+        ("I took a job at Amazon.", {("employer", "Amazon", False)}),
+        ("I deliver for DHL now.", {("employer", "DHL", False)}),
+        # Announcements, asides and fragments.
+        ("update: joined Razorpay!", {("employer", "Razorpay", False)}),
+        ("I moved to Leipzig btw, much cheaper.", {("location", "Leipzig", False)}),
+        ("living in Melbourne now, the light here is unreal.",
+         {("location", "Melbourne", False)}),
+        ("we moved back to Poland, we're in Gdansk now.", {("location", "Gdansk", False)}),
+        ("I've moved to oil painting.", set()),
+        # Withdrawals.
+        ("gave up on knitting, it never clicked.", {("hobby:knitting", "does", True)}),
+        ("I quit netball.", {("hobby:netball", "does", True)}),
+        ("forget what I said about my job.", {("employer", "", True)}),
+        ("sold the Vespa, got a little Honda Jazz.",
+         {("uses:vespa", "uses", True), ("uses:honda jazz", "uses", False)}),
     ],
 )  # fmt: skip
 def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts) -> None:

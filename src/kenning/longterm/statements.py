@@ -19,7 +19,7 @@ from typing import Protocol
 
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
-from kenning.longterm.parsing.clauses import jokes
+from kenning.longterm.parsing.clauses import asks, jokes
 from kenning.longterm.parsing.lexicon import DIETS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
@@ -39,6 +39,17 @@ log = logging.getLogger("kenning")
 # German now - tough but fun", "I quit my job - best decision ever") that the parser would
 # otherwise hang the clause on.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
+# A statement with a question after it, as people type to an assistant: "I live in Brighton so
+# there are loads of cafes, which ones are safe?", "I'm allergic to penicillin, what should I
+# tell the dentist?". The statement is a sentence of its own; the question stays one.
+_TRAILING_QUESTION = re.compile(
+    r",\s+(?=(?:what|which|who|where|when|why|how|is|are|am|was|were|do|does|did|can|could|"
+    r"should|would|will|any|anything|thoughts|ideas|tips)\b[^.!]*\?$"
+    # A question typed without its mark still inverts: "..., what should I tell the dentist"
+    r"|(?:(?:what|which|who|where|when|why|how)(?:\s+\w+)?\s+)?(?:is|are|do|does|did|can|could|"
+    r"should|would|will)\s+(?:i|you|it|that|this|there|we|they|he|she)\b[^.!?]*$)",
+    re.IGNORECASE,
+)
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
@@ -68,7 +79,9 @@ _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re
 # "Currently based in Nairobi", "Vegan now", "Not a fan of cilantro".
 _OPENING = re.compile(
     r"^\W*(?:(?:just|\w+ly|now|still|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|very)\b\W*)*"
-    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|allergic|no longer|no more|"
+    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|gave|bought|lost|made|found|"
+    r"allergic|no longer|no more|"
+    r"living|working|studying|"
     r"(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan of|"
     + "|".join(sorted((re.escape(w) for w in DIETS), key=len, reverse=True))
     + r")\b",
@@ -86,11 +99,18 @@ _NOISE = (
         r"(?!\s*(?:it'?s|this is)\b)",
         re.IGNORECASE,
     ),
+    # Announcements: "update: joined Razorpay", "big news on my side, I moved to ...".
+    re.compile(
+        r"^\W*(?:(?:ok(?:ay)?|so|and|also)\W+)?(?:(?:big|quick|small|little|massive|huge|good|"
+        r"bad|random|life|some|personal|exciting)\s+)*(?:news|update)(?:\s+on my (?:side|end))?"
+        r"\s*[:!,.-]+\s*",
+        re.IGNORECASE,
+    ),
     re.compile(r"[\s,]+(?:lol|lmao|haha+|hehe|rofl|xd)\b", re.IGNORECASE),
     # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
     re.compile(
         r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
-        r"if you must know)\W*$",
+        r"if you must know)(?:\W*$|(?=\s*[,;]))",
         re.IGNORECASE,
     ),
 )
@@ -107,7 +127,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
     parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
 
     >>> candidate_sentences("Can you help? Big news: i moved to Lisbon. Thanks!")
-    ['Big news: I moved to Lisbon.']
+    ['I moved to Lisbon.']
     """
     out = []
     for sentence in _sentences(text):
@@ -146,7 +166,22 @@ def _sentences(text: str) -> list[str]:
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
-    return out
+    return [part for piece in out for part in _statement_then_question(piece)]
+
+
+def _statement_then_question(sentence: str) -> list[str]:
+    """*sentence*, or the statement that opens it and the question after it.
+
+    >>> _statement_then_question("I'm allergic to penicillin, what should I tell the dentist?")
+    ["I'm allergic to penicillin.", 'what should I tell the dentist?']
+    >>> _statement_then_question("Do you think I'm vegan, or what?")
+    ["Do you think I'm vegan, or what?"]
+    """
+    found = _TRAILING_QUESTION.search(sentence)
+    if found is None or asks(sentence):
+        return [sentence]
+    head = sentence[: found.start()].rstrip()
+    return [f"{head}.", sentence[found.end() :]]
 
 
 class StatementReader(Protocol):

@@ -215,7 +215,10 @@ def place_of(c: Clause, head: Token) -> Token | None:
         found = place_of(c, inner)
         if found is not None:
             return found
-    if head.pos == "NOUN" and not vs.is_deictic(p, head) and head.lemma not in (
+    # A common noun is a place with its article ("the suburbs", "a village by the sea");
+    # without one it is rather a thing or a pastime ("I've moved to oil painting").
+    placed = p.children(head, "det", "poss")
+    if head.pos == "NOUN" and placed and not vs.is_deictic(p, head) and head.lemma not in (
             "place", "house", "home", "apartment", "flat", "area", "city", "town"):  # fmt: skip
         return head
     return None

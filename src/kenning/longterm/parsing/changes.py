@@ -99,6 +99,8 @@ def _stop(c: Clause) -> list[Reading]:
     if pred.lemma == "give" and not any(t.lower in ("up", "away") for t in away):
         return []
     heads = objects(p, pred)
+    if pred.lemma == "give":  # "gave up on knitting"
+        heads += [h for t in away for h in preps(p, t, "on")] + preps(p, pred, "on")
     if not heads:
         if p.children(pred, "xcomp", "ccomp"):
             return []  # "I stopped eating meat": the clause under it is read as withdrawn
@@ -109,6 +111,8 @@ def _stop(c: Clause) -> list[Reading]:
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
         family = vs.classify(p, head, entities=c.entities) or activity(head)
+        if family is None and head.pos == "NOUN" and not p.children(head, "det", "poss"):
+            family = "hobby"  # "I quit netball", "gave up watercolour": a bare pastime
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
@@ -202,7 +206,25 @@ def _retract(c: Clause) -> list[Reading]:
         else:
             kind = contact_noun(p, head)
             out.append(Reading("contact", kind, "", revoke=True, change=True))
-    return some(*out)
+    return some(*out, *_retracted_about(c))
+
+
+def _retracted_about(c: Clause) -> list[Reading | None]:
+    """ "scratch what I said about my job", "ignore what I told you about my diet": what the
+    speaker said of their own thing, withdrawn (a job: whichever employer is held)."""
+    p = c.parsed
+    out: list[Reading | None] = []
+    for about in p.subtree(c.pred):
+        head = p.child(about, "pobj") if about.lower == "about" else None
+        if head is None or not mine(p, head):
+            continue
+        if head.lemma.lower() in lx.JOB_NOUNS:
+            out.append(Reading("employer", "employer", "", revoke=True, change=True))
+            continue
+        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        if family is not None:
+            out.append(fact(family, value_span(c, head), change=True, revoke=True))
+    return out
 
 
 def _break(c: Clause) -> list[Reading]:

@@ -28,6 +28,7 @@ from kenning.records import USER
 __all__ = [
     "Clause",
     "Sentence",
+    "asks",
     "clauses",
     "contrastive",
     "follows_from",
@@ -59,6 +60,11 @@ _GOVERNING = frozenset({"xcomp", "ccomp", "pcomp", "pobj", "prep", "acomp", "rel
                         "dobj", "attr", "oprd", "advmod", "npadvmod"})  # fmt: skip
 
 
+def asks(text: str) -> bool:
+    """Whether *text* opens as a question ("do you think ...", "what's ...")."""
+    return bool(_QUESTION_START.match(text))
+
+
 def jokes(text: str) -> bool:
     """Whether *text* marks itself as a joke ("yeah right", "jk", "/s"): nothing in it is
     stated."""
@@ -83,7 +89,7 @@ def sentence_of(parsed: Parsed, *, speaker: str | None = None, entities: bool = 
     text = parsed.text.strip()
     return Sentence(
         parsed, speaker=speaker,
-        question=text.endswith("?") or bool(_QUESTION_START.match(text)),
+        question=text.endswith("?") or asks(text),
         correcting=bool(_CORRECTION.search(text)), sarcastic=bool(_SARCASM.search(text)),
         entities=entities,
     )  # fmt: skip
@@ -185,8 +191,13 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         return USER, None, None  # "call me Dee", "you can reach me at ...", "forget my number"
     if subj is None:
         inherited = _inherited(p, pred)
+        shared = None if inherited is None else _subject(sentence, inherited)
+        # "living in Melbourne now, the light here is unreal": an opening fragment, not a
+        # participle of the main clause's subject.
+        if shared is None and inherited is not None and pred.i < inherited.i:
+            return (USER, None, None) if _opens(p, pred) else None
         if inherited is not None:
-            return _subject(sentence, inherited)
+            return shared
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
     word = subj.lower
     if word in lx.FIRST_PERSON or (sentence.speaker and subj.text == sentence.speaker):
@@ -233,7 +244,13 @@ def _inherited(p: Parsed, pred: Token) -> Token | None:
 def _opens(p: Parsed, pred: Token) -> bool:
     """A subjectless predicate at the opening of the sentence, told about the speaker:
     "Just moved to Berlin", "Left Google last month", "Severely allergic to shellfish"."""
-    if pred.dep not in ("ROOT", "advcl", "conj") or pred.tag in ("VB", "VBZ", "VBP", "MD"):
+    run_on = follows_from(p, pred)  # "gave up on knitting, it never clicked"
+    if (pred.dep not in ("ROOT", "advcl", "conj") and not run_on) or pred.tag in (
+        "VB",
+        "VBZ",
+        "VBP",
+        "MD",
+    ):
         return False
     if pred.pos in ("VERB", "AUX") and pred.tag not in ("VBD", "VBN", "VBG"):
         return False
@@ -279,11 +296,18 @@ def _governors(p: Parsed, pred: Token) -> Iterator[tuple[Token, str]]:
 
 def follows_from(p: Parsed, clause: Token) -> bool:
     """*clause* is a complement the parser hung before a clause that follows from it ("I'm
-    lactose intolerant, so I'd prefer ..."): a "so", "but" or "and", not governance."""
+    lactose intolerant, so I'd prefer ..."): a "so", "but" or "and", not governance; or one
+    typed on before another after a comma ("I'm a vet, I want something quick"), where only
+    a hedge or someone's words govern what came before ("I'm a vet, I think"; "..., she
+    said")."""
     head = p.head(clause)
     if head is None or clause.dep != "ccomp" or clause.i > head.i:
         return False
-    return any(m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc"))
+    if any(m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc")):
+        return True
+    end = max(t.i for t in p.subtree(clause))
+    comma = any(t.text in (",", ";") for t in p.tokens[end : head.i])
+    return comma and head.lemma.lower() not in lx.HEDGE_VERBS | lx.REPORT_VERBS
 
 
 def _modal(p: Parsed, token: Token) -> bool:

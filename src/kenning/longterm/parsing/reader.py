@@ -69,7 +69,10 @@ def read_statements(
         previous = next((r for r in reversed(found) if r.family), previous)
         for reading in settle(clause, found):
             draft = _draft(reading, clause.subject, hedged=clause.hedged, start=start)
-            out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
+            # The later clause has the last word: "we moved back to Poland, we're in Gdansk now".
+            key = (draft.subject, draft.attribute, draft.qualifier, draft.revoke)
+            out.pop(key, None)
+            out[key] = draft
     for reading in [*_for_me(sentence), *_as_a(sentence)]:
         draft = _draft(reading, USER, hedged=False, start=start)
         out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)

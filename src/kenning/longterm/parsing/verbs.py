@@ -316,7 +316,9 @@ def _have(c: Clause) -> list[Reading]:
             places = [h for t in (head, pred) for h in preps(p, t, "at", "with", "for")
                       if organisation(c, h)]  # fmt: skip
             out += [fact("employer", value_span(c, name_of(c, h)), change=change) for h in places]
-            if not places and p.children(head, "compound", "amod"):
+            roles = [h for t in (head, pred) for h in preps(p, t, "as")]  # "a job as a nurse"
+            out += [fact("occupation", value_span(c, h), change=change) for h in roles]
+            if not places and not roles and p.children(head, "compound", "amod"):
                 out.append(fact("occupation", value_span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
@@ -329,6 +331,30 @@ def _have(c: Clause) -> list[Reading]:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
+    return some(*out)
+
+
+def _take(c: Clause) -> list[Reading]:
+    """ "I took a job at Amazon" (as "got a job"); else "take" as a light verb ("I take
+    ballet classes")."""
+    if any(o.lemma.lower() in lx.JOB_NOUNS for o in objects(c.parsed, c.pred)):
+        return _have(c)
+    return _light(c)
+
+
+def _promoted(c: Clause) -> list[Reading]:
+    """ "I got promoted to shift supervisor", "promoted to manager at the hotel": the new
+    occupation (and the employer, where named)."""
+    p = c.parsed
+    out = [fact("occupation", value_span(c, h), change=True) for h in preps(p, c.pred, "to")]
+    for verb in p.children(c.pred, "xcomp"):  # "to shift supervisor" misread as a verb
+        to = next((a for a in p.children(verb, "aux") if a.lower == "to"), None)
+        if to is not None and not out:
+            out.append(fact("occupation", p.span([t for t in p.subtree(verb) if t.i > to.i]),
+                            change=True))  # fmt: skip
+    out += [fact("employer", value_span(c, name_of(c, h)), change=True)
+            for t in [c.pred, *preps(p, c.pred, "to")] for h in preps(p, t, "at")
+            if organisation(c, h)]  # fmt: skip
     return some(*out)
 
 
@@ -551,10 +577,12 @@ def _table() -> dict[str, Frame]:
     groups: list[tuple[Iterable[str], Frame]] = [
         (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
         (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
-        (("work", "intern", "freelance"), _work), (("join",), _join), (("hire", "employ"), _hired),
+        (("work", "intern", "freelance", "deliver"), _work), (("promote",), _promoted),
+        (("join",), _join), (("hire", "employ"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
         (("speak",), _speak), (("learn",), _learn),
-        (("play", "do", "practice", "practise", "go", "take"), _light), (lx.LIKE_VERBS, _like),
+        (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
+        (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
         (("graduate",), _graduate), (("use",), _use),
