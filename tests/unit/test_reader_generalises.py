@@ -52,7 +52,7 @@ FIX_HALF_MISSES = frozenset(
     }
 )
 # How many sentences of the "check" half the reader reads as labelled (a floor: it may rise).
-CHECK_HALF_FLOOR = 230
+CHECK_HALF_FLOOR = 233
 
 
 _READER: list[ParsedStatements] = []
@@ -131,6 +131,31 @@ def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> Non
         ("gave up on knitting, it never clicked.", {("hobby:knitting", "does", True)}),
         ("I quit netball.", {("hobby:netball", "does", True)}),
         ("forget what I said about my job.", {("employer", "", True)}),
+        ("not vegan anymore, long story", {("is_a:vegan", "yes", True)}),
+        ("not doing CrossFit anymore, too many injuries", {("hobby:crossfit", "does", True)}),
+        ("I'm not vegetarian anymore, doctor said I needed more iron",
+         {("is_a:vegetarian", "yes", True)}),
+        ("i'm no longer married, the divorce went through in March",
+         {("relationship status", "married", True)}),
+        ("I quit Twitter and I feel so much better", {("uses:twitter", "uses", True)}),
+        ("I left Microsoft to join a robotics startup",
+         {("employer", "Microsoft", True), ("employer", "robotics startup", False)}),
+        ("quit the band in October", {("hobby:band", "does", True)}),
+        ("I left the choir last spring", {("hobby:choir", "does", True)}),
+        ("we rehomed the rabbit", {("pet:rabbit", "has", True)}),
+        ("my girlfriend and I broke up, so scrap the plans",
+         {("partner", "girlfriend", True)}),
+        ("As a paramedic, what's the best shoe for long shifts?",
+         {("occupation", "paramedic", False)}),
+        ("As a result, I stayed home.", set()),
+        ("I'm a Kiwi living in Berlin",
+         {("is_a:kiwi", "yes", False), ("location", "Berlin", False)}),
+        ("we finally settled in Rotterdam", {("location", "Rotterdam", False)}),
+        ("I have a PS5 and a Switch",
+         {("uses:ps5", "uses", False), ("uses:switch", "uses", False)}),
+        ("I speak Portuguese and a bit of Italian",
+         {("language:portuguese", "speaks", False), ("language:italian", "speaks", False)}),
+        ("I'm in a barbershop quartet", {("hobby:barbershop quartet", "does", False)}),
         ("sold the Vespa, got a little Honda Jazz.",
          {("uses:vespa", "uses", True), ("uses:honda jazz", "uses", False)}),
     ],

@@ -73,6 +73,8 @@ _REQUEST = re.compile(
     r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
+# "As a paramedic, what's the best shoe?": the speaker's role, said to frame a question.
+_AS_A_ROLE = re.compile(r"^\W*as an? \w", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
 # month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle",
@@ -120,6 +122,9 @@ _LOWER_I = (
     (re.compile(r"\bive\b", re.IGNORECASE), "I've"),
 )
 _MAX_CHARS = 400
+# "not vegan anymore", "not doing CrossFit any more": a withdrawal typed without its "I'm",
+# which the parser reads only with it.
+_NOT_ANYMORE = re.compile(r"^(?=not\b.*\bany\s?more\b)", re.IGNORECASE)
 
 
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
@@ -139,7 +144,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
                 sentence = pattern.sub(written, sentence)
             for noise in _NOISE:
                 sentence = noise.sub("", sentence)
-            sentence = sentence.strip()
+            sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
             # once it ends like one.
             out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
@@ -149,6 +154,8 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
 def _states(sentence: str, speaker: str | None) -> bool:
     """Whether *sentence* may state a fact about the speaker or someone close (cheap: no
     parse). A question counts only for a statement inside it ("since I'm vegan, any tips?")."""
+    if _AS_A_ROLE.match(sentence):
+        return True
     if sentence.rstrip().endswith("?") and not _SUBORDINATE.search(sentence):
         return False
     mentions = len(_SPEAKER.findall(sentence)) + len(_MY.findall(sentence))
@@ -156,6 +163,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
         return True
     named = speaker is not None and speaker in sentence
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
+    opening = opening or _NOT_ANYMORE.match(sentence)
     return named or bool(opening)
 
 

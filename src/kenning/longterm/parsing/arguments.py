@@ -138,6 +138,9 @@ def preps(p: Parsed, token: Token, *words: str) -> list[Token]:
 def objects(p: Parsed, pred: Token) -> list[Token]:
     """*pred*'s direct objects with those coordinated with them ("Linux ... and a Mac")."""
     found = p.children(pred, "dobj")
+    # A second object after a comma is an aside ("not doing CrossFit anymore, too many
+    # injuries"), not one more thing done.
+    found = [o for o in found if not any(t.text == "," for t in p.tokens[found[0].i : o.i])]
     if not found:
         return []
     extra = [c for c in p.children(pred, "conj") if c.pos in ("NOUN", "PROPN")]

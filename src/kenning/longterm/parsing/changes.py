@@ -44,6 +44,10 @@ def _retire(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+# What one leaves or quits in its own family: "I quit Twitter", "left my PhD program".
+_LEFT_THINGS = frozenset({"device", "education", "pet", "relationship"})
+
+
 def _leave(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     out = []
@@ -54,6 +58,10 @@ def _leave(c: Clause) -> list[Reading]:
                      if organisation(c, h)]  # fmt: skip
             # "I quit my job": whatever employer is held
             out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
+        elif (family := vs.classify(p, head, entities=c.entities)) in _LEFT_THINGS:
+            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+        elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
+            out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
         elif c.entities and head.ent in ("GPE", "LOC"):
             out.append(fact("location", value_span(c, head), change=True, revoke=True))
         elif organisation(c, head) and head.pos == "PROPN":
@@ -111,8 +119,9 @@ def _stop(c: Clause) -> list[Reading]:
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
         family = vs.classify(p, head, entities=c.entities) or activity(head)
-        if family is None and head.pos == "NOUN" and not p.children(head, "det", "poss"):
-            family = "hobby"  # "I quit netball", "gave up watercolour": a bare pastime
+        bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
+        if family is None and (bare or head.lemma.lower() in lx.CLUBS):
+            family = "hobby"  # "I quit netball", "quit the band": a pastime
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
@@ -195,6 +204,9 @@ def _retract(c: Clause) -> list[Reading]:
     out: list[Reading | None] = []
     for head in p.children(c.pred, "dobj"):
         lemma = head.lemma.lower()
+        family = vs.classify(p, head, entities=c.entities)
+        if mine(p, head) and family in ("device", "pet"):  # "deleted my Instagram"
+            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
         shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
@@ -232,13 +244,16 @@ def _break(c: Clause) -> list[Reading]:
     if not any(t.lower == "up" for t in p.children(pred, "prt")):
         return []
     heads = [h for h in preps(p, pred, "with") if h.lemma.lower() in lx.PARTNERS]
+    # "my girlfriend and I broke up"
+    before = [t for t in p.children(pred, "nsubj", "npadvmod") if t.i < pred.i]
+    heads += [t for t in before if t.lemma.lower() in lx.PARTNERS and mine(p, t)]
     return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
                    for h in heads))  # fmt: skip
 
 
 CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
-    (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
+    (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
     (("resign", "step"), _resign),

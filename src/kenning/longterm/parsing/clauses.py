@@ -245,14 +245,13 @@ def _opens(p: Parsed, pred: Token) -> bool:
     """A subjectless predicate at the opening of the sentence, told about the speaker:
     "Just moved to Berlin", "Left Google last month", "Severely allergic to shellfish"."""
     run_on = follows_from(p, pred)  # "gave up on knitting, it never clicked"
-    if (pred.dep not in ("ROOT", "advcl", "conj") and not run_on) or pred.tag in (
-        "VB",
-        "VBZ",
-        "VBP",
-        "MD",
+    # "quit the band in October": "quit" is its own past, whatever the tagger says
+    past = pred.tag in ("VBD", "VBN", "VBG") or (pred.lower == "quit" and pred.i == 0)
+    if (pred.dep not in ("ROOT", "advcl", "conj") and not run_on) or (
+        pred.tag in ("VB", "VBZ", "VBP", "MD") and not past
     ):
         return False
-    if pred.pos in ("VERB", "AUX") and pred.tag not in ("VBD", "VBN", "VBG"):
+    if pred.pos in ("VERB", "AUX") and not past:
         return False
     own = {t.i for t in p.subtree(pred)}
     before = p.tokens[: pred.i]
@@ -307,7 +306,10 @@ def follows_from(p: Parsed, clause: Token) -> bool:
         return True
     end = max(t.i for t in p.subtree(clause))
     comma = any(t.text in (",", ";") for t in p.tokens[end : head.i])
-    return comma and head.lemma.lower() not in lx.HEDGE_VERBS | lx.REPORT_VERBS
+    # "I'm not vegetarian anymore, doctor said I needed iron": the report has its own words.
+    own_words = any(c.i > head.i for c in p.children(head, "ccomp", "dobj"))
+    governing = head.lemma.lower() in lx.HEDGE_VERBS | lx.REPORT_VERBS and not own_words
+    return comma and not governing
 
 
 def _modal(p: Parsed, token: Token) -> bool:
@@ -431,6 +433,8 @@ def _stopped(p: Parsed, pred: Token) -> bool:
         head = p.head(head)  # "I gave up on learning French"
     if head is None or pred.dep not in ("xcomp", "dobj", "pcomp", "ccomp"):
         return False
+    if any(a.lower == "to" for a in p.children(pred, "aux")):
+        return False  # "I left Microsoft to join a startup": what for, not what stopped
     return head.lemma.lower() in lx.STOP_VERBS or (
         head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt"))
     )
@@ -442,7 +446,9 @@ def _stopped(p: Parsed, pred: Token) -> bool:
 def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
     """(negated, withdrawn): "not"/"n't"/"never", and "no longer"/"anymore"."""
     negated = withdrawn = False
-    for child in p.children(pred):
+    # "i'm no longer married": the "no longer" may hang on the auxiliary.
+    auxes = [a for a in p.children(pred, "aux", "auxpass") if a.i < pred.i]
+    for child in [*p.children(pred), *(t for a in auxes for t in p.children(a, "advmod"))]:
         if child.dep == "neg" and not contrastive(p, child):
             negated = True
         # "I'm not married anymore": the "anymore" may hang on the complement.

@@ -60,6 +60,16 @@ def copula(c: Clause) -> list[Reading]:
 
 
 def _be_noun(c: Clause, noun: Token) -> list[Reading]:
+    """What "I'm <noun>" says, with where the speaker lives when the noun does ("I'm a Kiwi
+    living in Berlin")."""
+    p = c.parsed
+    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS
+             for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
+    found = _be_noun_itself(c, noun)
+    return found + some(*(fact("location", value_span(c, h)) for h in homes))
+
+
+def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     lemma = noun.lemma.lower()
     if lemma == "fan":

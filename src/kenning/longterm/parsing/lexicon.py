@@ -102,7 +102,8 @@ DEVICE_NOUNS: Final = _words(
     "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
-    "subscription samsung charger"
+    "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
+    "whatsapp telegram notion obsidian evernote slack discord duolingo strava"
 ) | {"power bank", "hard drive"}
 # Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
 VEHICLE_MAKERS: Final = _words(
@@ -242,7 +243,9 @@ IDENTITY_ADJECTIVES: Final = _words(
     "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
     "extroverted shy religious spiritual"
 )
-CLUBS: Final = _words("club team band choir group league orchestra society crew")
+CLUBS: Final = _words(
+    "club team band choir group league orchestra society crew quartet trio ensemble troupe"
+)
 # Participles that name a state, not an event: "Based in Nairobi" holds now.
 STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".

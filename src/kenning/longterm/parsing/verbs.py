@@ -57,7 +57,9 @@ def _live(c: Clause) -> list[Reading]:
     if not places and pred.dep == "relcl" and where:
         places = [t for t in [p.head(pred)] if t is not None]
     found = (place_of(c, h) for h in places)
-    return some(*(fact("location", value_span(c, h)) for h in found if h is not None))
+    settled = pred.lemma.lower() == "settle"  # "we finally settled in Rotterdam": a move
+    return some(*(fact("location", value_span(c, h), change=settled) for h in found
+                  if h is not None))  # fmt: skip
 
 
 def _move(c: Clause) -> list[Reading]:
@@ -161,9 +163,15 @@ def _study(c: Clause) -> list[Reading]:
 
 
 def _speak(c: Clause) -> list[Reading]:
-    heads = objects(c.parsed, c.pred)
+    p = c.parsed
+    heads = objects(p, c.pred)
+    # "a bit of Italian", "a little Spanish"
+    heads += [h for t in heads if t.lemma.lower() in _AMOUNTS for h in preps(p, t, "of")]
     return some(*(fact("language", value_span(c, h), verb="speaks") for h in heads
-                   if vs.classify(c.parsed, h, entities=c.entities) == "language"))  # fmt: skip
+                   if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+
+
+_AMOUNTS = frozenset("bit little lot touch smattering".split())
 
 
 def _learn(c: Clause) -> list[Reading]:
@@ -308,10 +316,15 @@ def _have(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     change = pred.lemma.lower() not in ("have", "own")
     out = []
-    for head in objects(p, pred):
+    heads = objects(p, pred)
+    # Coordinated things share the family one of them names: "a PS5 and a Switch".
+    shared = next((f for h in heads if (f := vs.classify(p, h, entities=c.entities))), None)
+    for head in heads:
         if vs.is_deictic(p, head) and head.lower not in ("pets",):
             continue
-        family = vs.classify(p, head, entities=c.entities)
+        family = vs.classify(p, head, entities=c.entities) or (
+            shared if len(heads) > 1 and head.pos == "PROPN" else None
+        )
         if head.lemma.lower() in lx.JOB_NOUNS:
             places = [h for t in (head, pred) for h in preps(p, t, "at", "with", "for")
                       if organisation(c, h)]  # fmt: skip
@@ -555,7 +568,7 @@ def _smoke(c: Clause) -> list[Reading]:
 
 def _keep(c: Clause) -> list[Reading]:
     """ "I keep kosher"."""
-    heads = objects(c.parsed, c.pred) or loose_objects(c.parsed, c.pred)
+    heads = [*objects(c.parsed, c.pred), *loose_objects(c.parsed, c.pred)]
     return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
 
 
@@ -585,7 +598,7 @@ def _table() -> dict[str, Frame]:
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
-        (("graduate",), _graduate), (("use",), _use),
+        (("graduate",), _graduate), (("use", "wear"), _use),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
