@@ -214,9 +214,9 @@ def _header(obj: Mapping[str, Any], number: int) -> ArchiveHeader:
     if version != VERSION:
         raise bad(f"{FORMAT} version {version!r} is not readable here (this kenning reads "
                   f"version {VERSION})")  # fmt: skip
-    tenant, user = obj.get("tenant"), obj.get("user")
+    user = obj.get("user")
     try:
-        validate_id(tenant, "tenant")
+        tenant = validate_id(obj.get("tenant"), "tenant")
         if user is not None:
             validate_id(user, "user")
     except ValueError as exc:
@@ -260,7 +260,9 @@ def _decode_fields(spec: Spec, obj: Any, where: str, number: int) -> dict[str, A
             ) if part
         )  # fmt: skip
         raise InvalidArchive(f"line {number}: {where}: {what}", line=number)
-    return {name: _decode(kind, obj[name], f"{where}.{name}", number) for name, kind in spec.items()}
+    return {
+        name: _decode(kind, obj[name], f"{where}.{name}", number) for name, kind in spec.items()
+    }
 
 
 def _decode(kind: Any, value: Any, where: str, number: int) -> Any:

@@ -89,11 +89,14 @@ class ArchiveTables(SqlDatabase):
             return float(value)
         return value
 
-    def _archive_rows(self, tx: Tx, spec: Mapping[str, Any], sql: str, params: Sequence[Any]) -> list[
-        dict[str, Any]
-    ]:
+    def _archive_rows(
+        self, tx: Tx, spec: Mapping[str, Any], sql: str, params: Sequence[Any]
+    ) -> list[dict[str, Any]]:
         return [
-            {name: self._archive_value(kind, v) for (name, kind), v in zip(spec.items(), row, strict=True)}
+            {
+                name: self._archive_value(kind, v)
+                for (name, kind), v in zip(spec.items(), row, strict=True)
+            }
             for row in tx.execute(sql, params)
         ]
 
@@ -112,7 +115,9 @@ class ArchiveTables(SqlDatabase):
                 cols = ", ".join(renames.get(name, name) for name in spec)
                 where, params = self._archive_where(kind, scope)
                 sql = f"SELECT {cols} FROM {table} WHERE {where} ORDER BY {order}"
-                out += [ArchiveRecord(kind, row) for row in self._archive_rows(tx, spec, sql, params)]
+                out += [
+                    ArchiveRecord(kind, row) for row in self._archive_rows(tx, spec, sql, params)
+                ]
             items = self._export_items(tx, scope)
             out += items
             out += self._export_documents(tx, scope, vectors=vectors)
@@ -169,7 +174,10 @@ class ArchiveTables(SqlDatabase):
         out = []
         for row in rows:
             rowid, kind = int(row[0]), row[1]
-            data = {n: self._archive_value(spec[n], v) for n, v in zip(_ITEM_FIELDS, row[2:], strict=True)}
+            data = {
+                n: self._archive_value(spec[n], v)
+                for n, v in zip(_ITEM_FIELDS, row[2:], strict=True)
+            }
             det = details.get(rowid)
             data["details"] = None if not det else {
                 "tool_name": det[0][0], "tool_args": d.read_json(det[0][1]),
@@ -195,7 +203,6 @@ class ArchiveTables(SqlDatabase):
         return out
 
     def _export_documents(self, tx: Tx, scope: Scope, *, vectors: bool) -> list[ArchiveRecord]:
-        d = self._d
         spec = {k: v for k, v in KINDS["document"].items() if k != "texts"}
         where, params = "tenant = ?", [scope.tenant]
         if scope.user is not None:
@@ -214,9 +221,10 @@ class ArchiveTables(SqlDatabase):
             texts.setdefault((ns, key), []).append({
                 "n": int(n), "path": path, "text": text, "vec": _vector(vec) if keep else None,
             })  # fmt: skip
-        del d
         return [
-            ArchiveRecord("document", {**doc, "texts": texts.get((doc["namespace"], doc["key"]), [])})
+            ArchiveRecord(
+                "document", {**doc, "texts": texts.get((doc["namespace"], doc["key"]), [])}
+            )
             for doc in docs
         ]
 
@@ -331,9 +339,7 @@ class ArchiveTables(SqlDatabase):
         table, _, renames = _FLAT[kind]
         spec = KINDS[kind]
         cols = ["tenant", *(renames.get(name, name) for name in spec)]
-        rows = [
-            (tenant, *(self._archive_param(spec[n], r.data[n]) for n in spec)) for r in records
-        ]
+        rows = [(tenant, *(self._archive_param(spec[n], r.data[n]) for n in spec)) for r in records]
         insert = f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})"
         if kind not in _NO_KEY:
             tx.executemany(f"{insert} ON CONFLICT DO NOTHING", rows)
@@ -352,7 +358,6 @@ class ArchiveTables(SqlDatabase):
         sequence number is another record's here."""
         if not records:
             return
-        d = self._d
         spec = KINDS["event"]
         columns = (*ITEM_COLUMNS, *self._extra_item_columns)
         rows = []
@@ -377,11 +382,8 @@ class ArchiveTables(SqlDatabase):
             "UPDATE sessions SET last_seq = ? WHERE tenant = ? AND session = ? AND last_seq < ?",
             [(seq, tenant, session, seq) for session, seq in seqs.items()],
         )
-        del d
 
-    def _check_items(
-        self, tx: Tx, tenant: str, records: Sequence[ArchiveRecord]
-    ) -> dict[str, int]:
+    def _check_items(self, tx: Tx, tenant: str, records: Sequence[ArchiveRecord]) -> dict[str, int]:
         """Each record's rowid here; ScopeConflict if its id is another record's here, or its
         session's sequence number was taken by another event."""
         d = self._d
@@ -423,8 +425,8 @@ class ArchiveTables(SqlDatabase):
             if data["access"] is not None:
                 access.append((*key, data["access"]["count"], d.time(data["access"]["last"])))
             if r.kind == "fact":
-                facts.append((tenant, rowids[data["id"]], data["user_id"],
-                              *(self._archive_param(fspec[n], data["fact"][n]) for n in _FACT_FIELDS)))  # fmt: skip
+                fact = [self._archive_param(fspec[n], data["fact"][n]) for n in _FACT_FIELDS]
+                facts.append((tenant, rowids[data["id"]], data["user_id"], *fact))
         ic = d.item_columns
         for table, cols, rows in (
             ("event_details", f"{ic}, tool_name, tool_args, tool_result", details),
@@ -445,7 +447,6 @@ class ArchiveTables(SqlDatabase):
         """Documents with their texts; the tenant's document version moves if any is new."""
         if not records:
             return
-        d = self._d
         spec = {k: v for k, v in KINDS["document"].items() if k != "texts"}
         had = int(tx.execute("SELECT count(*) FROM documents WHERE tenant = ?",
                              (tenant,)).fetchone()[0])  # fmt: skip
@@ -484,4 +485,3 @@ class ArchiveTables(SqlDatabase):
                     f"with {model!r}: mixing models is refused; nothing was imported"
                 )
             tx.execute("UPDATE document_state SET model = ? WHERE tenant = ?", (model, tenant))
-        del d
