@@ -161,6 +161,8 @@ def _encode_fields(spec: Spec, data: Mapping[str, Any]) -> dict[str, Any]:
 def _encode(kind: Any, value: Any) -> Any:
     if value is None:
         return None
+    if isinstance(kind, Mapping):
+        return _encode_fields(kind, value)
     if isinstance(kind, tuple):
         shape, inner = kind
         if shape == "list":
@@ -267,6 +269,8 @@ def _decode_fields(spec: Spec, obj: Any, where: str, number: int) -> dict[str, A
 
 def _decode(kind: Any, value: Any, where: str, number: int) -> Any:
     """*value* as the Python value of a field of type *kind*; InvalidArchive if it is not one."""
+    if isinstance(kind, Mapping):
+        return _decode_fields(kind, value, where, number)
     if isinstance(kind, tuple):
         shape, inner = kind
         if value is None and shape == "obj?":
