@@ -29,19 +29,21 @@ from kenning.store.sql.vectors import check_model, checked_vector
 __all__ = ["ArchiveTables"]
 
 # Flat kinds: table, the order rows are read in, and the columns whose field names differ.
+# A table with a rowid is read in its order, the order reads of it follow (a pin list, a
+# session's summaries): an import writes the rows in the order they come.
 _FLAT: dict[str, tuple[str, str, dict[str, str]]] = {
     "session": ("sessions", "session", {}),
-    "pin": ("pins", "session, key, version", {"pin_kind": "kind"}),
-    "summary": ("summaries", "session, first_seq, level, created_at, id", {}),
-    "compaction": ("compaction_log", "at, action, session", {}),
+    "pin": ("pins", "rowid", {"pin_kind": "kind"}),
+    "summary": ("summaries", "rowid", {}),
+    "compaction": ("compaction_log", "rowid", {}),
     "task_state": ("task_state", "session", {}),
     "ledger": ("token_ledger", "session, encoding, seq", {}),
     "extraction": ("extraction_progress", "session", {}),
     "consent": ("user_settings", "user_id", {}),
     "policy": ("tenant_policy", "tenant", {}),
     "hold": ("legal_holds", "user_id, session", {}),
-    "purge": ("purge_log", "at, kind", {"purged": "kind"}),
-    "procedure": ("procedures", "name, version", {}),
+    "purge": ("purge_log", "rowid", {"purged": "kind"}),
+    "procedure": ("procedures", "rowid", {}),
     "usage": ("token_usage", "session, model", {}),
 }
 # Kinds of the tenant as a whole, left out of one user's export.
@@ -103,7 +105,7 @@ class ArchiveTables(SqlDatabase):
     def export_records(self, scope: Scope, *, vectors: bool = False) -> Exported:
         """Every record of *scope* (a tenant, or a tenant's user), read in one transaction;
         with *vectors*, the vectors of its events and facts and its documents' text vectors
-        too. Records are in an order every backend reads alike."""
+        too. Records are in the order they were written, which an import keeps."""
         if scope.session is not None:
             raise InvalidInput("an export is of a tenant or one user, not of a session")
         out: list[ArchiveRecord] = []
@@ -153,8 +155,7 @@ class ArchiveTables(SqlDatabase):
         if scope.user is not None:
             where, params = where + " AND i.user_id = ?", [*params, scope.user]
         rows = tx.execute(
-            f"SELECT i.rowid, i.kind, {cols} FROM items i WHERE {where}"
-            " ORDER BY i.kind, i.session, i.seq, i.at, i.id",
+            f"SELECT i.rowid, i.kind, {cols} FROM items i WHERE {where} ORDER BY i.rowid",
             params,
         ).fetchall()
         joined = f"FROM {{t}} x JOIN items i ON {d.item_join('x', 'i')} WHERE {where}"
