@@ -49,8 +49,9 @@ def _fill(db: str | Path) -> None:
         fact = memory.facts.remember(home, "favorite color", "green")
         memory.facts.revoke(dana, fact.id)
         memory.facts.set_consent(dana, share_across_sessions=True)
-        memory.context.update_task(CHAT, TaskUpdate(task="Refund order A-1042", status="in_progress",
-                                                    decisions=["refund, not replace"]))  # fmt: skip
+        task = TaskUpdate(task="Refund order A-1042", status="in_progress",
+                          decisions=["refund, not replace"])  # fmt: skip
+        memory.context.update_task(CHAT, task)
         memory.context.compact(CHAT, budget_tokens=200, model="gpt-4o")
         memory.context.record_usage(CHAT, model="gpt-4o", output_tokens=12)
         memory.retention.set_policy("acme", TenantPolicy(episode_days=3650, fact_days=365))
