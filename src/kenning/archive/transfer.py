@@ -10,7 +10,7 @@ meaning at once; the texts of documents are then found by their words until writ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -30,7 +30,7 @@ from kenning.records.archive import (
     encode_record,
 )
 from kenning.settings import Settings
-from kenning.store.protocol import archive_of
+from kenning.store.protocol import EventLog, archive_of
 from kenning.store.records import ModelInfo
 from kenning.version import __version__
 
@@ -83,8 +83,15 @@ def import_lines(
     model = None if header.model is None else ModelInfo(*header.model)
     embedded = 0
     if model is None and embedder is not None:
-        records, embedded = _embedded(records, target, embedder, settings or Settings())
         model = ModelInfo(embedder.model_id, embedder.dimension)
+        known = model  # the store refuses another model's vectors (ModelMismatch) here
+
+        def missing(hashes: list[str]) -> set[str]:
+            if not isinstance(store, EventLog):
+                return set(hashes)
+            return set(store.missing_vectors(target, known, hashes))
+
+        records, embedded = _embedded(records, target, embedder, settings or Settings(), missing)
     added = archive_of(store).import_records(
         target, records, model=model, document_model=header.document_model
     )
@@ -92,10 +99,12 @@ def import_lines(
 
 
 def _embedded(
-    records: list[ArchiveRecord], tenant: str, embedder: Embedder, settings: Settings
-) -> tuple[list[ArchiveRecord], int]:
+    records: list[ArchiveRecord], tenant: str, embedder: Embedder, settings: Settings,
+    missing: Callable[[list[str]], set[str]],
+) -> tuple[list[ArchiveRecord], int]:  # fmt: skip
     """*records* with their events indexed as ingest would index them now and their facts
-    by their statements, plus a ``vector`` record for each text embedded."""
+    by their statements, plus a ``vector`` record for each text the store lacks (*missing*
+    tells which), embedded once."""
     texts: dict[str, str] = {}
     out: list[ArchiveRecord] = []
     previous: dict[str | None, tuple[int, str]] = {}
@@ -116,9 +125,9 @@ def _embedded(
             texts[digest] = record.data["text"]
             record = replace(record, data={**record.data, "embed_hash": digest})
         out.append(record)
-    if not texts:
+    hashes = sorted(missing(list(texts))) if texts else []
+    if not hashes:
         return out, 0
-    hashes = list(texts)
     matrix: npt.NDArray[np.float32] = embedder.embed([texts[h] for h in hashes])
     out += [ArchiveRecord("vector", {"hash": h, "vec": matrix[i]}) for i, h in enumerate(hashes)]
     return out, len(hashes)

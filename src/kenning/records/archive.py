@@ -7,8 +7,9 @@ The first line is a header::
      "user": null, "created": "2026-12-03T09:00:00+00:00", "vectors": null}
 
 ``user`` names the one user exported (null: the whole tenant); ``vectors`` is null, or the
-embedding model of the ``vector`` records that follow (``{"model", "dimension",
-"documents"}``, the last the model of the documents' text vectors). Every later line is one
+embedding models of the vectors that follow (``{"model", "dimension", "documents"}``: the
+model of the ``vector`` records, null when there are none, and that of the documents' text
+vectors). Every later line is one
 record with a ``kind`` (:data:`KINDS`) and the fields its kind lists, all of them, no others.
 Times are ISO 8601 with their UTC offset, amounts decimal strings, vectors base64 of
 little-endian float32. A record's tenant is the header's; an import may give another.
@@ -138,9 +139,9 @@ class Exported:
 def encode_header(header: ArchiveHeader) -> str:
     """The header line (no newline)."""
     vectors = None
-    if header.model is not None:
-        vectors = {"model": header.model[0], "dimension": header.model[1],
-                   "documents": header.document_model}  # fmt: skip
+    if header.model is not None or header.document_model is not None:
+        name, dimension = header.model or (None, None)
+        vectors = {"model": name, "dimension": dimension, "documents": header.document_model}
     return json.dumps({
         "format": FORMAT, "version": header.version, "kenning": header.kenning,
         "tenant": header.tenant, "user": header.user, "created": header.created.isoformat(),
@@ -234,10 +235,12 @@ def _header(obj: Mapping[str, Any], number: int) -> ArchiveHeader:
     if vectors is not None:
         if not isinstance(vectors, dict):
             raise bad("vectors must be null or an object")
-        name = _decode("str", vectors.get("model"), "vectors.model", number)
-        dimension = _decode("int", vectors.get("dimension"), "vectors.dimension", number)
+        name = _decode("str?", vectors.get("model"), "vectors.model", number)
+        dimension = _decode("int?", vectors.get("dimension"), "vectors.dimension", number)
         documents = _decode("str?", vectors.get("documents"), "vectors.documents", number)
-        model = (name, dimension)
+        if (name is None) != (dimension is None):
+            raise bad("vectors.model and vectors.dimension are both given or both null")
+        model = None if name is None else (name, dimension)
     kenning = _decode("str", obj.get("kenning"), "kenning", number)
     return ArchiveHeader(tenant, user, created, kenning, model, documents)
 
