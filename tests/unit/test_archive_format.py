@@ -73,6 +73,13 @@ def test_the_header_names_the_format_and_its_version() -> None:
                               "input_tokens": "7", "output_tokens": 0, "calls": 1,
                               "cost": 0})], 2, "expected int"),
         ([HEADER, json.dumps({"kind": "vector", "hash": "h", "vec": "AAA"})], 2, "vec"),
+        ([HEADER, json.dumps({"kind": "policy", "body": None, "updated_at": AT.isoformat()})],
+         2, "expected a JSON value"),
+        ([HEADER, json.dumps({"kind": "consent", "user_id": "no spaces",
+                              "share_across_sessions": None, "sensitive_facts": None,
+                              "updated_at": AT.isoformat()})], 2, "id 'no spaces' is invalid"),
+        ([HEADER, encode_record(ArchiveRecord("pin", PIN)).replace('"open"', '"ajar"')], 2,
+         "'ajar' is not one of closed, open"),
     ],
 )  # fmt: skip
 def test_bad_input_is_a_typed_error_naming_its_line(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import enum
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +31,8 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.errors import InvalidArchive
-from kenning.records.core import ModelInfo, validate_id
+from kenning.records.core import ModelInfo, PinKind, PinStatus, Role, validate_id
+from kenning.records.facts import FactCategory, FactSource, FactStatus, ProcedureStatus
 
 __all__ = [
     "FORMAT", "KINDS", "VERSION", "ArchiveHeader", "ArchiveRecord", "Exported", "decode_lines",
@@ -41,21 +43,29 @@ FORMAT = "kenning-export"
 #: The format's version: a reader refuses any other (a new field or kind is a new version).
 VERSION = 1
 
-# A field's type: a scalar code ("?" suffix: may be null), or a nested spec.
+
+# A field's type: a scalar code ("?" suffix: may be null; "id": a kenning id), one of a set
+# of values ("enum"), or a nested spec. What a store could not read back is refused here.
+def _enum(values: type[enum.StrEnum]) -> tuple[str, frozenset[str]]:
+    return ("enum", frozenset(v.value for v in values))
+
+
 _ITEM = {
-    "id": "str", "user_id": "str?", "session": "str?", "agent": "str?", "seq": "int?",
-    "role": "str", "label": "str", "text": "str", "at": "time", "tags": "json",
+    "id": "id", "user_id": "id?", "session": "id?", "agent": "id?", "seq": "int?",
+    "role": _enum(Role), "label": "str", "text": "str", "at": "time", "tags": "json",
     "metadata": "json", "version": "str?", "content_hash": "str", "embed_hash": "str?",
     "idem_key": "str?", "created_at": "time", "expires_at": "time?",
-    "details": ("obj?", {"tool_name": "str?", "tool_args": "json", "tool_result": "json"}),
+    "details": ("obj?", {"tool_name": "str?", "tool_args": "json?",
+                         "tool_result": "json?"}),
     "chunks": ("list", {"n": "int", "start": "int", "stop": "int", "embed_hash": "str?",
                         "lexical": "bool"}),
     "token_counts": ("map", "int"),
     "access": ("obj?", {"count": "int", "last": "time"}),
 }  # fmt: skip
 _FACT = {
-    "subject": "str", "attribute": "str", "qualifier": "str", "value": "str", "source": "str",
-    "confidence": "float", "category": "str", "status": "str", "valid_from": "time",
+    "subject": "str", "attribute": "str", "qualifier": "str", "value": "str",
+    "source": _enum(FactSource), "confidence": "float", "category": _enum(FactCategory),
+    "status": _enum(FactStatus), "valid_from": "time",
     "valid_to": "time?", "superseded_by": "str?", "expires_at": "time?", "pinned": "bool",
     "reinforced": "int", "last_seen": "time", "sources": ("list", "str"),
     "source_event_id": "str?",
@@ -63,37 +73,37 @@ _FACT = {
 Spec = Mapping[str, Any]
 #: Each kind's fields (besides ``kind``), in the order they are written.
 KINDS: dict[str, Spec] = {
-    "session": {"session": "str", "user_id": "str", "last_seq": "int", "created_at": "time",
+    "session": {"session": "id", "user_id": "id", "last_seq": "int", "created_at": "time",
                 "first_at": "time?", "last_at": "time?"},
     "event": _ITEM,
     "fact": {**_ITEM, "fact": ("obj", _FACT)},
-    "pin": {"id": "str", "user_id": "str", "session": "str", "pin_kind": "str", "key": "str",
-            "version": "int", "value": "str", "amount": "amount?", "currency": "str?",
-            "status": "str", "source_event_id": "str?", "metadata": "json",
-            "created_at": "time", "closed_at": "time?", "current": "bool"},
-    "summary": {"id": "str", "user_id": "str", "session": "str", "level": "int",
+    "pin": {"id": "id", "user_id": "id", "session": "id", "pin_kind": _enum(PinKind),
+            "key": "str", "version": "int", "value": "str", "amount": "amount?",
+            "currency": "str?", "status": _enum(PinStatus), "source_event_id": "str?",
+            "metadata": "json", "created_at": "time", "closed_at": "time?", "current": "bool"},
+    "summary": {"id": "str", "user_id": "id", "session": "id", "level": "int",
                 "first_seq": "int", "last_seq": "int", "text": "str", "body": "json",
                 "summarizer": "str", "created_at": "time", "active": "bool"},
     "compaction": {"user_id": "str?", "session": "str?", "at": "time", "action": "str",
                    "first_seq": "int?", "last_seq": "int?", "tokens_before": "int?",
                    "tokens_after": "int?", "summary_id": "str?", "summarizer": "str?",
                    "detail": "str"},
-    "task_state": {"session": "str", "user_id": "str", "body": "json", "version": "int",
+    "task_state": {"session": "id", "user_id": "id", "body": "json", "version": "int",
                    "updated_at": "time"},
-    "ledger": {"session": "str", "encoding": "str", "seq": "int", "n": "int", "cum": "int"},
-    "extraction": {"session": "str", "user_id": "str", "done_seq": "int", "attempts": "int"},
-    "consent": {"user_id": "str", "share_across_sessions": "bool?",
+    "ledger": {"session": "id", "encoding": "str", "seq": "int", "n": "int", "cum": "int"},
+    "extraction": {"session": "id", "user_id": "id", "done_seq": "int", "attempts": "int"},
+    "consent": {"user_id": "id", "share_across_sessions": "bool?",
                 "sensitive_facts": "bool?", "updated_at": "time"},
     "policy": {"body": "json", "updated_at": "time"},
     "hold": {"user_id": "str", "session": "str", "reason": "str", "created_at": "time"},
     "purge": {"at": "time", "purged": "str", "count": "int"},
-    "procedure": {"id": "str", "user_id": "str?", "name": "str", "version": "int",
+    "procedure": {"id": "str", "user_id": "id?", "name": "str", "version": "int",
                   "tool_hash": "str", "steps": "json", "description": "str",
-                  "status": "str", "created_at": "time"},
-    "usage": {"session": "str", "model": "str", "input_tokens": "int",
+                  "status": _enum(ProcedureStatus), "created_at": "time"},
+    "usage": {"session": "id", "model": "str", "input_tokens": "int",
               "output_tokens": "int", "calls": "int", "cost": "float"},
     "document": {"id": "str", "namespace": "str", "key": "str", "value": "json",
-                 "created_at": "time", "updated_at": "time", "user_id": "str?",
+                 "created_at": "time", "updated_at": "time", "user_id": "id?",
                  "ttl_minutes": "float?", "expires_at": "time?",
                  "texts": ("list", {"n": "int", "path": "str", "text": "str",
                                     "vec": "vector?"})},
@@ -166,6 +176,8 @@ def _encode(kind: Any, value: Any) -> Any:
         return _encode_fields(kind, value)
     if isinstance(kind, tuple):
         shape, inner = kind
+        if shape == "enum":
+            return value
         if shape == "list":
             return [_encode(inner, v) for v in value]
         if shape == "map":
@@ -288,8 +300,16 @@ def _decode(kind: Any, value: Any, where: str, number: int) -> Any:
             return {str(k): _decode(inner, v, where, number) for k, v in value.items()}
         if shape in ("obj", "obj?"):
             return _decode_fields(inner, value, where, number)
+        if shape == "enum" and value in inner:
+            return value
+        if shape == "enum":
+            shown = str(value)[:40]
+            raise InvalidArchive(
+                f"line {number}: {where}: {shown!r} is not one of {', '.join(sorted(inner))}",
+                line=number,
+            )
         raise InvalidArchive(f"line {number}: {where} must be a {shape}", line=number)
-    if value is None and (kind.endswith("?") or kind == "json"):
+    if value is None and kind.endswith("?"):
         return None
     try:
         return _scalar(kind.rstrip("?"), value)
@@ -299,7 +319,11 @@ def _decode(kind: Any, value: Any, where: str, number: int) -> Any:
 
 def _scalar(base: str, value: Any) -> Any:
     if base == "json":
+        if value is None:
+            raise TypeError("expected a JSON value, got null")
         return value
+    if base == "id":
+        return validate_id(value, "id")
     if base == "bool":
         if isinstance(value, bool):
             return value
