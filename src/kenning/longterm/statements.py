@@ -90,7 +90,7 @@ _OPENING = re.compile(
     re.IGNORECASE,
 )
 # "Morning person here", "Sam here": the speaker introducing themselves.
-_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here\W*$", re.IGNORECASE)
+_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*,)", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
 # chat noise ("lol", "haha"). Words that change what follows ("actually", "correction",

@@ -132,6 +132,8 @@ def switch(c: Clause) -> list[Reading]:
     family the object or the values name ("switched my bank from HSBC to Revolut")."""
     p, pred = c.parsed, c.pred
     named = p.child(pred, "dobj")
+    if named is None and pred.lemma.lower() == "trade":  # "traded in the Jeep for a Kia"
+        named = next(iter(preps(p, pred, "in")), None)
     # "changed careers from law to medicine": the parser may hang the change on the object
     own = [pred, *([named] if named is not None else [])]
     froms = [h for t in own for h in preps(p, t, "from")]

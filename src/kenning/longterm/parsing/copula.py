@@ -65,8 +65,12 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS
              for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
+    # "I'm Leila, 34, ...": an age beside the name
+    ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
     found = _be_noun_itself(c, noun)
-    return found + some(*(fact("location", value_span(c, h)) for h in homes))
+    return found + some(
+        *(fact("location", value_span(c, h)) for h in homes), *(fact("age", a) for a in ages)
+    )
 
 
 def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:

@@ -338,8 +338,10 @@ def _have(c: Clause) -> list[Reading]:
         elif head.lemma.lower() in ("loan", "mortgage", "debt"):
             out.append(fact("finance", value_span(c, head), kind="debt", change=change))
         elif family == "allergy" and head.lemma.lower() in lx.ALLERGY_NOUNS:
-            what = [m for m in p.children(head, "compound", "amod", "nmod")][:1]
-            out += [fact("allergy", m.text, change=change) for m in what]  # "a peanut allergy"
+            what = [m for m in p.children(head, "compound", "amod", "nmod") if m.i < head.i]
+            what = [m for m in what if m.lower not in ("severe", "mild", "bad", "serious")]
+            if what:  # "a peanut allergy", "a tree nut allergy"
+                out.append(fact("allergy", p.span(what), change=change))
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
