@@ -20,7 +20,7 @@ from typing import Protocol
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
 from kenning.longterm.parsing.clauses import asks, jokes
-from kenning.longterm.parsing.lexicon import DIETS, RELATIONS
+from kenning.longterm.parsing.lexicon import DIETS, OCCUPATIONS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
@@ -125,6 +125,16 @@ _MAX_CHARS = 400
 # "not vegan anymore", "not doing CrossFit any more": a withdrawal typed without its "I'm",
 # which the parser reads only with it.
 _NOT_ANYMORE = re.compile(r"^(?=not\b.*\bany\s?more\b)", re.IGNORECASE)
+# "Joined Deloitte in March": a capitalised past before a name reads as one name to the
+# tagger; written in lower case it is the verb it is.
+_PAST_BEFORE_NAME = re.compile(r"^[A-Z][a-z]+ed(?=\s+[A-Z])")
+# "Engineer at Bosch, based in Stuttgart": a profile line, the role without its "I'm a".
+_ROLE_AT = re.compile(
+    r"^((?:[\w-]+\s+){0,2}?(?:"
+    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
+    + r"))\s+(?:at|for|with)\s+(?-i:[A-Z])",
+    re.IGNORECASE,
+)
 
 
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
@@ -145,6 +155,9 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
             for noise in _NOISE:
                 sentence = noise.sub("", sentence)
             sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
+            sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
+            if _ROLE_AT.match(sentence):
+                sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
             # once it ends like one.
             out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
@@ -163,7 +176,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
         return True
     named = speaker is not None and speaker in sentence
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
-    opening = opening or _NOT_ANYMORE.match(sentence)
+    opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     return named or bool(opening)
 
 
