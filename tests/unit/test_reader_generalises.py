@@ -52,7 +52,7 @@ FIX_HALF_MISSES = frozenset(
     }
 )
 # How many sentences of the "check" half the reader reads as labelled (a floor: it may rise).
-CHECK_HALF_FLOOR = 230
+CHECK_HALF_FLOOR = 233
 
 
 _READER: list[ParsedStatements] = []
@@ -104,6 +104,72 @@ def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> Non
         ("I bought a new e-bike.", {("uses:e-bike", "uses", False)}),
         ("Huge fan of the Lakers.", {("preference:lakers", "likes", False)}),
         ("Really nice weather today.", set()),
+        # A statement with a question typed after it, with or without its mark.
+        ("I live in Brighton so there are loads of cafes, which ones are safe?",
+         {("location", "Brighton", False)}),
+        ("I'm allergic to penicillin, what should I tell the dentist",
+         {("allergy:penicillin", "allergic", False)}),
+        ("Should I move to Oslo, is it expensive?", set()),
+        # Occupations are one at a time; identities are among others.
+        ("I'm a vet so my evenings are short, I want something quick.",
+         {("occupation", "vet", False)}),
+        ("I'm assistant manager at a hotel.", {("occupation", "assistant manager", False)}),
+        ("I'm an introvert.", {("is_a:introvert", "yes", False)}),
+        ("I got promoted to shift supervisor!", {("occupation", "shift supervisor", False)}),
+        ("got a job as a librarian at the city library",
+         {("occupation", "librarian", False)}),
+        ("I took a job at Amazon.", {("employer", "Amazon", False)}),
+        ("I deliver for DHL now.", {("employer", "DHL", False)}),
+        # Announcements, asides and fragments.
+        ("update: joined Razorpay!", {("employer", "Razorpay", False)}),
+        ("I moved to Leipzig btw, much cheaper.", {("location", "Leipzig", False)}),
+        ("living in Melbourne now, the light here is unreal.",
+         {("location", "Melbourne", False)}),
+        ("we moved back to Poland, we're in Gdansk now.", {("location", "Gdansk", False)}),
+        ("I've moved to oil painting.", set()),
+        # Withdrawals.
+        ("gave up on knitting, it never clicked.", {("hobby:knitting", "does", True)}),
+        ("I quit netball.", {("hobby:netball", "does", True)}),
+        ("forget what I said about my job.", {("employer", "", True)}),
+        ("not vegan anymore, long story", {("is_a:vegan", "yes", True)}),
+        ("not doing CrossFit anymore, too many injuries", {("hobby:crossfit", "does", True)}),
+        ("I'm not vegetarian anymore, doctor said I needed more iron",
+         {("is_a:vegetarian", "yes", True)}),
+        ("i'm no longer married, the divorce went through in March",
+         {("relationship status", "married", True)}),
+        ("I quit Twitter and I feel so much better", {("uses:twitter", "uses", True)}),
+        ("I left Microsoft to join a robotics startup",
+         {("employer", "Microsoft", True), ("employer", "robotics startup", False)}),
+        ("quit the band in October", {("hobby:band", "does", True)}),
+        ("I left the choir last spring", {("hobby:choir", "does", True)}),
+        ("we rehomed the rabbit", {("pet:rabbit", "has", True)}),
+        ("my girlfriend and I broke up, so scrap the plans",
+         {("partner", "girlfriend", True)}),
+        ("As a paramedic, what's the best shoe for long shifts?",
+         {("occupation", "paramedic", False)}),
+        ("As a result, I stayed home.", set()),
+        ("I'm a Kiwi living in Berlin",
+         {("is_a:kiwi", "yes", False), ("location", "Berlin", False)}),
+        ("we finally settled in Rotterdam", {("location", "Rotterdam", False)}),
+        ("I have a PS5 and a Switch",
+         {("uses:ps5", "uses", False), ("uses:switch", "uses", False)}),
+        ("I speak Portuguese and a bit of Italian",
+         {("language:portuguese", "speaks", False), ("language:italian", "speaks", False)}),
+        ("I'm in a barbershop quartet", {("hobby:barbershop quartet", "does", False)}),
+        ("I have a tree nut allergy.", {("allergy:tree nut", "allergic", False)}),
+        ("severe peanut allergy here, so no satay please",
+         {("allergy:peanut", "allergic", False)}),
+        ("I'm Leila, 34, I live in Toronto.",
+         {("name", "Leila", False), ("age", "34", False), ("location", "Toronto", False)}),
+        ("I traded in the Jeep for a Kia Niro",
+         {("uses:jeep", "uses", True), ("uses:kia niro", "uses", False)}),
+        ("Joined Deloitte in March as a consultant.",
+         {("employer", "Deloitte", False), ("occupation", "consultant", False)}),
+        ("Engineer at Bosch, based in Stuttgart.",
+         {("employer", "Bosch", False), ("occupation", "engineer", False)}),
+        ("Teacher at the school asked me to help.", set()),
+        ("sold the Vespa, got a little Honda Jazz.",
+         {("uses:vespa", "uses", True), ("uses:honda jazz", "uses", False)}),
     ],
 )  # fmt: skip
 def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts) -> None:

@@ -138,6 +138,9 @@ def preps(p: Parsed, token: Token, *words: str) -> list[Token]:
 def objects(p: Parsed, pred: Token) -> list[Token]:
     """*pred*'s direct objects with those coordinated with them ("Linux ... and a Mac")."""
     found = p.children(pred, "dobj")
+    # A second object after a comma is an aside ("not doing CrossFit anymore, too many
+    # injuries"), not one more thing done.
+    found = [o for o in found if not any(t.text == "," for t in p.tokens[found[0].i : o.i])]
     if not found:
         return []
     extra = [c for c in p.children(pred, "conj") if c.pos in ("NOUN", "PROPN")]
@@ -215,7 +218,10 @@ def place_of(c: Clause, head: Token) -> Token | None:
         found = place_of(c, inner)
         if found is not None:
             return found
-    if head.pos == "NOUN" and not vs.is_deictic(p, head) and head.lemma not in (
+    # A common noun is a place with its article ("the suburbs", "a village by the sea");
+    # without one it is rather a thing or a pastime ("I've moved to oil painting").
+    placed = p.children(head, "det", "poss")
+    if head.pos == "NOUN" and placed and not vs.is_deictic(p, head) and head.lemma not in (
             "place", "house", "home", "apartment", "flat", "area", "city", "town"):  # fmt: skip
         return head
     return None

@@ -60,6 +60,20 @@ def copula(c: Clause) -> list[Reading]:
 
 
 def _be_noun(c: Clause, noun: Token) -> list[Reading]:
+    """What "I'm <noun>" says, with where the speaker lives when the noun does ("I'm a Kiwi
+    living in Berlin")."""
+    p = c.parsed
+    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS
+             for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
+    # "I'm Leila, 34, ...": an age beside the name
+    ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
+    found = _be_noun_itself(c, noun)
+    return found + some(
+        *(fact("location", value_span(c, h)) for h in homes), *(fact("age", a) for a in ages)
+    )
+
+
+def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     lemma = noun.lemma.lower()
     if lemma == "fan":
@@ -107,13 +121,16 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     if lemma == "speaker":  # "a native Spanish speaker"
         spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
         return some(*out, *(fact("language", m.text) for m in spoken))
-    if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not p.children(noun, "det"):
+    bare_role = lemma in lx.OCCUPATIONS and noun.pos == "NOUN"  # "I'm assistant manager"
+    if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not (
+        p.children(noun, "det") or bare_role
+    ):
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
-    kind = "occupation" if places else "identity"
+    kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
 

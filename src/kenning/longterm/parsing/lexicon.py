@@ -102,8 +102,15 @@ DEVICE_NOUNS: Final = _words(
     "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
-    "subscription samsung charger"
+    "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
+    "whatsapp telegram notion obsidian evernote slack discord duolingo strava"
 ) | {"power bank", "hard drive"}
+# Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
+VEHICLE_MAKERS: Final = _words(
+    "audi bmw byd chevrolet chevy citroen citroën dacia fiat ford honda hyundai jeep kia lexus "
+    "mazda mercedes mini mitsubishi nissan opel peugeot porsche renault seat skoda subaru suzuki "
+    "toyota vauxhall vespa volkswagen vw volvo yamaha ducati"
+)
 SERVICES: Final = _words("netflix spotify hulu disney+ prime youtube uber lyft")
 LANGUAGES: Final = _words(
     "english spanish french german italian portuguese dutch swedish norwegian danish finnish "
@@ -123,6 +130,25 @@ WORKPLACE_NOUNS: Final = _words(
     "government nonprofit charity newspaper magazine"
 )
 JOB_NOUNS: Final = _words("job position role gig career")
+# Nouns that name a paid occupation: "I'm a nurse" is the user's occupation (one at a time, a
+# new one replaces it), where "I'm an introvert" is an identity among others.
+OCCUPATIONS: Final = _words(
+    "accountant actor actress administrator analyst animator architect artist assistant "
+    "attorney auditor baker banker barber barista bartender biologist bookkeeper broker builder "
+    "butcher captain carer caregiver carpenter cashier ceo cfo chef chemist cleaner clerk coach "
+    "consultant contractor coordinator copywriter counsellor counselor courier cto dentist "
+    "designer detective dev developer dietitian director dispatcher doctor driver economist "
+    "editor electrician engineer executive farmer firefighter fisherman founder freelancer "
+    "geologist guard hairdresser housekeeper illustrator inspector instructor intern "
+    "interpreter janitor journalist judge labourer laborer lawyer lecturer librarian lifeguard "
+    "manager marketer mechanic midwife miner musician nanny nurse nutritionist officer "
+    "optician optometrist paralegal paramedic pharmacist photographer physician physicist "
+    "physiotherapist pilot planner plumber policeman postman producer professor programmer "
+    "psychiatrist psychologist realtor receptionist recruiter researcher salesman salesperson "
+    "scientist secretary server soldier sonographer statistician stylist supervisor surgeon "
+    "surveyor tailor teacher technician tester therapist trader trainer translator tutor vet "
+    "veterinarian waiter waitress welder writer"
+)
 OCCUPATION_ADJECTIVES: Final = _words("retired self-employed unemployed freelance jobless employed")
 CONTACT_NOUNS: Final = {
     "email": "email", "e-mail": "email", "mail": "email", "phone": "phone number",
@@ -217,7 +243,9 @@ IDENTITY_ADJECTIVES: Final = _words(
     "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
     "extroverted shy religious spiritual"
 )
-CLUBS: Final = _words("club team band choir group league orchestra society crew")
+CLUBS: Final = _words(
+    "club team band choir group league orchestra society crew quartet trio ensemble troupe"
+)
 # Participles that name a state, not an event: "Based in Nairobi" holds now.
 STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".

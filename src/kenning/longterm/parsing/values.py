@@ -216,7 +216,12 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
             return "hobby"  # "my yoga class"
     if words & lx.EDUCATION_NOUNS:
         return "education"
-    if words & lx.DEVICE_NOUNS or (entities and head.ent == "PRODUCT"):
+    makers = {c.lower for c in p.children(head, "compound")} | {word}
+    if (
+        words & lx.DEVICE_NOUNS
+        or makers & lx.VEHICLE_MAKERS
+        or (entities and head.ent == "PRODUCT")
+    ):
         return "device"
     if words & lx.FOODS:
         return "diet"
