@@ -43,7 +43,8 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s
 # there are loads of cafes, which ones are safe?", "I'm allergic to penicillin, what should I
 # tell the dentist?". The statement is a sentence of its own; the question stays one.
 _TRAILING_QUESTION = re.compile(
-    r",\s+(?=(?:what|which|who|where|when|why|how|is|are|am|was|were|do|does|did|can|could|"
+    r"[,;]\s+(?:(?:so|and|but|then)\s+)?(?=(?:what|which|who|where|when|why|how|is|are|am|was|"
+    r"were|do|does|did|can|could|"
     r"should|would|will|any|anything|thoughts|ideas|tips)\b[^.!]*\?$"
     # A question typed without its mark still inverts: "..., what should I tell the dentist"
     r"|(?:(?:what|which|who|where|when|why|how)(?:\s+\w+)?\s+)?(?:is|are|do|does|did|can|could|"

@@ -62,7 +62,7 @@ def _leave(c: Clause) -> list[Reading]:
             out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
         elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
             out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
-        elif c.entities and head.ent in ("GPE", "LOC"):
+        elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
             out.append(fact("location", value_span(c, head), change=True, revoke=True))
         elif organisation(c, head) and head.pos == "PROPN":
             out.append(fact("employer", value_span(c, name_of(c, head)), change=True, revoke=True))

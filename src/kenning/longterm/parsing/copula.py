@@ -63,7 +63,7 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     """What "I'm <noun>" says, with where the speaker lives when the noun does ("I'm a Kiwi
     living in Berlin")."""
     p = c.parsed
-    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS
+    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS | {"living"}
              for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
     # "I'm Leila, 34, ...": an age beside the name
     ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]

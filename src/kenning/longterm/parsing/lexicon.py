@@ -75,7 +75,7 @@ HEALTH_NOUNS: Final = _words(
     "insomnia dyslexia cancer covid ibs crohn's tinnitus eczema psoriasis allergies hypertension "
     "condition disorder syndrome disease injury surgery smoker vegan pain sclerosis fibromyalgia "
     "ptsd ocd bipolar scoliosis apnea sciatica"
-) - _words("vegan")
+) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease"}
 ALLERGY_NOUNS: Final = _words("allergy allergies intolerance")
 RELATIONSHIP_STATES: Final = _words("married single divorced engaged widowed separated taken "
                                     "dating")  # fmt: skip
@@ -84,7 +84,7 @@ PARTNERS: Final = _words("boyfriend girlfriend husband wife partner fiance fianc
 FAMILY_NOUNS: Final = _words(
     "kid kids child children son sons daughter daughters twins triplets baby babies toddler "
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
-    "grandchildren grandkids"
+    "grandchildren grandkids teenager teenagers teen teens stepkids newborn"
 )
 PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
                              "grandpa granny grandparent")  # fmt: skip
@@ -127,7 +127,8 @@ SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
 WORKPLACE_NOUNS: Final = _words(
     "company firm startup start-up business bakery hospital clinic school university agency "
     "council bank shop store restaurant cafe café studio office lab factory ministry "
-    "government nonprofit charity newspaper magazine"
+    "government nonprofit charity newspaper magazine warehouse hotel pharmacy supermarket "
+    "airport library museum winery brewery salon gym nursery fintech"
 )
 JOB_NOUNS: Final = _words("job position role gig career")
 # Nouns that name a paid occupation: "I'm a nurse" is the user's occupation (one at a time, a
@@ -250,3 +251,18 @@ CLUBS: Final = _words(
 STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".
 ARRANGED_VERBS: Final = _words("move relocate join marry divorce retire emigrate switch leave quit")
+# Countries and regions by their usual English names: "I left Spain" leaves a place, where a
+# name the reader does not know ("I left Deloitte") is taken for an employer.
+COUNTRIES: Final = _words(
+    "afghanistan albania algeria argentina armenia australia austria azerbaijan bahrain "
+    "bangladesh belarus belgium bolivia bosnia brazil bulgaria cambodia cameroon canada chile "
+    "china colombia croatia cuba cyprus czechia denmark ecuador egypt england estonia ethiopia "
+    "finland france georgia germany ghana greece guatemala hungary iceland india indonesia iran "
+    "iraq ireland israel italy jamaica japan jordan kazakhstan kenya korea kosovo kuwait latvia "
+    "lebanon libya lithuania luxembourg malaysia malta mexico moldova mongolia montenegro "
+    "morocco nepal netherlands holland nigeria norway oman pakistan palestine panama paraguay "
+    "peru philippines poland portugal qatar romania russia rwanda scotland senegal serbia "
+    "singapore slovakia slovenia somalia spain sudan sweden switzerland syria taiwan tanzania "
+    "thailand tunisia turkey uganda ukraine uruguay usa uk america uzbekistan venezuela vietnam "
+    "wales yemen zambia zimbabwe"
+)
