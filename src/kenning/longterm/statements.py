@@ -128,7 +128,7 @@ _MAX_CHARS = 400
 _NOT_ANYMORE = re.compile(r"^(?=not\b.*\bany\s?more\b)", re.IGNORECASE)
 # "Joined Deloitte in March": a capitalised past before a name reads as one name to the
 # tagger; written in lower case it is the verb it is.
-_PAST_BEFORE_NAME = re.compile(r"^[A-Z][a-z]+ed(?=\s+[A-Z])")
+_PAST_BEFORE_NAME = re.compile(r"^(?:[A-Z][a-z]+ed|Gave|Sold|Left|Quit|Got|Took)(?=\s+[A-Z])")
 # "Engineer at Bosch, based in Stuttgart": a profile line, the role without its "I'm a".
 _ROLE_AT = re.compile(
     r"^((?:[\w-]+\s+){0,2}?(?:"

@@ -109,6 +109,9 @@ def _stop(c: Clause) -> list[Reading]:
     heads = objects(p, pred)
     if pred.lemma == "give":  # "gave up on knitting"
         heads += [h for t in away for h in preps(p, t, "on")] + preps(p, pred, "on")
+    if pred.lemma in ("drop", "rid"):  # "dropped out of my PhD", "got rid of my Apple Watch"
+        outs = [t for t in p.children(pred, "prep", "prt", "advmod") if t.lower == "out"]
+        heads += [h for t in [pred, *outs] for h in preps(p, t, "of")]
     if not heads:
         if p.children(pred, "xcomp", "ccomp"):
             return []  # "I stopped eating meat": the clause under it is read as withdrawn
@@ -122,6 +125,8 @@ def _stop(c: Clause) -> list[Reading]:
         bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
         if family is None and (bare or head.lemma.lower() in lx.CLUBS):
             family = "hobby"  # "I quit netball", "quit the band": a pastime
+        if family is None and head.pos == "PROPN" and (mine(p, head) or pred.lower != "quit"):
+            family = "device"  # "gave away my PS5", "uninstalled TikTok": a thing of mine
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
@@ -207,7 +212,8 @@ def _retract(c: Clause) -> list[Reading]:
     for head in p.children(c.pred, "dobj"):
         lemma = head.lemma.lower()
         family = vs.classify(p, head, entities=c.entities)
-        if mine(p, head) and family in ("device", "pet"):  # "deleted my Instagram"
+        named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
+        if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
             out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
@@ -255,7 +261,7 @@ def _break(c: Clause) -> list[Reading]:
 
 CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
-    (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome"), _stop),
+    (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
     (("resign", "step"), _resign),

@@ -103,7 +103,8 @@ DEVICE_NOUNS: Final = _words(
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
     "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
-    "whatsapp telegram notion obsidian evernote slack discord duolingo strava"
+    "whatsapp telegram notion obsidian evernote slack discord duolingo strava tinder bumble "
+    "hinge dslr mirrorless gopro drone ereader"
 ) | {"power bank", "hard drive"}
 # Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
 VEHICLE_MAKERS: Final = _words(

@@ -66,6 +66,8 @@ def _move(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if p.child(pred, "dobj") is not None:
         return []  # "I moved the meeting to Friday"
+    if any(t.lower == "on" for t in p.children(pred, "prt", "advmod")):
+        return _moved_on(c)
     holders = [pred, *p.children(pred, "advmod", "prt")]  # "moved back to Chicago"
     to = [h for t in holders for h in preps(p, t, "to", "into")]
     if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
@@ -79,6 +81,17 @@ def _move(c: Clause) -> list[Reading]:
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+def _moved_on(c: Clause) -> list[Reading]:
+    """ "I've moved on from my role at Deliveroo": the employer (of the role, or named) is
+    left; a place is not meant."""
+    p = c.parsed
+    heads = preps(p, c.pred, "from")
+    places = [x for h in heads for x in ([h] if h.lemma.lower() not in lx.JOB_NOUNS
+              else preps(p, h, "at", "with")) if organisation(c, x)]  # fmt: skip
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                   for h in places))  # fmt: skip
 
 
 def _origin(c: Clause) -> list[Reading]:
