@@ -10,7 +10,8 @@ nothing the second time.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,7 @@ from kenning.records import Scope
 from kenning.records.archive import KINDS, ArchiveRecord, Exported
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import SqlDatabase
-from kenning.store.sql.dialect import Tx
+from kenning.store.sql.dialect import Dialect, Tx
 from kenning.store.sql.events import ITEM_COLUMNS
 from kenning.store.sql.usage import recount_usage
 from kenning.store.sql.vectors import check_model, checked_vector
@@ -65,6 +66,25 @@ def _vector(value: Any) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
+def _base_kind(kind: Any) -> str:
+    """A column's format type without its optional mark ("time?" is "time"); a tuple kind
+    names its type first."""
+    return str(kind.rstrip("?") if isinstance(kind, str) else kind[0])
+
+
+@functools.cache
+def _readers(d: Dialect) -> dict[str, Callable[[Any], Any]]:
+    """How a stored value of each format type that needs converting is read (JSON apart)."""
+    return {"time": d.read_time, "bool": bool, "amount": d.read_amount, "vector": _vector,
+            "list": d.read_text_list, "int": int, "float": float}  # fmt: skip
+
+
+@functools.cache
+def _writers(d: Dialect) -> dict[str, Callable[[Any], Any]]:
+    """How a format value of each type that needs converting is passed (JSON apart)."""
+    return {"time": d.time, "amount": d.amount, "list": d.text_list, "bool": bool}
+
+
 class ArchiveTables(SqlDatabase):
     """Export and import of ``kenning-export`` records (``kenning export``/``import``)."""
 
@@ -72,27 +92,11 @@ class ArchiveTables(SqlDatabase):
 
     def _archive_value(self, kind: Any, value: Any) -> Any:
         """A stored value as the format's Python value of type *kind*."""
-        d = self._d
-        base = kind.rstrip("?") if isinstance(kind, str) else kind[0]
-        if value is None and base != "json":
-            return None
-        if base == "time":
-            return d.read_time(value)
+        base = _base_kind(kind)
         if base == "json":
-            return d.read_json(value)
-        if base == "bool":
-            return bool(value)
-        if base == "amount":
-            return d.read_amount(value)
-        if base == "vector":
-            return _vector(value)
-        if base == "list":
-            return d.read_text_list(value)
-        if base == "int":
-            return int(value)
-        if base == "float":
-            return float(value)
-        return value
+            return self._d.read_json(value)  # NULL too: the dialect reads it as JSON null
+        read = _readers(self._d).get(base)
+        return value if value is None or read is None else read(value)
 
     def _archive_rows(
         self, tx: Tx, spec: Mapping[str, Any], sql: str, params: Sequence[Any]
@@ -254,21 +258,11 @@ class ArchiveTables(SqlDatabase):
 
     def _archive_param(self, kind: Any, value: Any) -> Any:
         """A format value of type *kind* as a statement parameter."""
-        d = self._d
-        base = kind.rstrip("?") if isinstance(kind, str) else kind[0]
+        base = _base_kind(kind)
         if base == "json":
-            return d.json(value)
-        if value is None:
-            return None
-        if base == "time":
-            return d.time(value)
-        if base == "amount":
-            return d.amount(value)
-        if base == "list":
-            return d.text_list(value)
-        if base == "bool":
-            return bool(value)
-        return value
+            return self._d.json(value)
+        write = _writers(self._d).get(base)
+        return value if value is None or write is None else write(value)
 
     def import_records(
         self, tenant: str, records: Sequence[ArchiveRecord], *, model: ModelInfo | None = None,
