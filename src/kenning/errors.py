@@ -106,8 +106,10 @@ class InvalidArchive(InvalidInput, code="invalid_archive"):
     malformed line, an unknown record kind); ``line`` is the first bad line (1-based).
     Nothing of the file was imported."""
 
-    def __init__(self, message: str, *, line: int | None = None) -> None:
-        super().__init__(message)
+    def __init__(
+        self, message: str, *, line: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, retry_after=retry_after)
         self.line = line
 
 
