@@ -161,6 +161,24 @@ def loose_objects(p: Parsed, pred: Token) -> list[Token]:
     return []
 
 
+_WH = frozenset({"who", "what", "which", "where"})
+
+
+def clefted(p: Parsed, pred: Token, found: Token | None) -> Token | None:
+    """What a wh-word stands for in a cleft: "Berlin is where I live", "Deutsche Bahn is who
+    I work for", "Excel is what I use" give Berlin, Bahn, Excel for *found* (the wh-word, or
+    None where the clause has no argument of its own)."""
+    head = p.head(pred)
+    if found is not None and found.lower not in _WH:
+        return None
+    if head is None or head.lemma != "be" or pred.dep not in ("ccomp", "advcl", "relcl"):
+        return None
+    subject = p.child(head, "nsubj")
+    if subject is None or subject.i > pred.i or subject.pos not in ("PROPN", "NOUN"):
+        return None
+    return subject
+
+
 def mine(p: Parsed, head: Token) -> bool:
     """ "my job", "my dog": a particular thing of the speaker's, not a kind liked in general."""
     return any(m.lower in ("my", "our") for m in p.children(head, "poss"))

@@ -91,7 +91,13 @@ def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
         return some(fact("name", value_span(c, noun)))
     if noun.pos == "NOUN" and not p.children(noun, "det") and (found := be_adjective(c, noun)):
         return found  # "I'm trans" (trans/NNS): an adjective the tagger took for a noun
-    if vs.is_deictic(p, noun) or vs.is_definite(p, noun) or noun.pos not in ("NOUN", "PROPN"):
+    # "I'm the sous chef at Noma": a role, definite where there is one of it there
+    the_role = lemma in lx.OCCUPATIONS and bool(preps(p, noun, "at", "for"))
+    if (
+        vs.is_deictic(p, noun)
+        or noun.pos not in ("NOUN", "PROPN")
+        or (vs.is_definite(p, noun) and not the_role)
+    ):
         return (
             be_adjective(c, noun)
             if noun.pos in ("NOUN", "ADJ") and not p.children(noun, "det")
@@ -257,6 +263,9 @@ def _be_prep(c: Clause, prep: Token) -> list[Reading]:
     if word == "from":
         place = place_of(c, head)
         return some(fact("origin", value_span(c, place))) if place is not None else []
+    if word == "on" and head.lemma.lower() in lx.CLUBS:  # "on the data team at Zalando"
+        places = [h for h in preps(p, head, "at", "with") if organisation(c, h)]
+        return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
     if word == "on":
         return _be_on(c, head)
     if word == "into" and generic(p, head):

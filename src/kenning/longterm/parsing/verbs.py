@@ -18,6 +18,7 @@ from kenning.longterm.parsing.arguments import (
     Frame,
     Reading,
     activity,
+    clefted,
     contact_kind,
     fact,
     generic,
@@ -56,6 +57,8 @@ def _live(c: Clause) -> list[Reading]:
     where = any(a.lower == "where" for a in p.children(pred, "advmod"))
     if not places and pred.dep == "relcl" and where:
         places = [t for t in [p.head(pred)] if t is not None]
+    if not places and where:  # "Berlin is where I live now"
+        places = [t for t in [clefted(p, pred, None)] if t is not None]
     found = (place_of(c, h) for h in places)
     settled = pred.lemma.lower() == "settle"  # "we finally settled in Rotterdam": a move
     return some(*(fact("location", value_span(c, h), change=settled) for h in found
@@ -114,6 +117,7 @@ def _work(c: Clause) -> list[Reading]:
     # "work with" names an organisation only by its name ("I work with kids" does not).
     places = [h for t in holders for h in preps(p, t, "at", "for")]
     places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
+    places = [clefted(p, pred, h) or h for h in places]  # "Deutsche Bahn is who I work for"
     out = [fact("employer", value_span(c, name_of(c, h))) for h in places
            if h.lower not in _NOT_WORK and (organisation(c, h) or h.pos == "PROPN")
            and generic(p, h, definite_ok=True)]  # fmt: skip
@@ -399,6 +403,7 @@ def _use(c: Clause) -> list[Reading]:
     p = c.parsed
     out = []
     for head in objects(p, c.pred):
+        head = clefted(p, c.pred, head) or head  # "Excel is what I use for budgeting"
         if not generic(p, head, definite_ok=False):
             continue
         family = vs.classify(p, head, entities=c.entities)
