@@ -245,7 +245,9 @@ def _facts(browser: Page, story: Story, keys: dict[str, str], url: str) -> None:
     browser.show(f"facts?user={user}")
 
     def fact(fact_id: str) -> Any:
-        return d.find_element(By.CSS_SELECTOR, f"li[data-fact='{fact_id}']")
+        # Waits: a view drawn before the route changed (the page after a login) may still be
+        # finishing when the facts route is opened.
+        return browser.wait(lambda d: d.find_element(By.CSS_SELECTOR, f"li[data-fact='{fact_id}']"))
 
     old = fact(story.old_city.id)
     assert old.get_attribute("data-status") == "superseded" and "superseded" in old.text
