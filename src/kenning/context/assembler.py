@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning.compaction.ledger import SessionStore, sync_ledger
+from kenning.context.actions import ActionLog, action_lines
 from kenning.context.fill import Piece, Plan, fill
 from kenning.context.render import (
     BLOCK_HEADERS,
@@ -167,6 +168,7 @@ def gather(
     profile: Sequence[str] = (),
     procedures: Sequence[Procedure] = (),
     drafts: Sequence[Summary] = (),
+    actions: ActionLog | None = None,
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -178,6 +180,8 @@ def gather(
     useful first; *procedures* the playbooks that match the tools and the goal or query (they
     enter the tools tier after the tools themselves). *drafts* are summaries made for this
     window only (never stored): they stand in for the turns they cover, as stored ones do.
+    *actions* is the session's action log, whose digest follows the task state in the goal
+    tier.
     """
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
     system_tokens = cache.count(tokenizer, system)
@@ -189,7 +193,7 @@ def gather(
         snap = store.context_snapshot(scope, tokenizer.name, room=budget)
     if drafts:
         snap = _with_drafts(store, scope, tokenizer.name, snap, drafts)
-    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
+    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, actions, tokenizer, cache)
     pieces[Tier.PROFILE] = [
         _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
         for n, line in enumerate(profile)
@@ -275,10 +279,15 @@ def _with_drafts(
 
 
 def _goal_pieces(
-    goal: str | None, task: TaskState, tokenizer: Tokenizer, cache: TokenCache
+    goal: str | None,
+    task: TaskState,
+    actions: ActionLog | None,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
 ) -> list[Piece]:
-    """The caller's goal for this window, then the session's task state, then its
-    investigation a line each, most worth keeping first (the tier's cap drops from the end)."""
+    """The caller's goal for this window, then the session's task state, its investigation
+    and its action log's digest a line each, most worth keeping first (the tier's cap drops
+    from the end)."""
     pieces = []
     if goal:
         pieces.append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
@@ -287,6 +296,10 @@ def _goal_pieces(
         pieces.extend(
             _line(Tier.GOAL, key, text, tokenizer, cache)
             for key, text in task.investigation_lines()
+        )
+    if actions is not None:
+        pieces.extend(
+            _line(Tier.GOAL, key, text, tokenizer, cache) for key, text in action_lines(actions)
         )
     return pieces
 

@@ -18,6 +18,8 @@ from kenning.compaction.ledger import SessionStore
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
+from kenning.context.action_reader import ActionLogs, TenantFileTools
+from kenning.context.actions import ActionLog, FileTools
 from kenning.context.api import ContextAPI, WindowAPI, session_of, window_source
 from kenning.context.assembler import (
     ContextSettings,
@@ -125,8 +127,10 @@ class WorkingContext(ContextAPI, WindowAPI):
         longterm: LongTermView | None = None,
         procedures: PlaybookView | None = None,
         authoritative: TenantTools = lambda tenant: (),
+        file_tools: TenantFileTools = lambda tenant: FileTools(),
     ) -> None:
         self._store = store
+        self._actions = ActionLogs(store, file_tools)
         self._authoritative = authoritative
         self._search = search
         self._longterm = longterm
@@ -210,6 +214,11 @@ class WorkingContext(ContextAPI, WindowAPI):
     def task_state(self, scope: Scope) -> TaskState:
         return self._store.task_state(session_of(scope))
 
+    def action_log(self, scope: Scope) -> ActionLog:
+        """The session's action log, derived from its tool events (see
+        :mod:`kenning.context.actions`): the goal tier shows its digest."""
+        return self._actions.log(session_of(scope))
+
     # -- compaction ------------------------------------------------------------------------
 
     def compact(
@@ -254,8 +263,9 @@ class WorkingContext(ContextAPI, WindowAPI):
         return {i: counts[i] for i in ids}
 
     def forgot(self) -> None:
-        """Erased text must not linger as cache keys either."""
+        """Erased text must not linger as cache keys or in action logs either."""
         self._cache.clear()
+        self._actions.clear()
 
     def resume(self) -> None:
         """Start the worker if the queue holds work from before a restart."""
@@ -392,7 +402,7 @@ class WorkingContext(ContextAPI, WindowAPI):
         return _Request(
             scope=scope, source=source, model=model, tokenizer=tokenizer,
             budget=budget, system=system, goal=goal, tools=tools, query=query, profile=profile,
-            playbooks=playbooks,
+            playbooks=playbooks, actions=self._actions.log(scope),
         )  # fmt: skip
 
     def _gather(
@@ -407,7 +417,7 @@ class WorkingContext(ContextAPI, WindowAPI):
             query=request.query,
             tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
             closed_pins=settings.closed_pins, profile=request.profile,
-            procedures=request.playbooks, drafts=drafts,
+            procedures=request.playbooks, drafts=drafts, actions=request.actions,
         )  # fmt: skip
         got = faithful(
             got, budget=budget, settings=settings, tokenizer=request.tokenizer, cache=self._cache
@@ -553,6 +563,7 @@ class _Request:
     query: str | None
     profile: list[str]
     playbooks: list[Procedure]
+    actions: ActionLog
 
 
 def _check_window(
