@@ -59,7 +59,7 @@ def test_folding_in_steps_gives_the_log_folding_at_once(
     events = _events(plan)
     whole = fold_actions(ActionLog(), events, TOOLS)
     log, start = ActionLog(), 0
-    for cut in sorted(cuts) + [len(events)]:
+    for cut in [*sorted(cuts), len(events)]:
         log = fold_actions(log, events[start:cut], TOOLS)
         start = max(start, cut)
     assert log == whole

@@ -243,13 +243,13 @@ def _digest(args: object) -> str:
 
 
 def action_lines(
-    log: ActionLog, *, last: int = 8, files: int = 20, per_line: int = 5, tools: int = 10
+    log: ActionLog, *, last: int = 8, files: int = 40, per_line: int = 8, tools: int = 10
 ) -> list[tuple[str, str]]:
     """The log as the goal tier shows it, ``(key, line)`` pairs most worth keeping first (the
     tier's cap drops lines from the end): the files written, the newest files read, the
     calls and errors per tool (the *tools* most called), the *last* actions newest first, then
-    the older files read. Files are listed newest first, *per_line* a line, *files* at most of
-    each kind."""
+    the older files read. Files are listed newest first (their paths only: the tokens go to
+    more files), *per_line* a line, *files* at most of each kind."""
     written = _file_lines("files:written", "Files written", log.files_written, files, per_line)
     read = _file_lines("files:read", "Files read", log.files_read, files, per_line)
     lines = written + read[:1]
@@ -275,7 +275,7 @@ def _file_lines(
     shown = newest[:most]
     lines = []
     for n, at in enumerate(range(0, len(shown), per_line)):
-        paths = ", ".join(f"{path} (#{seq})" for path, seq in shown[at : at + per_line])
+        paths = ", ".join(path for path, _ in shown[at : at + per_line])
         head = label if n == 0 else f"{label} (earlier)"
         more = f" and {len(newest) - most} more" if at + per_line >= len(shown) > 0 and (
             len(newest) > most
