@@ -133,7 +133,7 @@ def _rates(probes: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 def _markdown(report: dict[str, Any]) -> str:
     rows = [[kind, *[report["present"][s][kind] for s in SYSTEMS]] for kind in (*KINDS, "all")]
-    end = [
+    end: list[list[object]] = [
         [kind, *[f"{report['at_end'][s][kind][0]}/{report['at_end'][s][kind][1]}" for s in SYSTEMS]]
         for kind in KINDS
     ]
