@@ -132,8 +132,14 @@ def test_assemble_keeps_pins_and_the_budget(memory: Any) -> None:
     memory.context.update_task(DANA, TaskUpdate(task="Refund the double charge"))
     window = memory.assemble(DANA, budget_tokens=600, model="gpt-4o",
                              system="You are a support agent.", query="refund")  # fmt: skip
-    text = "\n".join(m["content"] for m in window.messages)
+    text = "\n".join(m["content"] or "" for m in window.messages)
     assert window.tokens <= window.budget == 600
+    # The tool result is a tool message right after its call, on both sides of the wire.
+    at = next(i for i, m in enumerate(window.messages) if m["role"] == "tool")
+    call = window.messages[at - 1]["tool_calls"][0]
+    assert window.messages[at]["tool_call_id"] == call["id"]
+    assert call["function"]["name"] == "refunds"
+    assert window.messages[at]["content"] == "refund created"
     assert "A-1042" in text and "Refund the double charge" in text
     assert window.encoding and window.tiers
 

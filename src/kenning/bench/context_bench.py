@@ -38,7 +38,7 @@ from kenning.records import Scope, TenantPolicy
 from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.chat import count_messages, message_tokens
-from kenning.tokens.messages import event_message
+from kenning.tokens.messages import event_messages
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["run_assemble_bench", "run_pins_bench", "sliding_window"]
@@ -60,21 +60,21 @@ def _window_settings(system: str) -> Settings:
 
 def sliding_window(
     memory: Memory, scope: Scope, budget: int, *, policy: str = SYSTEM
-) -> list[dict[str, str]]:
+) -> list[dict[str, Any]]:
     """The sliding-window baseline: the system *policy* and the newest whole messages that
     fit in *budget*."""
     tokenizer = tokenizer_for(MODEL)
     system = {"role": "system", "content": policy}
     used = count_messages(tokenizer, [system])
-    tail: list[dict[str, str]] = []
+    tail: list[dict[str, Any]] = []
     for event in reversed(memory.get_session(scope)):
-        message = event_message(event)
-        cost = message_tokens(tokenizer, message)
+        messages = event_messages(event)
+        cost = sum(message_tokens(tokenizer, m) for m in messages)
         if used + cost > budget:
             break
         used += cost
-        tail.append(message)
-    return [system, *reversed(tail)]
+        tail[:0] = messages
+    return [system, *tail]
 
 
 def _thread_survival(

@@ -308,11 +308,12 @@ def _tail_pieces(tail: Sequence[MessageRow], latest: MessageRow | None) -> list[
     """The tail's messages, newest first, the latest user input marked mandatory."""
     pieces = []
     for row in reversed(tail):
-        message = message_for(
-            row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id
-        )
+        messages = message_for(
+            row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id,
+            tool_args=row.tool_args, seq=row.seq,
+        )  # fmt: skip
         pieces.append(
-            Piece(Tier.TAIL, row.id, row.tokens, message=message, payload=row.seq,
+            Piece(Tier.TAIL, row.id, row.tokens, messages=tuple(messages), payload=row.seq,
                   mandatory=row is latest)
         )  # fmt: skip
     return pieces
@@ -350,7 +351,7 @@ def _procedure_pieces(
             + cache.count(tokenizer, text)
         )
         pieces.append(
-            Piece(Tier.TOOLS, procedure.id, tokens, text, message=message, payload=procedure)
+            Piece(Tier.TOOLS, procedure.id, tokens, text, messages=(message,), payload=procedure)
         )
     return pieces
 
@@ -438,7 +439,7 @@ def memory_pieces(
     return out
 
 
-def _block(tier: Tier, pieces: Sequence[Piece]) -> dict[str, str]:
+def _block(tier: Tier, pieces: Sequence[Piece]) -> dict[str, Any]:
     lines = pieces
     if tier is Tier.SUMMARIES:
         lines = sorted(pieces, key=lambda p: (p.payload.first_seq, -p.payload.level))
@@ -483,7 +484,7 @@ def build_window(
     utilization: float,
     degraded: bool,
     reasons: Sequence[str],
-    count_message: Callable[[Mapping[str, str]], int],
+    count_message: Callable[[Mapping[str, Any]], int],
 ) -> ContextWindow:
     """Fill the budget and render the messages; counts are checked exactly at the end."""
     pieces = dict(gathered.pieces)
@@ -495,7 +496,7 @@ def build_window(
     accounts = dict(plan.accounts)
     return ContextWindow(
         messages=tuple(messages),
-        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if p.message is None),
+        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if not p.messages),
         tiers={tier: accounts.get(tier, TierAccount(tier)) for tier in Tier},
         tokens=exact,
         budget=budget,
@@ -515,8 +516,8 @@ def _fit(
     budget: int,
     settings: ContextSettings,
     surcharge: Mapping[Tier, int],
-    count_message: Callable[[Mapping[str, str]], int],
-) -> tuple[Plan, list[dict[str, str]], int]:
+    count_message: Callable[[Mapping[str, Any]], int],
+) -> tuple[Plan, list[dict[str, Any]], int]:
     """Plan and render until the exact count of the rendered messages fits in *budget*."""
     while True:
         plan = fill(
@@ -539,7 +540,7 @@ def _fit(
 def _max_tail(pieces: Mapping[Tier, Sequence[Piece]], settings: ContextSettings) -> int:
     """The message cap's share of the tail: what the other tiers can add at most, the tail
     gets the rest."""
-    others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
+    others = 1 + len(_BLOCKS) + sum(len(p.messages) for p in pieces.get(Tier.TOOLS, ()))
     return max(1, settings.max_messages - others)
 
 
@@ -558,10 +559,10 @@ def _citations(plan: Plan) -> tuple[dict[str, str | int | float | None], ...]:
 
 
 def _render(
-    plan: Plan, count_message: Callable[[Mapping[str, str]], int]
-) -> tuple[list[dict[str, str]], int]:
+    plan: Plan, count_message: Callable[[Mapping[str, Any]], int]
+) -> tuple[list[dict[str, Any]], int]:
     overhead = DEFAULT_CHAT_OVERHEAD
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     total = overhead.reply_priming
     system = plan.pieces(Tier.SYSTEM)
     for piece in system:
@@ -575,12 +576,12 @@ def _render(
             messages.append(message)
             total += count_message(message)
     for piece in plan.pieces(Tier.TOOLS):
-        if piece.message is not None:  # a playbook: a message; a tool schema: a tool
-            messages.append(dict(piece.message))
+        # A playbook is a message; a tool schema goes to the window's tools.
+        messages.extend(dict(m) for m in piece.messages)
         total += piece.tokens
     tail = sorted(plan.pieces(Tier.TAIL), key=lambda p: p.payload)
     for piece in tail:
-        assert piece.message is not None
-        messages.append(dict(piece.message))
+        assert piece.messages
+        messages.extend(dict(m) for m in piece.messages)
         total += piece.tokens
     return messages, total

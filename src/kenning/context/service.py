@@ -62,7 +62,7 @@ from kenning.search.hits import SearchResults
 from kenning.store.protocol import JobQueue
 from kenning.store.records import Usage
 from kenning.tokens.base import Tokenizer
-from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
+from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD, message_texts
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["ContextStore", "WorkingContext"]
@@ -491,14 +491,14 @@ class WorkingContext(ContextAPI, WindowAPI):
         reasons.append(note)
         return memories, note.startswith(("retrieval unavailable", "vector"))
 
-    def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, str]], int]:
+    def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, Any]], int]:
         """How the window's rendered messages are counted: the per-message framing plus each
         value's tokens, through the cache (block messages repeat from one window to the next:
         each text is counted once)."""
 
-        def count(message: Mapping[str, str]) -> int:
+        def count(message: Mapping[str, Any]) -> int:
             return DEFAULT_CHAT_OVERHEAD.tokens_per_message + sum(
-                self._cache.count(tokenizer, v) for v in message.values()
+                self._cache.count(tokenizer, v) for v in message_texts(message)
             )
 
         return count

@@ -168,7 +168,7 @@ class ContextWindow:
             at the model's rates (``ContextSettings.prices``); None when no rate is known.
     """
 
-    messages: tuple[Mapping[str, str], ...]
+    messages: tuple[Mapping[str, Any], ...]
     tools: tuple[Mapping[str, Any], ...]
     tiers: Mapping[Tier, TierAccount]
     tokens: int
