@@ -146,3 +146,11 @@ def test_a_bad_file_tool_list_is_refused() -> None:
         TenantPolicy(file_write_tools=["write_file"])  # type: ignore[arg-type]
     with pytest.raises(InvalidInput, match="file_path_args"):
         TenantPolicy(file_path_args=("",))
+
+
+def test_the_log_reads_only_tool_events(memory: Memory, store: Store) -> None:
+    memory.add_events(S, _session(n_files=2))
+    tools = store.events(S, tools=True)
+    assert [e.seq for e in tools] == [2, 3, 4, 5, 6, 7, 8]  # calls and results, no user turns
+    assert store.events(S, tools=True, after_seq=5, limit=1)[0].seq == 6
+    assert len(store.events(S)) == 9

@@ -1,8 +1,9 @@
 """Reads a session's action log for its windows: the I/O shell around
 :func:`~kenning.context.actions.fold_actions`.
 
-Each session's log is kept in this process after it is read, and only the events that came
-after it are read and folded in next time, so a long session is read whole once. A log is read
+Only a session's tool calls and results are read. Each session's log is kept in this process
+after it is read, and only the tool events that came after it are read and folded in next
+time, so a long session's tool events are read whole once. A log is read
 again from the start when the tenant's file tools changed, or when anything of the tenant was
 erased since (an erased call must not linger in a window).
 """
@@ -30,7 +31,7 @@ class EventReader(Protocol):
 
     def events(
         self, scope: Scope, *, ids: None = None, after_seq: int | None = None,
-        limit: int | None = None, tail: int | None = None,
+        limit: int | None = None, tail: int | None = None, tools: bool = False,
     ) -> list[Event]: ...  # fmt: skip
 
     def erase_generation(self, tenant: str) -> int: ...
@@ -58,7 +59,7 @@ class ActionLogs:
             held = self._held.get(key)
         log = held[2] if held is not None and held[:2] == (generation, tools) else ActionLog()
         while True:
-            events = self._store.events(scope, after_seq=log.seq, limit=_READ_BATCH)
+            events = self._store.events(scope, after_seq=log.seq, limit=_READ_BATCH, tools=True)
             log = fold_actions(log, events, tools)
             if len(events) < _READ_BATCH:
                 break
