@@ -274,3 +274,21 @@ def test_retention_reads_and_stats(memory: Any) -> None:
     stats = memory.retention.stats(DANA_USER)
     assert stats.records == {"event": 1} and stats.purged == {}
     assert memory.retention.stats(Scope("acme", "lee")).records == {}
+
+
+def test_the_action_log_is_the_same_embedded_and_served(memory: Any) -> None:
+    memory.add_events(DANA, [
+        {"role": "assistant", "content": "looking", "tool_name": "orders",
+         "tool_args": {"id": "A-1042"}, "metadata": {"tool_call_id": "c1"}},
+        {"role": "tool", "content": "not found", "tool_name": "orders",
+         "metadata": {"tool_call_id": "c1", "is_error": True}},
+        {"role": "tool", "tool_name": "refunds", "tool_result": {"refund_id": "RF-1"}},
+    ])  # fmt: skip
+    log = memory.context.action_log(DANA)
+    assert [(a.seq, a.tool, a.args, a.outcome.value, a.call_id) for a in log.actions] == [
+        (1, "orders", '{"id":"A-1042"}', "error", "c1"), (3, "refunds", "", "ok", None),
+    ]  # fmt: skip
+    assert dict(log.calls) == {"orders": 1, "refunds": 1} and dict(log.errors) == {"orders": 1}
+    assert log.seq == 3 and not log.files_read
+    with pytest.raises(InvalidScope):
+        memory.context.action_log(Scope("acme", "dana"))

@@ -108,7 +108,14 @@ class ActionLog:
     def to_json(self) -> dict[str, Any]:
         return {
             "actions": [
-                {"seq": a.seq, "tool": a.tool, "args": a.args, "outcome": a.outcome.value}
+                {
+                    "seq": a.seq,
+                    "tool": a.tool,
+                    "args": a.args,
+                    "outcome": a.outcome.value,
+                    "call_id": a.call_id,
+                    "paths": list(a.paths),
+                }
                 for a in self.actions
             ],
             "calls": dict(self.calls),
@@ -117,6 +124,21 @@ class ActionLog:
             "files_written": dict(self.files_written),
             "seq": self.seq,
         }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ActionLog:
+        actions = tuple(
+            Action(seq=int(a["seq"]), tool=str(a["tool"]), args=str(a.get("args", "")),
+                   outcome=Outcome(a.get("outcome", "pending")), call_id=a.get("call_id"),
+                   paths=tuple(str(p) for p in a.get("paths", ())))
+            for a in data.get("actions", ())
+        )  # fmt: skip
+
+        def counts(key: str) -> dict[str, int]:
+            return {str(k): int(v) for k, v in data.get(key, {}).items()}
+
+        return cls(actions, counts("calls"), counts("errors"), counts("files_read"),
+                   counts("files_written"), int(data.get("seq", 0)))  # fmt: skip
 
 
 def fold_actions(log: ActionLog, events: Iterable[Event], tools: FileTools) -> ActionLog:

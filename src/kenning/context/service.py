@@ -215,8 +215,7 @@ class WorkingContext(ContextAPI, WindowAPI):
         return self._store.task_state(session_of(scope))
 
     def action_log(self, scope: Scope) -> ActionLog:
-        """The session's action log, derived from its tool events (see
-        :mod:`kenning.context.actions`): the goal tier shows its digest."""
+        """See :meth:`TaskAPI.action_log`; the goal tier shows its digest."""
         return self._actions.log(session_of(scope))
 
     # -- compaction ------------------------------------------------------------------------
