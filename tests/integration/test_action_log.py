@@ -154,3 +154,16 @@ def test_the_log_reads_only_tool_events(memory: Memory, store: Store) -> None:
     assert [e.seq for e in tools] == [2, 3, 4, 5, 6, 7, 8]  # calls and results, no user turns
     assert store.events(S, tools=True, after_seq=5, limit=1)[0].seq == 6
     assert len(store.events(S)) == 9
+
+
+def test_an_erase_by_another_process_reaches_a_cached_log(store: Store) -> None:
+    with Memory(store, embedder=None) as mine, Memory(store, embedder=None) as other:
+        mine.retention.set_policy("acme", POLICY)
+        written = mine.add_events(S, _session(n_files=2))
+        assert "/etc/passwd" in _goal(mine.assemble(S, budget_tokens=4_000, model="gpt-4o",
+                                                    system="s"))  # fmt: skip
+        failed = next(e for e in written if e.tool_args == {"path": "/etc/passwd"})
+        other.forget(S, ids=[failed.id])  # mine's cache is not told: the erase log is
+        window = mine.assemble(S, budget_tokens=4_000, model="gpt-4o", system="s")
+        assert "/etc/passwd" not in _goal(window)
+        assert "write_file" not in mine.context.action_log(S).calls
