@@ -13,6 +13,7 @@ import pytest
 
 from kenning import InvalidInput, Memory, Role, Scope
 from kenning.context.assembler import ContextSettings
+from kenning.context.window import Tier
 from kenning.settings import Settings
 from kenning.tokens import count_messages, message_tokens, tokenizer_for
 from kenning.tokens.messages import message_for
@@ -115,3 +116,13 @@ def test_a_ledger_counted_before_is_counted_again(backend: str, tmp_path: Path) 
         window = m.assemble(S, budget_tokens=4_000, model="gpt-4o", system="s")
         assert window.tokens == count_messages(tokenizer_for("gpt-4o"), window.messages)
         assert _check_pairs([dict(x) for x in window.messages]) == 4
+
+
+def test_the_message_cap_counts_a_tool_result_as_two(tmp_path: Path) -> None:
+    capped = Settings(context=ContextSettings(retrieve=False, background=False, max_messages=9))
+    with Memory.open(tmp_path / "m.db", embedder=None, settings=capped) as memory:
+        memory.add_events(S, _events())
+        window = memory.assemble(S, budget_tokens=8_000, model="gpt-4o", system="Be brief.")
+        messages = [dict(m) for m in window.messages]
+        assert len(messages) <= 9 and _check_pairs(messages) >= 1
+        assert any(s.reason == "message cap" for s in window.tiers[Tier.TAIL].skipped)
