@@ -14,6 +14,7 @@ from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.llm import LLMSettings, LLMSummarizer
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer, SummaryRequest
+from kenning.context.actions import Action, ActionLog, Outcome
 from kenning.context.assembler import ContextSettings
 from kenning.context.service import WorkingContext
 from kenning.context.window import (
@@ -112,6 +113,8 @@ from kenning.tokens.base import Tokenizer
 from kenning.version import __version__
 
 __all__ = [
+    "Action",
+    "ActionLog",
     "AnnConfig",
     "AsyncClient",
     "AuditEntry",
@@ -162,6 +165,7 @@ __all__ = [
     "ModelUnavailable",
     "NewEvent",
     "NotFound",
+    "Outcome",
     "Overloaded",
     "Pin",
     "PinDraft",

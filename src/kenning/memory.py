@@ -19,6 +19,7 @@ from typing import Any
 
 from kenning.api import EventLike, MemoryAPI, MemoryParts
 from kenning.compaction.summarizer import Summarizer
+from kenning.context.actions import FileTools
 from kenning.context.api import session_of
 from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
@@ -96,6 +97,7 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
             rules=self._settings.pin_rules,
             summarizer=summarizer,
             authoritative=lambda tenant: store.tenant_policy(tenant).authoritative_tools,
+            file_tools=lambda tenant: FileTools.of(store.tenant_policy(tenant)),
         )
         super().__init__(context, facts, procedures, Retention(store))
         self._fact_worker = FactWorker(facts, store, threads=self._settings.longterm.workers)

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
+from kenning.context.actions import ActionLog
 from kenning.context.window import ContextWindow, Pressure, Skip, Tier, TierAccount
 from kenning.errors import KenningError, error_for_code
 from kenning.records import (
@@ -45,6 +46,8 @@ from kenning.search.plan import QueryPlan
 from kenning.search.timeref import TimeWindow
 
 __all__ = [
+    "actions_from_json",
+    "actions_json",
     "audit_from_json",
     "audit_json",
     "consent_from_json",
@@ -201,6 +204,8 @@ def job_from_json(data: Mapping[str, Any]) -> CompactionJob:
 # Records that carry their own JSON codec: the wire's names for it are the record's methods.
 task_json = TaskState.to_json
 task_from_json = TaskState.from_json
+actions_json = ActionLog.to_json
+actions_from_json = ActionLog.from_json
 window_json = ContextWindow.to_json
 fact_json = Fact.to_json
 fact_from_json = Fact.from_json

@@ -132,8 +132,14 @@ def test_assemble_keeps_pins_and_the_budget(memory: Any) -> None:
     memory.context.update_task(DANA, TaskUpdate(task="Refund the double charge"))
     window = memory.assemble(DANA, budget_tokens=600, model="gpt-4o",
                              system="You are a support agent.", query="refund")  # fmt: skip
-    text = "\n".join(m["content"] for m in window.messages)
+    text = "\n".join(m["content"] or "" for m in window.messages)
     assert window.tokens <= window.budget == 600
+    # The tool result is a tool message right after its call, on both sides of the wire.
+    at = next(i for i, m in enumerate(window.messages) if m["role"] == "tool")
+    call = window.messages[at - 1]["tool_calls"][0]
+    assert window.messages[at]["tool_call_id"] == call["id"]
+    assert call["function"]["name"] == "refunds"
+    assert window.messages[at]["content"] == "refund created"
     assert "A-1042" in text and "Refund the double charge" in text
     assert window.encoding and window.tiers
 
@@ -268,3 +274,21 @@ def test_retention_reads_and_stats(memory: Any) -> None:
     stats = memory.retention.stats(DANA_USER)
     assert stats.records == {"event": 1} and stats.purged == {}
     assert memory.retention.stats(Scope("acme", "lee")).records == {}
+
+
+def test_the_action_log_is_the_same_embedded_and_served(memory: Any) -> None:
+    memory.add_events(DANA, [
+        {"role": "assistant", "content": "looking", "tool_name": "orders",
+         "tool_args": {"id": "A-1042"}, "metadata": {"tool_call_id": "c1"}},
+        {"role": "tool", "content": "not found", "tool_name": "orders",
+         "metadata": {"tool_call_id": "c1", "is_error": True}},
+        {"role": "tool", "tool_name": "refunds", "tool_result": {"refund_id": "RF-1"}},
+    ])  # fmt: skip
+    log = memory.context.action_log(DANA)
+    assert [(a.seq, a.tool, a.args, a.outcome.value, a.call_id) for a in log.actions] == [
+        (1, "orders", '{"id":"A-1042"}', "error", "c1"), (3, "refunds", "", "ok", None),
+    ]  # fmt: skip
+    assert dict(log.calls) == {"orders": 1, "refunds": 1} and dict(log.errors) == {"orders": 1}
+    assert log.seq == 3 and not log.files_read
+    with pytest.raises(InvalidScope):
+        memory.context.action_log(Scope("acme", "dana"))

@@ -132,6 +132,22 @@ def test_bench_pins(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "| kenning | 1.000 |" in capsys.readouterr().out
 
 
+def test_bench_task(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "task"
+    assert main(["bench", "task", "--out", str(out)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["events"] == 300 and report["budget"] == 2_000
+    assert set(report["present"]) == {"kenning", "summary_only", "sliding_window"}
+    end = report["at_end"]
+    # kenning keeps every rejection, finding and the current plan; the baselines lose most.
+    for kind in ("goal", "rejected_hypotheses", "findings", "open_hypotheses"):
+        present, needed = end["kenning"][kind]
+        assert present == needed > 0, kind
+        assert end["summary_only"][kind][0] < needed and end["sliding_window"][kind][0] < needed
+    assert report["present"]["kenning"]["all"] > report["present"]["sliding_window"]["all"]
+    assert "# kenning bench task" in capsys.readouterr().out
+
+
 def test_bench_assemble(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "assemble"
     args = ["bench", "assemble", "--out", str(out), "--sizes", "100,300", "--calls", "3"]

@@ -80,6 +80,22 @@ def test_get_is_kenning_window_within_budget_with_pins(memory: MemoryAPI) -> Non
     assert asyncio.run(kept.aget("refund")) == kept.get("refund")
 
 
+def test_a_tool_result_comes_back_as_its_call_and_the_tool_message(memory: MemoryAPI) -> None:
+    kept = KenningMemory(memory=memory, scope=DANA, budget_tokens=2_000, system="You help.")
+    kept.put_messages(conversation())
+    window = kept.get("what was wrong with the order?")
+    at = next(i for i, m in enumerate(window) if m.role == MessageRole.TOOL)
+    call = window[at - 1]
+    assert call.role == MessageRole.ASSISTANT
+    [tool_call] = call.additional_kwargs["tool_calls"]
+    assert tool_call["function"]["name"] == "lookup_order"
+    assert window[at].additional_kwargs["tool_call_id"] == tool_call["id"]
+    assert window[at].content == '{"status": "damaged"}'
+    assert not any(
+        m.role == MessageRole.USER and "tool result" in (m.content or "") for m in window
+    )
+
+
 def test_set_and_reset_replace_and_erase(memory: MemoryAPI) -> None:
     kept = KenningMemory(memory=memory, scope=DANA)
     kept.put_messages(conversation())

@@ -315,3 +315,20 @@ def test_three_turns_through_the_window_then_two_hundred_stay_in_budget(
     shown = memory.assemble(s.scope(), budget_tokens=600, model="gpt-4o",
                             system="You are a support agent.")  # fmt: skip
     assert shown.tokens <= 600
+
+
+def test_a_tool_result_reaches_the_model_as_its_call_and_output(memory: MemoryAPI) -> None:
+    model = ReplayModel().then(calls("lookup_order", '{"order_id": "A-1042"}', "call_1"))
+    model.then(said("The refund is 182.40 USD.")).then(said("It was damaged."))
+    s = session(memory)
+    agent = Agent(name="t", model=model, tools=[lookup_order])
+    asyncio.run(run("run", agent, "Refund order A-1042, it arrived broken", session=s))
+    window = s.window_input(budget_tokens=2_000, model="gpt-4o", system="You help.")
+    asyncio.run(Runner.run(agent, "What was wrong with it?", session=s,
+                           run_config=RunConfig(session_input_callback=window)))  # fmt: skip
+    sent = model.last_input
+    at = next(i for i, item in enumerate(sent) if item.get("type") == "function_call_output")
+    call = sent[at - 1]
+    assert call["type"] == "function_call" and call["name"] == "lookup_order"
+    assert call["call_id"] == sent[at]["call_id"] and "damaged" in sent[at]["output"]
+    assert not any("tool result" in str(item.get("content")) for item in sent)

@@ -25,7 +25,7 @@ EXPECTED = {
     "SummaryItem",
     "SummaryRequest", "SummaryResult", "TaskState", "TaskStatus", "TaskUpdate", "Tier",
     "Finding", "Hypothesis", "HypothesisChange", "HypothesisStatus",
-    "TierAccount", "TierCaps", "WorkingContext",
+    "TierAccount", "TierCaps", "WorkingContext", "Action", "ActionLog", "Outcome",
     # long-term memory
     "Consent", "FactCategory", "FactStatus", "FactStore", "LegalHold", "LegalHoldActive",
     "LongTermMemory", "LongTermSettings", "PolicyStore", "ProcedureStatus", "ProcedureStore",

@@ -38,10 +38,10 @@ from kenning.records import Scope, TenantPolicy
 from kenning.settings import Settings
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.chat import count_messages, message_tokens
-from kenning.tokens.messages import event_message
+from kenning.tokens.messages import event_messages
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = ["run_assemble_bench", "run_pins_bench"]
+__all__ = ["run_assemble_bench", "run_pins_bench", "sliding_window"]
 
 MODEL = "gpt-4o"
 SYSTEM = "You are a support agent. Use the exact ids and amounts recorded in this context."
@@ -58,19 +58,23 @@ def _window_settings(system: str) -> Settings:
     return Settings(context=context)
 
 
-def _sliding_window(memory: Memory, scope: Scope, budget: int) -> list[dict[str, str]]:
+def sliding_window(
+    memory: Memory, scope: Scope, budget: int, *, policy: str = SYSTEM
+) -> list[dict[str, Any]]:
+    """The sliding-window baseline: the system *policy* and the newest whole messages that
+    fit in *budget*."""
     tokenizer = tokenizer_for(MODEL)
-    system = {"role": "system", "content": SYSTEM}
+    system = {"role": "system", "content": policy}
     used = count_messages(tokenizer, [system])
-    tail: list[dict[str, str]] = []
+    tail: list[dict[str, Any]] = []
     for event in reversed(memory.get_session(scope)):
-        message = event_message(event)
-        cost = message_tokens(tokenizer, message)
+        messages = event_messages(event)
+        cost = sum(message_tokens(tokenizer, m) for m in messages)
         if used + cost > budget:
             break
         used += cost
-        tail.append(message)
-    return [system, *reversed(tail)]
+        tail[:0] = messages
+    return [system, *tail]
 
 
 def _thread_survival(
@@ -83,7 +87,7 @@ def _thread_survival(
     for start in range(0, len(thread.chatter), chunk):
         memory.add_events(scope, list(thread.chatter[start : start + chunk]))
         if system == "sliding_window":
-            messages = _sliding_window(memory, scope, thread.budget)
+            messages = sliding_window(memory, scope, thread.budget)
         else:
             window = memory.assemble(scope, budget_tokens=thread.budget, model=MODEL, system=SYSTEM)
             if window.tokens > thread.budget:

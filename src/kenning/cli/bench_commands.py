@@ -197,6 +197,12 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--threads", type=positive, default=200, help="seeded support threads")
     b.add_argument("--seed", type=int, default=0)
     b.set_defaults(handler=_pins)
+    b = bench.add_parser(
+        "task", help="a 300-event agent session: task state, findings and files in the window"
+    )
+    b.add_argument("--out", required=True)
+    b.add_argument("--budget", type=positive, default=2_000, help="window budget in tokens")
+    b.set_defaults(handler=_task)
     b = bench.add_parser("assemble", help="assemble latency for sessions of 100 to 100k events")
     b.add_argument("--out", required=True)
     b.add_argument("--sizes", default="100,1000,10000,100000", help="comma-separated sizes")
@@ -393,6 +399,15 @@ def _pins(args: argparse.Namespace) -> int:
     from kenning.bench.context_bench import run_pins_bench
 
     run_pins_bench(out, threads=args.threads, seed=args.seed)
+    print((out / "report.md").read_text())
+    return 0
+
+
+def _task(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    from kenning.bench.task_bench import run_task_bench
+
+    run_task_bench(out, budget=args.budget)
     print((out / "report.md").read_text())
     return 0
 

@@ -65,6 +65,9 @@ def describe_window(window: ContextWindow) -> str:
     lines.append("")
     for message in window.messages:
         content = message.get("content") or ""
+        for call in message.get("tool_calls") or ():
+            function = call["function"]
+            content += f"calls {function['name']}({function['arguments']}) as {call['id']}"
         lines.append(f"[{message['role']}] {content}")
     return "\n".join(lines)
 

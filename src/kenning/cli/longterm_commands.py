@@ -71,6 +71,12 @@ def _add_tenant_parsers(sub: Any) -> None:
                    "facts (none: no tool)")  # fmt: skip
     p.add_argument("--authoritative-tools", help="set: comma-separated tools whose results may "
                    "grant approval and authorization pins (none: no tool)")  # fmt: skip
+    p.add_argument("--file-read-tools", help="set: comma-separated tools that read files "
+                   "(the action log lists the files they name; none: no tool)")  # fmt: skip
+    p.add_argument("--file-write-tools", help="set: comma-separated tools that write files "
+                   "(none: no tool)")  # fmt: skip
+    p.add_argument("--file-path-args", help="set: comma-separated arguments of a file tool's "
+                   "call that name its path (default path,file_path,filename)")  # fmt: skip
     p.set_defaults(handler=_editing(_policy))
 
     p = sub.add_parser("procedures", help="playbooks: list, show, approve")
@@ -248,11 +254,13 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
     policy = memory.retention.policy(args.tenant)
     if args.action == "set":
         changes = (args.share, args.sensitive, args.episode_days, args.fact_days,
-                   args.recent_sessions, args.fact_tools, args.authoritative_tools)  # fmt: skip
+                   args.recent_sessions, args.fact_tools, args.authoritative_tools,
+                   args.file_read_tools, args.file_write_tools, args.file_path_args)  # fmt: skip
         if all(c is None for c in changes):
             raise InvalidInput(
                 "policy set needs one of --share, --sensitive, --episode-days, --fact-days, "
-                "--recent-sessions, --fact-tools, --authoritative-tools"
+                "--recent-sessions, --fact-tools, --authoritative-tools, --file-read-tools, "
+                "--file-write-tools, --file-path-args"
             )
         policy = TenantPolicy(
             share_across_sessions=(
@@ -270,6 +278,13 @@ def _policy(memory: Memory, args: argparse.Namespace) -> None:
             authoritative_tools=_tools(
                 args.authoritative_tools, policy.authoritative_tools, "--authoritative-tools"
             ),
+            file_read_tools=_tools(
+                args.file_read_tools, policy.file_read_tools, "--file-read-tools"
+            ),
+            file_write_tools=_tools(
+                args.file_write_tools, policy.file_write_tools, "--file-write-tools"
+            ),
+            file_path_args=_tools(args.file_path_args, policy.file_path_args, "--file-path-args"),
         )
         memory.retention.set_policy(args.tenant, policy)
     data = policy.to_json()

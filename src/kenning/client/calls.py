@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any, Generic, TypeVar
 
 from kenning.api import EventLike
+from kenning.context.actions import ActionLog
 from kenning.context.api import session_of, window_source
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput, InvalidScope
@@ -36,6 +37,7 @@ from kenning.records import (
 )
 from kenning.search.hits import SearchResults
 from kenning.wire import (
+    actions_from_json,
     audit_from_json,
     event_from_json,
     pin_from_json,
@@ -283,6 +285,12 @@ def task_state(scope: Scope) -> Call[TaskState]:
     user, session = _session(scope)
     return Call("GET", f"/v1/sessions/{session}/task", task_from_json, params={"user": user},
                 scope=scope)  # fmt: skip
+
+
+def action_log(scope: Scope) -> Call[ActionLog]:
+    user, session = _session(scope)
+    return Call("GET", f"/v1/sessions/{session}/actions", actions_from_json,
+                params={"user": user}, scope=scope)  # fmt: skip
 
 
 def summaries(scope: Scope) -> Call[list[Summary]]:

@@ -41,6 +41,7 @@ from kenning.client.longterm import (
     Retention,
     Runs,
 )
+from kenning.context.actions import ActionLog
 from kenning.context.api import ContextAPI
 from kenning.context.window import ContextWindow
 from kenning.errors import ConnectionFailed, InvalidInput, KenningError
@@ -152,6 +153,9 @@ class _ClientContext(Part[Runs], ContextAPI):
 
     def task_state(self, scope: Scope) -> TaskState:
         return self._c._run(calls.task_state(scope))
+
+    def action_log(self, scope: Scope) -> ActionLog:
+        return self._c._run(calls.action_log(scope))
 
     def summaries(self, scope: Scope) -> list[Summary]:
         return self._c._run(calls.summaries(scope))
@@ -294,6 +298,9 @@ class _AsyncClientContext(Part[AsyncRuns]):
 
     async def task_state(self, scope: Scope) -> TaskState:
         return await self._c._run(calls.task_state(scope))
+
+    async def action_log(self, scope: Scope) -> ActionLog:
+        return await self._c._run(calls.action_log(scope))
 
     async def summaries(self, scope: Scope) -> list[Summary]:
         return await self._c._run(calls.summaries(scope))

@@ -13,7 +13,7 @@ from kenning.records import Scope
 from kenning.store.protocol import ContextState, EventLog
 from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD, ChatOverhead, message_tokens
-from kenning.tokens.messages import event_message
+from kenning.tokens.messages import event_messages
 
 __all__ = ["SessionStore", "sync_ledger"]
 
@@ -36,7 +36,8 @@ def sync_ledger(
     if not fresh:
         return head, total
     counts = [
-        (e.seq, message_tokens(tokenizer, event_message(e), overhead=overhead)) for e in fresh
+        (e.seq, sum(message_tokens(tokenizer, m, overhead=overhead) for m in event_messages(e)))
+        for e in fresh
     ]
     store.extend_ledger(scope, tokenizer.name, counts)
     return store.ledger_head(scope, tokenizer.name)

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any, Protocol
 
+from kenning.context.actions import ActionLog
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput, InvalidScope
 from kenning.records import (
@@ -84,6 +85,12 @@ class TaskAPI(Protocol):
 
     def task_state(self, scope: Scope) -> TaskState:
         """The session's task state (empty if never set)."""
+        ...
+
+    def action_log(self, scope: Scope) -> ActionLog:
+        """The session's action log, derived from its tool events (see
+        :mod:`kenning.context.actions`): its actions, calls and errors per tool, and the files
+        its tenant's file tools read and wrote."""
         ...
 
 

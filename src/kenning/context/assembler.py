@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kenning.compaction.ledger import SessionStore, sync_ledger
+from kenning.context.actions import ActionLog, action_lines
 from kenning.context.fill import Piece, Plan, fill
 from kenning.context.render import (
     BLOCK_HEADERS,
@@ -180,13 +181,15 @@ def _standing_pieces(
     goal: str | None,
     profile: Sequence[str],
     closed_pins: bool,
+    actions: ActionLog | None = None,
 ) -> dict[Tier, list[Piece]]:
-    """The pieces that do not depend on which turns are shown: the system prompt, the goal,
-    the profile lines and the pins (closed ones only with *closed_pins*)."""
+    """The pieces that do not depend on which turns are shown: the system prompt, the goal
+    (with the action log's digest), the profile lines and the pins (closed ones only with
+    *closed_pins*)."""
     pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
     system_tokens = cache.count(tokenizer, system)
     pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", system_tokens, system))
-    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
+    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, actions, tokenizer, cache)
     pieces[Tier.PROFILE] = [
         _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
         for n, line in enumerate(profile)
@@ -214,6 +217,7 @@ def gather(
     profile: Sequence[str] = (),
     procedures: Sequence[Procedure] = (),
     drafts: Sequence[Summary] = (),
+    actions: ActionLog | None = None,
 ) -> Gathered:
     """Read the session and count every candidate piece (no retrieval; see build_window).
 
@@ -225,11 +229,14 @@ def gather(
     useful first; *procedures* the playbooks that match the tools and the goal or query (they
     enter the tools tier after the tools themselves). *drafts* are summaries made for this
     window only (never stored): they stand in for the turns they cover, as stored ones do.
+    *actions* is the session's action log, whose digest follows the task state in the goal
+    tier.
     """
     snap = _snapshot(store, scope, tokenizer, budget=budget, drafts=drafts)
     pieces = _standing_pieces(
-        snap, tokenizer, cache, system=system, goal=goal, profile=profile, closed_pins=closed_pins
-    )
+        snap, tokenizer, cache, system=system, goal=goal, profile=profile,
+        closed_pins=closed_pins, actions=actions,
+    )  # fmt: skip
 
     def session(snap: ContextSnapshot) -> Gathered:
         """The pieces with the tail and summaries of *snap*, and the tools routed for it."""
@@ -307,10 +314,15 @@ def _with_drafts(
 
 
 def _goal_pieces(
-    goal: str | None, task: TaskState, tokenizer: Tokenizer, cache: TokenCache
+    goal: str | None,
+    task: TaskState,
+    actions: ActionLog | None,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
 ) -> list[Piece]:
-    """The caller's goal for this window, then the session's task state, then its
-    investigation a line each, most worth keeping first (the tier's cap drops from the end)."""
+    """The caller's goal for this window, then the session's task state, its investigation
+    and its action log's digest a line each, most worth keeping first (the tier's cap drops
+    from the end)."""
     pieces = []
     if goal:
         pieces.append(_line(Tier.GOAL, "goal", f"Goal: {goal}", tokenizer, cache))
@@ -320,6 +332,10 @@ def _goal_pieces(
             _line(Tier.GOAL, key, text, tokenizer, cache)
             for key, text in task.investigation_lines()
         )
+    if actions is not None:
+        pieces.extend(
+            _line(Tier.GOAL, key, text, tokenizer, cache) for key, text in action_lines(actions)
+        )
     return pieces
 
 
@@ -327,11 +343,12 @@ def _tail_pieces(tail: Sequence[MessageRow], latest: MessageRow | None) -> list[
     """The tail's messages, newest first, the latest user input marked mandatory."""
     pieces = []
     for row in reversed(tail):
-        message = message_for(
-            row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id
-        )
+        messages = message_for(
+            row.role, row.text, tool_name=row.tool_name, tool_call_id=row.tool_call_id,
+            tool_args=row.tool_args, seq=row.seq,
+        )  # fmt: skip
         pieces.append(
-            Piece(Tier.TAIL, row.id, row.tokens, message=message, payload=row.seq,
+            Piece(Tier.TAIL, row.id, row.tokens, messages=tuple(messages), payload=row.seq,
                   mandatory=row is latest)
         )  # fmt: skip
     return pieces
@@ -369,7 +386,7 @@ def _procedure_pieces(
             + cache.count(tokenizer, text)
         )
         pieces.append(
-            Piece(Tier.TOOLS, procedure.id, tokens, text, message=message, payload=procedure)
+            Piece(Tier.TOOLS, procedure.id, tokens, text, messages=(message,), payload=procedure)
         )
     return pieces
 
@@ -457,7 +474,7 @@ def memory_pieces(
     return out
 
 
-def _block(tier: Tier, pieces: Sequence[Piece]) -> dict[str, str]:
+def _block(tier: Tier, pieces: Sequence[Piece]) -> dict[str, Any]:
     lines = pieces
     if tier is Tier.SUMMARIES:
         lines = sorted(pieces, key=lambda p: (p.payload.first_seq, -p.payload.level))
@@ -502,7 +519,7 @@ def build_window(
     utilization: float,
     degraded: bool,
     reasons: Sequence[str],
-    count_message: Callable[[Mapping[str, str]], int],
+    count_message: Callable[[Mapping[str, Any]], int],
 ) -> ContextWindow:
     """Fill the budget and render the messages; counts are checked exactly at the end."""
     pieces = dict(gathered.pieces)
@@ -514,7 +531,7 @@ def build_window(
     accounts = dict(plan.accounts)
     return ContextWindow(
         messages=tuple(messages),
-        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if p.message is None),
+        tools=tuple(p.payload for p in plan.pieces(Tier.TOOLS) if not p.messages),
         tiers={tier: accounts.get(tier, TierAccount(tier)) for tier in Tier},
         tokens=exact,
         budget=budget,
@@ -534,8 +551,8 @@ def _fit(
     budget: int,
     settings: ContextSettings,
     surcharge: Mapping[Tier, int],
-    count_message: Callable[[Mapping[str, str]], int],
-) -> tuple[Plan, list[dict[str, str]], int]:
+    count_message: Callable[[Mapping[str, Any]], int],
+) -> tuple[Plan, list[dict[str, Any]], int]:
     """Plan and render until the exact count of the rendered messages fits in *budget*."""
     while True:
         plan = fill(
@@ -558,7 +575,7 @@ def _fit(
 def _max_tail(pieces: Mapping[Tier, Sequence[Piece]], settings: ContextSettings) -> int:
     """The message cap's share of the tail: what the other tiers can add at most, the tail
     gets the rest."""
-    others = 1 + len(_BLOCKS) + sum(1 for p in pieces.get(Tier.TOOLS, ()) if p.message)
+    others = 1 + len(_BLOCKS) + sum(len(p.messages) for p in pieces.get(Tier.TOOLS, ()))
     return max(1, settings.max_messages - others)
 
 
@@ -577,10 +594,10 @@ def _citations(plan: Plan) -> tuple[dict[str, str | int | float | None], ...]:
 
 
 def _render(
-    plan: Plan, count_message: Callable[[Mapping[str, str]], int]
-) -> tuple[list[dict[str, str]], int]:
+    plan: Plan, count_message: Callable[[Mapping[str, Any]], int]
+) -> tuple[list[dict[str, Any]], int]:
     overhead = DEFAULT_CHAT_OVERHEAD
-    messages: list[dict[str, str]] = []
+    messages: list[dict[str, Any]] = []
     total = overhead.reply_priming
     system = plan.pieces(Tier.SYSTEM)
     for piece in system:
@@ -594,12 +611,12 @@ def _render(
             messages.append(message)
             total += count_message(message)
     for piece in plan.pieces(Tier.TOOLS):
-        if piece.message is not None:  # a playbook: a message; a tool schema: a tool
-            messages.append(dict(piece.message))
+        # A playbook is a message; a tool schema goes to the window's tools.
+        messages.extend(dict(m) for m in piece.messages)
         total += piece.tokens
     tail = sorted(plan.pieces(Tier.TAIL), key=lambda p: p.payload)
     for piece in tail:
-        assert piece.message is not None
-        messages.append(dict(piece.message))
+        assert piece.messages
+        messages.extend(dict(m) for m in piece.messages)
         total += piece.tokens
     return messages, total

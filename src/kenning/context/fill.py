@@ -25,16 +25,17 @@ __all__ = ["Piece", "Plan", "fill"]
 class Piece:
     """A candidate for the window.
 
-    ``tokens`` is what the piece adds: a tail message's whole cost (framing included); for a
-    tier rendered as one block message, the cost of its line. ``tail`` pieces come newest
-    first.
+    ``tokens`` is what the piece adds: a tail event's whole cost (framing included); for a
+    tier rendered as one block message, the cost of its line. ``messages`` are the chat
+    messages a tail event (one, or a tool result's call and result) or a playbook becomes.
+    ``tail`` pieces come newest first.
     """
 
     tier: Tier
     key: str
     tokens: int
     text: str = ""
-    message: Mapping[str, str] | None = None
+    messages: tuple[Mapping[str, Any], ...] = ()
     payload: Any = None
     mandatory: bool = False
 
@@ -77,7 +78,8 @@ def fill(
         surcharge: tokens a tier's block message costs besides its lines (framing, header),
             charged once when its first piece enters.
         base: tokens every request costs (the reply priming).
-        max_tail: the most tail messages (the window's message cap less its other messages).
+        max_tail: the most tail messages (the window's message cap less its other messages);
+            a tool result counts as its two.
 
     Raises:
         BudgetError: the system policy and the latest user input alone exceed *budget*.
@@ -127,6 +129,11 @@ def _place_system(pieces: Sequence[Piece], tally: _Tally, surcharge: Mapping[Tie
     return used
 
 
+def _count(piece: Piece) -> int:
+    """The chat messages a piece becomes (a tool result is two: its call and itself)."""
+    return max(1, len(piece.messages))
+
+
 def _fill_tier(
     tier: Tier,
     pieces: Sequence[Piece],
@@ -153,7 +160,11 @@ def _fill_tier(
         reason = None
         if stopped:
             reason = "older than the tail that fits"
-        elif tier is Tier.TAIL and max_tail is not None and len(tally.pieces) >= max_tail:
+        elif (
+            tier is Tier.TAIL
+            and max_tail is not None
+            and (sum(map(_count, tally.pieces)) + _count(piece) > max_tail)
+        ):
             reason = "message cap"
         elif used + reserved + cost > budget:
             reason = "budget"

@@ -18,6 +18,8 @@ from kenning.compaction.ledger import SessionStore
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
+from kenning.context.action_reader import ActionLogs, TenantFileTools
+from kenning.context.actions import ActionLog, FileTools
 from kenning.context.api import ContextAPI, WindowAPI, session_of, window_source
 from kenning.context.assembler import (
     ContextSettings,
@@ -60,7 +62,7 @@ from kenning.search.hits import SearchResults
 from kenning.store.protocol import JobQueue
 from kenning.store.records import Usage
 from kenning.tokens.base import Tokenizer
-from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD
+from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD, message_texts
 from kenning.tokens.routing import tokenizer_for
 
 __all__ = ["ContextStore", "WorkingContext"]
@@ -125,8 +127,10 @@ class WorkingContext(ContextAPI, WindowAPI):
         longterm: LongTermView | None = None,
         procedures: PlaybookView | None = None,
         authoritative: TenantTools = lambda tenant: (),
+        file_tools: TenantFileTools = lambda tenant: FileTools(),
     ) -> None:
         self._store = store
+        self._actions = ActionLogs(store, file_tools)
         self._authoritative = authoritative
         self._search = search
         self._longterm = longterm
@@ -210,6 +214,10 @@ class WorkingContext(ContextAPI, WindowAPI):
     def task_state(self, scope: Scope) -> TaskState:
         return self._store.task_state(session_of(scope))
 
+    def action_log(self, scope: Scope) -> ActionLog:
+        """See :meth:`TaskAPI.action_log`; the goal tier shows its digest."""
+        return self._actions.log(session_of(scope))
+
     # -- compaction ------------------------------------------------------------------------
 
     def compact(
@@ -254,8 +262,9 @@ class WorkingContext(ContextAPI, WindowAPI):
         return {i: counts[i] for i in ids}
 
     def forgot(self) -> None:
-        """Erased text must not linger as cache keys either."""
+        """Erased text must not linger as cache keys or in action logs either."""
         self._cache.clear()
+        self._actions.clear()
 
     def resume(self) -> None:
         """Start the worker if the queue holds work from before a restart."""
@@ -392,7 +401,7 @@ class WorkingContext(ContextAPI, WindowAPI):
         return _Request(
             scope=scope, source=source, model=model, tokenizer=tokenizer,
             budget=budget, system=system, goal=goal, tools=tools, query=query, profile=profile,
-            playbooks=playbooks,
+            playbooks=playbooks, actions=self._actions.log(scope),
         )  # fmt: skip
 
     def _gather(
@@ -407,7 +416,7 @@ class WorkingContext(ContextAPI, WindowAPI):
             query=request.query,
             tools_room=min(budget, settings.caps.cap(Tier.TOOLS, budget) or budget),
             closed_pins=settings.closed_pins, profile=request.profile,
-            procedures=request.playbooks, drafts=drafts,
+            procedures=request.playbooks, drafts=drafts, actions=request.actions,
         )  # fmt: skip
         got = faithful(
             got, budget=budget, settings=settings, tokenizer=request.tokenizer, cache=self._cache
@@ -481,14 +490,14 @@ class WorkingContext(ContextAPI, WindowAPI):
         reasons.append(note)
         return memories, note.startswith(("retrieval unavailable", "vector"))
 
-    def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, str]], int]:
+    def _message_counter(self, tokenizer: Tokenizer) -> Callable[[Mapping[str, Any]], int]:
         """How the window's rendered messages are counted: the per-message framing plus each
         value's tokens, through the cache (block messages repeat from one window to the next:
         each text is counted once)."""
 
-        def count(message: Mapping[str, str]) -> int:
+        def count(message: Mapping[str, Any]) -> int:
             return DEFAULT_CHAT_OVERHEAD.tokens_per_message + sum(
-                self._cache.count(tokenizer, v) for v in message.values()
+                self._cache.count(tokenizer, v) for v in message_texts(message)
             )
 
         return count
@@ -553,6 +562,7 @@ class _Request:
     query: str | None
     profile: list[str]
     playbooks: list[Procedure]
+    actions: ActionLog
 
 
 def _check_window(

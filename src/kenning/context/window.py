@@ -150,7 +150,9 @@ class ContextWindow:
 
     Attributes:
         messages: the chat messages, in order: system policy, goal and task state, pins,
-            summaries, retrieved memories, then the recent tail.
+            summaries, retrieved memories, then the recent tail (a tool result as a ``tool``
+            message right after the ``assistant`` message carrying its call in
+            ``tool_calls``; every ``content`` is a string).
         tools: the tool schemas to pass as ``tools`` (a routed subset when all did not fit).
         tiers: tokens used, pieces included and pieces skipped (and why) per tier.
         tokens: the exact prompt tokens of ``messages`` plus ``tools`` for the model.
@@ -168,7 +170,7 @@ class ContextWindow:
             at the model's rates (``ContextSettings.prices``); None when no rate is known.
     """
 
-    messages: tuple[Mapping[str, str], ...]
+    messages: tuple[Mapping[str, Any], ...]
     tools: tuple[Mapping[str, Any], ...]
     tiers: Mapping[Tier, TierAccount]
     tokens: int

@@ -199,10 +199,17 @@ def _first_call(call: Any) -> tuple[str, Any]:
 
 
 def _window_message(message: Any) -> ChatMessage:
-    role, content = message.get("role", "user"), message.get("content", "")
+    """A window message as LlamaIndex's: a tool result's call and the result itself in the
+    ``additional_kwargs`` its OpenAI and Anthropic adapters read (``tool_calls``,
+    ``tool_call_id``)."""
+    role, content = message.get("role", "user"), message.get("content")
     if role == "tool":
-        return ChatMessage(role=MessageRole.USER, content=f"[tool result] {content}")
-    return ChatMessage(role=MessageRole(role), content=content)
+        return ChatMessage(role=MessageRole.TOOL, content=content,
+                           additional_kwargs={"tool_call_id": message["tool_call_id"]})  # fmt: skip
+    if message.get("tool_calls"):
+        return ChatMessage(role=MessageRole.ASSISTANT, content=content,
+                           additional_kwargs={"tool_calls": message["tool_calls"]})  # fmt: skip
+    return ChatMessage(role=MessageRole(role), content=content or "")
 
 
 def _last_user_text(messages: Sequence[ChatMessage]) -> str:

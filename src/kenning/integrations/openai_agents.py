@@ -36,7 +36,6 @@ from kenning.api import MemoryAPI
 from kenning.errors import InvalidInput
 from kenning.integrations.items import load_raw, new_event, parsed_json, text_of, tool_id
 from kenning.records import Event, NewEvent, Role, Scope
-from kenning.tokens.messages import event_message
 
 __all__ = ["KenningSession", "item_events"]
 
@@ -172,16 +171,26 @@ def event_item(event: Event) -> TResponseInputItem:
     raw = load_raw(event)
     if isinstance(raw, dict):
         return raw  # type: ignore[return-value]
-    return window_item(event_message(event))
+    if event.role is Role.TOOL:  # alone, without its call: text marked as a tool result
+        return {"role": "user", "content": f"[tool result: {event.tool_name or 'tool'}] "
+                f"{event.content}"}  # fmt: skip
+    return {"role": event.role.value, "content": event.content}  # type: ignore[return-value,misc]
 
 
-def window_item(message: Mapping[str, str]) -> TResponseInputItem:
-    """A window message as an input item (a tool message carries no call the model made in
-    this request, so it is shown as text)."""
+def window_item(message: Mapping[str, Any]) -> TResponseInputItem:
+    """A window message as an input item: a tool result's call and the result itself as the
+    SDK's ``function_call`` and ``function_call_output`` items (the window shows each result
+    right after its call), anything else as a message of its role."""
     role = message.get("role", "user")
-    content = message.get("content", "")
+    content = message.get("content") or ""
+    calls = message.get("tool_calls")
+    if role == "assistant" and calls:
+        call, function = calls[0], calls[0]["function"]
+        return {"type": "function_call", "call_id": call["id"], "name": function["name"],
+                "arguments": function["arguments"]}  # fmt: skip
     if role == "tool":
-        return {"role": "user", "content": f"[tool result] {content}"}
+        return {"type": "function_call_output", "call_id": message["tool_call_id"],
+                "output": content}  # fmt: skip
     item: dict[str, str] = {"role": role, "content": content}
     return item  # type: ignore[return-value]  # one of the SDK's message shapes, by role
 

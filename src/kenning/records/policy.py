@@ -26,6 +26,9 @@ def _days(value: float | None, what: str) -> None:
 
 
 _MAX_TOOLS = 200
+_TOOL_LISTS = (
+    "fact_tools", "authoritative_tools", "file_read_tools", "file_write_tools", "file_path_args",
+)  # fmt: skip
 
 
 def _tool_names(names: object, what: str) -> None:
@@ -57,7 +60,9 @@ class TenantPolicy:
     the user is). ``authoritative_tools``: the tools whose results may grant approvals and
     authorizations as pins (none by default: a tool result is data the agent fetched, and
     an email or a web page saying "approved" is no approval; the host's own API still sets
-    any pin).
+    any pin). ``file_read_tools`` / ``file_write_tools``: the tools that read or write files
+    (none by default); the session's action log lists the files their calls name, in the
+    first of ``file_path_args`` each call carries (a string, or a list of strings).
     """
 
     share_across_sessions: bool = False
@@ -67,6 +72,9 @@ class TenantPolicy:
     recent_sessions: int = 5
     fact_tools: tuple[str, ...] = ()
     authoritative_tools: tuple[str, ...] = ()
+    file_read_tools: tuple[str, ...] = ()
+    file_write_tools: tuple[str, ...] = ()
+    file_path_args: tuple[str, ...] = ("path", "file_path", "filename")
 
     def __post_init__(self) -> None:
         _days(self.episode_days, "episode_days")
@@ -75,6 +83,9 @@ class TenantPolicy:
             raise InvalidInput("recent_sessions must be an int from 0 to 50")
         _tool_names(self.fact_tools, "fact_tools")
         _tool_names(self.authoritative_tools, "authoritative_tools")
+        _tool_names(self.file_read_tools, "file_read_tools")
+        _tool_names(self.file_write_tools, "file_write_tools")
+        _tool_names(self.file_path_args, "file_path_args")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -83,7 +94,7 @@ class TenantPolicy:
     def from_json(cls, data: Mapping[str, Any]) -> TenantPolicy:
         known = {f for f in cls.__dataclass_fields__}
         fields = {k: v for k, v in data.items() if k in known}
-        for name in ("fact_tools", "authoritative_tools"):
+        for name in _TOOL_LISTS:
             if isinstance(fields.get(name), list):
                 fields[name] = tuple(fields[name])
         return cls(**fields)

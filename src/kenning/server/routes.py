@@ -34,6 +34,7 @@ from kenning.server.schemas import (
 from kenning.server.state import authorize, scope_in, service, tenant_scope
 from kenning.tools import ToolBinding
 from kenning.wire import (
+    actions_json,
     audit_json,
     event_json,
     job_json,
@@ -154,6 +155,12 @@ def close_pin(request: Request, session: str, body: ClosePinRequest) -> Json:
 def task_state(request: Request, session: str, user: UserQ) -> Json:
     scope = _session_scope(request, KeyScope.READ, user, session)
     return task_json(service(request).memory.context.task_state(scope))
+
+
+@router.get("/sessions/{session}/actions", tags=["task"], summary="A session's action log")
+def action_log(request: Request, session: str, user: UserQ) -> Json:
+    scope = _session_scope(request, KeyScope.READ, user, session)
+    return actions_json(service(request).memory.context.action_log(scope))
 
 
 @router.post("/sessions/{session}/task", tags=["task"], summary="Merge a task update")

@@ -296,6 +296,18 @@ class PolicyRequest(_Request):
         default_factory=list, max_length=200,
         description="tools whose results may grant approval and authorization pins",
     )  # fmt: skip
+    file_read_tools: list[str] = Field(
+        default_factory=list, max_length=200,
+        description="tools that read files: the action log lists the files their calls name",
+    )  # fmt: skip
+    file_write_tools: list[str] = Field(
+        default_factory=list, max_length=200,
+        description="tools that write files: the action log lists the files their calls name",
+    )  # fmt: skip
+    file_path_args: list[str] = Field(
+        default_factory=lambda: ["path", "file_path", "filename"], max_length=200,
+        description="the arguments of a file tool's call that name its path, first found",
+    )  # fmt: skip
 
 
 class HoldRequest(_Request):

@@ -131,12 +131,13 @@ class EventLog(Protocol):
 
     def events(
         self, scope: Scope, *, ids: Sequence[str] | None = None, after_seq: int | None = None,
-        limit: int | None = None, tail: int | None = None,
+        limit: int | None = None, tail: int | None = None, tools: bool = False,
     ) -> list[Event]:  # fmt: skip
         """Events in *scope* in order (seq in a session; time across sessions).
 
         Optionally only *ids*, those after a sequence number, the first *limit*, or the last
-        *tail* (still returned in order).
+        *tail* (still returned in order); with *tools*, only tool calls and results (events
+        with a tool name, or of role ``tool``).
         """
         ...
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -205,6 +205,7 @@ class MessageRow:
     tool_name: str | None = None
     tool_call_id: str | None = None
     tokens: int = 0
+    tool_args: Any = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.tokens.base import Tokenizer
 
-__all__ = ["DEFAULT_CHAT_OVERHEAD", "ChatOverhead", "count_messages", "message_tokens"]
+__all__ = [
+    "DEFAULT_CHAT_OVERHEAD", "ChatOverhead", "count_messages", "message_texts", "message_tokens",
+]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +43,7 @@ class ChatOverhead:
 DEFAULT_CHAT_OVERHEAD = ChatOverhead()
 
 
-def _values(message: Mapping[str, str], index: int | None) -> list[str]:
+def _values(message: Mapping[str, Any], index: int | None) -> list[str]:
     where = "message" if index is None else f"messages[{index}]"
     if not isinstance(message, Mapping):
         raise InvalidInput(f"{where} is {type(message).__name__}, expected a mapping")
@@ -48,18 +51,49 @@ def _values(message: Mapping[str, str], index: int | None) -> list[str]:
     for key, value in message.items():
         if value is None:  # e.g. an assistant message that only carries tool calls
             continue
+        if key == "tool_calls":
+            values.extend(_call_values(value, f"{where}['tool_calls']"))
+            continue
         if not isinstance(value, str):
             raise InvalidInput(
                 f"{where}[{key!r}] is {type(value).__name__}, expected str; "
-                "flatten content parts and tool calls to text before counting"
+                "flatten content parts to text before counting"
             )
         values.append(value)
     return values
 
 
+def _call_values(calls: object, where: str) -> list[str]:
+    """The strings of OpenAI-style tool calls: each call's id, type, function name and
+    arguments (OpenAI does not document how it frames them; kenning counts these)."""
+    if isinstance(calls, str | Mapping) or not isinstance(calls, Sequence):
+        raise InvalidInput(f"{where} must be a list of tool calls")
+    values: list[str] = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, Mapping) else None
+        if not isinstance(function, Mapping):
+            raise InvalidInput(f"{where} holds a call without a function")
+        parts = (call.get("id"), call.get("type"), function.get("name"), function.get("arguments"))
+        if not all(isinstance(p, str) for p in parts):
+            raise InvalidInput(f"{where}: id, type, function name and arguments are strings")
+        values.extend(str(p) for p in parts)
+    return values
+
+
+def message_texts(message: Mapping[str, Any]) -> list[str]:
+    """The strings of one chat message that its tokens are counted from: every value (the
+    role included), a tool call's id, type, name and arguments; ``None`` counts as nothing.
+
+    Raises:
+        InvalidInput: the message is not a mapping, or a value is neither a string nor tool
+            calls.
+    """
+    return _values(message, None)
+
+
 def message_tokens(
     tokenizer: Tokenizer,
-    message: Mapping[str, str],
+    message: Mapping[str, Any],
     *,
     overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
 ) -> int:
@@ -87,7 +121,7 @@ def message_tokens(
 
 def count_messages(
     tokenizer: Tokenizer,
-    messages: Sequence[Mapping[str, str]],
+    messages: Sequence[Mapping[str, Any]],
     *,
     overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
 ) -> int:

@@ -657,6 +657,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         {_rls(_DOCUMENT_TABLES)}
         """,
     ),
+    (
+        "0010_recount_tool_messages",
+        """
+        -- A tool result is now counted as its call and itself (two messages): every
+        -- session's ledger is counted again from its first event on its next window.
+        DELETE FROM token_ledger;
+        """,
+    ),
 )
 
 

@@ -429,7 +429,7 @@ class ContextTables(SqlDatabase):
         rows = tx.execute(
             "SELECT t.seq, i.id, i.role, i.text, e.tool_name,"
             f" CASE WHEN i.role = 'tool' THEN {d.json_string('i.metadata', 'tool_call_id')} END,"
-            " t.n FROM token_ledger t"
+            " t.n, CASE WHEN i.role = 'tool' THEN e.tool_args END FROM token_ledger t"
             " JOIN items i ON i.tenant = t.tenant AND i.session = t.session AND i.seq = t.seq"
             " AND i.kind = 'event'"
             f" LEFT JOIN event_details e ON {d.item_join('e', 'i')}"
@@ -441,6 +441,7 @@ class ContextTables(SqlDatabase):
             MessageRow(
                 seq=int(r[0]), id=r[1], role=_ROLES[r[2]], text=r[3], tool_name=r[4],
                 tool_call_id=r[5], tokens=int(r[6]),
+                tool_args=None if r[7] is None else d.read_json(r[7]),
             )
             for r in rows
         )  # fmt: skip

@@ -337,10 +337,12 @@ class EventTables(SqlDatabase):
 
     def events(
         self, scope: Scope, *, ids: Sequence[str] | None = None, after_seq: int | None = None,
-        limit: int | None = None, tail: int | None = None,
+        limit: int | None = None, tail: int | None = None, tools: bool = False,
     ) -> list[Event]:  # fmt: skip
         d = self._d
         where, params = where_clause(d, scope, Filters(kinds=("event",)), row_check=ids is not None)
+        if tools:
+            where += " AND (e.tool_name IS NOT NULL OR i.role = 'tool')"
         if after_seq is not None:
             where += " AND i.seq > ?"
             params.append(after_seq)

@@ -474,6 +474,14 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         + tables.document_texts(_NOW)
         + tables.document_state(_NOW),
     ),
+    (
+        "0016_recount_tool_messages",
+        """
+        -- A tool result is now counted as its call and itself (two messages): every
+        -- session's ledger is counted again from its first event on its next window.
+        DELETE FROM token_ledger;
+        """,
+    ),
 )
 
 
