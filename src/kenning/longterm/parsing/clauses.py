@@ -200,6 +200,8 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
             return shared
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
     word = subj.lower
+    if word in ("me", "us"):
+        return None  # "help me write a bio", "let us know": a request, not a statement
     if word in lx.FIRST_PERSON or (sentence.speaker and subj.text == sentence.speaker):
         return USER, None, None
     owner = p.child(subj, "poss")
@@ -335,7 +337,10 @@ def _unreal(p: Parsed, pred: Token) -> bool:
         if _modal(p, gov) or _conditional(p, gov):
             return True
         hedge = via == "ccomp" and _hedge(p, gov)
-        if gov.pos in ("VERB", "AUX") and lemma in lx.UNREAL_VERBS and not hedge:
+        # "hoping" lemmatised as "hop": the "-ing" form's own stem is tried too
+        stem = gov.lower[:-3] + "e" if gov.lower.endswith("ing") else lemma
+        wished = lemma in lx.UNREAL_VERBS or stem in lx.UNREAL_VERBS
+        if gov.pos in ("VERB", "AUX") and wished and not hedge:
             if lemma == "go" and pred.dep != "xcomp":
                 continue  # "I go climbing" is done, "I'm going to climb" is planned
             return True

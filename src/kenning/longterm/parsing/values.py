@@ -67,9 +67,19 @@ def value_tokens(p: Parsed, head: Token, *, entities: bool = True) -> list[Token
             child.dep in ("compound", "nummod", "case")
             or (child.dep == "punct" and child.text == "-")
             or (child.dep == "prep" and child.lower in ("in", "of") and head.lower in _FIELD_HEADS)
+            or _name_of_place(p, head, child)
         ):
             kept.extend(p.subtree(child))
     return sorted({t.i: t for t in kept}.values(), key=lambda t: t.i)
+
+
+def _name_of_place(p: Parsed, head: Token, child: Token) -> bool:
+    """ "the City of Toronto", "the Bank of England": a capitalised name that goes on with "of"
+    and another name."""
+    if head.pos != "PROPN" or child.dep != "prep" or child.lower != "of":
+        return False
+    named = p.child(child, "pobj")
+    return named is not None and named.pos == "PROPN"
 
 
 def _left(p: Parsed, head: Token) -> list[Token]:

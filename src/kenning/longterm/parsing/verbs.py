@@ -143,9 +143,12 @@ def _join(c: Clause) -> list[Reading]:
 
 
 def _hired(c: Clause) -> list[Reading]:
-    places = preps(c.parsed, c.pred, "by", "at")
-    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
-                   if organisation(c, h)))  # fmt: skip
+    p = c.parsed
+    places = preps(p, c.pred, "by", "at")
+    out = [fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
+           if organisation(c, h)]  # fmt: skip
+    roles = [h for t in [c.pred, *places] for h in preps(p, t, "as")]  # "hired ... as a planner"
+    return some(*out, *(fact("occupation", value_span(c, h), change=True) for h in roles))
 
 
 def _start(c: Clause) -> list[Reading]:
