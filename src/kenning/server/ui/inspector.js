@@ -281,6 +281,10 @@ function actionDigest(log, user, session) {
 }
 
 function taskPanel(task, log, user, session, seqOf) {
+  if (task.version === 0 && !log.actions.length) {
+    return h("section", { class: "task", id: "task", "aria-labelledby": "task-title" },
+      h("h3", { id: "task-title" }, "Task"), h("p", { class: "muted" }, "No task state or tool calls."));
+  }
   const by = (s) => task.hypotheses.filter((x) => x.status === s);
   const hyps = ["open", "supported", "rejected"].flatMap(by)
     .map((x) => hypothesisItem(x, user, session, seqOf));
