@@ -11,12 +11,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kenning import Client, Fact, Scope
+from kenning import Client, Fact, Scope, TaskUpdate
 
-__all__ = ["MARKUP", "ORDER_ID", "REFUND_AMOUNT", "Story", "tell_story"]
+__all__ = [
+    "FINDING", "GOAL", "MARKUP", "ORDER_ID", "REFUND_AMOUNT", "REJECTED", "Story", "tell_story",
+]  # fmt: skip
 
 ORDER_ID = "A-77123"
 REFUND_AMOUNT = "149.90"
+#: The session's task state: its goal, a hypothesis the agent rejected (with its reason) and
+#: a finding whose evidence is the order lookup's result (turn t200, seq 201).
+GOAL = f"Refund the damaged order {ORDER_ID}"
+REJECTED = ("The parcel was lost in transit", "the carrier marked it delivered")
+FINDING = f"The order total is {REFUND_AMOUNT} EUR"
 #: What a customer may type that a page must show as text, never run.
 MARKUP = '<img src=x onerror="window.pwned=1"><script>window.pwned=2</script>'
 _START = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
@@ -83,7 +90,7 @@ def _turns() -> list[dict[str, Any]]:
 
 def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
     """Write the conversation and its pins in *tenant*, wait for the server to read its facts,
-    revoke the preference, and compact the session's start."""
+    set the task state, revoke the preference, and compact the session's start."""
     scope = Scope(tenant, user, "support-1")
     client.add_events(scope, _turns())
     client.add_events(Scope(tenant, user, "support-0"),
@@ -94,6 +101,11 @@ def tell_story(client: Client, tenant: str, *, user: str = "dana") -> Story:
     for amount in ("159.90", REFUND_AMOUNT):  # the agent's first figure, then the right one
         client.context.set_pin(scope, "amount", f"refund of order {ORDER_ID}", key="refund",
                                amount=amount, currency="EUR", source_event_id="t201")  # fmt: skip
+    client.context.update_task(scope, TaskUpdate(
+        task=GOAL, subtask="Confirm the refund amount", status="in_progress",
+        hypotheses=[{"text": REJECTED[0], "status": "rejected", "reason": REJECTED[1]}],
+        findings=[{"text": FINDING, "evidence": ["t200"]}],
+    ))  # fmt: skip
     old, new, preference = _extracted(client, Scope(tenant, user))
     client.facts.revoke(Scope(tenant, user), preference.id)
     client.context.compact(scope, budget_tokens=2_000, model="gpt-4o")

@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from kenning import (
@@ -36,7 +37,7 @@ from kenning import (
     TenantPolicy,
 )
 from kenning.store.sqlite.store import SQLiteStore
-from tests.conftest import MemoEmbedder
+from tests.conftest import MemoEmbedder, open_store
 from tests.served import serve
 
 DANA = Scope("acme", "dana", "s-dana")
@@ -292,3 +293,94 @@ def test_the_action_log_is_the_same_embedded_and_served(memory: Any) -> None:
     assert log.seq == 3 and not log.files_read
     with pytest.raises(InvalidScope):
         memory.context.action_log(Scope("acme", "dana"))
+
+
+@pytest.fixture(params=[(b, m) for b in ("sqlite-file", "postgresql") for m in MODES],
+                ids=lambda p: "-".join(p))  # fmt: skip
+def promoting(
+    request: pytest.FixtureRequest, tmp_path: Path, real_embedder: MemoEmbedder
+) -> Iterator[tuple[Any, str | None]]:
+    """A memory on each backend, embedded or served; the server's URL when served."""
+    backend, mode = request.param
+    embedded = Memory(open_store(backend, tmp_path), embedder=real_embedder)
+    try:
+        if mode == "embedded":
+            yield embedded, None
+        else:
+            with serve(embedded) as served, Client(served.url, api_key=served.key("acme")) as c:
+                yield c, served.url
+    finally:
+        embedded.close()
+
+
+def test_a_verified_finding_is_promoted_to_a_fact_citing_its_evidence(
+    promoting: tuple[Any, str | None],
+) -> None:
+    memory, url = promoting
+    tool = {"role": "tool", "tool_name": "read_file", "id": "r1", "tool_result": {"a": "5s"}}
+    [read] = memory.add_events(DANA, [tool])
+    memory.context.set_pin(DANA, "entity_id", "cfg-9", key="config", source_event_id="r1")
+    state = memory.context.update_task(DANA, TaskUpdate(
+        task="Find why checkout times out",
+        hypotheses=[{"text": "The database is slow", "status": "rejected",
+                     "reason": "its p99 is 3 ms"}],
+        findings=[{"text": "The gateway times out after 5 s", "evidence": [read.id]},
+                  {"text": "Config cfg-9 is the live one", "evidence": ["pin:config"]}],
+    ))  # fmt: skip
+    gateway, config = state.findings
+    assert gateway.id.startswith("f_") and memory.context.task_state(DANA) == state
+    fact = memory.context.promote_finding(DANA, gateway.id, attribute="Gateway timeout",
+                                          value="5 s")  # fmt: skip
+    assert (fact.attribute, fact.value, fact.source_event_id) == ("gateway timeout", "5 s",
+                                                                  read.id)  # fmt: skip
+    assert fact.scope.user == "dana" and fact.status is FactStatus.ACTIVE
+    # Evidence that is a pin: the fact cites the pin's source event; the value is the text.
+    cited = memory.context.promote_finding(DANA, config.id, attribute="live config")
+    assert (cited.value, cited.source_event_id) == ("Config cfg-9 is the live one", "r1")
+
+    def promoted() -> list[tuple[str, str]]:
+        return sorted((f.attribute, f.value) for f in memory.facts.list(DANA_USER)
+                      if f.attribute in {"gateway timeout", "live config", "x"})  # fmt: skip
+
+    before = promoted()
+    assert before == [("gateway timeout", "5 s"), ("live config", "Config cfg-9 is the live one")]
+    with pytest.raises(NotFound):
+        memory.context.promote_finding(DANA, "f_000000000000", attribute="x")
+    with pytest.raises(NotFound):  # another session of the same user holds no findings
+        memory.context.promote_finding(Scope("acme", "dana", "s-2"), gateway.id, attribute="x")
+    with pytest.raises(InvalidInput, match="rejected hypothesis"):
+        memory.context.promote_finding(DANA, state.hypotheses[0].id, attribute="x")
+    with pytest.raises(InvalidInput, match="consent"):  # a sensitive category, no consent
+        memory.context.promote_finding(DANA, gateway.id, attribute="x", category="health")
+    with pytest.raises(InvalidInput):
+        memory.context.promote_finding(DANA, "not an id", attribute="x")
+    with pytest.raises(ScopeConflict):
+        memory.context.promote_finding(Scope("acme", "lee", DANA.session), gateway.id,
+                                       attribute="x")  # fmt: skip
+    if url is None:
+        with pytest.raises(NotFound):
+            memory.context.promote_finding(Scope("globex", "dana", DANA.session), gateway.id,
+                                           attribute="x")  # fmt: skip
+    else:
+        _another_tenant_promotes_nothing(url, gateway.id)
+    assert promoted() == before and memory.context.task_state(DANA) == state
+
+
+def _another_tenant_promotes_nothing(url: str, finding_id: str) -> None:
+    from tests.served import ADMIN
+
+    def key(tenant: str, scopes: list[str]) -> str:
+        made = httpx.post(f"{url}/v1/admin/keys", json={"tenant": tenant, "scopes": scopes},
+                          headers={"Authorization": f"Bearer {ADMIN}"})  # fmt: skip
+        return str(made.raise_for_status().json()["key"])
+
+    path = f"{url}/v1/sessions/{DANA.session}/task/findings/{finding_id}/promote"
+    body = {"user": "dana", "attribute": "x"}
+    other = httpx.post(
+        path, json=body, headers={"Authorization": f"Bearer {key('globex', ['read', 'write'])}"}
+    )
+    assert other.status_code == 404 and DANA.session not in other.text
+    reader = httpx.post(
+        path, json=body, headers={"Authorization": f"Bearer {key('acme', ['read'])}"}
+    )
+    assert reader.status_code == 403

@@ -26,7 +26,16 @@ from typing import Any
 import pytest
 
 from kenning import Client, Scope
-from tests.inspector_story import MARKUP, ORDER_ID, REFUND_AMOUNT, Story, tell_story
+from tests.inspector_story import (
+    FINDING,
+    GOAL,
+    MARKUP,
+    ORDER_ID,
+    REFUND_AMOUNT,
+    REJECTED,
+    Story,
+    tell_story,
+)
 from tests.processes import kenning, serving
 
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
@@ -172,8 +181,8 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     marked = " ".join(b.text for b in view.find_elements(By.CSS_SELECTOR, ".badge.pin"))
     assert f"entity_id: {ORDER_ID}" in marked and f"({REFUND_AMOUNT} EUR) v2" in marked
     browser.shot("timeline")
+    _task(browser, view)
     # A link to one turn opens the summary that replaced it: the tool's result, folded.
-    browser.show(f"timeline?{session}&seq=201")
     turn = d.find_element(By.ID, "seq-201")
     assert turn.is_displayed() and "Tool result: lookup_order" in turn.text
     assert f"pinned amount: {REFUND_AMOUNT} EUR" in turn.text
@@ -206,6 +215,26 @@ def test_the_inspector_shows_one_tenants_memory_as_the_api_holds_it(
     browser.shot("search")
 
     _another_tenant(browser, story, keys["other"])
+
+
+def _task(browser: Page, view: Any) -> None:
+    """The task panel shows the goal, the rejected hypothesis with its reason, and the finding
+    whose evidence link (followed by keyboard) opens the turn it cites."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    panel = view.find_element(By.ID, "task")
+    assert panel.find_element(By.ID, "task-goal").text == GOAL
+    rejected = panel.find_element(By.CSS_SELECTOR, "#task-hypotheses li[data-status='rejected']")
+    assert REJECTED[0] in rejected.text and f"because {REJECTED[1]}" in rejected.text
+    finding = panel.find_element(By.CSS_SELECTOR, "#task-findings li")
+    assert FINDING in finding.text
+    assert "lookup_order ×1" in panel.find_element(By.ID, "task-actions").text
+    evidence = finding.find_element(By.TAG_NAME, "a")
+    assert evidence.text == "#201" and evidence.get_attribute("href").endswith("seq=201")
+    browser.driver.execute_script("document.getElementById('view').dataset.ready = ''")
+    evidence.send_keys(Keys.ENTER)
+    browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#seq-201.target"))
 
 
 def _window(browser: Page, story: Story, url: str, key: str) -> None:
@@ -299,5 +328,5 @@ def _another_tenant(browser: Page, story: Story, key: str) -> None:
                   f"compaction?{session}", f"search?query=refund+{ORDER_ID}"):  # fmt: skip
         browser.show(route)
         text = browser.text()
-        for secret in (ORDER_ID, REFUND_AMOUNT, "Berlin", "Lisbon", "support-1 300"):
+        for secret in (ORDER_ID, REFUND_AMOUNT, "Berlin", "Lisbon", "support-1 300", GOAL):
             assert secret not in text, (route, secret)

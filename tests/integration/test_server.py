@@ -23,6 +23,7 @@ from kenning import (
     QuotaExceeded,
     RateLimited,
     Scope,
+    TaskUpdate,
     Unauthorized,
 )
 from kenning.server import ServerSettings
@@ -243,6 +244,12 @@ def test_async_client_mirrors_the_client(served: Served) -> None:
             assert (await client.context.pins(DANA))[-1] == pin
             with pytest.raises(NotFound):
                 await client.context.close_pin(DANA, "missing")
+            found = TaskUpdate(findings=[{"text": "Order A-1042 is broken", "evidence": ["e1"]}])
+            [finding] = (await client.context.update_task(DANA, found)).findings
+            fact = await client.context.promote_finding(DANA, finding.id, attribute="order state")
+            assert (fact.value, fact.source_event_id) == (finding.text, "e1")
+            with pytest.raises(NotFound):
+                await client.context.promote_finding(DANA, "f_0", attribute="x")
 
     asyncio.run(run())
 

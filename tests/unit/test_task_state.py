@@ -109,3 +109,36 @@ def test_the_goal_tier_keeps_rejections_first_when_its_cap_binds() -> None:
     assert "Verified: fails only on Python 3.11" in goal
     assert "open idea number 11" not in goal  # open hypotheses go first when the cap binds
     assert window.tiers[Tier.GOAL].tokens <= 80
+
+
+def test_a_finding_to_promote_is_named_by_its_id_and_cites_its_evidence() -> None:
+    from kenning.context.task import finding_to_promote, promoted_source
+    from kenning.errors import NotFound
+    from kenning.records import Pin, PinKind, Scope
+    from kenning.tools import ContextTarget, default_registry
+
+    state = merge_task(TaskState(), TaskUpdate(
+        hypotheses=[{"text": "A supported idea", "status": "supported"}],
+        findings=[{"text": "Timeout is 5 s", "evidence": ["pin:cfg", "e-7"]},
+                  {"text": "Only pins", "evidence": ["pin:cfg", "pin:none"]}, "No evidence"],
+    ))  # fmt: skip
+    timeout, pinned, bare = state.findings
+    same = merge_task(TaskState(), TaskUpdate(findings=["timeout IS  5 s"])).findings[0]
+    assert timeout.id.startswith("f_") and timeout.id == same.id  # case and spacing ignored
+    assert TaskState.from_json(state.to_json()).findings[0].id == timeout.id
+    assert state.to_json()["findings"][0]["id"] == timeout.id
+    assert finding_to_promote(state, timeout.id) == timeout
+    with pytest.raises(InvalidInput, match="supported hypothesis"):
+        finding_to_promote(state, state.hypotheses[0].id)
+    with pytest.raises(NotFound):
+        finding_to_promote(state, "f_123")
+    for bad in ("", "a/b", None, "x" * 129):
+        with pytest.raises(InvalidInput):
+            finding_to_promote(state, bad)
+    pin = Pin(id="p1", scope=Scope("a", "u", "s"), key="cfg", kind=PinKind.ENTITY_ID,
+              value="cfg-9", version=1, source_event_id="e-1")  # fmt: skip
+    assert promoted_source(timeout, [pin]) == "e-7"  # an event id before a pin's source
+    assert promoted_source(pinned, [pin]) == "e-1" and promoted_source(bare, []) is None
+    # Promotion is the host's: the agent tools' view of memory.context has no such method.
+    assert not hasattr(ContextTarget, "promote_finding")
+    assert not [n for n in default_registry().names if "promot" in n]

@@ -12,6 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from enum import Enum
 from typing import Any, Generic, TypeVar
+from urllib.parse import quote
 
 from kenning.api import EventLike
 from kenning.context.actions import ActionLog
@@ -19,9 +20,12 @@ from kenning.context.api import session_of, window_source
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput, InvalidScope
 from kenning.records import (
+    USER,
     AuditEntry,
     Decision,
     Event,
+    Fact,
+    FactCategory,
     Finding,
     HypothesisChange,
     JSONScalar,
@@ -40,6 +44,7 @@ from kenning.wire import (
     actions_from_json,
     audit_from_json,
     event_from_json,
+    fact_from_json,
     pin_from_json,
     results_from_json,
     summary_from_json,
@@ -61,6 +66,7 @@ __all__ = [
     "forget",
     "get_session",
     "pins",
+    "promote_finding",
     "search",
     "set_pin",
     "summaries",
@@ -279,6 +285,19 @@ def update_task(scope: Scope, update: TaskUpdate) -> Call[TaskState]:
     }  # fmt: skip
     path = f"/v1/sessions/{session}/task"
     return Call("POST", path, task_from_json, json=_compact(body), scope=scope)
+
+
+def promote_finding(
+    scope: Scope, finding_id: str, *, attribute: str, value: str | None, subject: str = USER,
+    qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+) -> Call[Fact]:  # fmt: skip
+    user, session = _session(scope)
+    if not isinstance(finding_id, str) or not finding_id:
+        raise InvalidInput("finding_id must be a finding's id (f_..., from the task state)")
+    body = {"user": user, "attribute": attribute, "value": value, "subject": subject,
+            "qualifier": qualifier, "category": _plain(category)}  # fmt: skip
+    path = f"/v1/sessions/{session}/task/findings/{quote(finding_id, safe='')}/promote"
+    return Call("POST", path, fact_from_json, json=_compact(body), scope=scope)
 
 
 def task_state(scope: Scope) -> Call[TaskState]:

@@ -46,8 +46,11 @@ from kenning.context.api import ContextAPI
 from kenning.context.window import ContextWindow
 from kenning.errors import ConnectionFailed, InvalidInput, KenningError
 from kenning.records import (
+    USER,
     AuditEntry,
     Event,
+    Fact,
+    FactCategory,
     JSONScalar,
     Pin,
     PinKind,
@@ -165,6 +168,14 @@ class _ClientContext(Part[Runs], ContextAPI):
 
     def compact(self, scope: Scope, *, budget_tokens: int, model: str) -> list[Summary]:
         return self._c._run(calls.compact(scope, budget_tokens, model))
+
+    def promote_finding(self, scope: Scope, finding_id: str, *, attribute: str,
+                        value: str | None = None, subject: str = USER, qualifier: str = "",
+                        category: FactCategory | str = FactCategory.GENERAL) -> Fact:  # fmt: skip
+        return self._c._run(calls.promote_finding(
+            scope, finding_id, attribute=attribute, value=value, subject=subject,
+            qualifier=qualifier, category=category,
+        ))  # fmt: skip
 
 
 class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAPI):
@@ -310,6 +321,17 @@ class _AsyncClientContext(Part[AsyncRuns]):
 
     async def compact(self, scope: Scope, *, budget_tokens: int, model: str) -> list[Summary]:
         return await self._c._run(calls.compact(scope, budget_tokens, model))
+
+    async def promote_finding(self, scope: Scope, finding_id: str, *, attribute: str,
+                              value: str | None = None, subject: str = USER,
+                              qualifier: str = "",
+                              category: FactCategory | str = FactCategory.GENERAL,
+                              ) -> Fact:  # fmt: skip
+        """See :meth:`kenning.context.api.ContextAPI.promote_finding`."""
+        return await self._c._run(calls.promote_finding(
+            scope, finding_id, attribute=attribute, value=value, subject=subject,
+            qualifier=qualifier, category=category,
+        ))  # fmt: skip
 
 
 class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, AsyncRetention]):

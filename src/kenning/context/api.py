@@ -15,7 +15,10 @@ from kenning.context.actions import ActionLog
 from kenning.context.window import ContextWindow
 from kenning.errors import InvalidInput, InvalidScope
 from kenning.records import (
+    USER,
     AuditEntry,
+    Fact,
+    FactCategory,
     JSONScalar,
     Pin,
     PinKind,
@@ -108,6 +111,39 @@ class ContextAPI(PinsAPI, TaskAPI, Protocol):
     def compact(self, scope: Scope, *, budget_tokens: int, model: str) -> list[Summary]:
         """Compact the session now (embedded: on the caller's thread; served: on the
         server)."""
+        ...
+
+    def promote_finding(
+        self,
+        scope: Scope,
+        finding_id: str,
+        *,
+        attribute: str,
+        value: str | None = None,
+        subject: str = USER,
+        qualifier: str = "",
+        category: FactCategory | str = FactCategory.GENERAL,
+    ) -> Fact:
+        """Promote a verified finding of the session's task state to a long-term fact of its
+        user, through the fact path (``memory.facts.remember``: consolidated like any fact, the
+        same value reinforces, a new one supersedes, sensitive categories need consent).
+
+        The fact's ``source_event_id`` is the finding's evidence: its first event id, else the
+        source event of the first pin it cites. *value* defaults to the finding's text. The
+        task state is not changed. This is the host application's action, like setting
+        approval pins: no agent tool offers it (the agent records findings; the host decides
+        what the user's memory keeps).
+
+        Raises:
+            NotFound: the session's task state holds no finding *finding_id*.
+            InvalidInput: *finding_id* names a hypothesis (only verified findings are promoted),
+                or the fact is invalid (e.g. a value over 200 characters); nothing is written.
+
+        Example:
+            >>> state = memory.context.task_state(scope)  # doctest: +SKIP
+            >>> memory.context.promote_finding(scope, state.findings[0].id,
+            ...                                attribute="root cause")  # doctest: +SKIP
+        """
         ...
 
 

@@ -34,14 +34,17 @@ from kenning.context.assembler import (
 from kenning.context.fill import Piece
 from kenning.context.past import refers_to_past
 from kenning.context.render import validate_tools
-from kenning.context.task import merge_task
+from kenning.context.task import finding_to_promote, merge_task, promoted_source
 from kenning.context.window import ContextWindow, Pressure, Price, Tier
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.pins.extract import ExtractionRules, TenantTools, extract_pins, listed_tools
 from kenning.records import (
+    USER,
     AuditAction,
     AuditEntry,
     Event,
+    Fact,
+    FactCategory,
     JSONScalar,
     NewEvent,
     Pin,
@@ -85,7 +88,8 @@ class PlaybookView(Protocol):
 
 
 class LongTermView(Protocol):
-    """What a window needs of long-term memory (implemented by ``memory.facts``)."""
+    """What the working context needs of long-term memory (implemented by ``memory.facts``):
+    the profile and sharing of a window, and the fact path a promoted finding takes."""
 
     def profile_lines(self, scope: Scope) -> list[str]:
         """The profile of the session's user as lines (consent permitting)."""
@@ -93,6 +97,13 @@ class LongTermView(Protocol):
 
     def shares_across_sessions(self, scope: Scope) -> bool:
         """True if the user's facts may reach their other sessions."""
+        ...
+
+    def remember(self, scope: Scope, attribute: str, value: str, *, subject: str = USER,
+                 qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+                 source_event_id: str | None = None, within_session: bool = False,
+                 ) -> Fact:  # fmt: skip
+        """Store a fact stated in the session of *scope* (``memory.facts.remember``)."""
         ...
 
 
@@ -217,6 +228,19 @@ class WorkingContext(ContextAPI, WindowAPI):
     def action_log(self, scope: Scope) -> ActionLog:
         """See :meth:`TaskAPI.action_log`; the goal tier shows its digest."""
         return self._actions.log(session_of(scope))
+
+    def promote_finding(self, scope: Scope, finding_id: str, *, attribute: str,
+                        value: str | None = None, subject: str = USER, qualifier: str = "",
+                        category: FactCategory | str = FactCategory.GENERAL) -> Fact:  # fmt: skip
+        scope = session_of(scope)
+        finding = finding_to_promote(self._store.task_state(scope), finding_id)
+        if self._longterm is None:
+            raise InvalidInput("this working context has no long-term memory to promote to")
+        source = promoted_source(finding, self._store.pins(scope))
+        return self._longterm.remember(
+            scope, attribute, finding.text if value is None else value, subject=subject,
+            qualifier=qualifier, category=category, source_event_id=source,
+        )  # fmt: skip
 
     # -- compaction ------------------------------------------------------------------------
 

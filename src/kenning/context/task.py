@@ -25,9 +25,12 @@ Merge rules (:func:`merge_task`), applied to the stored state and one update:
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import replace
 
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, NotFound
+from kenning.records.core import Pin
 from kenning.records.investigation import (
     Finding,
     Hypothesis,
@@ -44,7 +47,11 @@ from kenning.records.task import (
     task_key,
 )
 
-__all__ = ["merge_task"]
+__all__ = ["finding_to_promote", "merge_task", "promoted_source"]
+
+# What a finding or hypothesis id may look like (letters, digits, underscores), checked the
+# same embedded and served (the promote route's path pattern).
+_RECORD_ID = re.compile(r"[A-Za-z0-9_]{1,128}")
 
 
 def merge_task(state: TaskState, update: TaskUpdate) -> TaskState:
@@ -131,3 +138,40 @@ def _findings(held: tuple[Finding, ...], update: TaskUpdate, at: int) -> tuple[F
     if len(by_key) > MAX_TASK_ITEMS:
         raise InvalidInput(f"the task state holds at most {MAX_TASK_ITEMS} findings")
     return tuple(by_key.values())
+
+
+def finding_to_promote(state: TaskState, finding_id: object) -> Finding:
+    """The finding *finding_id* names in *state*, to be promoted to a long-term fact.
+
+    Raises:
+        InvalidInput: *finding_id* is not an id string, or names a hypothesis (a hypothesis,
+            even a supported one, is not verified: record it as a finding first).
+        NotFound: the session's task state holds no such finding.
+    """
+    if not isinstance(finding_id, str) or not _RECORD_ID.fullmatch(finding_id):
+        raise InvalidInput("finding_id must be a finding's id (f_..., from the task state)")
+    found = next((f for f in state.findings if f.id == finding_id), None)
+    if found is not None:
+        return found
+    hypothesis = next((h for h in state.hypotheses if h.id == finding_id), None)
+    if hypothesis is not None or finding_id.startswith("h_"):
+        what = f"the {hypothesis.status.value} hypothesis" if hypothesis else "a hypothesis id"
+        raise InvalidInput(
+            f"{finding_id!r:.40} is {what}, not a verified finding: only findings are "
+            "promoted (record it as a finding with its evidence first)"
+        )
+    raise NotFound(f"no finding {finding_id!r:.40} in the session's task state")
+
+
+def promoted_source(finding: Finding, pins: Sequence[Pin]) -> str | None:
+    """The event a fact promoted from *finding* cites as its source: the first evidence entry
+    that is an event id, else the source event of the first cited pin that has one."""
+    for entry in finding.evidence:
+        if not entry.startswith("pin:"):
+            return entry
+    by_key = {p.key: p for p in pins}
+    for entry in finding.evidence:
+        pin = by_key.get(entry.removeprefix("pin:"))
+        if pin is not None and pin.source_event_id:
+            return pin.source_event_id
+    return None

@@ -16,7 +16,7 @@ from kenning.records.values import check_text, one_line
 
 __all__ = [
     "Finding", "Hypothesis", "HypothesisChange", "HypothesisStatus", "evidence_of",
-    "hypothesis_id",
+    "finding_id", "hypothesis_id",
 ]  # fmt: skip
 
 _MAX_TEXT = 2_000
@@ -36,6 +36,12 @@ def _key(text: str) -> str:
 def hypothesis_id(text: str) -> str:
     """A hypothesis's id: the same for the same text, case and spacing ignored."""
     return "h_" + hashlib.sha256(_key(text).encode()).hexdigest()[:12]
+
+
+def finding_id(text: str) -> str:
+    """A finding's id: the same for the same text, case and spacing ignored (findings are
+    named by their text, like hypotheses; ``f_`` tells the two apart)."""
+    return "f_" + hashlib.sha256(_key(text).encode()).hexdigest()[:12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +80,14 @@ class Finding:
     evidence: tuple[str, ...] = ()
     found_at: int = 0
 
+    @property
+    def id(self) -> str:
+        """The finding's id (:func:`finding_id` of its text), to name it in a promotion."""
+        return finding_id(self.text)
+
     def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "evidence": list(self.evidence), "found_at": self.found_at}
+        return {"id": self.id, "text": self.text, "evidence": list(self.evidence),
+                "found_at": self.found_at}  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Finding:

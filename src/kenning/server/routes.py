@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import StreamingResponse
 
 from kenning.archive import export_lines
@@ -27,6 +27,7 @@ from kenning.server.schemas import (
     CompactRequest,
     ForgetRequest,
     PinRequest,
+    PromoteRequest,
     SearchRequest,
     TaskRequest,
     ToolCallRequest,
@@ -37,6 +38,7 @@ from kenning.wire import (
     actions_json,
     audit_json,
     event_json,
+    fact_json,
     job_json,
     pin_json,
     results_json,
@@ -174,6 +176,28 @@ def update_task(request: Request, session: str, body: TaskRequest) -> Json:
         findings=[f.model_dump() for f in body.findings],
     )  # fmt: skip
     return task_json(service(request).memory.context.update_task(scope, update))
+
+
+@router.post(
+    "/sessions/{session}/task/findings/{finding_id}/promote", tags=["task"],
+    summary="Promote a verified finding to a long-term fact (host application)",
+)  # fmt: skip
+def promote_finding(
+    request: Request,
+    session: str,
+    finding_id: Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_]+$")],
+    body: PromoteRequest,
+) -> Json:
+    """Store a verified finding of the session's task state as a fact of its user, through
+    the fact path (consolidated like any fact), citing the finding's evidence as its source
+    event. 404 for a finding the session does not hold, 422 for a hypothesis's id. The host
+    application's route: no agent tool promotes a finding."""
+    scope = _session_scope(request, KeyScope.WRITE, body.user, session)
+    fact = service(request).memory.context.promote_finding(
+        scope, finding_id, attribute=body.attribute, value=body.value, subject=body.subject,
+        qualifier=body.qualifier, category=body.category,
+    )  # fmt: skip
+    return fact_json(fact)
 
 
 @router.get("/sessions/{session}/summaries", tags=["compaction"], summary="Active summaries")

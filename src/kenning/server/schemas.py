@@ -33,6 +33,7 @@ __all__ = [
     "PinRequest",
     "PolicyRequest",
     "ProcedureRequest",
+    "PromoteRequest",
     "PurgeRequest",
     "ReleaseRequest",
     "RememberRequest",
@@ -249,6 +250,18 @@ class RememberRequest(_Request):
     source_event_id: str | None = Field(default=None, min_length=1, max_length=128)
     #: Only the session's own facts are reinforced, superseded or returned.
     within_session: bool = False
+
+
+class PromoteRequest(_Request):
+    """A verified finding of a session's task state, promoted to a long-term fact of its
+    user; the value defaults to the finding's text."""
+
+    user: str = _id()
+    attribute: str = Field(min_length=1, max_length=200)
+    value: str | None = Field(default=None, min_length=1, max_length=200)
+    subject: str = Field(default="user", min_length=1, max_length=200)
+    qualifier: str = Field(default="", max_length=60)
+    category: Literal["general", "health", "finance", "relationship"] = "general"
 
 
 class ConsentRequest(_Request):

@@ -244,15 +244,82 @@ function eventItem(ev, pinsBySource) {
     body);
 }
 
+// The session's task state and action log digest, above its timeline. Evidence that names an
+// event of the session links to its turn; a pin's evidence links to the pins page.
+function evidenceLinks(evidence, user, session, seqOf) {
+  if (!evidence.length) return null;
+  return h("span", { class: "evidence" }, "evidence: ", evidence.flatMap((e, i) => {
+    const sep = i ? ", " : "";
+    if (e.startsWith("pin:")) return [sep, link("pins", { user, session }, e)];
+    const seq = seqOf.get(e);
+    return [sep, seq ? link("timeline", { user, session, seq: String(seq) }, `#${seq}`) : e];
+  }));
+}
+
+function hypothesisItem(x, user, session, seqOf) {
+  return h("li", { "data-hypothesis": x.id, "data-status": x.status },
+    badge(x.status, `hyp-${x.status}`), " ", x.text,
+    x.status === "rejected" && x.reason ? h("span", { class: "reason" }, ` — because ${x.reason}`) : null,
+    " ", evidenceLinks(x.evidence, user, session, seqOf));
+}
+
+function actionDigest(log, user, session) {
+  const tools = Object.keys(log.calls).sort();
+  const counts = tools.map((t) => {
+    const errors = log.errors[t] || 0;
+    return `${t} ×${log.calls[t]}${errors ? ` (${errors} failed)` : ""}`;
+  });
+  const last = log.actions.slice(-5).map((a) => h("li", { "data-seq": a.seq },
+    link("timeline", { user, session, seq: String(a.seq) }, `#${a.seq}`), ` ${a.tool}`,
+    a.args ? h("code", {}, ` ${a.args}`) : null, " ", badge(a.outcome, `outcome-${a.outcome}`)));
+  return h("div", { id: "task-actions" },
+    h("h4", {}, "Actions"),
+    h("p", {}, counts.length ? `Calls per tool: ${counts.join(", ")}.` : "No tool calls.",
+      ` Files read: ${Object.keys(log.files_read).length}, written: ` +
+      `${Object.keys(log.files_written).length}.`),
+    last.length ? h("ol", { class: "plain", "aria-label": "Latest actions" }, last) : null);
+}
+
+function taskPanel(task, log, user, session, seqOf) {
+  if (task.version === 0 && !log.actions.length) {
+    return h("section", { class: "task", id: "task", "aria-labelledby": "task-title" },
+      h("h3", { id: "task-title" }, "Task"), h("p", { class: "muted" }, "No task state or tool calls."));
+  }
+  const by = (s) => task.hypotheses.filter((x) => x.status === s);
+  const hyps = ["open", "supported", "rejected"].flatMap(by)
+    .map((x) => hypothesisItem(x, user, session, seqOf));
+  const found = task.findings.map((f) => h("li", { "data-finding": f.id }, f.text, " ",
+    evidenceLinks(f.evidence, user, session, seqOf)));
+  return h("section", { class: "task", id: "task", "aria-labelledby": "task-title" },
+    h("h3", { id: "task-title" }, "Task"),
+    h("dl", {},
+      h("dt", {}, "Goal"), h("dd", { id: "task-goal" }, task.task || "—"),
+      h("dt", {}, "Status"), h("dd", {}, task.status.replace("_", " ")),
+      h("dt", {}, "Current step"), h("dd", { id: "task-step" }, task.subtask || "—")),
+    h("h4", {}, `Hypotheses (${by("open").length} open, ${by("supported").length} supported, ` +
+      `${by("rejected").length} rejected)`),
+    hyps.length ? h("ul", { class: "plain", id: "task-hypotheses" }, hyps) : h("p", { class: "muted" }, "None."),
+    h("h4", {}, `Verified findings (${found.length})`),
+    found.length ? h("ul", { class: "plain", id: "task-findings" }, found) : h("p", { class: "muted" }, "None."),
+    actionDigest(log, user, session));
+}
+
 PAGES.timeline = async (view, params) => {
   if (needs(view, params, ["user", "session"], "Timeline")) return;
   const user = params.get("user"), session = params.get("session");
   const q = { user };
-  const [events, summaries, pins] = await Promise.all([
+  const [events, summaries, pins, task, actions] = await Promise.all([
     api(`/sessions/${enc(session)}/events`, { query: q }),
     api(`/sessions/${enc(session)}/summaries`, { query: q }),
     api(`/sessions/${enc(session)}/pins`, { query: { user, history: true } }),
+    api(`/sessions/${enc(session)}/task`, { query: q }),
+    api(`/sessions/${enc(session)}/actions`, { query: q }),
   ]);
+  const seqOf = new Map();
+  for (const ev of events.events) {
+    seqOf.set(ev.id, ev.seq);
+    if (ev.idempotency_key) seqOf.set(ev.idempotency_key, ev.seq);
+  }
   const pinsBySource = new Map();
   for (const p of pins.pins) {
     if (!p.source_event_id) continue;
@@ -282,7 +349,8 @@ PAGES.timeline = async (view, params) => {
   }
   put(view, h("h2", {}, `Timeline of ${session}`),
     h("p", { class: "muted" }, `${evs.length} events, ${summaries.summaries.length} active ` +
-      `summaries, ${pins.pins.length} pin versions.`), list);
+      `summaries, ${pins.pins.length} pin versions.`),
+    taskPanel(task, actions, user, session, seqOf), h("h3", {}, "Turns"), list);
   const target = params.get("seq") && document.getElementById(`seq-${params.get("seq")}`);
   if (target) {
     // A link to one turn (a fact's source): open the summary that hides it and show it.
