@@ -14,8 +14,9 @@ was built from is no longer the stored one, so every process sees every other's 
 
 from __future__ import annotations
 
+import secrets
 import threading
-import uuid
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -142,7 +143,7 @@ class DocumentTables(SqlDatabase):
             " ON CONFLICT (tenant, namespace, key) DO UPDATE SET value = excluded.value,"
             " updated_at = excluded.updated_at, user_id = excluded.user_id,"
             " ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at",
-            [(uuid.uuid4().hex, tenant, ns, w.key, d.json_text(w.value_json or "{}"),
+            [(_new_id(), tenant, ns, w.key, d.json_text(w.value_json or "{}"),
               d.time(at), d.time(at),
               w.user, w.ttl_minutes, d.opt_time(expiry(at, w.ttl_minutes))) for ns, w in rows],
         )  # fmt: skip
@@ -430,6 +431,13 @@ def _net(writes: Sequence[DocumentWrite]) -> tuple[list[tuple[str, str]], list[D
         last[key] = w
     kept = [w for w in last.values() if w.value is not None]
     return list(deleted), kept
+
+
+def _new_id() -> str:
+    """A document's id: unique, 32 hex digits. The time (in milliseconds) comes first, then
+    80 random bits: a batch's new ids sit side by side in the id index, so a write touches a
+    page or two of it instead of a page per document."""
+    return f"{time.time_ns() // 1_000_000:012x}{secrets.token_hex(10)}"
 
 
 def _blob(value: Any) -> bytes | None:
