@@ -26,8 +26,8 @@ def _writes(count: int, start: int = 0) -> list[DocumentWrite]:
     for n in range(start, start + count):
         vec = rng.standard_normal(DIMS).astype(np.float32)
         text = f"speaker {n % 7}: turn number {n} of a long conversation about refunds"
-        out.append(DocumentWrite(("locomo", f"conv-{n % 5}"), f"D{n}", {"text": text, "n": n},
-                                 texts=(IndexText("text", text, vec / np.linalg.norm(vec)),)))  # fmt: skip
+        texts = (IndexText("text", text, vec / np.linalg.norm(vec)),)
+        out.append(DocumentWrite(("locomo", f"conv-{n % 5}"), f"D{n}", {"text": text}, texts=texts))
     return out
 
 

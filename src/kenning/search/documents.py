@@ -205,6 +205,9 @@ class Documents:
         vectors = [t.vector for w in writes for t in w.texts]
         if not vectors:
             return check_model(model), writes
+        dims = _unit_float32(vectors)
+        if dims is not None:  # as a KenningStore's embeddings are: nothing to convert
+            return self._named(model, dims), writes
         raw = _wide(np.stack(_rows(vectors)), "the given vectors")
         _check_shape(raw, None, "the given vectors")
         named = self._named(model, raw.shape[1])
@@ -304,6 +307,27 @@ def _rows(vectors: Sequence[Vector | None]) -> list[Vector]:
     if len({r.shape for r in rows}) > 1 or any(r.ndim != 1 for r in rows):
         raise InvalidInput("the given vectors must all have the same number of dimensions")
     return rows
+
+
+def _unit_float32(vectors: Sequence[Vector | None]) -> int | None:
+    """The dimensions of *vectors* when each is a float32 array of one length whose numbers
+    are finite (so within float32's range) and whose length is 1; None when any is not (the
+    full check converts them to float64 and normalises them)."""
+    if not all(isinstance(v, np.ndarray) and v.dtype == np.float32 for v in vectors):
+        return None
+    shapes = {v.shape for v in vectors if v is not None}
+    if len(shapes) != 1:
+        return None
+    [shape] = shapes
+    if len(shape) != 1 or not 0 < shape[0] <= MAX_DIMS:
+        return None
+    matrix = np.stack([v for v in vectors if v is not None])
+    if not np.isfinite(matrix).all():
+        return None
+    # Zero vectors, and sums of squares out of float32's range, take the float64 path.
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(matrix, axis=1)
+    return int(shape[0]) if bool(np.all(np.abs(norms - 1) <= _UNIT_TOLERANCE)) else None
 
 
 def _with_vectors(
