@@ -52,11 +52,12 @@ def test_a_database_from_before_the_layout_keeps_its_documents(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Migration 0016 moves the texts of a database made with 0015's layout: they stay
-    searchable by word and vector, and a deleted document's texts still go with it."""
+    searchable by word and vector, and a deleted document's texts still go with it; only
+    documents a user owns stay in the index of owners."""
     from kenning.store.sqlite import schema
 
     path = tmp_path / "old.db"
-    before = tuple(m for m in schema.MIGRATIONS if m[0] != "0016_document_texts_rowid")
+    before = tuple(m for m in schema.MIGRATIONS if m[0] != "0016_document_layout")
     writes = _writes(40)
     with monkeypatch.context() as patch:
         patch.setattr(schema, "MIGRATIONS", before)
@@ -68,6 +69,10 @@ def test_a_database_from_before_the_layout_keeps_its_documents(
                 "SELECT sql FROM sqlite_master WHERE name = 'document_texts'"
             ).fetchone()[0]
             assert "WITHOUT ROWID" not in sql
+            index = conn.execute(
+                "SELECT sql FROM sqlite_master WHERE name = 'documents_user'"
+            ).fetchone()[0]
+            assert index.endswith("WHERE user_id IS NOT NULL")
             assert conn.execute("SELECT count(*) FROM document_texts").fetchone()[0] == 40
         vector = writes[7].texts[0].vector
         found = store.document_candidates(

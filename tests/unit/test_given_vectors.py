@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from kenning.errors import InvalidInput
 from kenning.records import Scope
-from kenning.search.documents import Documents, _unit_float32
+from kenning.search.documents import Documents, _packed, _unit_float32, unit_vectors
 from kenning.store.records import DocumentWrite, IndexText
 from kenning.store.sqlite.store import SQLiteStore
 
@@ -69,3 +69,33 @@ def test_a_vector_that_is_not_finite_is_refused() -> None:
                 IndexText("t", "x", np.array([np.inf, 0], dtype=np.float32)),))],
             model="m",
         )  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.one_of(st.floats(), st.integers(-(2**70), 2**70), st.booleans()),
+                 min_size=3, max_size=3),
+        min_size=1, max_size=4,
+    )
+)  # fmt: skip
+def test_lists_of_numbers_read_as_numpy_reads_them(rows: list[list[object]]) -> None:
+    packed = _packed(rows)
+    assert packed is not None
+    expected = np.asarray(rows, dtype=np.float64)
+    assert packed.shape == expected.shape
+    assert np.array_equal(packed, expected, equal_nan=True)
+
+
+def test_what_is_not_a_list_of_number_lists_is_left_to_numpy() -> None:
+    assert _packed([[1.0, 2.0], [3.0]]) is None  # ragged
+    assert _packed([[1.0, "2"]]) is None
+    assert _packed([[1.0, 2**2000]]) is None
+    assert _packed([(1.0, 2.0)]) is None
+    assert _packed(np.ones((2, 2))) is None
+    assert _packed([]) is None
+    with pytest.raises(InvalidInput, match="lists of numbers of one length"):
+        unit_vectors([[1.0, 2.0], [3.0]], None, "embed")
+    with pytest.raises(InvalidInput, match="not finite"):
+        unit_vectors([[1.0, float("inf")]], None, "embed")
+    assert np.allclose(unit_vectors([[3, 4]], 2, "embed"), [[0.6, 0.8]])

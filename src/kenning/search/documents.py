@@ -14,6 +14,7 @@ best) follow the ranked ones, newest first, with no score.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -113,15 +114,35 @@ def float32_vectors(rows: object, what: str) -> Matrix:
 
 
 def _wide(rows: object, what: str) -> npt.NDArray[np.float64]:
-    try:
-        wide = np.asarray(rows, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInput(f"{what}: vectors are lists of numbers of one length") from exc
+    wide = _packed(rows)
+    if wide is None:
+        try:
+            wide = np.asarray(rows, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"{what}: vectors are lists of numbers of one length") from exc
     if not np.isfinite(wide).all():
         raise InvalidInput(f"{what}: a vector holds a number that is not finite")
     if wide.size and float(np.abs(wide).max()) > _FLOAT32_MAX:
         raise InvalidInput(f"{what}: a vector holds a number beyond float32's range")
     return wide
+
+
+def _packed(rows: object) -> npt.NDArray[np.float64] | None:
+    """*rows*, a list of lists of Python numbers of one length (what an embedding function
+    returns), as float64: packed by :mod:`struct` in C, a third of the time numpy takes to
+    read the numbers one by one. None for anything else (or a row struct refuses), which
+    numpy converts or refuses."""
+    if not isinstance(rows, list) or not rows or not all(type(r) is list for r in rows):
+        return None
+    width = len(rows[0])
+    if not width or any(len(r) != width for r in rows):
+        return None
+    layout = struct.Struct(f"={width}d")
+    try:
+        packed = b"".join(layout.pack(*r) for r in rows)
+    except (struct.error, TypeError, ValueError, OverflowError):
+        return None
+    return np.frombuffer(packed, dtype=np.float64).reshape(len(rows), width)
 
 
 def unit_vectors(rows: object, dims: int | None, what: str) -> Matrix:

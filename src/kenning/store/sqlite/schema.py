@@ -533,8 +533,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         """,
     ),
     (
-        "0016_document_texts_rowid",
+        "0016_document_layout",
         """
+        -- Only documents a user owns are found by their user: the tenant's own (the most, in
+        -- a LangGraph store without user_at) are left out of that index, which a write of
+        -- them then need not touch.
+        DROP INDEX documents_user;
+        CREATE INDEX documents_user ON documents (tenant, user_id) WHERE user_id IS NOT NULL;
         -- A text's row holds its vector (1 KiB and more): too large for a WITHOUT ROWID table,
         -- whose rows keep under a quarter of a page inline and spill the rest onto an
         -- overflow page each, three quarters of it empty. As an ordinary table, a page
