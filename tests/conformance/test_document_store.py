@@ -86,6 +86,19 @@ def test_new_documents_ids_are_unique_and_follow_the_order_they_were_written_in(
     assert max(first) < min(then)
 
 
+def test_stats_count_the_documents_a_tenant_or_user_holds(store: Store) -> None:
+    docs = documents_of(store)
+    put(docs, ACME, doc(("t",), "1", {"v": 1}), doc(("t",), "2", {"v": 2}),
+        doc(("u",), "3", {"v": 3}, user="dana"), doc(("u",), "4", {"v": 4}, user="lee"))  # fmt: skip
+    put(docs, GLOBEX, doc(("t",), "1", {"v": 1}))
+    assert store.stats(ACME, now=T0).documents == 4
+    assert store.stats(Scope("acme", "dana"), now=T0).documents == 1
+    assert store.stats(Scope("acme", "kim"), now=T0).documents == 0
+    put(docs, ACME, doc(("t",), "1", None), doc(("t",), "2", {"v": 5}))
+    assert store.stats(ACME, now=T0).documents == 3
+    assert store.stats(GLOBEX, now=T0).documents == 1
+
+
 def test_a_batch_applies_in_order_and_atomically(store: Store) -> None:
     docs = documents_of(store)
     ns = ("a",)
