@@ -88,8 +88,8 @@ def test_new_documents_ids_are_unique_and_follow_the_order_they_were_written_in(
 
 def test_stats_count_the_documents_a_tenant_or_user_holds(store: Store) -> None:
     docs = documents_of(store)
-    put(docs, ACME, doc(("t",), "1", {"v": 1}), doc(("t",), "2", {"v": 2}),
-        doc(("u",), "3", {"v": 3}, user="dana"), doc(("u",), "4", {"v": 4}, user="lee"))  # fmt: skip
+    owned = [doc(("u",), "3", {"v": 3}, user="dana"), doc(("u",), "4", {"v": 4}, user="lee")]
+    put(docs, ACME, doc(("t",), "1", {"v": 1}), doc(("t",), "2", {"v": 2}), *owned)
     put(docs, GLOBEX, doc(("t",), "1", {"v": 1}))
     assert store.stats(ACME, now=T0).documents == 4
     assert store.stats(Scope("acme", "dana"), now=T0).documents == 1
