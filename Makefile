@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test test-fast lint install install-dev postgres bench-store bench-load test-llm
+.PHONY: demo test test-fast lint install install-dev postgres browser bench-store bench-load test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,8 +31,13 @@ lint: install-dev
 postgres:
 	scripts/postgres-ci.sh >/dev/null
 
-test: lint postgres
-	$(BIN)/pytest -q
+# Debian's Chromium and chromium-driver for the inspector page's test (idempotent).
+browser:
+	scripts/browser-ci.sh >/dev/null
+
+# KENNING_REQUIRE_BROWSER: here the page's browser test fails, rather than skips, without one.
+test: lint postgres browser
+	KENNING_REQUIRE_BROWSER=1 $(BIN)/pytest -q
 
 # The fast lane while working: unit and property tests on SQLite with the real model, without
 # PostgreSQL, lint or doctests (about a minute). `make test` stays the whole suite.

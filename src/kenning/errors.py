@@ -13,6 +13,7 @@ __all__ = [
     "ContentTooLarge",
     "Forbidden",
     "InternalError",
+    "InvalidArchive",
     "InvalidFilter",
     "InvalidInput",
     "InvalidScope",
@@ -98,6 +99,18 @@ class UnsupportedMediaType(InvalidInput, code="unsupported_media_type", http_sta
 class WeakCredential(InvalidInput, code="weak_credential"):
     """A configured secret is too easy to guess (the admin token: at least 32 characters, not
     only whitespace); the server refuses to start with it."""
+
+
+class InvalidArchive(InvalidInput, code="invalid_archive"):
+    """An export or conversation file kenning cannot read (not the format, another version, a
+    malformed line, an unknown record kind); ``line`` is the first bad line (1-based).
+    Nothing of the file was imported."""
+
+    def __init__(
+        self, message: str, *, line: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message, retry_after=retry_after)
+        self.line = line
 
 
 class ScopeConflict(KenningError, ValueError, code="scope_conflict", http_status=409):

@@ -19,7 +19,7 @@ from kenning.records import (
     Scope,
     content_hash,
 )
-from kenning.store.protocol import Store
+from kenning.store.protocol import Directory, Store
 from kenning.store.records import Chunk, EventWrite, IndexChange, ModelInfo
 from kenning.store.sqlite.store import SQLiteStore
 from tests.conformance.helpers import A1, A2, ALL, B1, G1, T0, ev, model_of, write
@@ -380,3 +380,26 @@ def test_a_session_spans_the_times_its_events_happened(
 
 def _at(minutes: int) -> datetime:
     return T0 + timedelta(minutes=minutes)
+
+
+def test_a_tenants_users_add_up_their_sessions_most_recent_first(
+    store: Store, real_embedder: MemoEmbedder
+) -> None:
+    """The directory lists a tenant's users only, each with its sessions, the events they
+    were given and its first and last activity, the latest active first; ``contains`` matches
+    any case and takes LIKE's wildcards as plain text; ``limit`` cuts the list."""
+    assert isinstance(store, Directory)
+    write(store, real_embedder, [(A1, ev("one", minutes=5)), (A1, ev("two", minutes=50)),
+                                 (A2, ev("three", minutes=20)), (B1, ev("four", minutes=70)),
+                                 (G1, ev("elsewhere", minutes=99))])  # fmt: skip
+    bob, ann = store.tenant_users("acme")
+    assert (bob.user, bob.sessions, bob.events) == ("bob", 1, 1)
+    assert (bob.first_at, bob.last_at) == (_at(70), _at(70))
+    assert (ann.user, ann.sessions, ann.events) == ("ann", 2, 3)
+    assert (ann.first_at, ann.last_at) == (_at(5), _at(50))
+    assert [u.user for u in store.tenant_users("acme", contains="AN")] == ["ann"]
+    assert store.tenant_users("acme", contains="%") == []
+    assert store.tenant_users("acme", contains="_") == []
+    assert [u.user for u in store.tenant_users("acme", limit=1)] == ["bob"]
+    assert [(u.user, u.sessions) for u in store.tenant_users("globex")] == [("ann", 1)]
+    assert store.tenant_users("initech") == []

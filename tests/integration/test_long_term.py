@@ -396,6 +396,44 @@ def test_the_current_value_ranks_above_the_turn_it_replaced(memory: Memory) -> N
         assert [h.id for h in until] == [lisbon_turn.id]
 
 
+def test_a_current_fact_ranks_above_older_turns_it_was_not_read_from(memory: Memory) -> None:
+    """An older turn can state the value a fact replaced without the reader reading a value
+    from it ("it's an iPhone 11"): a current fact the search finds ranks above the turns said
+    before it began, and a question about the past keeps their order."""
+    with memory:
+        _said(memory, "s1", "my iphone battery dies by 3pm every day", "it's an iPhone 11")
+        _said(memory, "s2", "ok I switched to android, got a Pixel 8 on sale", minutes=600)
+        current = {f.id for f in memory.facts.list(DANA)}
+        assert current, "the switch was read"
+        old = {e.id for e in memory.get_session(Scope("acme", "dana", "s1"))}
+        hits = memory.search(DANA, "what phone am I using now?", k=10)
+        kinds = [("fact" if h.id in current else "old" if h.id in old else "other") for h in hits]
+        assert "fact" in kinds and "old" in kinds
+        assert kinds.index("fact") < kinds.index("old")
+        before = memory.search(DANA, "what phone did I use before?", k=10)
+        assert before.plan is not None and before.plan.asks_past
+        assert before[0].id in old
+
+
+@pytest.mark.parametrize("order", [(0, 1), (1, 0)])
+def test_a_new_count_replaces_the_old_one_in_either_order(
+    memory: Memory, order: tuple[int, int]
+) -> None:
+    """ "one kid" and later "two kids" are keys of their own (multi-valued family facts); the
+    later count closes the earlier, whichever is read first."""
+    said = ["I have one kid so far.", "so now we have two kids under four, send coffee"]
+    with memory:
+        memory.facts.set_consent(DANA, sensitive_facts=True)
+        for n in order:
+            _said(memory, f"s{n}", said[n], minutes=n * 60 * 24 * 100)
+        facts = {f.attribute: f for f in memory.facts.list(DANA, include_closed=True)}
+        assert facts["family:two kids"].status is FactStatus.ACTIVE
+        old = facts["family:one kid"]
+        assert old.status is not FactStatus.ACTIVE
+        assert old.valid_to == facts["family:two kids"].valid_from
+        assert [f.attribute for f in memory.facts.list(DANA)] == ["family:two kids"]
+
+
 def test_a_withdrawal_in_other_words_closes_the_fact_it_means(memory: Memory) -> None:
     """Issue 27: 'Actually, forget that I like jazz.' left 'I love jazz music' active (the keys
     preference:jazz and preference:jazz music differ)."""

@@ -28,7 +28,7 @@ from kenning.server import ServerSettings
 from tests.served import ADMIN, Served, serve
 
 #: The operations of the spec (every /v1 route, the admin routes, health, readiness, metrics).
-OPERATIONS = 51
+OPERATIONS = 54
 
 
 @pytest.fixture(scope="module")

@@ -36,6 +36,8 @@ EXPECTED = {
     "StoreUnavailable", "ToolRefused", "Unauthorized",
     # a tenant's storage quota, checked by the store in the write's transaction
     "Quota",
+    # an export or conversation file that cannot be read (kenning import)
+    "InvalidArchive",
 }  # fmt: skip
 
 

@@ -347,7 +347,7 @@ def test_a_value_span_stops_at_the_noun_phrase() -> None:
 
 def test_candidate_sentences_pass_a_cheap_first_person_filter() -> None:
     text = "Can you help? Hey Nate, i moved to Lisbon lol. The weather is nice. Left Google btw"
-    assert candidate_sentences(text) == ["I moved to Lisbon.", "Left Google."]
+    assert candidate_sentences(text) == ["I moved to Lisbon.", "left Google."]
     assert candidate_sentences("Sam here. Sam lives in Porto.", speaker="Sam") == [
         "Sam here.", "Sam lives in Porto."]  # fmt: skip
     assert candidate_sentences("I'm a nurse at St. Mary's. Thanks!") == [

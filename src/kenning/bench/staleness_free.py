@@ -111,7 +111,10 @@ def is_stale(texts: Sequence[str], probe: Probe, k: int) -> bool:
 
 
 def _ingest(memory: Memory, conversation: Conversation) -> None:
-    """The conversation's sessions in its import order, each at the days it happened."""
+    """The conversation's sessions in its import order, each at the days it happened. The
+    user has agreed to sensitive facts being kept: the set asks about family, partners and
+    health, which kenning keeps only with that consent."""
+    memory.facts.set_consent(Scope(TENANT, conversation.user), sensitive_facts=True)
     for n in conversation.import_order:
         day, turns = conversation.sessions[n]
         at = _START + timedelta(days=day)

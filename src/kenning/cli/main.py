@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from kenning.cli import (
+    archive_commands,
     bench_commands,
     commands,
     context_commands,
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_context(sub)
     longterm_commands.add_parsers(sub)
     _add_demo_and_migrate(sub)
+    archive_commands.add_parsers(sub)
     service_commands.add_parsers(sub)
     bench_commands.add_parsers(sub)
     return parser

@@ -59,6 +59,12 @@ def _add_store(p: argparse.ArgumentParser) -> None:
 
 def add_parsers(sub: Any) -> None:
     """Add ``serve``, ``keys`` and ``mcp`` to the command parser, each with its handler."""
+    _add_serve_parser(sub)
+    _add_keys_parser(sub)
+    _add_mcp_parser(sub)
+
+
+def _add_serve_parser(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the REST API and MCP server")
     _add_store(p)
     p.add_argument("--host", default="127.0.0.1")
@@ -99,6 +105,8 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--text-logs", action="store_true", help="plain log lines instead of JSON")
     p.set_defaults(handler=serve)
 
+
+def _add_keys_parser(sub: Any) -> None:
     p = sub.add_parser("keys", help="create, list or revoke tenants' API keys")
     p.set_defaults(handler=keys)
     keys_sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -114,6 +122,8 @@ def add_parsers(sub: Any) -> None:
     _add_store(k)
     k.add_argument("--tenant")
 
+
+def _add_mcp_parser(sub: Any) -> None:
     p = sub.add_parser("mcp", help="serve the memory tools over MCP (stdio) for one session; "
                        "`kenning mcp install` sets a coding agent up to start it")  # fmt: skip
     add_install_parser(p.add_subparsers(dest="mcp_command", metavar="install"))

@@ -55,6 +55,7 @@ __all__ = [
     "close_pin",
     "compact",
     "compaction_log",
+    "export",
     "forget",
     "get_session",
     "pins",
@@ -84,6 +85,8 @@ class Call(Generic[T]):
     #: The scope the call acts in, checked against the key's tenant (None: the credential's
     #: own, e.g. the operator's admin routes).
     scope: Scope | None = None
+    #: The answer is text (JSON Lines), given to ``decode`` as it is.
+    text: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +138,17 @@ def _session(scope: Scope) -> tuple[str, str]:
 
 def _events(data: Any) -> list[Event]:
     return [event_from_json(e) for e in data["events"]]
+
+
+def export(scope: Scope, vectors: bool) -> Call[list[str]]:
+    """``GET /v1/export``: the tenant's (or its user's) ``kenning-export`` lines."""
+    if scope.session is not None:
+        raise InvalidScope("an export is of a tenant or of one user: leave the session out")
+    params: dict[str, Any] = {"vectors": "true" if vectors else "false"}
+    if scope.user is not None:
+        params["user"] = scope.user
+    return Call("GET", "/v1/export", lambda text: [x for x in text.splitlines() if x],
+                params=params, scope=scope, text=True)  # fmt: skip
 
 
 def whoami() -> Call[Identity]:

@@ -69,6 +69,8 @@ H = TypeVar("H", httpx.Client, httpx.AsyncClient)
 
 
 def _read(call: Call[T], response: httpx.Response) -> T:
+    if call.text and response.status_code < 400:
+        return call.decode(response.text)
     try:
         data = response.json()
     except ValueError:
@@ -211,6 +213,11 @@ class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAP
     def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
         return self._run(calls.add_events(scope, events))
 
+    def export(self, scope: Scope, *, vectors: bool = False) -> list[str]:
+        """The lines of the ``kenning-export`` file of *scope* (the key's tenant, or one of
+        its users) that ``kenning import`` reads; *vectors*: with the vectors."""
+        return self._run(calls.export(scope, vectors))
+
     def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
         """Append events of several sessions: one atomic request per session, in order."""
         return [e for s, events in _by_session(items).items() for e in self.add_events(s, events)]
@@ -335,6 +342,9 @@ class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, 
 
     async def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
         return await self._run(calls.add_events(scope, events))
+
+    async def export(self, scope: Scope, *, vectors: bool = False) -> list[str]:
+        return await self._run(calls.export(scope, vectors))
 
     async def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
         return [e for s, events in _by_session(items).items()

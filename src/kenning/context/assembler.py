@@ -151,6 +151,53 @@ class Gathered:
     raw: Gathered | None = None
 
 
+def _snapshot(
+    store: SessionStore,
+    scope: Scope,
+    tokenizer: Tokenizer,
+    *,
+    budget: int,
+    drafts: Sequence[Summary],
+) -> ContextSnapshot:
+    """The session as a window of *budget* reads it, its token ledger brought up to date
+    first, with *drafts* standing in for the turns they cover."""
+    snap = store.context_snapshot(scope, tokenizer.name, room=budget)
+    if snap.last_seq > snap.counted_seq:
+        # Events arrived since the last window: count only those, then read again.
+        sync_ledger(store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
+        snap = store.context_snapshot(scope, tokenizer.name, room=budget)
+    if drafts:
+        snap = _with_drafts(store, scope, tokenizer.name, snap, drafts)
+    return snap
+
+
+def _standing_pieces(
+    snap: ContextSnapshot,
+    tokenizer: Tokenizer,
+    cache: TokenCache,
+    *,
+    system: str,
+    goal: str | None,
+    profile: Sequence[str],
+    closed_pins: bool,
+) -> dict[Tier, list[Piece]]:
+    """The pieces that do not depend on which turns are shown: the system prompt, the goal,
+    the profile lines and the pins (closed ones only with *closed_pins*)."""
+    pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
+    system_tokens = cache.count(tokenizer, system)
+    pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", system_tokens, system))
+    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
+    pieces[Tier.PROFILE] = [
+        _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
+        for n, line in enumerate(profile)
+    ]
+    shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
+    pieces[Tier.PINS] = [
+        _line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache) for pin in pin_order(shown)
+    ]
+    return pieces
+
+
 def gather(
     store: SessionStore,
     scope: Scope,
@@ -179,25 +226,10 @@ def gather(
     enter the tools tier after the tools themselves). *drafts* are summaries made for this
     window only (never stored): they stand in for the turns they cover, as stored ones do.
     """
-    pieces: dict[Tier, list[Piece]] = {tier: [] for tier in Tier}
-    system_tokens = cache.count(tokenizer, system)
-    pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", system_tokens, system))
-    snap = store.context_snapshot(scope, tokenizer.name, room=budget)
-    if snap.last_seq > snap.counted_seq:
-        # Events arrived since the last window: count only those, then read again.
-        sync_ledger(store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
-        snap = store.context_snapshot(scope, tokenizer.name, room=budget)
-    if drafts:
-        snap = _with_drafts(store, scope, tokenizer.name, snap, drafts)
-    pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, tokenizer, cache)
-    pieces[Tier.PROFILE] = [
-        _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
-        for n, line in enumerate(profile)
-    ]
-    shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
-    pieces[Tier.PINS] = [
-        _line(Tier.PINS, pin.id, pin_line(pin), tokenizer, cache) for pin in pin_order(shown)
-    ]
+    snap = _snapshot(store, scope, tokenizer, budget=budget, drafts=drafts)
+    pieces = _standing_pieces(
+        snap, tokenizer, cache, system=system, goal=goal, profile=profile, closed_pins=closed_pins
+    )
 
     def session(snap: ContextSnapshot) -> Gathered:
         """The pieces with the tail and summaries of *snap*, and the tools routed for it."""

@@ -17,7 +17,9 @@ or by the time it names. The key's history is refolded with it (:mod:`kenning.lo
    the fact it refers to (:func:`withdrawn_kin`: "forget that I like jazz" closes "I love jazz
    music"). One that finds nothing is kept as a zero-length ``revoked`` record, so the value
    said earlier but read later still ends there;
-5. a different qualifier is a different key: "at work I use a Mac" leaves "at home I use Linux".
+5. a new count of the same thing replaces the old count (:func:`recounted`: "two kids" after
+   "one kid", "four grandchildren" after "three"), though each count is a key of its own;
+6. a different qualifier is a different key: "at work I use a Mac" leaves "at home I use Linux".
 
 The outcome is the difference between the stored rows of each key and its refolded history:
 rows to insert (possibly already closed), rows to revise, and rows no longer needed.
@@ -36,7 +38,7 @@ from kenning.store.records import FactInsert, FactState
 
 __all__ = [
     "KeyChanges", "core", "family", "key_changes", "names_part_of", "nearest_kin", "numbers",
-    "said", "withdrawn_kin",
+    "recounted", "said", "withdrawn_kin",
 ]  # fmt: skip
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -109,6 +111,38 @@ def withdrawn_kin(
         if names_part_of(core(draft), core(f)) or similarity(f) >= threshold
     ]  # fmt: skip
     return max(matches, key=similarity, default=None)
+
+
+def _counted(text: str) -> frozenset[str]:
+    """What *text* counts: its content words without the numbers ("two kids" -> kid)."""
+    return frozenset(w for w in _words(text) if not w.isdigit() and w not in _NUMBER_WORDS)
+
+
+def recounted(draft: FactDraft, held: Sequence[Fact | FactDraft]) -> list[Fact | FactDraft]:
+    """The held statements that count what *draft* counts in another number: "I have one
+    kid" for "now we have two kids" (same subject, attribute family and qualifier, both
+    multi-valued, the same words but for their numbers). A count replaces a count; "two
+    daughters" leaves "three kids" alone.
+
+    >>> one = FactDraft("user", "family:one kid", "has", "The user has one kid")
+    >>> two = FactDraft("user", "family:two kids", "has", "The user has two kids")
+    >>> [d.attribute for d in recounted(two, [one])]
+    ['family:one kid']
+    >>> recounted(FactDraft("user", "family:two daughters", "has", ""), [one])
+    []
+    """
+    mine = numbers(core(draft))
+    if draft.revoke or ":" not in draft.attribute or not mine:
+        return []
+    things = _counted(core(draft))
+    return [
+        h for h in held
+        if (h.status is FactStatus.ACTIVE if isinstance(h, Fact) else not h.revoke)
+        and h.subject == draft.subject and h.qualifier == draft.qualifier
+        and ":" in h.attribute and family(h.attribute) == family(draft.attribute)
+        and h.attribute != draft.attribute and numbers(core(h)) not in ((), mine)
+        and _counted(core(h)) == things
+    ]  # fmt: skip
 
 
 def said(draft: FactDraft, at: datetime, *, value: str | None = None) -> Said:

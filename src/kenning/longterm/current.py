@@ -13,6 +13,14 @@ A turn that also states something still true ("I live in Lisbon and I love jazz"
 only for a question the current value answers: its current value is placed above it only when
 the search found that value itself among the hits, never loaded from outside them (a question
 about jazz does not need to hear where the user lives now).
+
+A turn can state a value the user has since changed without the reader having read a value from
+it ("it's an iPhone 11", "that's where I live"), so nothing links it to the fact that replaced
+it. In a search that includes facts, each fact the search found is therefore also placed above
+the same user's turns said before the fact began (:func:`facts_lead`); the set of hits is the
+same, only their order changes. On the free-text staleness set's knowledge-update probes this
+took the stale rate of the default search from .488 to .302 on the tuning part (held-out .297
+to .234).
 :func:`current_first` is the pure core; :class:`CurrentFirst` reads what it needs.
 """
 
@@ -28,7 +36,7 @@ from kenning.search.hits import Hit, SearchResults
 from kenning.search.loaded import admits_item, hit_of
 from kenning.store.protocol import EventLog, FactStore
 
-__all__ = ["CurrentFirst", "CurrentReads", "current_first", "replacements"]
+__all__ = ["CurrentFirst", "CurrentReads", "current_first", "facts_lead", "replacements"]
 
 
 class CurrentReads(FactStore, EventLog, Protocol):
@@ -76,6 +84,34 @@ def current_first(
     return out[:k]
 
 
+def facts_lead(hits: Sequence[Hit]) -> list[Hit]:
+    """*hits* (best first) with each fact placed above the same user's turns said before the
+    fact began: a current fact that the search found answers for now, where an older turn
+    may state what it replaced without the reader having read a value from it ("it's an
+    iPhone 11", "that's where I live"). The turns keep their order; scores are kept.
+
+    >>> from datetime import datetime, UTC
+    >>> from kenning.records import Role
+    >>> def hit(i, kind, day):
+    ...     return Hit(i, kind, 1.0, {}, i, Role.USER, Scope("t", "u", "s"), 1,
+    ...                datetime(2026, 1, day, tzinfo=UTC))
+    >>> out = facts_lead([hit("old", "event", 1), hit("new", "event", 9), hit("f", "fact", 5)])
+    >>> [h.id for h in out]
+    ['f', 'old', 'new']
+    """
+    out = list(hits)
+    for fact in [h for h in hits if h.kind == "fact"]:
+        at = out.index(fact)
+        older = next(
+            (i for i, h in enumerate(out[:at])
+             if h.kind == "event" and h.scope.user == fact.scope.user and h.at < fact.at),
+            None,
+        )  # fmt: skip
+        if older is not None:
+            out.insert(older, out.pop(at))
+    return out
+
+
 def replacements(
     turns: Sequence[str], said: Sequence[Fact], current: Mapping[tuple[str, str, str], Fact],
     *, facts: bool,
@@ -114,6 +150,17 @@ class CurrentFirst:
             return results
         bound = min((w.end for w in plan.windows), default=None) if plan is not None else None
         bound = min(filter(None, (bound, filters.until)), default=None)
+        results = self._replaced_first(scope, results, bound, filters=filters, k=k)
+        if bound is not None or "fact" not in filters.kinds:
+            return results
+        return replace(results, hits=tuple(facts_lead(results.hits)))
+
+    def _replaced_first(
+        self, scope: Scope, results: SearchResults, bound: datetime | None, *,
+        filters: Filters, k: int,
+    ) -> SearchResults:  # fmt: skip
+        """*results* with the records holding current values above the turns whose values
+        they replaced (:func:`current_first`)."""
         by_user: dict[str, list[str]] = {}
         for hit in results.hits:
             if hit.kind == "event" and hit.scope.user is not None:

@@ -26,7 +26,14 @@ from kenning.embed.base import Embedder
 from kenning.embed.cache import CachedEmbedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
 from kenning.longterm.api import FactsAPI, user_of
-from kenning.longterm.consolidate import core, key_changes, nearest_kin, said, withdrawn_kin
+from kenning.longterm.consolidate import (
+    core,
+    key_changes,
+    nearest_kin,
+    recounted,
+    said,
+    withdrawn_kin,
+)
 from kenning.longterm.extract import statement
 from kenning.longterm.parsing.parser import SpacyParser
 from kenning.longterm.profile import Profile, build_profile
@@ -419,7 +426,7 @@ class LongTermMemory(FactsAPI):
         words (a near duplicate reinforces that fact)."""
         vectors = self._core_vectors([*drafts, *active])
         placed: dict[tuple[str, str, str], list[Said]] = {}
-        for draft in drafts:
+        for n, draft in enumerate(drafts):
 
             def similarity(fact: Fact, draft: FactDraft = draft) -> float:
                 a, b = vectors.get(core(draft)), vectors.get(core(fact))
@@ -437,6 +444,8 @@ class LongTermMemory(FactsAPI):
                 placed.setdefault(kin.key, []).append(said(draft, at, value=kin.value))
             else:
                 placed.setdefault(draft.key, []).append(said(draft, at))
+            for key, closing in _recounts(draft, [*active, *drafts[:n]], at):
+                placed.setdefault(key, []).append(closing)
         return placed
 
     def _said_at(self, user: Scope, rows: Sequence[Fact]) -> dict[str, datetime]:
@@ -601,3 +610,21 @@ class LongTermMemory(FactsAPI):
                 )
             )
         return archived
+
+
+def _recounts(
+    draft: FactDraft, held: Sequence[Fact | FactDraft], at: datetime
+) -> list[tuple[tuple[str, str, str], Said]]:
+    """The withdrawals a new count makes (:func:`~kenning.longterm.consolidate.recounted`): of
+    each older count when it was said, or of itself when a later count is already held (a
+    history read out of order ends as it was said)."""
+    out = []
+    when = draft.valid_from or at
+    for old in recounted(draft, held):
+        began = old.valid_from or at
+        if when >= began:
+            closing = replace(draft, attribute=old.attribute, qualifier=old.qualifier, revoke=True)
+            out.append((old.key, said(closing, at, value=old.value)))
+        else:
+            out.append((draft.key, said(replace(draft, revoke=True, valid_from=began), at)))
+    return out

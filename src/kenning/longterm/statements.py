@@ -19,8 +19,8 @@ from typing import Protocol
 
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
-from kenning.longterm.parsing.clauses import jokes
-from kenning.longterm.parsing.lexicon import DIETS, RELATIONS
+from kenning.longterm.parsing.clauses import asks, jokes
+from kenning.longterm.parsing.lexicon import DIETS, OCCUPATIONS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
@@ -39,6 +39,18 @@ log = logging.getLogger("kenning")
 # German now - tough but fun", "I quit my job - best decision ever") that the parser would
 # otherwise hang the clause on.
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
+# A statement with a question after it, as people type to an assistant: "I live in Brighton so
+# there are loads of cafes, which ones are safe?", "I'm allergic to penicillin, what should I
+# tell the dentist?". The statement is a sentence of its own; the question stays one.
+_TRAILING_QUESTION = re.compile(
+    r"[,;]\s+(?:(?:so|and|but|then)\s+)?(?=(?:what|which|who|where|when|why|how|is|are|am|was|"
+    r"were|do|does|did|can|could|"
+    r"should|would|will|any|anything|thoughts|ideas|tips)\b[^.!]*\?$"
+    # A question typed without its mark still inverts: "..., what should I tell the dentist"
+    r"|(?:(?:what|which|who|where|when|why|how)(?:\s+\w+)?\s+)?(?:is|are|do|does|did|can|could|"
+    r"should|would|will)\s+(?:i|you|it|that|this|there|we|they|he|she)\b[^.!?]*$)",
+    re.IGNORECASE,
+)
 # Not an end of sentence: "St. Mary's", "Dr. Lee", "e.g. this".
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
@@ -62,20 +74,24 @@ _REQUEST = re.compile(
     r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
+# "As a paramedic, what's the best shoe?": the speaker's role, said to frame a question.
+_AS_A_ROLE = re.compile(r"^\W*as an? \w", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
 # month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle",
 # "Currently based in Nairobi", "Vegan now", "Not a fan of cilantro".
 _OPENING = re.compile(
     r"^\W*(?:(?:just|\w+ly|now|still|also|so+|and|oh|well|ok(?:ay)?|update|fyi|btw|very)\b\W*)*"
-    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|allergic|no longer|no more|"
+    r"(?:\w+ed|been|got|left|quit|grew|born|sold|took|went|began|became|gave|bought|lost|made|found|"
+    r"allergic|no longer|no more|"
+    r"living|working|studying|"
     r"(?:not\s+)?(?:a\s+)?(?:big\s+|huge\s+)?fan of|"
     + "|".join(sorted((re.escape(w) for w in DIETS), key=len, reverse=True))
     + r")\b",
     re.IGNORECASE,
 )
 # "Morning person here", "Sam here": the speaker introducing themselves.
-_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here\W*$", re.IGNORECASE)
+_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*,)", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
 # chat noise ("lol", "haha"). Words that change what follows ("actually", "correction",
@@ -86,11 +102,18 @@ _NOISE = (
         r"(?!\s*(?:it'?s|this is)\b)",
         re.IGNORECASE,
     ),
+    # Announcements: "update: joined Razorpay", "big news on my side, I moved to ...".
+    re.compile(
+        r"^\W*(?:(?:ok(?:ay)?|so|and|also)\W+)?(?:(?:big|quick|small|little|massive|huge|good|"
+        r"bad|random|life|some|personal|exciting)\s+)*(?:news|update)(?:\s+on my (?:side|end))?"
+        r"\s*[:!,.-]+\s*",
+        re.IGNORECASE,
+    ),
     re.compile(r"[\s,]+(?:lol|lmao|haha+|hehe|rofl|xd)\b", re.IGNORECASE),
     # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
     re.compile(
         r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
-        r"if you must know)\W*$",
+        r"if you must know)(?:\W*$|(?=\s*[,;]))",
         re.IGNORECASE,
     ),
 )
@@ -100,6 +123,19 @@ _LOWER_I = (
     (re.compile(r"\bive\b", re.IGNORECASE), "I've"),
 )
 _MAX_CHARS = 400
+# "not vegan anymore", "not doing CrossFit any more": a withdrawal typed without its "I'm",
+# which the parser reads only with it.
+_NOT_ANYMORE = re.compile(r"^(?=not\b.*\bany\s?more\b)", re.IGNORECASE)
+# "Joined Deloitte in March": a capitalised past before a name reads as one name to the
+# tagger; written in lower case it is the verb it is.
+_PAST_BEFORE_NAME = re.compile(r"^(?:[A-Z][a-z]+ed|Gave|Sold|Left|Quit|Got|Took)(?=\s+[A-Z])")
+# "Engineer at Bosch, based in Stuttgart": a profile line, the role without its "I'm a".
+_ROLE_AT = re.compile(
+    r"^((?:[\w-]+\s+){0,2}?(?:"
+    + "|".join(sorted(OCCUPATIONS, key=len, reverse=True))
+    + r"))\s+(?:at|for|with)\s+(?-i:[A-Z])",
+    re.IGNORECASE,
+)
 
 
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
@@ -107,7 +143,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
     parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
 
     >>> candidate_sentences("Can you help? Big news: i moved to Lisbon. Thanks!")
-    ['Big news: I moved to Lisbon.']
+    ['I moved to Lisbon.']
     """
     out = []
     for sentence in _sentences(text):
@@ -119,7 +155,10 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
                 sentence = pattern.sub(written, sentence)
             for noise in _NOISE:
                 sentence = noise.sub("", sentence)
-            sentence = sentence.strip()
+            sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
+            sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
+            if _ROLE_AT.match(sentence):
+                sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
             # once it ends like one.
             out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
@@ -129,6 +168,8 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
 def _states(sentence: str, speaker: str | None) -> bool:
     """Whether *sentence* may state a fact about the speaker or someone close (cheap: no
     parse). A question counts only for a statement inside it ("since I'm vegan, any tips?")."""
+    if _AS_A_ROLE.match(sentence):
+        return True
     if sentence.rstrip().endswith("?") and not _SUBORDINATE.search(sentence):
         return False
     mentions = len(_SPEAKER.findall(sentence)) + len(_MY.findall(sentence))
@@ -136,6 +177,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
         return True
     named = speaker is not None and speaker in sentence
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
+    opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     return named or bool(opening)
 
 
@@ -146,7 +188,22 @@ def _sentences(text: str) -> list[str]:
             out[-1] = f"{out[-1]} {piece}"
         else:
             out.append(piece)
-    return out
+    return [part for piece in out for part in _statement_then_question(piece)]
+
+
+def _statement_then_question(sentence: str) -> list[str]:
+    """*sentence*, or the statement that opens it and the question after it.
+
+    >>> _statement_then_question("I'm allergic to penicillin, what should I tell the dentist?")
+    ["I'm allergic to penicillin.", 'what should I tell the dentist?']
+    >>> _statement_then_question("Do you think I'm vegan, or what?")
+    ["Do you think I'm vegan, or what?"]
+    """
+    found = _TRAILING_QUESTION.search(sentence)
+    if found is None or asks(sentence):
+        return [sentence]
+    head = sentence[: found.start()].rstrip()
+    return [f"{head}.", sentence[found.end() :]]
 
 
 class StatementReader(Protocol):

@@ -28,7 +28,7 @@ from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import Quota, too_deep
-from kenning.server import document_routes, longterm_routes, ops, routes
+from kenning.server import document_routes, inspect_routes, longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
 from kenning.server.limits import RateLimiter
@@ -135,12 +135,17 @@ def create_app(
     app.include_router(longterm_routes.router)
     app.include_router(document_routes.router)
     app.include_router(ops.router)
+    app.include_router(inspect_routes.router)
+    app.include_router(inspect_routes.ui_router)
 
     app.router.routes.append(
         Route("/mcp", endpoint=_McpEndpoint(holder), methods=["GET", "POST", "DELETE"])
     )
     _answer_errors_as_json(app)
-    routers = (routes.router, longterm_routes.router, document_routes.router, ops.router)
+    routers = (
+        routes.router, longterm_routes.router, document_routes.router, ops.router,
+        inspect_routes.router,
+    )  # fmt: skip
     gate = Gate(settings, [route for router in routers for route in router.routes])
     app.add_middleware(
         ServiceMiddleware, metrics=metrics, gate=gate, max_body_bytes=settings.max_body_bytes,

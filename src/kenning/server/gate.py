@@ -1,7 +1,9 @@
 """The door of every request, decided from its head alone: no byte of a body is read, and no
 place in flight is taken, before the request is known to be allowed.
 
-- The operations endpoints and the OpenAPI document are open, and take no place.
+- The operations endpoints, the OpenAPI document and the inspector page's static files
+  (``/ui``, which carry no data: the page calls ``/v1`` with a key) are open, and take no
+  place.
 - ``/v1/admin/…`` takes the admin credential. A client address with too many failed attempts
   lately is refused (429) whatever it sends, so the credential cannot be guessed at speed.
 - Every other path takes a tenant's key with the scope its route needs: ``read`` for ``GET``,
@@ -44,6 +46,7 @@ BY_TOOL: dict[str, Any] = {_SCOPE_KEY: "tool"}
 _OPEN = frozenset(
     {"/healthz", "/readyz", "/metrics", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 )
+_UI = "/ui"
 _ADMIN = "/v1/admin/"
 _MCP = "/mcp"
 # Ten wrong admin tokens a minute from one address: enough for a typo, too few to guess.
@@ -85,7 +88,7 @@ class Gate:
         Forbidden, RateLimited (the tenant's rate or share, failed admin attempts) or
         Overloaded."""
         path, method = scope["path"], scope["method"]
-        if path in _OPEN:
+        if path in _OPEN or path == _UI or path.startswith(_UI + "/"):
             return Ticket(None)
         state = scope.setdefault("state", {})
         if path.startswith(_ADMIN):

@@ -10,10 +10,13 @@ stats) adds its routes here, on the same pattern, when it lands.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
+from fastapi.responses import StreamingResponse
 
+from kenning.archive import export_lines
 from kenning.errors import InvalidInput, NotFound
 from kenning.records import KeyScope, Scope, TaskUpdate
 from kenning.server.gate import BY_TOOL, READS
@@ -233,3 +236,30 @@ def call_tool(request: Request, name: str, body: ToolCallRequest) -> Json:
     scope = tenant_scope(principal, body.user, body.session)
     binding = ToolBinding(scope, share_sessions=body.share_sessions)
     return {"result": svc.tools.dispatch(svc.memory, binding, name, body.arguments)}
+
+
+@router.get(
+    "/export", tags=["export"], summary="The key's tenant (or one user) as a kenning-export file",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"application/x-ndjson": {}}, "description": "JSON Lines"}},
+)  # fmt: skip
+def export_tenant(
+    request: Request,
+    user: Annotated[
+        str | None, Query(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9._:@-]+$")
+    ] = None,
+    vectors: bool = False,
+) -> StreamingResponse:
+    """Every record of the key's tenant, or of its ``user``, in the ``kenning-export`` JSON
+    Lines format that ``kenning import`` reads (``vectors``: with the vectors). The records
+    are read in one transaction before the first line is sent."""
+    scope = tenant_scope(authorize(request, KeyScope.READ), user)
+    lines = export_lines(service(request).memory.store, scope, vectors=vectors)
+    first = next(lines)  # read now: an error is an error response, not a cut-off stream
+
+    def body() -> Iterator[bytes]:
+        yield (first + "\n").encode()
+        for line in lines:
+            yield (line + "\n").encode()
+
+    return StreamingResponse(body(), media_type="application/x-ndjson")

@@ -12,8 +12,12 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 - :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
 - :class:`PolicyStore`: consent, tenant policy, legal holds, the retention purge.
 - :class:`ProcedureStore`: versioned playbooks bound to their tool schemas.
+- :class:`Directory`: a tenant's users with their sessions' counts and activity (what an
+  operator browses, e.g. the inspector page); not part of :class:`Store`.
 - :class:`Credentials`: the server's API keys (hashed) and tenants' stored volume; not part
   of :class:`Store` (a backend offers it to be served).
+- :class:`Archive`: a tenant's or a user's records exported and imported whole
+  (``kenning-export``, :mod:`kenning.records.archive`); not part of :class:`Store`.
 - :class:`DocumentStore`: JSON documents under namespaced keys (the LangGraph store's
   concern, :mod:`kenning.integrations.langgraph`); not part of :class:`Store`: both backends
   offer it, reached as ``memory.documents`` (:func:`documents_of`).
@@ -29,7 +33,7 @@ from typing import Literal, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import StoreError
+from kenning.errors import StoreError, Unsupported
 from kenning.records import (
     ApiKey,
     AuditEntry,
@@ -53,6 +57,7 @@ from kenning.records import (
     TenantUsage,
     UserSettings,
 )
+from kenning.records.archive import ArchiveRecord, Exported
 from kenning.records.documents import Document, DocumentQuery, Namespace, NamespaceQuery
 from kenning.store.records import (
     Candidate,
@@ -70,11 +75,14 @@ from kenning.store.records import (
     SessionInfo,
     StoreStats,
     Usage,
+    UserInfo,
 )
 
 __all__ = [
+    "Archive",
     "ContextState",
     "Credentials",
+    "Directory",
     "DocumentStore",
     "EventLog",
     "FactStore",
@@ -84,6 +92,7 @@ __all__ = [
     "Reindexing",
     "SearchIndex",
     "Store",
+    "archive_of",
     "documents_of",
 ]
 
@@ -382,6 +391,18 @@ class JobQueue(Protocol):
 
 
 @runtime_checkable
+class Directory(Protocol):
+    """Who a tenant holds, for browsing: read-only, always inside one tenant."""
+
+    def tenant_users(
+        self, tenant: str, *, contains: str | None = None, limit: int = 100
+    ) -> list[UserInfo]:
+        """The users of *tenant* with sessions, the most recently active first (ties by id),
+        at most *limit*; with *contains*, only users whose id holds it (any case)."""
+        ...
+
+
+@runtime_checkable
 class Credentials(Protocol):
     """The server's API keys and tenants' usage. Keys are looked up by id (the server's auth
     machinery, not a read of tenant data); only a hash of a key's secret is stored."""
@@ -625,4 +646,31 @@ def documents_of(store: object) -> DocumentStore:
     """*store* as a :class:`DocumentStore`; ``StoreError`` if its backend offers none."""
     if not isinstance(store, DocumentStore):
         raise StoreError(f"{type(store).__name__} does not store namespaced documents")
+    return store
+
+
+@runtime_checkable
+class Archive(Protocol):
+    """A tenant's (or one user's) records as ``kenning-export`` records, and such records
+    written back whole (:mod:`kenning.records.archive`)."""
+
+    def export_records(self, scope: Scope, *, vectors: bool = False) -> Exported:
+        """Every record of *scope* (a tenant, or a user of it), read in one transaction; with
+        *vectors*, the vectors of its records too."""
+        ...
+
+    def import_records(
+        self, tenant: str, records: Sequence[ArchiveRecord], *, model: ModelInfo | None = None,
+        document_model: str | None = None,
+    ) -> dict[str, int]:  # fmt: skip
+        """Write *records* into *tenant* in one transaction, keeping their ids and times;
+        rows already there are left alone (importing twice adds nothing). Returns the rows
+        added per kind."""
+        ...
+
+
+def archive_of(store: object) -> Archive:
+    """*store* as an :class:`Archive`; ``Unsupported`` if its backend offers none."""
+    if not isinstance(store, Archive):
+        raise Unsupported(f"{type(store).__name__} cannot export or import records")
     return store

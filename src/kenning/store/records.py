@@ -50,6 +50,7 @@ __all__ = [
     "SessionInfo",
     "StoreStats",
     "Usage",
+    "UserInfo",
     "Vectors",
     "check_changes",
 ]
@@ -293,6 +294,19 @@ class ExtractionJob:
     done_seq: int
     last_seq: int
     lease: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UserInfo:
+    """One of a tenant's users, as its sessions add up: how many sessions, how many events
+    they were given, and when the user was first and last active (each session's first and
+    last event, else its creation)."""
+
+    user: str
+    sessions: int
+    events: int
+    first_at: datetime
+    last_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

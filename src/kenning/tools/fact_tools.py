@@ -19,6 +19,7 @@ from typing import Any
 from kenning.errors import NotFound
 from kenning.records import Fact, FactCategory
 from kenning.tools.registry import MemoryTarget, ToolBinding, ToolSpec, shares_sessions
+from kenning.tools.schema import closed_object
 
 __all__ = ["fact_tools"]
 
@@ -97,9 +98,8 @@ def _remember_fact_tool() -> ToolSpec:
         "). A new value for the same attribute replaces the old one; the same value "
         "strengthens it. Health, finance and relationship facts are kept only if the user "
         "agreed to that.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "attribute": _TEXT | {"description": "what the fact is about"},
                 "value": _TEXT,
                 "subject": _TEXT | {"description": "who it is about (default: the user)"},
@@ -110,9 +110,9 @@ def _remember_fact_tool() -> ToolSpec:
                 },
                 "category": {"type": "string", "enum": [c.value for c in FactCategory]},
             },
-            "required": ["attribute", "value"],
-            "additionalProperties": False,
-        },
+            "attribute",
+            "value",
+        ),
         remember_fact,
         writes=True,
     )
@@ -124,12 +124,7 @@ def _revoke_fact_tool() -> ToolSpec:
         "revoke_fact",
         "Withdraw a fact that no longer holds or that the user asked you to forget, by the "
         "id read_profile gave. It stops being used at once; its history is kept.",
-        {
-            "type": "object",
-            "properties": {"fact_id": {"type": "string", "minLength": 1, "maxLength": 128}},
-            "required": ["fact_id"],
-            "additionalProperties": False,
-        },
+        closed_object({"fact_id": {"type": "string", "minLength": 1, "maxLength": 128}}, "fact_id"),
         revoke_fact,
         writes=True,
     )
@@ -142,17 +137,15 @@ def _read_profile_tool() -> ToolSpec:
         "Read what you know about this user: their profile (biography, preferences, style, "
         "people, corrections) and facts with their ids, where the user and the application "
         "allow it; otherwise only the facts from this conversation.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "k": {
                     "type": "integer",
                     "minimum": 1,
                     "maximum": 200,
                     "description": "at most this many facts, the newest (default 50)",
                 },
-            },
-            "additionalProperties": False,
-        },
+            }
+        ),
         read_profile,
     )

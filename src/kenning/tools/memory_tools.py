@@ -20,6 +20,7 @@ from kenning.tools.registry import (
     ToolSpec,
     shares_sessions,
 )
+from kenning.tools.schema import closed_object
 
 __all__ = ["default_registry", "memory_tools"]
 
@@ -175,9 +176,8 @@ def _search_memory_tool() -> ToolSpec:
         "the user's other conversations, where the user and the application allow it). "
         "Hybrid keyword and meaning search; each hit says when it was said and in which "
         "session.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "query": {
                     "type": "string",
                     "minLength": 1,
@@ -191,9 +191,8 @@ def _search_memory_tool() -> ToolSpec:
                     "description": "how many hits (default 5)",
                 },
             },
-            "required": ["query"],
-            "additionalProperties": False,
-        },
+            "query",
+        ),
         search_memory,
     )
 
@@ -204,9 +203,8 @@ def _search_conversation_tool() -> ToolSpec:
         "search_conversation",
         "Search this conversation by text and time: with a query, the best-matching turns; "
         "without one, the turns between since and until in order. Times are ISO-8601.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "query": {"type": "string", "minLength": 1, "maxLength": 4000},
                 "since": _TIME,
                 "until": _TIME,
@@ -217,9 +215,8 @@ def _search_conversation_tool() -> ToolSpec:
                     "maximum": 100,
                     "description": "how many turns (default 10)",
                 },
-            },
-            "additionalProperties": False,
-        },
+            }
+        ),
         search_conversation,
     )
 
@@ -232,9 +229,8 @@ def _set_pin_tool() -> ToolSpec:
         "an id, an amount with its currency, an idempotency key, an open obligation, a "
         "goal or a constraint. Approvals, authorizations and human decisions cannot be "
         "pinned by you: the application records those.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "kind": {"type": "string", "enum": _AGENT_PIN_KINDS},
                 "value": {"type": "string", "minLength": 1, "maxLength": 2000},
                 "key": {
@@ -255,9 +251,9 @@ def _set_pin_tool() -> ToolSpec:
                     "description": "ISO-4217 code for kind=amount, e.g. 'EUR'",
                 },
             },
-            "required": ["kind", "value"],
-            "additionalProperties": False,
-        },
+            "kind",
+            "value",
+        ),
         set_pin,
         writes=True,
         guard=refuse_host_only_kinds,
@@ -270,12 +266,7 @@ def _close_pin_tool() -> ToolSpec:
         "close_pin",
         "Close a pin that no longer holds (an obligation fulfilled, a constraint lifted). "
         "Its history is kept.",
-        {
-            "type": "object",
-            "properties": {"key": {"type": "string", "minLength": 1, "maxLength": 256}},
-            "required": ["key"],
-            "additionalProperties": False,
-        },
+        closed_object({"key": {"type": "string", "minLength": 1, "maxLength": 256}}, "key"),
         close_pin,
         writes=True,
     )
@@ -286,18 +277,16 @@ def _replace_goal_tool() -> ToolSpec:
     return ToolSpec(
         "replace_goal",
         "Replace the conversation's goal, and, if given, its whole list of constraints.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
                 "constraints": {
                     "type": "array",
                     "maxItems": 50,
                     "items": {"type": "string", "minLength": 1, "maxLength": 1000},
                 },
-            },
-            "additionalProperties": False,
-        },
+            }
+        ),
         replace_goal,
         writes=True,
     )
@@ -309,39 +298,32 @@ _EVIDENCE = {"type": "array", "maxItems": 20,
 
 def _update_investigation_tool() -> ToolSpec:
     """The tool that records hypotheses and verified findings in the task state."""
-    hypothesis = {
-        "type": "object",
-        "properties": {
+    hypothesis = closed_object(
+        {
             "text": {"type": "string", "minLength": 1, "maxLength": 1000},
             "status": {"type": "string", "enum": ["open", "supported", "rejected"]},
             "evidence": _EVIDENCE,
             "reason": {"type": "string", "maxLength": 1000},
             "reopen": {"type": "boolean"},
         },
-        "required": ["text"],
-        "additionalProperties": False,
-    }
-    finding = {
-        "type": "object",
-        "properties": {"text": {"type": "string", "minLength": 1, "maxLength": 1000},
-                       "evidence": _EVIDENCE},
-        "required": ["text"],
-        "additionalProperties": False,
-    }  # fmt: skip
+        "text",
+    )
+    finding = closed_object(
+        {"text": {"type": "string", "minLength": 1, "maxLength": 1000}, "evidence": _EVIDENCE},
+        "text",
+    )
     return ToolSpec(
         "update_investigation",
         "Record what you tried and learned, so it survives when the conversation is "
         "summarized: hypotheses (open, supported, or rejected with a one-line reason) and "
         "verified findings with their evidence (event ids). A rejected hypothesis cannot be "
         "proposed again unless you set reopen with a reason.",
-        {
-            "type": "object",
-            "properties": {
+        closed_object(
+            {
                 "hypotheses": {"type": "array", "maxItems": 20, "items": hypothesis},
                 "findings": {"type": "array", "maxItems": 20, "items": finding},
-            },
-            "additionalProperties": False,
-        },
+            }
+        ),
         update_investigation,
         writes=True,
     )

@@ -13,7 +13,22 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 
-__all__ = ["check_arguments"]
+__all__ = ["check_arguments", "closed_object"]
+
+
+def closed_object(properties: Mapping[str, Any], *required: str) -> dict[str, Any]:
+    """The schema of a JSON object of these *properties* and no other, the *required* ones
+    always given: what every tool's arguments are.
+
+    >>> closed_object({"key": {"type": "string"}}, "key")["required"]
+    ['key']
+    """
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        schema["required"] = list(required)
+    schema["additionalProperties"] = False
+    return schema
+
 
 _TYPES: dict[str, tuple[type, ...]] = {
     "object": (dict,),

@@ -138,6 +138,9 @@ def preps(p: Parsed, token: Token, *words: str) -> list[Token]:
 def objects(p: Parsed, pred: Token) -> list[Token]:
     """*pred*'s direct objects with those coordinated with them ("Linux ... and a Mac")."""
     found = p.children(pred, "dobj")
+    # A second object after a comma is an aside ("not doing CrossFit anymore, too many
+    # injuries"), not one more thing done.
+    found = [o for o in found if not any(t.text == "," for t in p.tokens[found[0].i : o.i])]
     if not found:
         return []
     extra = [c for c in p.children(pred, "conj") if c.pos in ("NOUN", "PROPN")]
@@ -156,6 +159,24 @@ def loose_objects(p: Parsed, pred: Token) -> list[Token]:
                 child.pos in ("NOUN", "PROPN", "ADJ", "VERB")):  # fmt: skip
             return list(vs.coordinated(p, child))
     return []
+
+
+_WH = frozenset({"who", "what", "which", "where"})
+
+
+def clefted(p: Parsed, pred: Token, found: Token | None) -> Token | None:
+    """What a wh-word stands for in a cleft: "Berlin is where I live", "Deutsche Bahn is who
+    I work for", "Excel is what I use" give Berlin, Bahn, Excel for *found* (the wh-word, or
+    None where the clause has no argument of its own)."""
+    head = p.head(pred)
+    if found is not None and found.lower not in _WH:
+        return None
+    if head is None or head.lemma != "be" or pred.dep not in ("ccomp", "advcl", "relcl"):
+        return None
+    subject = p.child(head, "nsubj")
+    if subject is None or subject.i > pred.i or subject.pos not in ("PROPN", "NOUN"):
+        return None
+    return subject
 
 
 def mine(p: Parsed, head: Token) -> bool:
@@ -215,7 +236,10 @@ def place_of(c: Clause, head: Token) -> Token | None:
         found = place_of(c, inner)
         if found is not None:
             return found
-    if head.pos == "NOUN" and not vs.is_deictic(p, head) and head.lemma not in (
+    # A common noun is a place with its article ("the suburbs", "a village by the sea");
+    # without one it is rather a thing or a pastime ("I've moved to oil painting").
+    placed = p.children(head, "det", "poss")
+    if head.pos == "NOUN" and placed and not vs.is_deictic(p, head) and head.lemma not in (
             "place", "house", "home", "apartment", "flat", "area", "city", "town"):  # fmt: skip
         return head
     return None

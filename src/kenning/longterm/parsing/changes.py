@@ -44,6 +44,10 @@ def _retire(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+# What one leaves or quits in its own family: "I quit Twitter", "left my PhD program".
+_LEFT_THINGS = frozenset({"device", "education", "pet", "relationship"})
+
+
 def _leave(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     out = []
@@ -54,7 +58,11 @@ def _leave(c: Clause) -> list[Reading]:
                      if organisation(c, h)]  # fmt: skip
             # "I quit my job": whatever employer is held
             out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
-        elif c.entities and head.ent in ("GPE", "LOC"):
+        elif (family := vs.classify(p, head, entities=c.entities)) in _LEFT_THINGS:
+            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+        elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
+            out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
+        elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
             out.append(fact("location", value_span(c, head), change=True, revoke=True))
         elif organisation(c, head) and head.pos == "PROPN":
             out.append(fact("employer", value_span(c, name_of(c, head)), change=True, revoke=True))
@@ -99,6 +107,11 @@ def _stop(c: Clause) -> list[Reading]:
     if pred.lemma == "give" and not any(t.lower in ("up", "away") for t in away):
         return []
     heads = objects(p, pred)
+    if pred.lemma == "give":  # "gave up on knitting"
+        heads += [h for t in away for h in preps(p, t, "on")] + preps(p, pred, "on")
+    if pred.lemma in ("drop", "rid"):  # "dropped out of my PhD", "got rid of my Apple Watch"
+        outs = [t for t in p.children(pred, "prep", "prt", "advmod") if t.lower == "out"]
+        heads += [h for t in [pred, *outs] for h in preps(p, t, "of")]
     if not heads:
         if p.children(pred, "xcomp", "ccomp"):
             return []  # "I stopped eating meat": the clause under it is read as withdrawn
@@ -109,6 +122,11 @@ def _stop(c: Clause) -> list[Reading]:
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
         family = vs.classify(p, head, entities=c.entities) or activity(head)
+        bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
+        if family is None and (bare or head.lemma.lower() in lx.CLUBS):
+            family = "hobby"  # "I quit netball", "quit the band": a pastime
+        if family is None and head.pos == "PROPN" and (mine(p, head) or pred.lower != "quit"):
+            family = "device"  # "gave away my PS5", "uninstalled TikTok": a thing of mine
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
@@ -119,6 +137,8 @@ def switch(c: Clause) -> list[Reading]:
     family the object or the values name ("switched my bank from HSBC to Revolut")."""
     p, pred = c.parsed, c.pred
     named = p.child(pred, "dobj")
+    if named is None and pred.lemma.lower() == "trade":  # "traded in the Jeep for a Kia"
+        named = next(iter(preps(p, pred, "in")), None)
     # "changed careers from law to medicine": the parser may hang the change on the object
     own = [pred, *([named] if named is not None else [])]
     froms = [h for t in own for h in preps(p, t, "from")]
@@ -191,6 +211,10 @@ def _retract(c: Clause) -> list[Reading]:
     out: list[Reading | None] = []
     for head in p.children(c.pred, "dobj"):
         lemma = head.lemma.lower()
+        family = vs.classify(p, head, entities=c.entities)
+        named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
+        if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
+            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
         shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
@@ -202,7 +226,25 @@ def _retract(c: Clause) -> list[Reading]:
         else:
             kind = contact_noun(p, head)
             out.append(Reading("contact", kind, "", revoke=True, change=True))
-    return some(*out)
+    return some(*out, *_retracted_about(c))
+
+
+def _retracted_about(c: Clause) -> list[Reading | None]:
+    """ "scratch what I said about my job", "ignore what I told you about my diet": what the
+    speaker said of their own thing, withdrawn (a job: whichever employer is held)."""
+    p = c.parsed
+    out: list[Reading | None] = []
+    for about in p.subtree(c.pred):
+        head = p.child(about, "pobj") if about.lower == "about" else None
+        if head is None or not mine(p, head):
+            continue
+        if head.lemma.lower() in lx.JOB_NOUNS:
+            out.append(Reading("employer", "employer", "", revoke=True, change=True))
+            continue
+        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        if family is not None:
+            out.append(fact(family, value_span(c, head), change=True, revoke=True))
+    return out
 
 
 def _break(c: Clause) -> list[Reading]:
@@ -210,13 +252,16 @@ def _break(c: Clause) -> list[Reading]:
     if not any(t.lower == "up" for t in p.children(pred, "prt")):
         return []
     heads = [h for h in preps(p, pred, "with") if h.lemma.lower() in lx.PARTNERS]
+    # "my girlfriend and I broke up"
+    before = [t for t in p.children(pred, "nsubj", "npadvmod") if t.i < pred.i]
+    heads += [t for t in before if t.lemma.lower() in lx.PARTNERS and mine(p, t)]
     return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
                    for h in heads))  # fmt: skip
 
 
 CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
-    (("stop", "drop", "give", "sell", "cancel", "abandon"), _stop),
+    (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
     (("resign", "step"), _resign),

@@ -28,6 +28,7 @@ from kenning.records import USER
 __all__ = [
     "Clause",
     "Sentence",
+    "asks",
     "clauses",
     "contrastive",
     "follows_from",
@@ -59,6 +60,11 @@ _GOVERNING = frozenset({"xcomp", "ccomp", "pcomp", "pobj", "prep", "acomp", "rel
                         "dobj", "attr", "oprd", "advmod", "npadvmod"})  # fmt: skip
 
 
+def asks(text: str) -> bool:
+    """Whether *text* opens as a question ("do you think ...", "what's ...")."""
+    return bool(_QUESTION_START.match(text))
+
+
 def jokes(text: str) -> bool:
     """Whether *text* marks itself as a joke ("yeah right", "jk", "/s"): nothing in it is
     stated."""
@@ -83,7 +89,7 @@ def sentence_of(parsed: Parsed, *, speaker: str | None = None, entities: bool = 
     text = parsed.text.strip()
     return Sentence(
         parsed, speaker=speaker,
-        question=text.endswith("?") or bool(_QUESTION_START.match(text)),
+        question=text.endswith("?") or asks(text),
         correcting=bool(_CORRECTION.search(text)), sarcastic=bool(_SARCASM.search(text)),
         entities=entities,
     )  # fmt: skip
@@ -185,8 +191,13 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         return USER, None, None  # "call me Dee", "you can reach me at ...", "forget my number"
     if subj is None:
         inherited = _inherited(p, pred)
+        shared = None if inherited is None else _subject(sentence, inherited)
+        # "living in Melbourne now, the light here is unreal": an opening fragment, not a
+        # participle of the main clause's subject.
+        if shared is None and inherited is not None and pred.i < inherited.i:
+            return (USER, None, None) if _opens(p, pred) else None
         if inherited is not None:
-            return _subject(sentence, inherited)
+            return shared
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
     word = subj.lower
     if word in lx.FIRST_PERSON or (sentence.speaker and subj.text == sentence.speaker):
@@ -233,9 +244,14 @@ def _inherited(p: Parsed, pred: Token) -> Token | None:
 def _opens(p: Parsed, pred: Token) -> bool:
     """A subjectless predicate at the opening of the sentence, told about the speaker:
     "Just moved to Berlin", "Left Google last month", "Severely allergic to shellfish"."""
-    if pred.dep not in ("ROOT", "advcl", "conj") or pred.tag in ("VB", "VBZ", "VBP", "MD"):
+    run_on = follows_from(p, pred)  # "gave up on knitting, it never clicked"
+    # "quit the band in October": "quit" is its own past, whatever the tagger says
+    past = pred.tag in ("VBD", "VBN", "VBG") or (pred.lower == "quit" and pred.i == 0)
+    if (pred.dep not in ("ROOT", "advcl", "conj") and not run_on) or (
+        pred.tag in ("VB", "VBZ", "VBP", "MD") and not past
+    ):
         return False
-    if pred.pos in ("VERB", "AUX") and pred.tag not in ("VBD", "VBN", "VBG"):
+    if pred.pos in ("VERB", "AUX") and not past:
         return False
     own = {t.i for t in p.subtree(pred)}
     before = p.tokens[: pred.i]
@@ -279,11 +295,21 @@ def _governors(p: Parsed, pred: Token) -> Iterator[tuple[Token, str]]:
 
 def follows_from(p: Parsed, clause: Token) -> bool:
     """*clause* is a complement the parser hung before a clause that follows from it ("I'm
-    lactose intolerant, so I'd prefer ..."): a "so", "but" or "and", not governance."""
+    lactose intolerant, so I'd prefer ..."): a "so", "but" or "and", not governance; or one
+    typed on before another after a comma ("I'm a vet, I want something quick"), where only
+    a hedge or someone's words govern what came before ("I'm a vet, I think"; "..., she
+    said")."""
     head = p.head(clause)
     if head is None or clause.dep != "ccomp" or clause.i > head.i:
         return False
-    return any(m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc"))
+    if any(m.lower in ("so", "but", "and") for m in p.children(head, "mark", "advmod", "cc")):
+        return True
+    end = max(t.i for t in p.subtree(clause))
+    comma = any(t.text in (",", ";") for t in p.tokens[end : head.i])
+    # "I'm not vegetarian anymore, doctor said I needed iron": the report has its own words.
+    own_words = any(c.i > head.i for c in p.children(head, "ccomp", "dobj"))
+    governing = head.lemma.lower() in lx.HEDGE_VERBS | lx.REPORT_VERBS and not own_words
+    return comma and not governing
 
 
 def _modal(p: Parsed, token: Token) -> bool:
@@ -407,6 +433,8 @@ def _stopped(p: Parsed, pred: Token) -> bool:
         head = p.head(head)  # "I gave up on learning French"
     if head is None or pred.dep not in ("xcomp", "dobj", "pcomp", "ccomp"):
         return False
+    if any(a.lower == "to" for a in p.children(pred, "aux")):
+        return False  # "I left Microsoft to join a startup": what for, not what stopped
     return head.lemma.lower() in lx.STOP_VERBS or (
         head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt"))
     )
@@ -418,7 +446,9 @@ def _stopped(p: Parsed, pred: Token) -> bool:
 def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
     """(negated, withdrawn): "not"/"n't"/"never", and "no longer"/"anymore"."""
     negated = withdrawn = False
-    for child in p.children(pred):
+    # "i'm no longer married": the "no longer" may hang on the auxiliary.
+    auxes = [a for a in p.children(pred, "aux", "auxpass") if a.i < pred.i]
+    for child in [*p.children(pred), *(t for a in auxes for t in p.children(a, "advmod"))]:
         if child.dep == "neg" and not contrastive(p, child):
             negated = True
         # "I'm not married anymore": the "anymore" may hang on the complement.

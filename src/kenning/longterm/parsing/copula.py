@@ -60,6 +60,20 @@ def copula(c: Clause) -> list[Reading]:
 
 
 def _be_noun(c: Clause, noun: Token) -> list[Reading]:
+    """What "I'm <noun>" says, with where the speaker lives when the noun does ("I'm a Kiwi
+    living in Berlin")."""
+    p = c.parsed
+    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS | {"living"}
+             for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
+    # "I'm Leila, 34, ...": an age beside the name
+    ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
+    found = _be_noun_itself(c, noun)
+    return found + some(
+        *(fact("location", value_span(c, h)) for h in homes), *(fact("age", a) for a in ages)
+    )
+
+
+def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
     p = c.parsed
     lemma = noun.lemma.lower()
     if lemma == "fan":
@@ -77,7 +91,13 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
         return some(fact("name", value_span(c, noun)))
     if noun.pos == "NOUN" and not p.children(noun, "det") and (found := be_adjective(c, noun)):
         return found  # "I'm trans" (trans/NNS): an adjective the tagger took for a noun
-    if vs.is_deictic(p, noun) or vs.is_definite(p, noun) or noun.pos not in ("NOUN", "PROPN"):
+    # "I'm the sous chef at Noma": a role, definite where there is one of it there
+    the_role = lemma in lx.OCCUPATIONS and bool(preps(p, noun, "at", "for"))
+    if (
+        vs.is_deictic(p, noun)
+        or noun.pos not in ("NOUN", "PROPN")
+        or (vs.is_definite(p, noun) and not the_role)
+    ):
         return (
             be_adjective(c, noun)
             if noun.pos in ("NOUN", "ADJ") and not p.children(noun, "det")
@@ -107,13 +127,16 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     if lemma == "speaker":  # "a native Spanish speaker"
         spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
         return some(*out, *(fact("language", m.text) for m in spoken))
-    if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not p.children(noun, "det"):
+    bare_role = lemma in lx.OCCUPATIONS and noun.pos == "NOUN"  # "I'm assistant manager"
+    if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not (
+        p.children(noun, "det") or bare_role
+    ):
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
-    kind = "occupation" if places else "identity"
+    kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
 
@@ -240,6 +263,9 @@ def _be_prep(c: Clause, prep: Token) -> list[Reading]:
     if word == "from":
         place = place_of(c, head)
         return some(fact("origin", value_span(c, place))) if place is not None else []
+    if word == "on" and head.lemma.lower() in lx.CLUBS:  # "on the data team at Zalando"
+        places = [h for h in preps(p, head, "at", "with") if organisation(c, h)]
+        return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
     if word == "on":
         return _be_on(c, head)
     if word == "into" and generic(p, head):

@@ -75,7 +75,7 @@ HEALTH_NOUNS: Final = _words(
     "insomnia dyslexia cancer covid ibs crohn's tinnitus eczema psoriasis allergies hypertension "
     "condition disorder syndrome disease injury surgery smoker vegan pain sclerosis fibromyalgia "
     "ptsd ocd bipolar scoliosis apnea sciatica"
-) - _words("vegan")
+) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease"}
 ALLERGY_NOUNS: Final = _words("allergy allergies intolerance")
 RELATIONSHIP_STATES: Final = _words("married single divorced engaged widowed separated taken "
                                     "dating")  # fmt: skip
@@ -84,7 +84,7 @@ PARTNERS: Final = _words("boyfriend girlfriend husband wife partner fiance fianc
 FAMILY_NOUNS: Final = _words(
     "kid kids child children son sons daughter daughters twins triplets baby babies toddler "
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
-    "grandchildren grandkids"
+    "grandchildren grandkids teenager teenagers teen teens stepkids newborn"
 )
 PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
                              "grandpa granny grandparent")  # fmt: skip
@@ -102,8 +102,16 @@ DEVICE_NOUNS: Final = _words(
     "keyboard monitor mac chromebook ipad iphone android pixel galaxy thinkpad fitbit "
     "garmin kobo tesla prius linux windows ubuntu macos ios playstation xbox switch netflix "
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
-    "subscription samsung charger"
+    "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
+    "whatsapp telegram notion obsidian evernote slack discord duolingo strava tinder bumble "
+    "hinge dslr mirrorless gopro drone ereader"
 ) | {"power bank", "hard drive"}
+# Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
+VEHICLE_MAKERS: Final = _words(
+    "audi bmw byd chevrolet chevy citroen citroën dacia fiat ford honda hyundai jeep kia lexus "
+    "mazda mercedes mini mitsubishi nissan opel peugeot porsche renault seat skoda subaru suzuki "
+    "toyota vauxhall vespa volkswagen vw volvo yamaha ducati"
+)
 SERVICES: Final = _words("netflix spotify hulu disney+ prime youtube uber lyft")
 LANGUAGES: Final = _words(
     "english spanish french german italian portuguese dutch swedish norwegian danish finnish "
@@ -120,9 +128,29 @@ SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
 WORKPLACE_NOUNS: Final = _words(
     "company firm startup start-up business bakery hospital clinic school university agency "
     "council bank shop store restaurant cafe café studio office lab factory ministry "
-    "government nonprofit charity newspaper magazine"
+    "government nonprofit charity newspaper magazine warehouse hotel pharmacy supermarket "
+    "airport library museum winery brewery salon gym nursery fintech"
 )
 JOB_NOUNS: Final = _words("job position role gig career")
+# Nouns that name a paid occupation: "I'm a nurse" is the user's occupation (one at a time, a
+# new one replaces it), where "I'm an introvert" is an identity among others.
+OCCUPATIONS: Final = _words(
+    "accountant actor actress administrator analyst animator architect artist assistant "
+    "attorney auditor baker banker barber barista bartender biologist bookkeeper broker builder "
+    "butcher captain carer caregiver carpenter cashier ceo cfo chef chemist cleaner clerk coach "
+    "consultant contractor coordinator copywriter counsellor counselor courier cto dentist "
+    "designer detective dev developer dietitian director dispatcher doctor driver economist "
+    "editor electrician engineer executive farmer firefighter fisherman founder freelancer "
+    "geologist guard hairdresser housekeeper illustrator inspector instructor intern "
+    "interpreter janitor journalist judge labourer laborer lawyer lecturer librarian lifeguard "
+    "manager marketer mechanic midwife miner musician nanny nurse nutritionist officer "
+    "optician optometrist paralegal paramedic pharmacist photographer physician physicist "
+    "physiotherapist pilot planner plumber policeman postman producer professor programmer "
+    "psychiatrist psychologist realtor receptionist recruiter researcher salesman salesperson "
+    "scientist secretary server soldier sonographer statistician stylist supervisor surgeon "
+    "surveyor tailor teacher technician tester therapist trader trainer translator tutor vet "
+    "veterinarian waiter waitress welder writer"
+)
 OCCUPATION_ADJECTIVES: Final = _words("retired self-employed unemployed freelance jobless employed")
 CONTACT_NOUNS: Final = {
     "email": "email", "e-mail": "email", "mail": "email", "phone": "phone number",
@@ -217,8 +245,25 @@ IDENTITY_ADJECTIVES: Final = _words(
     "muslim christian jewish hindu buddhist atheist catholic agnostic sikh mormon introverted "
     "extroverted shy religious spiritual"
 )
-CLUBS: Final = _words("club team band choir group league orchestra society crew")
+CLUBS: Final = _words(
+    "club team band choir group league orchestra society crew quartet trio ensemble troupe"
+)
 # Participles that name a state, not an event: "Based in Nairobi" holds now.
 STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".
 ARRANGED_VERBS: Final = _words("move relocate join marry divorce retire emigrate switch leave quit")
+# Countries and regions by their usual English names: "I left Spain" leaves a place, where a
+# name the reader does not know ("I left Deloitte") is taken for an employer.
+COUNTRIES: Final = _words(
+    "afghanistan albania algeria argentina armenia australia austria azerbaijan bahrain "
+    "bangladesh belarus belgium bolivia bosnia brazil bulgaria cambodia cameroon canada chile "
+    "china colombia croatia cuba cyprus czechia denmark ecuador egypt england estonia ethiopia "
+    "finland france georgia germany ghana greece guatemala hungary iceland india indonesia iran "
+    "iraq ireland israel italy jamaica japan jordan kazakhstan kenya korea kosovo kuwait latvia "
+    "lebanon libya lithuania luxembourg malaysia malta mexico moldova mongolia montenegro "
+    "morocco nepal netherlands holland nigeria norway oman pakistan palestine panama paraguay "
+    "peru philippines poland portugal qatar romania russia rwanda scotland senegal serbia "
+    "singapore slovakia slovenia somalia spain sudan sweden switzerland syria taiwan tanzania "
+    "thailand tunisia turkey uganda ukraine uruguay usa uk america uzbekistan venezuela vietnam "
+    "wales yemen zambia zimbabwe"
+)

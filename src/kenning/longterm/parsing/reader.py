@@ -69,7 +69,10 @@ def read_statements(
         previous = next((r for r in reversed(found) if r.family), previous)
         for reading in settle(clause, found):
             draft = _draft(reading, clause.subject, hedged=clause.hedged, start=start)
-            out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
+            # The later clause has the last word: "we moved back to Poland, we're in Gdansk now".
+            key = (draft.subject, draft.attribute, draft.qualifier, draft.revoke)
+            out.pop(key, None)
+            out[key] = draft
     for reading in [*_for_me(sentence), *_as_a(sentence)]:
         draft = _draft(reading, USER, hedged=False, start=start)
         out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
@@ -128,6 +131,13 @@ def _for_me(sentence: Sentence) -> Iterator[Reading]:
         yield replace(reading, revoke=True) if more else _negative(reading)
 
 
+# "As a result, ...", "as a rule": links between sentences, not what the speaker is.
+_AS_A_LINKS = frozenset(
+    "result rule matter whole consequence reminder aside bonus favor favour treat joke "
+    "precaution start change side note kid child teenager teen boy girl".split()
+)
+
+
 def _as_a(sentence: Sentence) -> Iterator[Reading]:
     """ "As a writer, my laptop is my lifeline": an opening "as a ..." the speaker says of
     themselves (the sentence speaks in the first person)."""
@@ -135,15 +145,25 @@ def _as_a(sentence: Sentence) -> Iterator[Reading]:
     if sentence.sarcastic or len(p) < 4 or p[0].lower != "as" or p[1].lower not in ("a", "an"):
         return
     noun = p.child(p[0], "pobj")
+    # "As a paramedic, what's the best shoe?": an occupation frames the speaker's question.
+    role = noun is not None and noun.lemma.lower() in lx.OCCUPATIONS
     if (
         noun is None
         or noun.pos != "NOUN"
-        or not any(t.lower in ("i", "my", "me") for t in p.tokens)
+        or noun.lemma.lower() in _AS_A_LINKS
+        or not (role or any(t.lower in ("i", "my", "me") for t in p.tokens))
     ):
         return
-    found = fact("identity", vs.span(p, noun, entities=sentence.entities))
+    found = fact("occupation" if role else "identity", vs.span(p, noun, entities=sentence.entities))
     if found is not None:
         yield found
+    for place in (h for prep in p.children(noun, "prep") if prep.lower == "at"
+                  for h in p.children(prep, "pobj")):  # fmt: skip
+        where = fact("employer", vs.span(p, place, entities=sentence.entities))
+        if where is not None and (
+            place.pos == "PROPN" or place.lemma.lower() in lx.WORKPLACE_NOUNS
+        ):
+            yield where
 
 
 def _bare(family: str, word: str) -> Reading:

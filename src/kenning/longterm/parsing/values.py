@@ -216,7 +216,15 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
             return "hobby"  # "my yoga class"
     if words & lx.EDUCATION_NOUNS:
         return "education"
-    if words & lx.DEVICE_NOUNS or (entities and head.ent == "PRODUCT"):
+    compounds = p.children(head, "compound")
+    makers = {c.lower for c in compounds} | {word}
+    brands = {c.lower for c in compounds if c.pos == "PROPN"}
+    if (
+        words & lx.DEVICE_NOUNS
+        or makers & lx.VEHICLE_MAKERS
+        or brands & lx.DEVICE_NOUNS  # "a Garmin Forerunner 255", not "a phone case"
+        or (entities and head.ent == "PRODUCT")
+    ):
         return "device"
     if words & lx.FOODS:
         return "diet"

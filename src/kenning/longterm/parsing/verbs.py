@@ -18,6 +18,7 @@ from kenning.longterm.parsing.arguments import (
     Frame,
     Reading,
     activity,
+    clefted,
     contact_kind,
     fact,
     generic,
@@ -56,14 +57,20 @@ def _live(c: Clause) -> list[Reading]:
     where = any(a.lower == "where" for a in p.children(pred, "advmod"))
     if not places and pred.dep == "relcl" and where:
         places = [t for t in [p.head(pred)] if t is not None]
+    if not places and where:  # "Berlin is where I live now"
+        places = [t for t in [clefted(p, pred, None)] if t is not None]
     found = (place_of(c, h) for h in places)
-    return some(*(fact("location", value_span(c, h)) for h in found if h is not None))
+    settled = pred.lemma.lower() == "settle"  # "we finally settled in Rotterdam": a move
+    return some(*(fact("location", value_span(c, h), change=settled) for h in found
+                  if h is not None))  # fmt: skip
 
 
 def _move(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if p.child(pred, "dobj") is not None:
         return []  # "I moved the meeting to Friday"
+    if any(t.lower == "on" for t in p.children(pred, "prt", "advmod")):
+        return _moved_on(c)
     holders = [pred, *p.children(pred, "advmod", "prt")]  # "moved back to Chicago"
     to = [h for t in holders for h in preps(p, t, "to", "into")]
     if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
@@ -77,6 +84,17 @@ def _move(c: Clause) -> list[Reading]:
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+def _moved_on(c: Clause) -> list[Reading]:
+    """ "I've moved on from my role at Deliveroo": the employer (of the role, or named) is
+    left; a place is not meant."""
+    p = c.parsed
+    heads = preps(p, c.pred, "from")
+    places = [x for h in heads for x in ([h] if h.lemma.lower() not in lx.JOB_NOUNS
+              else preps(p, h, "at", "with")) if organisation(c, x)]  # fmt: skip
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+                   for h in places))  # fmt: skip
 
 
 def _origin(c: Clause) -> list[Reading]:
@@ -99,6 +117,7 @@ def _work(c: Clause) -> list[Reading]:
     # "work with" names an organisation only by its name ("I work with kids" does not).
     places = [h for t in holders for h in preps(p, t, "at", "for")]
     places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
+    places = [clefted(p, pred, h) or h for h in places]  # "Deutsche Bahn is who I work for"
     out = [fact("employer", value_span(c, name_of(c, h))) for h in places
            if h.lower not in _NOT_WORK and (organisation(c, h) or h.pos == "PROPN")
            and generic(p, h, definite_ok=True)]  # fmt: skip
@@ -161,9 +180,15 @@ def _study(c: Clause) -> list[Reading]:
 
 
 def _speak(c: Clause) -> list[Reading]:
-    heads = objects(c.parsed, c.pred)
+    p = c.parsed
+    heads = objects(p, c.pred)
+    # "a bit of Italian", "a little Spanish"
+    heads += [h for t in heads if t.lemma.lower() in _AMOUNTS for h in preps(p, t, "of")]
     return some(*(fact("language", value_span(c, h), verb="speaks") for h in heads
-                   if vs.classify(c.parsed, h, entities=c.entities) == "language"))  # fmt: skip
+                   if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+
+
+_AMOUNTS = frozenset("bit little lot touch smattering".split())
 
 
 def _learn(c: Clause) -> list[Reading]:
@@ -308,27 +333,60 @@ def _have(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     change = pred.lemma.lower() not in ("have", "own")
     out = []
-    for head in objects(p, pred):
+    heads = objects(p, pred)
+    # Coordinated things share the family one of them names: "a PS5 and a Switch".
+    shared = next((f for h in heads if (f := vs.classify(p, h, entities=c.entities))), None)
+    for head in heads:
         if vs.is_deictic(p, head) and head.lower not in ("pets",):
             continue
-        family = vs.classify(p, head, entities=c.entities)
+        family = vs.classify(p, head, entities=c.entities) or (
+            shared if len(heads) > 1 and head.pos == "PROPN" else None
+        )
         if head.lemma.lower() in lx.JOB_NOUNS:
             places = [h for t in (head, pred) for h in preps(p, t, "at", "with", "for")
                       if organisation(c, h)]  # fmt: skip
             out += [fact("employer", value_span(c, name_of(c, h)), change=change) for h in places]
-            if not places and p.children(head, "compound", "amod"):
+            roles = [h for t in (head, pred) for h in preps(p, t, "as")]  # "a job as a nurse"
+            out += [fact("occupation", value_span(c, h), change=change) for h in roles]
+            if not places and not roles and p.children(head, "compound", "amod"):
                 out.append(fact("occupation", value_span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
         elif head.lemma.lower() in ("loan", "mortgage", "debt"):
             out.append(fact("finance", value_span(c, head), kind="debt", change=change))
         elif family == "allergy" and head.lemma.lower() in lx.ALLERGY_NOUNS:
-            what = [m for m in p.children(head, "compound", "amod", "nmod")][:1]
-            out += [fact("allergy", m.text, change=change) for m in what]  # "a peanut allergy"
+            what = [m for m in p.children(head, "compound", "amod", "nmod") if m.i < head.i]
+            what = [m for m in what if m.lower not in ("severe", "mild", "bad", "serious")]
+            if what:  # "a peanut allergy", "a tree nut allergy"
+                out.append(fact("allergy", p.span(what), change=change))
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
+    return some(*out)
+
+
+def _take(c: Clause) -> list[Reading]:
+    """ "I took a job at Amazon" (as "got a job"); else "take" as a light verb ("I take
+    ballet classes")."""
+    if any(o.lemma.lower() in lx.JOB_NOUNS for o in objects(c.parsed, c.pred)):
+        return _have(c)
+    return _light(c)
+
+
+def _promoted(c: Clause) -> list[Reading]:
+    """ "I got promoted to shift supervisor", "promoted to manager at the hotel": the new
+    occupation (and the employer, where named)."""
+    p = c.parsed
+    out = [fact("occupation", value_span(c, h), change=True) for h in preps(p, c.pred, "to")]
+    for verb in p.children(c.pred, "xcomp"):  # "to shift supervisor" misread as a verb
+        to = next((a for a in p.children(verb, "aux") if a.lower == "to"), None)
+        if to is not None and not out:
+            out.append(fact("occupation", p.span([t for t in p.subtree(verb) if t.i > to.i]),
+                            change=True))  # fmt: skip
+    out += [fact("employer", value_span(c, name_of(c, h)), change=True)
+            for t in [c.pred, *preps(p, c.pred, "to")] for h in preps(p, t, "at")
+            if organisation(c, h)]  # fmt: skip
     return some(*out)
 
 
@@ -345,6 +403,7 @@ def _use(c: Clause) -> list[Reading]:
     p = c.parsed
     out = []
     for head in objects(p, c.pred):
+        head = clefted(p, c.pred, head) or head  # "Excel is what I use for budgeting"
         if not generic(p, head, definite_ok=False):
             continue
         family = vs.classify(p, head, entities=c.entities)
@@ -529,7 +588,7 @@ def _smoke(c: Clause) -> list[Reading]:
 
 def _keep(c: Clause) -> list[Reading]:
     """ "I keep kosher"."""
-    heads = objects(c.parsed, c.pred) or loose_objects(c.parsed, c.pred)
+    heads = [*objects(c.parsed, c.pred), *loose_objects(c.parsed, c.pred)]
     return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
 
 
@@ -551,13 +610,15 @@ def _table() -> dict[str, Frame]:
     groups: list[tuple[Iterable[str], Frame]] = [
         (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
         (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
-        (("work", "intern", "freelance"), _work), (("join",), _join), (("hire", "employ"), _hired),
+        (("work", "intern", "freelance", "deliver"), _work), (("promote",), _promoted),
+        (("join",), _join), (("hire", "employ"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
         (("speak",), _speak), (("learn",), _learn),
-        (("play", "do", "practice", "practise", "go", "take"), _light), (lx.LIKE_VERBS, _like),
+        (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
+        (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
-        (("graduate",), _graduate), (("use",), _use),
+        (("graduate",), _graduate), (("use", "wear"), _use),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),

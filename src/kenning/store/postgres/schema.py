@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kenning.errors import StoreError
+from kenning.store.sql import tables
 
 __all__ = ["APP_ROLE", "MIGRATIONS", "TENANT_TABLES", "migrate", "pending_migrations"]
 
@@ -282,19 +282,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             updated_at timestamptz NOT NULL,
             PRIMARY KEY (tenant, rowid)
         );
-        CREATE UNIQUE INDEX compaction_jobs_open ON compaction_jobs (tenant, session)
-            WHERE status IN ('pending', 'running');
-        CREATE INDEX compaction_jobs_status ON compaction_jobs (status, rowid);
-
-        CREATE TABLE task_state (
-            tenant text NOT NULL,
-            session text NOT NULL,
-            user_id text NOT NULL,
-            body jsonb NOT NULL,
-            version integer NOT NULL,
-            updated_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant, session)
-        );
+        {tables.task_state(tables.POSTGRES)}
 
         -- Running token totals of a session's messages per encoding (see the SQLite schema).
         CREATE TABLE token_ledger (
@@ -443,30 +431,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             PRIMARY KEY (tenant, session)
         );
 
-        -- Consent and policy: NULL means "as the tenant's policy says".
-        CREATE TABLE user_settings (
-            tenant text NOT NULL,
-            user_id text NOT NULL,
-            share_across_sessions boolean,
-            sensitive_facts boolean,
-            updated_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant, user_id)
-        );
-        CREATE TABLE tenant_policy (
-            tenant text PRIMARY KEY,
-            body jsonb NOT NULL,
-            updated_at timestamptz NOT NULL
-        );
-        -- A legal hold on a tenant, a user ('' = all) or a session ('' = all) blocks purge
-        -- and erase of what it covers.
-        CREATE TABLE legal_holds (
-            tenant text NOT NULL,
-            user_id text NOT NULL DEFAULT '',
-            session text NOT NULL DEFAULT '',
-            reason text NOT NULL,
-            created_at timestamptz NOT NULL,
-            PRIMARY KEY (tenant, user_id, session)
-        );
+        {tables.user_settings(tables.POSTGRES)}
+        {tables.tenant_policy(tables.POSTGRES)}
+        {tables.legal_holds(tables.POSTGRES)}
         -- What the purge removed, for stats and audit (counts, no content).
         CREATE TABLE purge_log (
             tenant text NOT NULL,
@@ -494,18 +461,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             UNIQUE (tenant, id),
             UNIQUE (tenant, name, version)
         );
-
-        -- Token usage per session and model: what windows sent, and the replies reported.
-        CREATE TABLE token_usage (
-            tenant text NOT NULL,
-            session text NOT NULL,
-            model text NOT NULL,
-            input_tokens bigint NOT NULL DEFAULT 0,
-            output_tokens bigint NOT NULL DEFAULT 0,
-            calls bigint NOT NULL DEFAULT 0,
-            cost double precision NOT NULL DEFAULT 0,
-            PRIMARY KEY (tenant, session, model)
-        );
+        {tables.token_usage(tables.POSTGRES)}
 
         {_rls(_LONG_TERM_TABLES)}
         """,
@@ -648,15 +604,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
     ),
     (
         "0007_session_times",
-        """
+        f"""
         -- When a session's first and last events happened (their 'at', not when they were
         -- written): a profile's times are the user's, also for a history imported later.
         ALTER TABLE sessions ADD COLUMN first_at timestamptz, ADD COLUMN last_at timestamptz;
-        UPDATE sessions SET
-            first_at = (SELECT min(i.at) FROM items i WHERE i.tenant = sessions.tenant
-                        AND i.session = sessions.session AND i.kind = 'event'),
-            last_at = (SELECT max(i.at) FROM items i WHERE i.tenant = sessions.tenant
-                       AND i.session = sessions.session AND i.kind = 'event');
+        {tables.SESSION_TIMES_BACKFILL}
         """,
     ),
     (
@@ -700,23 +652,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX documents_user ON documents (tenant, user_id);
         CREATE INDEX documents_expiry ON documents (tenant, expires_at)
             WHERE expires_at IS NOT NULL;
-        CREATE TABLE document_texts (
-            tenant text NOT NULL,
-            namespace text COLLATE "C" NOT NULL,
-            key text NOT NULL,
-            n integer NOT NULL,
-            path text NOT NULL,
-            text text NOT NULL,
-            vec bytea,
-            PRIMARY KEY (tenant, namespace, key, n),
-            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
-                ON DELETE CASCADE
-        );
-        CREATE TABLE document_state (
-            tenant text PRIMARY KEY,
-            version bigint NOT NULL,
-            model text
-        );
+        {tables.document_texts(tables.POSTGRES)}
+        {tables.document_state(tables.POSTGRES)}
         {_rls(_DOCUMENT_TABLES)}
         """,
     ),
@@ -729,12 +666,7 @@ def pending_migrations(conn: Any) -> list[str]:
     applied: set[str] = set()
     if exists:
         applied = {row[0] for row in conn.execute("SELECT name FROM kenning_migrations")}
-    unknown = applied - {name for name, _ in MIGRATIONS}
-    if unknown:
-        raise StoreError(
-            f"database has migrations this kenning does not know ({sorted(unknown)}); "
-            "upgrade kenning"
-        )
+    tables.check_known(applied, MIGRATIONS)
     return [name for name, _ in MIGRATIONS if name not in applied]
 
 
@@ -742,24 +674,18 @@ def migrate(conn: Any) -> list[str]:
     """Apply the migrations *conn*'s database lacks, each in its own transaction together with
     the row that records it; return their names. *conn* is an autocommit connection of the
     role that will own the tables (it needs ``CREATEROLE`` to create :data:`APP_ROLE` once)."""
-    done: list[str] = []
-    for name, script in MIGRATIONS:
-        conn.execute("BEGIN")
-        try:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS kenning_migrations"
-                " (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
-            # Another process may have migrated between our read and the lock.
-            if conn.execute("SELECT 1 FROM kenning_migrations WHERE name = %s", (name,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            conn.execute(script)
-            conn.execute("INSERT INTO kenning_migrations (name) VALUES (%s)", (name,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        done.append(name)
-    return done
+
+    def apply(name: str, script: str) -> bool:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS kenning_migrations"
+            " (name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        # Another process may have migrated between our read and the lock.
+        if conn.execute("SELECT 1 FROM kenning_migrations WHERE name = %s", (name,)).fetchone():
+            return False
+        conn.execute(script)
+        conn.execute("INSERT INTO kenning_migrations (name) VALUES (%s)", (name,))
+        return True
+
+    return tables.apply_migrations(conn, MIGRATIONS, begin="BEGIN", apply=apply)

@@ -17,6 +17,7 @@ from __future__ import annotations
 from kenning.store.ann import AnnConfig
 from kenning.store.postgres.search import SearchTables
 from kenning.store.postgres.transfer import TransferTables
+from kenning.store.sql.archive import ArchiveTables
 from kenning.store.sql.context import ContextTables
 from kenning.store.sql.documents import DocumentTables
 from kenning.store.sql.facts import FactTables
@@ -30,7 +31,7 @@ __all__ = ["PostgresStore"]
 
 class PostgresStore(
     SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables,
-    KeyTables, TransferTables, DocumentTables,
+    KeyTables, TransferTables, DocumentTables, ArchiveTables,
 ):  # fmt: skip
     """The PostgreSQL :class:`~kenning.store.protocol.Store`.
 

@@ -28,6 +28,7 @@ from kenning.store.records import (
     Item,
     ModelInfo,
     SessionInfo,
+    UserInfo,
     check_changes,
 )
 from kenning.store.sql.database import Erasure, SqlDatabase, erase_generation
@@ -375,6 +376,27 @@ class EventTables(SqlDatabase):
             SessionInfo(r[0], times[0](r[1]), int(r[2]), times[1](r[3]), times[1](r[4]))
             for r in rows
         ]
+
+    def tenant_users(
+        self, tenant: str, *, contains: str | None = None, limit: int = 100
+    ) -> list[UserInfo]:
+        params: list[Any] = [tenant]
+        cond = ""
+        if contains:
+            # LIKE's wildcards in the text match themselves; lower() on both sides, as
+            # PostgreSQL's LIKE is case-sensitive and SQLite's is not.
+            escaped = contains.lower().replace("!", "!!").replace("%", "!%").replace("_", "!_")
+            cond = " AND lower(user_id) LIKE ? ESCAPE '!'"
+            params.append(f"%{escaped}%")
+        rows = self._read_all(
+            Scope(tenant),
+            "SELECT user_id, count(*), sum(last_seq), min(coalesce(first_at, created_at)),"
+            " max(coalesce(last_at, created_at)) AS active FROM sessions"
+            f" WHERE tenant = ?{cond} GROUP BY user_id ORDER BY active DESC, user_id LIMIT ?",
+            [*params, limit],
+        )
+        read = self._d.read_time
+        return [UserInfo(r[0], int(r[1]), int(r[2]), read(r[3]), read(r[4])) for r in rows]
 
     def session_owners(self, tenant: str, sessions: Sequence[str]) -> dict[str, str]:
         d = self._d

@@ -378,18 +378,14 @@ class FactTables(SqlDatabase):
         statuses: Sequence[FactStatus] | None = (FactStatus.ACTIVE,), limit: int | None = None,
         sources: Sequence[str] | None = None,
     ) -> list[Fact]:  # fmt: skip
+        if any(given is not None and not given for given in (ids, sources)):
+            return []  # an empty list of ids, or of sources, matches no fact
         d = self._d
         where, params = _user_sql(scope)
-        if ids is not None:
-            if not ids:
-                return []
-            cond, more = d.one_of("i.id", list(ids))
-            where += f" AND {cond}"
-            params += more
+        among = [d.one_of("i.id", list(ids))] if ids is not None else []
         if sources is not None:
-            if not sources:
-                return []
-            cond, more = d.shares_text("f.sources", list(sources))
+            among.append(d.shares_text("f.sources", list(sources)))
+        for cond, more in among:
             where += f" AND {cond}"
             params += more
         if subject is not None:

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import replace
 
 from kenning.errors import InvalidInput, StoreError
+from kenning.store.sql import tables
 
 __all__ = ["MIGRATIONS", "check_owned", "migrate"]
 
@@ -18,6 +20,10 @@ _USER_TABLES = (
     "sessions", "items", "pins", "summaries", "compaction_log", "compaction_jobs", "task_state",
     "facts", "extraction_progress", "user_settings", "legal_holds", "procedures",
 )  # fmt: skip
+
+# Column types of the shared tables (kenning.store.sql.tables): before and since 0011.
+_V1 = tables.SQLITE
+_NOW = replace(tables.SQLITE, user="user_id")
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (
     (
@@ -194,19 +200,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             created_at REAL NOT NULL,
             updated_at REAL NOT NULL
         );
-        CREATE UNIQUE INDEX compaction_jobs_open ON compaction_jobs (tenant, session)
-            WHERE status IN ('pending', 'running');
-        CREATE INDEX compaction_jobs_status ON compaction_jobs (status, rowid);
-
-        CREATE TABLE task_state (
-            tenant TEXT NOT NULL,
-            session TEXT NOT NULL,
-            user TEXT NOT NULL,
-            body TEXT NOT NULL,
-            version INTEGER NOT NULL,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (tenant, session)
-        ) WITHOUT ROWID;
+        """
+        + tables.task_state(_V1)
+        + """
 
         -- Running token totals of a session's messages per encoding: n is one event's message
         -- tokens, cum the total through it, so a window's tail and the session's size are
@@ -341,30 +337,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             PRIMARY KEY (tenant, session)
         ) WITHOUT ROWID;
 
-        -- Consent and policy: NULL means "as the tenant's policy says".
-        CREATE TABLE user_settings (
-            tenant TEXT NOT NULL,
-            user TEXT NOT NULL,
-            share_across_sessions INTEGER,
-            sensitive_facts INTEGER,
-            updated_at REAL NOT NULL,
-            PRIMARY KEY (tenant, user)
-        ) WITHOUT ROWID;
-        CREATE TABLE tenant_policy (
-            tenant TEXT PRIMARY KEY,
-            body TEXT NOT NULL,
-            updated_at REAL NOT NULL
-        ) WITHOUT ROWID;
-        -- A legal hold on a tenant, a user ('' = all) or a session ('' = all) blocks purge
-        -- and erase of what it covers.
-        CREATE TABLE legal_holds (
-            tenant TEXT NOT NULL,
-            user TEXT NOT NULL DEFAULT '',
-            session TEXT NOT NULL DEFAULT '',
-            reason TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            PRIMARY KEY (tenant, user, session)
-        ) WITHOUT ROWID;
+        """
+        + tables.user_settings(_V1)
+        + tables.tenant_policy(_V1)
+        + tables.legal_holds(_V1)
+        + """
         -- Hard retention: what the purge job removed, for stats and audit (no content).
         CREATE TABLE purge_log (
             rowid INTEGER PRIMARY KEY,
@@ -389,19 +366,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
             created_at REAL NOT NULL,
             UNIQUE (tenant, name, version)
         );
-
-        -- Token usage per session and encoding: what windows sent, and the replies reported.
-        CREATE TABLE token_usage (
-            tenant TEXT NOT NULL,
-            session TEXT NOT NULL,
-            model TEXT NOT NULL,
-            input_tokens INTEGER NOT NULL DEFAULT 0,
-            output_tokens INTEGER NOT NULL DEFAULT 0,
-            calls INTEGER NOT NULL DEFAULT 0,
-            cost REAL NOT NULL DEFAULT 0,
-            PRIMARY KEY (tenant, session, model)
-        ) WITHOUT ROWID;
-        """,
+        """
+        + tables.token_usage(_V1),
     ),
     (
         "0008_job_leases_and_api_keys",
@@ -461,12 +427,8 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- written): a profile's times are the user's, also for a history imported later.
         ALTER TABLE sessions ADD COLUMN first_at REAL;
         ALTER TABLE sessions ADD COLUMN last_at REAL;
-        UPDATE sessions SET
-            first_at = (SELECT min(i.at) FROM items i WHERE i.tenant = sessions.tenant
-                        AND i.session = sessions.session AND i.kind = 'event'),
-            last_at = (SELECT max(i.at) FROM items i WHERE i.tenant = sessions.tenant
-                       AND i.session = sessions.session AND i.kind = 'event');
-        """,
+        """
+        + tables.SESSION_TIMES_BACKFILL,
     ),
     (
         "0014_tenant_usage",
@@ -508,29 +470,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX documents_user ON documents (tenant, user_id);
         CREATE INDEX documents_expiry ON documents (tenant, expires_at)
             WHERE expires_at IS NOT NULL;
-        -- What a document is found by: texts read from its fields, with their vectors
-        -- (float32 bytes, unit length, of the tenant's document model). Keyed by the
-        -- document's namespace and key, so a batch of writes needs no id read back.
-        CREATE TABLE document_texts (
-            tenant TEXT NOT NULL,
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            n INTEGER NOT NULL,
-            path TEXT NOT NULL,
-            text TEXT NOT NULL,
-            vec BLOB,
-            PRIMARY KEY (tenant, namespace, key, n),
-            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
-                ON DELETE CASCADE
-        ) WITHOUT ROWID;
-        -- Per tenant: a version every change of its documents bumps (searches rebuild their
-        -- in-memory index when it moved), and the embedding model of its document vectors.
-        CREATE TABLE document_state (
-            tenant TEXT PRIMARY KEY,
-            version INTEGER NOT NULL,
-            model TEXT
-        ) WITHOUT ROWID;
-        """,
+        """
+        + tables.document_texts(_NOW)
+        + tables.document_state(_NOW),
     ),
     (
         "0016_document_layout",
@@ -607,31 +549,16 @@ def migrate(conn: sqlite3.Connection) -> list[str]:
         "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
     )
     applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
-    known = {name for name, _ in MIGRATIONS}
-    unknown = applied - known
-    if unknown:
-        raise StoreError(
-            f"database has migrations this kenning does not know ({sorted(unknown)}); "
-            "upgrade kenning"
-        )
-    done = []
-    for name, script in MIGRATIONS:
-        if name in applied:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Another process may have migrated between our read and the lock.
-            if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            for statement in _statements(script):
-                conn.execute(statement)
-            conn.execute(
-                "INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time())
-            )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        done.append(name)
-    return done
+    tables.check_known(applied, MIGRATIONS)
+
+    def apply(name: str, script: str) -> bool:
+        # Another process may have migrated between our read and the lock.
+        if conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+            return False
+        for statement in _statements(script):
+            conn.execute(statement)
+        conn.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+        return True
+
+    pending = [(name, script) for name, script in MIGRATIONS if name not in applied]
+    return tables.apply_migrations(conn, pending, begin="BEGIN IMMEDIATE", apply=apply)

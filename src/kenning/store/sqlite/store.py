@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Literal
 
 from kenning.store.ann import AnnConfig
+from kenning.store.sql.archive import ArchiveTables
 from kenning.store.sql.context import ContextTables
 from kenning.store.sql.documents import DocumentTables
 from kenning.store.sql.events import EventTables
@@ -30,7 +31,7 @@ __all__ = ["SQLiteStore"]
 
 class SQLiteStore(
     SearchTables, ContextTables, JobTables, KeyTables, FactTables, PolicyTables, ProcedureTables,
-    EventTables, DocumentTables,
+    EventTables, DocumentTables, ArchiveTables,
 ):  # fmt: skip
     """The embedded :class:`~kenning.store.protocol.Store`.
 
