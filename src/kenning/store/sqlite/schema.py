@@ -486,18 +486,9 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         -- whose rows keep under a quarter of a page inline and spill the rest onto an
         -- overflow page each, three quarters of it empty. As an ordinary table, a page
         -- holds several rows whole: writes and the log write a third of the pages.
-        CREATE TABLE document_texts_rows (
-            tenant TEXT NOT NULL,
-            namespace TEXT NOT NULL,
-            key TEXT NOT NULL,
-            n INTEGER NOT NULL,
-            path TEXT NOT NULL,
-            text TEXT NOT NULL,
-            vec BLOB,
-            PRIMARY KEY (tenant, namespace, key, n),
-            FOREIGN KEY (tenant, namespace, key) REFERENCES documents (tenant, namespace, key)
-                ON DELETE CASCADE
-        );
+        """
+        + tables.document_texts(replace(_NOW, keyed=")"), name="document_texts_rows")
+        + """
         INSERT INTO document_texts_rows (tenant, namespace, key, n, path, text, vec)
             SELECT tenant, namespace, key, n, path, text, vec FROM document_texts;
         DROP TABLE document_texts;
