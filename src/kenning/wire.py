@@ -336,7 +336,8 @@ def match_from_json(data: Mapping[str, Any]) -> ProcedureMatch:
 def stats_json(stats: StoreStats) -> dict[str, Any]:
     return {"records": dict(stats.records), "mean_age_days": dict(stats.mean_age_days),
             "top_tags": [list(t) for t in stats.top_tags], "facts": dict(stats.facts),
-            "purged": dict(stats.purged), "unread_events": stats.unread_events}  # fmt: skip
+            "purged": dict(stats.purged), "unread_events": stats.unread_events,
+            "documents": stats.documents}  # fmt: skip
 
 
 def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
@@ -347,6 +348,7 @@ def stats_from_json(data: Mapping[str, Any]) -> StoreStats:
         facts={k: int(v) for k, v in data["facts"].items()},
         purged={k: int(v) for k, v in data["purged"].items()},
         unread_events=int(data.get("unread_events", 0)),
+        documents=int(data.get("documents", 0)),
     )
 
 

@@ -5,6 +5,7 @@ Written once against the protocol, run over every backend (the ``store`` fixture
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -68,6 +69,34 @@ def test_put_get_replace_and_delete(store: Store) -> None:
     assert again.updated_at == T0 + timedelta(minutes=5)
     put(docs, ACME, doc(("users", "dana"), "prefs", None))
     assert docs.get_documents(ACME, [(("users", "dana"), "prefs")]) == [None]
+
+
+def test_new_documents_ids_are_unique_and_follow_the_order_they_were_written_in(
+    store: Store,
+) -> None:
+    """Ids lead with the time of the write: a batch's documents sit side by side in the id
+    index (a write touches a page or two of it, not a page per document)."""
+    docs = documents_of(store)
+    put(docs, ACME, *[doc(("a",), f"k{n}", {"n": n}) for n in range(20)])
+    time.sleep(0.005)
+    put(docs, ACME, *[doc(("b",), f"k{n}", {"n": n}) for n in range(20)])
+    first = [d.id for d in docs.find_documents(ACME, DocumentQuery(prefix=("a",), limit=50))]
+    then = [d.id for d in docs.find_documents(ACME, DocumentQuery(prefix=("b",), limit=50))]
+    assert len(set(first + then)) == 40
+    assert max(first) < min(then)
+
+
+def test_stats_count_the_documents_a_tenant_or_user_holds(store: Store) -> None:
+    docs = documents_of(store)
+    owned = [doc(("u",), "3", {"v": 3}, user="dana"), doc(("u",), "4", {"v": 4}, user="lee")]
+    put(docs, ACME, doc(("t",), "1", {"v": 1}), doc(("t",), "2", {"v": 2}), *owned)
+    put(docs, GLOBEX, doc(("t",), "1", {"v": 1}))
+    assert store.stats(ACME, now=T0).documents == 4
+    assert store.stats(Scope("acme", "dana"), now=T0).documents == 1
+    assert store.stats(Scope("acme", "kim"), now=T0).documents == 0
+    put(docs, ACME, doc(("t",), "1", None), doc(("t",), "2", {"v": 5}))
+    assert store.stats(ACME, now=T0).documents == 3
+    assert store.stats(GLOBEX, now=T0).documents == 1
 
 
 def test_a_batch_applies_in_order_and_atomically(store: Store) -> None:

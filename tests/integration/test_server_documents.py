@@ -71,6 +71,17 @@ def test_another_tenants_key_sees_nothing_of_the_documents(served: Served) -> No
     assert _stored(served.memory) == [(("memories", "dana"), "k")]
 
 
+def test_served_stats_count_the_documents(served: Served) -> None:
+    with _store(served, "acme", user_at=1) as acme:
+        acme.put(("memories", "dana"), "a", {"text": "one"})
+        acme.put(("memories", "dana"), "b", {"text": "two"})
+        acme.put(("memories", "lee"), "c", {"text": "three"})
+        client = acme.memory
+        assert isinstance(client, Client)
+        assert client.retention.stats(ACME).documents == 3
+        assert client.retention.stats(Scope("acme", "dana")).documents == 2
+
+
 def test_a_store_for_another_tenant_than_its_keys_is_refused(served: Served) -> None:
     key = served.key("acme")
     with pytest.raises(InvalidScope, match="belongs to tenant 'acme', not 'globex'"):

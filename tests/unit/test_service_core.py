@@ -269,5 +269,5 @@ def test_long_term_records_survive_the_wire() -> None:
     assert match_from_json(match_json(ProcedureMatch(None))) == ProcedureMatch(None)
     stats = StoreStats(records={"event": 2}, mean_age_days={"event": 1.5},
                        top_tags=(("billing", 2),), facts={"active": 1},
-                       purged={"event": 3})  # fmt: skip
+                       purged={"event": 3}, unread_events=1, documents=4)  # fmt: skip
     assert stats_from_json(stats_json(stats)) == stats

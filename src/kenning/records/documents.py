@@ -154,6 +154,11 @@ def check_page(limit: object, offset: object) -> tuple[int, int]:
     return limit, offset  # type: ignore[return-value]  # both checked to be ints above
 
 
+#: What json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False) makes, without
+#: building an encoder per value.
+_ENCODER = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
+
+
 def check_value(value: object) -> str:
     """The JSON text of *value* as a document: a JSON object that every backend stores the
     same (:func:`~kenning.records.check_json`: string keys, no NUL or lone surrogate, finite
@@ -163,7 +168,7 @@ def check_value(value: object) -> str:
         raise InvalidInput(f"a document value is a JSON object, not {type(value).__name__}")
     check_json(value, "a document value")
     try:
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=False)
+        text = _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidInput(f"a document value must be JSON: {exc}") from exc
     if len(text) > MAX_DOCUMENT_CHARS:

@@ -159,8 +159,9 @@ class LegalHold:
 @dataclass(frozen=True, slots=True)
 class StoreStats:
     """What a tenant (or one user of it) holds: records by kind, their mean age in days, the
-    most used tags, facts by status, what the retention purge removed (tenant-wide), and how
-    many events are still to be read for facts."""
+    most used tags, facts by status, what the retention purge removed (tenant-wide), how
+    many events are still to be read for facts, and how many namespaced documents it holds
+    (a user: those the user owns; expired ones count until they are swept)."""
 
     records: Mapping[str, int]
     mean_age_days: Mapping[str, float]
@@ -168,3 +169,4 @@ class StoreStats:
     facts: Mapping[str, int]
     purged: Mapping[str, int]
     unread_events: int = 0
+    documents: int = 0

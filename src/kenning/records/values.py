@@ -102,10 +102,20 @@ def check_json(value: object, what: str, *, max_depth: int = MAX_JSON_DEPTH) -> 
     finite numbers, booleans and null, nested at most *max_depth* levels. The message names
     where in *value* the fault is (``tool_result.order.items[2]``).
 
-    Walks the value with a stack, not recursion, so no depth makes it fail otherwise.
+    Walks the value with a stack, not recursion, so no depth makes it fail otherwise: first
+    a quick pass that keeps no paths, then, only if that one finds fault, the walk that
+    names it.
 
     >>> check_json({"order": {"id": "A-1", "total": 42.5}}, "tool_result")
     """
+    if not _plainly_json(value, max_depth):
+        # Something is wrong, or of a type the quick pass does not know: walk it again,
+        # keeping where each node is to name the fault.
+        _walk_json(value, what, max_depth)
+
+
+def _walk_json(value: object, what: str, max_depth: int) -> None:
+    """:func:`check_json`'s full walk, with isinstance's rules and the fault's path."""
     # Each entry: a node, its depth, and where it is as a linked (parent, key) pair.
     stack: list[tuple[object, int, _Where]] = [(value, 0, None)]
     while stack:
@@ -130,6 +140,39 @@ def check_json(value: object, what: str, *, max_depth: int = MAX_JSON_DEPTH) -> 
             raise InvalidInput(
                 f"{_named(what, where)} is a {type(node).__name__}, which is not JSON"
             )
+
+
+def _plainly_json(value: object, max_depth: int) -> bool:
+    """Whether *value* is JSON that :func:`check_json` accepts, built of plain dicts, lists,
+    tuples and scalars: one quick pass that keeps no path (False: look again, slowly)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    unstorable = _UNSTORABLE.search
+    while stack:
+        node, depth = stack.pop()
+        # Exact types: a subclass (a bool is an int) takes the slow pass's isinstance rules.
+        if type(node) is str:
+            if unstorable(node):
+                return False
+        elif type(node) is dict:
+            if depth >= max_depth:
+                return False
+            for key, item in node.items():
+                if type(key) is not str or unstorable(key):
+                    return False
+                stack.append((item, depth + 1))
+        elif type(node) is list or type(node) is tuple:
+            if depth >= max_depth:
+                return False
+            stack.extend((item, depth + 1) for item in node)
+        elif type(node) is int:
+            if node.bit_length() > MAX_JSON_INT_BITS:
+                return False
+        elif type(node) is float:
+            if not math.isfinite(node):
+                return False
+        elif node is not None and type(node) is not bool:
+            return False
+    return True
 
 
 def too_deep(what: str, max_depth: int = MAX_JSON_DEPTH) -> InvalidInput:

@@ -252,7 +252,7 @@ def stats(
     now: Annotated[str | None, Query(max_length=64, description="ISO-8601 time")] = None,
 ) -> Json:
     """Records by kind and their mean age (as of *now*), the most used tags, facts by status,
-    and what the retention purge removed."""
+    what the retention purge removed, and the namespaced documents held."""
     scope = tenant_scope(authorize(request, KeyScope.READ), user)
     when = None if now is None else to_utc(now, what="now")
     return stats_json(service(request).memory.retention.stats(scope, now=when))

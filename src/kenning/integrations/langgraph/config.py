@@ -11,6 +11,7 @@ server). Vectors are stored at unit length: search compares cosines.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -99,13 +100,19 @@ class IndexSettings:
         one per element where a path names several, as LangGraph's stores read them."""
         out: list[IndexText] = []
         for path in self.fields if fields is None else fields:
-            tokens: str | list[str] = path if path == "$" else tokenize_path(path)
-            found = get_text_at_path(value, tokens)
+            found = get_text_at_path(value, _tokens(path))
             if len(found) == 1:
                 out.append(IndexText(path, found[0]))
             else:
                 out += [IndexText(f"{path}.{i}", text) for i, text in enumerate(found)]
         return out
+
+
+@functools.lru_cache(maxsize=256)
+def _tokens(path: str) -> str | list[str]:
+    """*path* as LangGraph's readers take it (``$``, else its tokens), read once per path:
+    the same few paths index every put (the list is only read, never changed)."""
+    return path if path == "$" else tokenize_path(path)
 
 
 def index_settings(index: IndexConfig | None, own: ModelInfo | None) -> IndexSettings:

@@ -14,8 +14,9 @@ was built from is no longer the stored one, so every process sees every other's 
 
 from __future__ import annotations
 
+import secrets
 import threading
-import uuid
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -137,14 +138,15 @@ class DocumentTables(SqlDatabase):
         if not kept:
             return
         rows = [(encode_namespace(w.namespace), w) for w in kept]
+        now = d.time(at)
         tx.executemany(
             f"INSERT INTO documents ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (tenant, namespace, key) DO UPDATE SET value = excluded.value,"
             " updated_at = excluded.updated_at, user_id = excluded.user_id,"
             " ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at",
-            [(uuid.uuid4().hex, tenant, ns, w.key, d.json_text(w.value_json or "{}"),
-              d.time(at), d.time(at),
-              w.user, w.ttl_minutes, d.opt_time(expiry(at, w.ttl_minutes))) for ns, w in rows],
+            [(doc_id, tenant, ns, w.key, d.json_text(w.value_json or "{}"), now, now, w.user,
+              w.ttl_minutes, d.opt_time(expiry(at, w.ttl_minutes)))
+             for doc_id, (ns, w) in zip(_new_ids(len(rows)), rows, strict=True)],
         )  # fmt: skip
         # A replaced document's old texts go; a new one has none.
         tx.executemany(f"DELETE FROM document_texts WHERE {where}",
@@ -430,6 +432,15 @@ def _net(writes: Sequence[DocumentWrite]) -> tuple[list[tuple[str, str]], list[D
         last[key] = w
     kept = [w for w in last.values() if w.value is not None]
     return list(deleted), kept
+
+
+def _new_ids(count: int) -> list[str]:
+    """Ids for *count* new documents: unique, 32 hex digits each. The time (in milliseconds)
+    comes first, then 80 random bits: a batch's new ids sit side by side in the id index, so
+    a write touches a page or two of it instead of a page per document."""
+    at = f"{time.time_ns() // 1_000_000:012x}"
+    bits = secrets.token_hex(10 * count)
+    return [at + bits[n : n + 20] for n in range(0, 20 * count, 20)]
 
 
 def _blob(value: Any) -> bytes | None:

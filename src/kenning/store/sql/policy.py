@@ -162,6 +162,11 @@ class PolicyTables(SqlDatabase):
                 f" WHERE {sessions_where} AND s.last_seq > coalesce(p.done_seq, 0)",
                 sessions_params,
             ).fetchone()
+            owned = "tenant = ?" + ("" if owner.user is None else " AND user_id = ?")
+            documents = tx.execute(
+                f"SELECT count(*) FROM documents WHERE {owned}",
+                [owner.tenant] + ([] if owner.user is None else [owner.user]),
+            ).fetchone()
         return StoreStats(
             records={r[0]: int(r[1]) for r in kinds},
             mean_age_days={r[0]: round(float(r[2]) / 86_400, 2) for r in kinds},
@@ -169,4 +174,5 @@ class PolicyTables(SqlDatabase):
             facts={r[0]: int(r[1]) for r in facts},
             purged=self.purge_log(scope.tenant),
             unread_events=int(unread[0]),
+            documents=int(documents[0]),
         )

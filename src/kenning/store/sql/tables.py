@@ -155,12 +155,13 @@ def token_usage(t: ColumnTypes) -> str:
 """
 
 
-def document_texts(t: ColumnTypes) -> str:
+def document_texts(t: ColumnTypes, name: str = "document_texts") -> str:
     """What a document is found by: texts read from its fields, with their vectors (float32
     bytes, unit length, of the tenant's document model). Keyed by the document's namespace
-    and key, so a batch of writes needs no id read back."""
+    and key, so a batch of writes needs no id read back. (*name*: the table made, for a
+    migration that remakes it.)"""
     return f"""
-        CREATE TABLE document_texts (
+        CREATE TABLE {name} (
             tenant {t.text} NOT NULL,
             namespace {t.namespace} NOT NULL,
             key {t.text} NOT NULL,

@@ -482,6 +482,27 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DELETE FROM token_ledger;
         """,
     ),
+    (
+        "0017_document_layout",
+        """
+        -- Only documents a user owns are found by their user: the tenant's own (the most, in
+        -- a LangGraph store without user_at) are left out of that index, which a write of
+        -- them then need not touch.
+        DROP INDEX documents_user;
+        CREATE INDEX documents_user ON documents (tenant, user_id) WHERE user_id IS NOT NULL;
+        -- A text's row holds its vector (1 KiB and more): too large for a WITHOUT ROWID table,
+        -- whose rows keep under a quarter of a page inline and spill the rest onto an
+        -- overflow page each, three quarters of it empty. As an ordinary table, a page
+        -- holds several rows whole: writes and the log write a third of the pages.
+        """
+        + tables.document_texts(replace(_NOW, keyed=")"), name="document_texts_rows")
+        + """
+        INSERT INTO document_texts_rows (tenant, namespace, key, n, path, text, vec)
+            SELECT tenant, namespace, key, n, path, text, vec FROM document_texts;
+        DROP TABLE document_texts;
+        ALTER TABLE document_texts_rows RENAME TO document_texts;
+        """,
+    ),
 )
 
 
