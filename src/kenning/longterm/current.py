@@ -18,9 +18,8 @@ A turn can state a value the user has since changed without the reader having re
 it ("it's an iPhone 11", "that's where I live"), so nothing links it to the fact that replaced
 it. In a search that includes facts, each fact the search found is therefore also placed above
 the same user's turns said before the fact began (:func:`facts_lead`); the set of hits is the
-same, only their order changes. On the free-text staleness set's knowledge-update probes this
-took the stale rate of the default search from .488 to .302 on the tuning part (held-out .297
-to .234).
+same, only their order changes (its effect on the free-text staleness set is in
+``docs/benchmarks.md``).
 :func:`current_first` is the pure core; :class:`CurrentFirst` reads what it needs.
 """
 
