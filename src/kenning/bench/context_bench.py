@@ -27,6 +27,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.metrics import percentiles
 from kenning.bench.report import table, write_files
 from kenning.bench.support_threads import APPROVAL_TOOL, SupportThread, generate_thread
@@ -190,8 +191,8 @@ def _session_events(n: int, seed: int) -> list[dict[str, Any]]:
     return events
 
 
-def _scope(size: int) -> Scope:
-    return Scope("bench", "user", f"session{size}")
+def _scope(size: int, tenant: str = "bench") -> Scope:
+    return Scope(tenant, "user", f"session{size}")
 
 
 def run_assemble_bench(
@@ -202,66 +203,40 @@ def run_assemble_bench(
     calls: int = 200,
     budget: int = 8_000,
     seed: int = 0,
+    store_url: str | None = None,
 ) -> dict[str, Any]:
-    """Assemble latency per session size, retrieval excluded and included."""
+    """Assemble latency per session size, retrieval excluded and included; on PostgreSQL
+    (*store_url*) also the round trips, statements and transactions of one window."""
     out.mkdir(parents=True, exist_ok=True)
     rows: dict[str, Any] = {}
-    queries = [e["content"] for e in _session_events(400, seed + 7)[-200:]]
+    tenant = "bench"
+    if store_url is not None:
+        erase_bench_tenants(store_url, [tenant])  # a run starts from nothing
     with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
+        places: dict[int, str | Path] = {
+            size: store_url or Path(tmp) / f"s{size}.db" for size in sizes
+        }
         for size in sizes:
-            paths[size] = Path(tmp) / f"s{size}.db"
             events = _session_events(size, seed)
             started = time.perf_counter()
-            with Memory.open(paths[size], embedder=embedder) as memory:
+            with Memory.open(places[size], embedder=embedder) as memory:
                 for start in tqdm(range(0, size, 1_000), desc=f"ingest {size}", unit="k"):
-                    memory.add_events(_scope(size), events[start : start + 1_000])
+                    memory.add_events(_scope(size, tenant), events[start : start + 1_000])
             rows[str(size)] = {"events": size, "ingest_s": round(time.perf_counter() - started, 2)}
         for label, retrieve in (("without_retrieval", False), ("with_retrieval", True)):
             settings = Settings(context=ContextSettings(retrieve=retrieve))
             memories = {
-                s: Memory.open(paths[s], embedder=embedder, settings=settings) for s in sizes
+                s: Memory.open(places[s], embedder=embedder, settings=settings) for s in sizes
             }
             try:
-                for size, memory in memories.items():
-                    first = time.perf_counter()
-                    memory.assemble(_scope(size), budget_tokens=budget, model=MODEL, system=SYSTEM)
-                    memory.context.wait_for_compaction()
-                    index = "off"
-                    if retrieve and isinstance(memory.store, SQLiteStore):
-                        # A large tenant's HNSW index builds in the background: time after it.
-                        index = memory.store.vector_index("bench", wait_s=None).state
-                    rows[str(size)][label] = {
-                        "first_call_s": round(time.perf_counter() - first, 2),
-                        "vector_index": index,
-                    }
-                times: dict[int, list[float]] = {s: [] for s in sizes}
-                windows = {}
-                # Round robin over the sizes, so the machine's noise falls on all of them alike.
-                # Each call retrieves for a new query (no query-vector cache hits).
-                for i in tqdm(range(calls), desc=label, unit="round"):
+                _time_windows(memories, rows, label, calls=calls, budget=budget, seed=seed,
+                              tenant=tenant)  # fmt: skip
+                if store_url is not None:
                     for size, memory in memories.items():
-                        query = f"{queries[i % len(queries)]} (call {i}, size {size})"
-                        t0 = time.perf_counter()
-                        windows[size] = memory.assemble(
-                            _scope(size), budget_tokens=budget, model=MODEL, system=SYSTEM,
-                            query=query,
-                        )  # fmt: skip
-                        times[size].append((time.perf_counter() - t0) * 1_000)
+                        rows[str(size)][label]["wire"] = _wire(memory, _scope(size, tenant), budget)
             finally:
                 for memory in memories.values():
                     memory.close()
-            for size in sizes:
-                window = windows[size]
-                rows[str(size)][label].update(
-                    {
-                        **{f"{k}_ms": round(v, 3) for k, v in percentiles(times[size]).items()},
-                        "mean_ms": round(statistics.fmean(times[size]), 3),
-                        "window_tokens": window.tokens,
-                        "pressure": window.pressure.value,
-                        "summaries": window.tiers[Tier.SUMMARIES].included,
-                    }
-                )
     p99 = {s: rows[s]["without_retrieval"]["p99_ms"] for s in rows}
     targets: dict[str, Any] = {}
     if "10000" in p99:
@@ -271,16 +246,82 @@ def run_assemble_bench(
         ratio = p99["100000"] / p99["1000"]
         targets["p99_100k_over_1k"] = {"value": round(ratio, 2), "target": 2.0, "met": ratio <= 2.0}
     report = {"bench": "assemble", "model": MODEL, "budget": budget, "calls": calls,
+              "backend": "sqlite" if store_url is None else "postgresql",
               "sizes": rows, "targets": targets}  # fmt: skip
     write_files(out, report, _assemble_markdown(report))
     return report
+
+
+def _time_windows(
+    memories: dict[int, Memory], rows: dict[str, Any], label: str, *, calls: int, budget: int,
+    seed: int, tenant: str,
+) -> None:  # fmt: skip
+    """Time *calls* windows per size into ``rows[size][label]``, after a first call that
+    compacts (timed apart, as is the wait for a large tenant's vector index)."""
+    retrieve = label == "with_retrieval"
+    queries = [e["content"] for e in _session_events(400, seed + 7)[-200:]]
+    for size, memory in memories.items():
+        first = time.perf_counter()
+        memory.assemble(_scope(size, tenant), budget_tokens=budget, model=MODEL, system=SYSTEM)
+        memory.context.wait_for_compaction()
+        index = "off"
+        if retrieve and isinstance(memory.store, SQLiteStore):
+            # A large tenant's HNSW index builds in the background: time after it.
+            index = memory.store.vector_index(tenant, wait_s=None).state
+        rows[str(size)][label] = {
+            "first_call_s": round(time.perf_counter() - first, 2),
+            "vector_index": index,
+        }
+    times: dict[int, list[float]] = {s: [] for s in memories}
+    windows = {}
+    # Round robin over the sizes, so the machine's noise falls on all of them alike.
+    # Each call retrieves for a new query (no query-vector cache hits).
+    for i in tqdm(range(calls), desc=label, unit="round"):
+        for size, memory in memories.items():
+            query = f"{queries[i % len(queries)]} (call {i}, size {size})"
+            t0 = time.perf_counter()
+            windows[size] = memory.assemble(
+                _scope(size, tenant), budget_tokens=budget, model=MODEL, system=SYSTEM,
+                query=query,
+            )  # fmt: skip
+            times[size].append((time.perf_counter() - t0) * 1_000)
+    for size, window in windows.items():
+        rows[str(size)][label].update(
+            {
+                **{f"{k}_ms": round(v, 3) for k, v in percentiles(times[size]).items()},
+                "mean_ms": round(statistics.fmean(times[size]), 3),
+                "window_tokens": window.tokens,
+                "pressure": window.pressure.value,
+                "summaries": window.tiers[Tier.SUMMARIES].included,
+            }
+        )
+
+
+def _wire(memory: Memory, scope: Scope, budget: int) -> dict[str, dict[str, int]]:
+    """What one window sends to PostgreSQL: with nothing new since the last window, and
+    after a new turn (whose tokens the window counts first)."""
+    from kenning.bench.round_trips import counting
+
+    query = "what did we agree about the refund?"
+    found: dict[str, dict[str, int]] = {}
+    for case in ("unchanged", "after_a_turn"):
+        if case == "after_a_turn":
+            memory.add_events(scope, [{"role": "user", "content": "And the refund, any news?"}])
+        with counting() as count:
+            memory.assemble(scope, budget_tokens=budget, model=MODEL, system=SYSTEM, query=query)
+        found[case] = {
+            "round_trips": count.round_trips, "statements": count.statements,
+            "transactions": count.transactions, "read_transactions": count.read_only,
+        }  # fmt: skip
+    return found
 
 
 def _assemble_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# kenning bench assemble",
         "",
-        f"`Memory.assemble` for {report['model']} with a {report['budget']}-token budget, "
+        f"`Memory.assemble` on {report.get('backend', 'sqlite')} for {report['model']} with a "
+        f"{report['budget']}-token budget, "
         f"{report['calls']} calls per row (round robin over the sizes), after the session was "
         "compacted once (the first call, timed apart, which also waits for a large tenant's "
         "vector index). With retrieval, each call searches the user's memories for a new "
@@ -295,6 +336,18 @@ def _assemble_markdown(report: dict[str, Any]) -> str:
             cell=str,
         ),
     ]  # fmt: skip
+    wire = [
+        [size, retrieval, case, *counts.values()]
+        for size, row in report["sizes"].items()
+        for label, retrieval in (("without_retrieval", "no"), ("with_retrieval", "yes"))
+        for case, counts in row[label].get("wire", {}).items()
+    ]
+    if wire:
+        lines += ["", "What one window sends to PostgreSQL (the calling thread only):", ""]
+        lines += table(
+            ["events", "retrieval", "case", "round trips", "statements", "transactions",
+             "read transactions"], wire, cell=str,
+        )  # fmt: skip
     lines += ["", "Targets:", ""]
     for name, t in report["targets"].items():
         lines.append(

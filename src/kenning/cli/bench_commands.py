@@ -208,6 +208,7 @@ def _add_synthetic_benches(bench: Any) -> None:
     b.add_argument("--sizes", default="100,1000,10000,100000", help="comma-separated sizes")
     b.add_argument("--calls", type=positive, default=200, help="timed calls per row")
     b.add_argument("--budget", type=positive, default=8_000, help="window budget in tokens")
+    b.add_argument("--store", metavar="URL", help=_BENCH_STORE_HELP)
     b.set_defaults(handler=_assemble)
 
 
@@ -418,7 +419,7 @@ def _assemble(args: argparse.Namespace) -> int:
 
     report = run_assemble_bench(
         out, embedder=MiniLMEmbedder(), sizes=_sizes(args.sizes), calls=args.calls,
-        budget=args.budget,
+        budget=args.budget, store_url=_url(args.store),
     )  # fmt: skip
     print((out / "report.md").read_text())
     print(json.dumps(report["targets"], indent=2))

@@ -15,7 +15,7 @@ from kenning.tokens.base import Tokenizer
 from kenning.tokens.chat import DEFAULT_CHAT_OVERHEAD, ChatOverhead, message_tokens
 from kenning.tokens.messages import event_messages
 
-__all__ = ["SessionStore", "sync_ledger"]
+__all__ = ["SessionStore", "sync_ledger", "uncounted"]
 
 
 class SessionStore(EventLog, ContextState, Protocol):
@@ -29,15 +29,26 @@ def sync_ledger(
     tokenizer: Tokenizer,
     *,
     overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
-) -> tuple[int, int]:
-    """Count the events added since the last call; return (last seq, total message tokens)."""
-    head, total = store.ledger_head(scope, tokenizer.name)
-    fresh = store.events(scope, after_seq=head)
-    if not fresh:
-        return head, total
-    counts = [
+) -> int:
+    """Count the events added since the last call; return how many were counted."""
+    counts = uncounted(store, scope, tokenizer, overhead=overhead)
+    store.extend_ledger(scope, tokenizer.name, counts)
+    return len(counts)
+
+
+def uncounted(
+    store: SessionStore,
+    scope: Scope,
+    tokenizer: Tokenizer,
+    *,
+    overhead: ChatOverhead = DEFAULT_CHAT_OVERHEAD,
+) -> list[tuple[int, int]]:
+    """``(seq, message tokens)`` of the session's events after the ledger's head: what
+    :meth:`~kenning.store.protocol.ContextState.extend_ledger` appends. Reads only."""
+    with store.reading(scope):  # the head and the events after it from one state
+        head, _ = store.ledger_head(scope, tokenizer.name)
+        fresh = store.events(scope, after_seq=head)
+    return [
         (e.seq, sum(message_tokens(tokenizer, m, overhead=overhead) for m in event_messages(e)))
         for e in fresh
     ]
-    store.extend_ledger(scope, tokenizer.name, counts)
-    return store.ledger_head(scope, tokenizer.name)

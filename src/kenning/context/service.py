@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import Decimal, InvalidOperation
@@ -14,7 +15,7 @@ from typing import Any, Protocol
 
 from kenning.compaction.compactor import Compactor
 from kenning.compaction.extractive import ExtractiveSummarizer
-from kenning.compaction.ledger import SessionStore
+from kenning.compaction.ledger import SessionStore, uncounted
 from kenning.compaction.plan import CompactionSettings
 from kenning.compaction.summarizer import Summarizer
 from kenning.compaction.worker import CompactionWorker
@@ -372,34 +373,62 @@ class WorkingContext(ContextAPI, WindowAPI):
         scope = session_of(scope)
         source = window_source(scope, retrieve_from)
         _check_window(budget_tokens, reserve_output_tokens, system, goal, query)
-        request = self._request(
-            scope, source, model=model, budget=budget_tokens - reserve_output_tokens,
-            system=system, goal=goal, tools=validate_tools(tools), query=query,
-        )  # fmt: skip
-        gathered, utilization, pressure = self._gather(request)
-        # Refuse an impossible budget before pressure can change anything.
-        check_mandatory(
-            gathered, budget=request.budget, tokenizer=request.tokenizer, cache=self._cache
-        )
+        tools = validate_tools(tools)
+        budget = budget_tokens - reserve_output_tokens
         reasons: list[str] = []
-        if pressure is not Pressure.OK:
-            self.metrics[pressure.value] += 1
-        if pressure is Pressure.HARD and read_only:
-            gathered, utilization, pressure = self._draft_now(request, utilization, reasons)
-        elif pressure is Pressure.HARD:
-            self._compact_now(request, utilization, reasons)
+        with self._counted_snapshot(scope, tokenizer_for(model)):
+            request = self._request(
+                scope, source, model=model, budget=budget, system=system, goal=goal,
+                tools=tools, query=query,
+            )  # fmt: skip
             gathered, utilization, pressure = self._gather(request)
+            # Refuse an impossible budget before pressure can change anything.
+            check_mandatory(
+                gathered, budget=request.budget, tokenizer=request.tokenizer, cache=self._cache
+            )
+            if pressure is not Pressure.OK:
+                self.metrics[pressure.value] += 1
+            compact = pressure is Pressure.HARD and not read_only
+            if pressure is Pressure.HARD and read_only:
+                gathered, utilization, pressure = self._draft_now(request, utilization, reasons)
+            if not compact:
+                window = self._window(request, gathered, pressure, utilization, reasons)
+        if compact:
+            self._compact_now(request, utilization, reasons)
+            with self._store.reading(scope):
+                gathered, utilization, pressure = self._gather(request)
+                window = self._window(request, gathered, pressure, utilization, reasons)
         elif not read_only:
             self._relieve(request, pressure, utilization)
+        record = gathered.written and not read_only
+        return self._charge(request, window, reserve_output_tokens, record=record)
+
+    @contextmanager
+    def _counted_snapshot(self, scope: Scope, tokenizer: Tokenizer) -> Iterator[None]:
+        """One read transaction over the session, its token ledger counted first. New turns
+        are counted by a write of their own, before the transaction that reads the window
+        begins: a write inside it would not be seen by the reads after it."""
+        with self._store.reading(scope):
+            counts = uncounted(self._store, scope, tokenizer, overhead=DEFAULT_CHAT_OVERHEAD)
+            if not counts:
+                yield
+                return
+        self._store.extend_ledger(scope, tokenizer.name, counts)
+        with self._store.reading(scope):
+            yield
+
+    def _window(
+        self, request: _Request, gathered: Gathered, pressure: Pressure, utilization: float,
+        reasons: list[str],
+    ) -> ContextWindow:  # fmt: skip
+        """The window built from what was gathered, with the memories retrieved for it."""
         memories, degraded = self._memories(request, gathered, reasons)
-        window = build_window(
+        return build_window(
             gathered, tokenizer=request.tokenizer, cache=self._cache, budget=request.budget,
             settings=self._settings, memories=memories, pressure=pressure,
             utilization=utilization, degraded=degraded, reasons=reasons,
             count_message=self._message_counter(request.tokenizer),
         )  # fmt: skip
-        record = gathered.written and not read_only
-        return self._charge(request, window, reserve_output_tokens, record=record)
 
     def _request(
         self,

@@ -254,6 +254,13 @@ class ContextState(Protocol):
     """A session's working-context state: pins, summaries and their audit log, task state and
     the running token totals of its messages."""
 
+    def reading(self, scope: Scope) -> AbstractContextManager[None]:
+        """A block whose reads for *scope*, made by this thread through this store, see one
+        committed state in one read transaction (a window's pins, summaries, tail, profile
+        and retrieval agree). A write inside commits on its own and is not seen by the reads
+        that follow it in the block. Raises ``ScopeConflict`` as the reads inside would."""
+        ...
+
     def put_pins(
         self, scope: Scope, drafts: Sequence[PinDraft], *, at: datetime,
         mode: Literal["add", "set"] = "set", generation: int | None = None,

@@ -45,6 +45,7 @@ from kenning.store.sql.database import (
     SqlDatabase,
     check_generation,
     check_owner,
+    check_owner_once,
     erase_generation,
     traced_tx,
 )
@@ -213,16 +214,19 @@ class Database(SqlDatabase):
             raise StoreError("the store is closed")
         nested: Conn | None = getattr(self._local, "open_read", None)
         if nested is not None:
-            if scope is not None:
+            if scope is not None and scope.tenant != self._local.read_tenant:
                 self.set_tenant(nested, scope.tenant)
-            check_owner(nested, DIALECT, scope)
+                self._local.read_tenant = scope.tenant
+            check_owner_once(nested, DIALECT, scope, self._local.checked)
             yield nested  # already inside this thread's read transaction
             return
         begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
         with self._transaction(begin, "reading") as tx:
             self._local.open_read = tx
+            self._local.read_tenant = "" if scope is None else scope.tenant
+            self._local.checked = set()
             try:
-                check_owner(tx, DIALECT, scope)
+                check_owner_once(tx, DIALECT, scope, self._local.checked)
                 yield tx
             finally:
                 self._local.open_read = None

@@ -80,6 +80,15 @@ def check_owner(
         )
 
 
+def check_owner_once(tx: Tx, d: Dialect, scope: Scope | None, checked: set[Scope]) -> None:
+    """:func:`check_owner` for a read, once per scope in one read transaction: its answer
+    cannot change inside the transaction's snapshot, and a window's reads ask it often."""
+    if scope is None or scope in checked:
+        return
+    check_owner(tx, d, scope)
+    checked.add(scope)
+
+
 def erase_generation(tx: Tx, tenant: str) -> int:
     """The tenant's newest entry in the log of erased rows (0 before any erase); a closed
     fact leaving the search partitions ('hide') erases nothing."""

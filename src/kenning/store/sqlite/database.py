@@ -25,7 +25,7 @@ from pathlib import Path
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Scope
 from kenning.store.records import ModelInfo
-from kenning.store.sql.database import SqlDatabase, check_owner, traced_tx
+from kenning.store.sql.database import SqlDatabase, check_owner, check_owner_once, traced_tx
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.vectors import stored_model
 from kenning.store.sqlite.cross import CROSS_TENANT
@@ -147,7 +147,7 @@ class Database(SqlDatabase):
             raise StoreError("the store is closed")
         nested: sqlite3.Connection | None = getattr(self._local, "open_read", None)
         if nested is not None:
-            check_owner(nested, DIALECT, scope)
+            check_owner_once(nested, DIALECT, scope, self._local.checked)
             yield nested  # already inside this thread's read transaction
             return
         if self.in_memory:
@@ -168,8 +168,9 @@ class Database(SqlDatabase):
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
         self._local.open_read = conn
+        self._local.checked = set()
         try:
-            check_owner(conn, DIALECT, scope)
+            check_owner_once(conn, DIALECT, scope, self._local.checked)
             yield conn
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite read failed: {exc}") from exc
