@@ -174,6 +174,38 @@ print(json.dumps({"first": first, "second": second, "name": extractor.name, "log
 """
 
 
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a name the tagger misreads ("Philly"/RB) is still the place the speaker is in
+        ("I don't live in Denver anymore, I'm in Philly now.",
+         {("location", "Denver", True), ("location", "Philly", False)}),
+        ("I'm a Kiwi in Madrid, so the siestas are new to me.",
+         {("is_a:kiwi", "yes", False), ("location", "Madrid", False)}),
+        ("I'm a Leipzig-based photographer.",
+         {("occupation", "Leipzig-based photographer", False), ("location", "Leipzig", False)}),
+        # a bare verb after a simple past is the present ("live", not "lived")
+        ("I moved out of my flat in Lyon and live in Nantes now.", {("location", "Nantes", False)}),
+        ("in Denver now!! still unpacking boxes", {("location", "Denver", False)}),
+        ("I'm now an associate at Procter & Gamble.",
+         {("employer", "Procter & Gamble", False), ("occupation", "associate", False)}),
+        ("Currently working as a nurse at Mercy Hospital.",
+         {("employer", "Mercy Hospital", False), ("occupation", "nurse", False)}),
+        ("I make a living as a translator.", {("occupation", "translator", False)}),
+        ("Speech therapist here (pediatric). Any games for the R sound?",
+         {("occupation", "Speech therapist", False)}),
+        # a team, a trip: no place
+        ("I'm in Marketing now.", set()),
+        ("I'm in Paris this week for a conference.", set()),
+        ("Scratch that, I don't actually like olives.", {("preference:olives", "likes", True)}),
+    ],
+)  # fmt: skip
+def test_places_roles_and_workplaces_as_people_write_them(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts
+
+
 def test_without_spacy_extraction_falls_back_to_the_rules_with_one_log_line() -> None:
     env = os.environ | {"PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     run = subprocess.run(

@@ -91,7 +91,11 @@ _OPENING = re.compile(
     re.IGNORECASE,
 )
 # "Morning person here", "Sam here": the speaker introducing themselves.
-_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*,)", re.IGNORECASE)
+# "in Chicago now!!", "at Stripe these days": where the speaker is, without "I'm"
+_PLACED_NOW = re.compile(
+    r"^\W*(?:in|at)\s+[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,3}\s+(?:now|these days|nowadays)\b"
+)
+_HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*[,(])", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
 # chat noise ("lol", "haha"). Words that change what follows ("actually", "correction",
@@ -178,6 +182,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     named = speaker is not None and speaker in sentence
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
+    opening = opening or _PLACED_NOW.match(sentence)
     return named or bool(opening)
 
 

@@ -160,8 +160,17 @@ def _is_predicate(p: Parsed, token: Token) -> bool:
         return token.dep not in ("amod", "compound")
     if token.pos == "AUX":
         return token.dep not in ("aux", "auxpass")
-    # A fragment without a verb: "Severely allergic to shellfish", "Morning person here".
+    # A fragment without a verb: "Severely allergic to shellfish", "Morning person here",
+    # and a state told by its preposition: "in Chicago now", "at Stripe these days".
+    if token.dep == "ROOT" and token.pos == "ADP":
+        return p.child(token, "pobj") is not None and _told_now(p, token)
     return token.dep == "ROOT" and token.pos in ("ADJ", "NOUN", "PROPN")
+
+
+def _told_now(p: Parsed, token: Token) -> bool:
+    """ "... now", "currently ...", "... these days": said of how things stand."""
+    near = [t for t in p.children(token) if t.dep in ("advmod", "npadvmod")]
+    return any(t.lower in ("now", "currently", "nowadays", "days") for t in near)
 
 
 def _clause(sentence: Sentence, pred: Token, who: tuple[str, Token | None, Token | None]) -> Clause:
@@ -494,6 +503,11 @@ def _tense(p: Parsed, pred: Token) -> str:
     auxes = p.children(pred, "aux", "auxpass")
     coordinated = pred.dep == "conj" and head is not None and head.pos in ("VERB", "AUX")
     finite = pred.tag in ("VBP", "VBZ", "VBD")  # "I grew up in Ohio but now live in Texas"
+    # "I moved out of Lyon and live in Paris now": a bare form after a simple past is its
+    # own present (the past would be "lived"), as is anything said "now".
+    if coordinated and head is not None and not auxes and not p.children(head, "aux"):
+        finite = finite or (pred.tag == "VB" and head.tag == "VBD")
+    finite = finite or any(a.lower == "now" for a in p.children(pred, "advmod"))
     if not auxes and coordinated and head is not None and not finite and not p.child(pred, "nsubj"):
         return _tense(p, head)
     if pred.dep in ("xcomp", "pcomp") and head is not None and not auxes:

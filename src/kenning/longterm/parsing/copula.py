@@ -30,7 +30,7 @@ from kenning.longterm.parsing.arguments import (
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Token
 
-__all__ = ["be_adjective", "copula", "fan"]
+__all__ = ["be_adjective", "be_prep", "copula", "fan", "named_place"]
 
 _DECADES = re.compile(r"\b(?:teens|twenties|thirties|forties|fifties|sixties|seventies|"
                       r"eighties|nineties)\b", re.IGNORECASE)  # fmt: skip
@@ -49,10 +49,10 @@ def copula(c: Clause) -> list[Reading]:
     for comp in p.children(pred, "acomp"):
         out += be_adjective(c, comp) if comp.pos != "PROPN" else []
     for prep in p.children(pred, "prep"):
-        out += _be_prep(c, prep)
+        out += be_prep(c, prep)
     for adv in p.children(pred, "advmod"):
         if adv.lower == "longer" and p.child(adv, "neg") is not None:
-            gone = [r for prep in p.children(adv, "prep") for r in _be_prep(c, prep)]
+            gone = [r for prep in p.children(adv, "prep") for r in be_prep(c, prep)]
             out += [replace(r, revoke=True, change=True) for r in gone]
     if not out and c.withdrawn and c.negated:
         out.append(Reading("", "", "", anaphor=True))  # "I'm not anymore"
@@ -63,8 +63,12 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
     """What "I'm <noun>" says, with where the speaker lives when the noun does ("I'm a Kiwi
     living in Berlin")."""
     p = c.parsed
-    homes = [h for a in p.children(noun, "acl") if a.lemma.lower() in lx.LIVE_VERBS | {"living"}
-             for h in preps(p, a, "in") if place_of(c, h) is not None]  # fmt: skip
+    lives = [a for a in p.children(noun, "acl", "amod")
+             if a.lemma.lower() in lx.LIVE_VERBS | {"living", "base", "based"}]  # fmt: skip
+    # "a Kiwi living in Berlin", "a Brit in Madrid", "a Hamburg-based illustrator"
+    homes = [h for h in (*preps(p, noun, "in"), *(h for a in lives for h in preps(p, a, "in")),
+                         *(m for a in lives for m in p.children(a, "npadvmod")))
+             if named_place(c, h) is not None and not _temporary(c)]  # fmt: skip
     # "I'm Leila, 34, ...": an age beside the name
     ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
     found = _be_noun_itself(c, noun)
@@ -238,7 +242,7 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
     return []
 
 
-def _be_prep(c: Clause, prep: Token) -> list[Reading]:
+def be_prep(c: Clause, prep: Token) -> list[Reading]:
     """ "be" with a preposition: in Lisbon, at Stripe, with Shopify, from Ohio, on a keto
     diet, into birdwatching, over Marvel movies, in a book club, in my late twenties."""
     p = c.parsed
@@ -301,12 +305,25 @@ def _be_in(c: Clause, head: Token) -> list[Reading]:
     if head.lemma.lower() in ("code", "zip"):
         numbers = [t for t in p.subtree(head) if t.pos == "NUM" or t.text.isdigit()]
         return some(*(fact("location", n.text) for n in numbers[:1]))
-    place = place_of(c, head)
-    if place is None or (place.pos != "PROPN" and not (c.entities and place.ent in ("GPE", "LOC"))):
-        return []
-    if _temporary(c):
+    place = named_place(c, head)
+    if place is None or _temporary(c):
         return []
     return some(fact("location", value_span(c, place)))
+
+
+def named_place(c: Clause, head: Token) -> Token | None:
+    """The place *head* names by name (Lisbon, Philly), not a common noun ("in a band",
+    "in sales") and not a team ("in Marketing")."""
+    place = place_of(c, head)
+    if place is None or place.lower in lx.DEPARTMENTS:
+        return None
+    if place.pos == "PROPN" or (c.entities and place.ent in ("GPE", "LOC")):
+        return place
+    # The small tagger misreads some names ("Philly"/RB, "Leeds"/NNS): a capitalised word
+    # inside the sentence, not an acronym, is still a name.
+    word = place.text
+    inside = place.i > 0 and c.parsed[place.i - 1].text not in (".", "!", "?", ":")
+    return place if inside and word[:1].isupper() and not word.isupper() else None
 
 
 def _temporary(c: Clause) -> bool:

@@ -14,7 +14,7 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
 from kenning.longterm.parsing.clauses import Clause, contrastive
-from kenning.longterm.parsing.copula import be_adjective, copula, fan
+from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
 from kenning.longterm.parsing.parsed import Token
 from kenning.longterm.parsing.verbs import VERB_FRAMES
 
@@ -36,6 +36,9 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_adjective(c, pred)
     if pred.pos in ("NOUN", "PROPN"):
         return _fragment(c)
+    if pred.pos == "ADP" and pred.dep == "ROOT" and c.parsed.child(pred, "nsubj") is None:
+        # "in Chicago now": read as after "I'm"
+        return be_prep(c, pred)
     if c.topic is not None and pred.lemma != "be":
         return []
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
@@ -76,7 +79,9 @@ def _fragment(c: Clause) -> list[Reading]:
     if pred.lemma.lower() in lx.ALLERGY_NOUNS:
         what = [t for m in p.children(pred, "compound", "nmod") for t in p.subtree(m)]
         return some(fact("allergy", p.span(what)))
-    return some(fact("identity", value_span(c, pred)))
+    # "Speech therapist here": a role is an occupation, anything else who they are
+    family = "occupation" if pred.lemma.lower() in lx.OCCUPATIONS else "identity"
+    return some(fact(family, value_span(c, pred)))
 
 
 def _nots(c: Clause, found: list[Reading]) -> list[Reading]:

@@ -248,6 +248,12 @@ IDENTITY_ADJECTIVES: Final = _words(
 CLUBS: Final = _words(
     "club team band choir group league orchestra society crew quartet trio ensemble troupe"
 )
+# Teams and fields one works "in": "I'm in Marketing" names no place.
+DEPARTMENTS: Final = _words(
+    "sales marketing finance accounting engineering design product legal operations ops hr "
+    "it research support procurement compliance admin administration management tech "
+    "retail healthcare education consulting banking insurance publishing"
+)
 # Participles that name a state, not an event: "Based in Nairobi" holds now.
 STATE_PARTICIPLES: Final = _words("base locate station headquarter")
 # A change told in the present progressive is arranged, not done: "I'm moving to Nairobi".

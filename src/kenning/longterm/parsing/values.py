@@ -68,9 +68,22 @@ def value_tokens(p: Parsed, head: Token, *, entities: bool = True) -> list[Token
             or (child.dep == "punct" and child.text == "-")
             or (child.dep == "prep" and child.lower in ("in", "of") and head.lower in _FIELD_HEADS)
             or _name_of_place(p, head, child)
+            or _ampersand(p, head, child)
         ):
             kept.extend(p.subtree(child))
     return sorted({t.i: t for t in kept}.values(), key=lambda t: t.i)
+
+
+def _ampersand(p: Parsed, head: Token, child: Token) -> bool:
+    """ "Baker & Finch", "Procter & Gamble": one name joined by "&", not two."""
+    if (
+        head.pos != "PROPN"
+        or child.dep not in ("cc", "conj")
+        or child.pos not in ("PROPN", "CCONJ")
+    ):
+        return False
+    joint = next((t for t in p.children(head, "cc") if t.text == "&"), None)
+    return joint is not None and (child is joint or child.i == joint.i + 1)
 
 
 def _name_of_place(p: Parsed, head: Token, child: Token) -> bool:

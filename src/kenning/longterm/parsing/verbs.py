@@ -114,6 +114,8 @@ def _origin(c: Clause) -> list[Reading]:
 def _work(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     holders = [pred, *p.children(pred, "npadvmod", "dobj", "advmod")]
+    # "working as a barista at Blue Bottle": the place hangs on the role
+    holders += [h for t in holders for h in preps(p, t, "as")]
     # "work with" names an organisation only by its name ("I work with kids" does not).
     places = [h for t in holders for h in preps(p, t, "at", "for")]
     places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
@@ -516,6 +518,12 @@ def _money(c: Clause, kind: str) -> list[Reading]:
 
 
 def _earn(c: Clause) -> list[Reading]:
+    p, pred = c.parsed, c.pred
+    if any(o.lower == "living" for o in p.children(pred, "dobj")):
+        # "I make my living as a tattoo artist", "I earn a living as a translator"
+        holders = [pred, *p.children(pred, "dobj")]
+        return some(*(fact("occupation", value_span(c, h)) for t in holders
+                      for h in preps(p, t, "as")))  # fmt: skip
     return _money(c, "income")
 
 
@@ -613,7 +621,7 @@ def _table() -> dict[str, Frame]:
     groups: list[tuple[Iterable[str], Frame]] = [
         (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
         (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
-        (("work", "intern", "freelance", "deliver"), _work), (("promote",), _promoted),
+        (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
         (("join",), _join), (("hire", "employ"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
         (("speak",), _speak), (("learn",), _learn),
