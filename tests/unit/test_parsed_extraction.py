@@ -198,6 +198,14 @@ print(json.dumps({"first": first, "second": second, "name": extractor.name, "log
         ("I'm in Marketing now.", set()),
         ("I'm in Paris this week for a conference.", set()),
         ("Scratch that, I don't actually like olives.", {("preference:olives", "likes", True)}),
+        # changes that name the thing left by what it was part of
+        ("I resigned from the council job on Friday", {("employer", "council", True)}),
+        ("I quit my Google job last week.", {("employer", "Google", True)}),
+        ("I closed my Chase account.", {("bank", "Chase", True)}),
+        ("I closed the window.", set()),
+        ("I traded my old Civic for a Model 3.",
+         {("uses:civic", "uses", True), ("uses:model 3", "uses", False)}),
+        ("We traded stories all night.", set()),
     ],
 )  # fmt: skip
 def test_places_roles_and_workplaces_as_people_write_them(

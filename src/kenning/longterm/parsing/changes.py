@@ -56,6 +56,8 @@ def _leave(c: Clause) -> list[Reading]:
             named = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
                      for t in (head, pred) for h in preps(p, t, "at", "with")
                      if organisation(c, h)]  # fmt: skip
+            if span := _job_place(c, head):  # "I left my bank job"
+                named.append(fact("employer", span, change=True, revoke=True))
             # "I quit my job": whatever employer is held
             out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
         elif (family := vs.classify(p, head, entities=c.entities)) in _LEFT_THINGS:
@@ -92,10 +94,30 @@ def _resign(c: Clause) -> list[Reading]:
         return []
     heads = preps(p, pred, "from", "as", "at")
     places = [h for h in heads if h.lemma.lower() not in lx.JOB_NOUNS and organisation(c, h)]
-    places += [x for h in heads if h.lemma.lower() in lx.JOB_NOUNS
-               for x in preps(p, h, "at", "with") if organisation(c, x)]  # fmt: skip
-    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
-                   for h in places))  # fmt: skip
+    jobs = [h for h in heads if h.lemma.lower() in lx.JOB_NOUNS]
+    places += [x for h in jobs for x in preps(p, h, "at", "with") if organisation(c, x)]
+    out = [fact("employer", value_span(c, name_of(c, h)), change=True, revoke=True)
+           for h in places]  # fmt: skip
+    return some(*out, *(fact("employer", span, change=True, revoke=True)
+                        for h in jobs if (span := _job_place(c, h))))  # fmt: skip
+
+
+def _job_place(c: Clause, job: Token) -> str:
+    """ "the council job", "my Google job": the workplace named before the job noun."""
+    p = c.parsed
+    named = [m for m in p.children(job, "compound", "nmod") if m.i < job.i]
+    if not named or not (organisation(c, named[-1]) or named[-1].pos == "PROPN"):
+        return ""
+    return p.span([t for m in named for t in p.subtree(m)])
+
+
+def _close(c: Clause) -> list[Reading]:
+    """ "I closed my Chase account": the bank named is withdrawn."""
+    p = c.parsed
+    accounts = [o for o in objects(p, c.pred) if o.lemma.lower() == "account" and mine(p, o)]
+    banks = [m for a in accounts for m in p.children(a, "compound") if m.pos == "PROPN"]
+    return some(*(fact("finance", value_span(c, b), kind="bank", change=True, revoke=True)
+                  for b in banks))  # fmt: skip
 
 
 def _stop(c: Clause) -> list[Reading]:
@@ -149,6 +171,8 @@ def switch(c: Clause) -> list[Reading]:
     if not froms and named is not None and tos:
         froms, named = [named], None
     family, kind = _switch_family(c, named, [*tos, *froms])
+    if family is None and pred.lemma.lower() == "trade" and froms:
+        family = "device"  # "traded in the F-150 for a RAV4": a thing of one's own
     if family is None:
         return []
     out = [_switched(c, h, family, kind, revoke=False) for h in tos]
@@ -264,6 +288,6 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
-    (("resign", "step"), _resign),
+    (("resign", "step"), _resign), (("close",), _close),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""
