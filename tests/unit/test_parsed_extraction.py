@@ -206,6 +206,14 @@ print(json.dumps({"first": first, "second": second, "name": extractor.name, "log
         ("I traded my old Civic for a Model 3.",
          {("uses:civic", "uses", True), ("uses:model 3", "uses", False)}),
         ("We traded stories all night.", set()),
+        # conditions and diets as people mention them in passing
+        ("I have a herniated disc, so no heavy deadlifts",
+         {("condition:herniated disc", "has", False)}),
+        ("I have a broken phone.", {("uses:broken phone", "uses", False)}),
+        ("I've had type 1 diabetes since 2012.", {("condition:type 1 diabetes", "has", False)}),
+        ("I'm asthmatic and vegetarian.",
+         {("condition:asthmatic", "has", False), ("is_a:vegetarian", "yes", False)}),
+        ("As a vegan climber, how do I get enough protein?", {("is_a:vegan", "yes", False)}),
     ],
 )  # fmt: skip
 def test_places_roles_and_workplaces_as_people_write_them(

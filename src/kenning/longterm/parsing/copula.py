@@ -47,7 +47,8 @@ def copula(c: Clause) -> list[Reading]:
         for each in vs.coordinated(p, comp):  # "I'm a vegan and a runner"
             out += _be_noun(c, each)
     for comp in p.children(pred, "acomp"):
-        out += be_adjective(c, comp) if comp.pos != "PROPN" else []
+        for each in vs.coordinated(p, comp):  # "I'm diabetic and vegetarian"
+            out += be_adjective(c, each) if each.pos != "PROPN" else []
     for prep in p.children(pred, "prep"):
         out += be_prep(c, prep)
     for adv in p.children(pred, "advmod"):

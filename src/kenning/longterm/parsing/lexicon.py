@@ -70,6 +70,15 @@ HEALTH_ADJECTIVES: Final = _words(
     "diabetic asthmatic epileptic colorblind colourblind pregnant deaf blind autistic dyslexic "
     "anemic anaemic arthritic celiac coeliac immunocompromised disabled sober insomniac"
 )
+# What happened to a body part: "a herniated disc", "a torn ACL" is a condition.
+INJURIES: Final = _words(
+    "herniated broken torn sprained fractured slipped dislocated ruptured pulled bulging"
+)
+BODY_PARTS: Final = _words(
+    "disc back knee ankle wrist arm leg hip shoulder elbow acl meniscus hamstring rib ribs "
+    "nose finger toe foot hand neck spine collarbone achilles tendon ligament jaw tooth "
+    "pelvis shin thumb vertebra calf groin"
+)
 HEALTH_NOUNS: Final = _words(
     "asthma diabetes adhd add autism depression anxiety migraine migraines epilepsy arthritis "
     "insomnia dyslexia cancer covid ibs crohn's tinnitus eczema psoriasis allergies hypertension "

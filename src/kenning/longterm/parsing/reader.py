@@ -145,6 +145,10 @@ def _as_a(sentence: Sentence) -> Iterator[Reading]:
     if sentence.sarcastic or len(p) < 4 or p[0].lower != "as" or p[1].lower not in ("a", "an"):
         return
     noun = p.child(p[0], "pobj")
+    if noun is not None:  # "As a vegan runner, ...": the diet is the speaker's
+        for mod in p.children(noun, "compound", "amod"):
+            if mod.lower in lx.DIETS and (diet := fact("diet", mod.lower)) is not None:
+                yield diet
     # "As a paramedic, what's the best shoe?": an occupation frames the speaker's question.
     role = noun is not None and noun.lemma.lower() in lx.OCCUPATIONS
     if (

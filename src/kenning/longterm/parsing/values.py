@@ -58,6 +58,9 @@ def value_tokens(p: Parsed, head: Token, *, entities: bool = True) -> list[Token
     """The tokens of the value headed by *head*: its entity if it is part of one (and
     *entities*), else the head with the modifiers that name its kind."""
     kept = [head, *_left(p, head)]
+    first = min(t.i for t in kept)
+    if first >= 2 and p[first].pos == "NUM" and p[first - 1].lower in _GRADED:
+        kept.append(p[first - 1])  # "type 2 diabetes", "stage 3 cancer"
     if entities and head.ent and head.pos in ("PROPN", "NOUN", "NUM", "ADJ"):
         kept.extend(_entity(p, head))
     for child in p.children(head):
@@ -72,6 +75,10 @@ def value_tokens(p: Parsed, head: Token, *, entities: bool = True) -> list[Token
         ):
             kept.extend(p.subtree(child))
     return sorted({t.i: t for t in kept}.values(), key=lambda t: t.i)
+
+
+# Words that grade a condition by the number after them.
+_GRADED = frozenset({"type", "stage", "grade", "level", "class"})
 
 
 def _ampersand(p: Parsed, head: Token, child: Token) -> bool:
@@ -226,7 +233,8 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
         return "pet"
     if words & lx.ALLERGY_NOUNS:
         return "allergy"
-    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES:
+    hurt = bool(modifiers & lx.INJURIES) and lemma in lx.BODY_PARTS  # "a herniated disc"
+    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or hurt:
         return "health"
     if words & lx.DIETS or (lemma == "diet" and modifiers):
         return "diet"
