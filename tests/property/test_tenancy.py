@@ -217,7 +217,7 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql", "citus"])
 @given(ops=operations)
 def test_no_read_path_crosses_scope(
     backend: str, ops: list[object], real_embedder: MemoEmbedder
@@ -228,6 +228,10 @@ def test_no_read_path_crosses_scope(
 
         fresh_postgres()
         location = PG_URL
+    elif backend == "citus":
+        from tests.citus import fresh_citus
+
+        location = fresh_citus()  # the coordinator of a three-node cluster
     with Memory.open(location, embedder=real_embedder) as memory:
         for op in ops:
             if isinstance(op, Add):

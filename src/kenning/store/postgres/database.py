@@ -37,8 +37,14 @@ from kenning.records import Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.cross import CROSS_TENANT
 from kenning.store.postgres.failures import connection_lost, translate
-from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
-from kenning.store.postgres.sql import DIALECT, PgTx
+from kenning.store.postgres.schema import (
+    APP_ROLE,
+    distribute,
+    is_citus,
+    migrate,
+    pending_migrations,
+)
+from kenning.store.postgres.sql import DIALECT, PgTx, raw
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import (
@@ -69,14 +75,25 @@ def tenant_key(tenant: str) -> int:
     return zlib.crc32(tenant.encode("utf-8"))
 
 
-def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
+def tenant_setting(tenant: str, *, citus: bool) -> sql.Composed:
+    """The statement that points row-level security at *tenant* for the rest of the
+    transaction. On Citus the policies run on the workers, which a ``set_config`` on the
+    coordinator does not reach; a ``SET LOCAL`` does once Citus is told to pass it on
+    (``citus.propagate_set_commands``), and still ends with the transaction."""
+    if not citus:
+        return sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant))
+    return sql.SQL(
+        "SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL kenning.tenant = {}"
+    ).format(sql.Literal(tenant))
+
+
+def _begin(
+    begin: str, scope: Scope | None, *, citus: bool = False, lock: str | None = None
+) -> sql.Composed:
     """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
     (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
     tenant = "" if scope is None else scope.tenant
-    parts = [
-        sql.SQL(begin),
-        sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant)),
-    ]
+    parts = [sql.SQL(begin), tenant_setting(tenant, citus=citus)]
     if lock is not None and scope is not None:
         fn = "pg_advisory_xact_lock" if lock == "exclusive" else "pg_advisory_xact_lock_shared"
         parts.append(sql.SQL("SELECT {}({})").format(sql.SQL(fn), sql.Literal(tenant_key(tenant))))
@@ -98,6 +115,7 @@ class Database(SqlDatabase):
         self._local = threading.local()
         # A connection was lost and no transaction has succeeded since.
         self._unreachable = False
+        self._citus = False  # set by _prepare: the database runs Citus
         self._role = self._prepare()
         # The model row is written once and never changed: reads may remember it.
         self._known_model: ModelInfo | None = None
@@ -139,7 +157,9 @@ class Database(SqlDatabase):
                     self._ensure_pgvector(conn)
                     migrate(conn)
                 if user[0] != APP_ROLE:
+                    distribute(conn)  # a database that became Citus after its migrations
                     self._join_app_role(conn)
+                self._citus = is_citus(conn)
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to {redact(self._url)}: {exc}") from exc
         except psycopg.Error as exc:
@@ -198,10 +218,14 @@ class Database(SqlDatabase):
 
     # -- transactions ----------------------------------------------------------------------
 
-    @staticmethod
-    def set_tenant(conn: Tx, tenant: str) -> None:
+    @property
+    def citus(self) -> bool:
+        """Whether the database runs Citus (checked once, when the store opens)."""
+        return self._citus
+
+    def set_tenant(self, conn: Tx, tenant: str) -> None:
         """Point row-level security at *tenant* for the rest of the transaction."""
-        conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
+        raw(conn).execute(tenant_setting(tenant, citus=self._citus))
 
     @contextmanager
     @traced_tx("kenning.store.read")
@@ -218,7 +242,7 @@ class Database(SqlDatabase):
             check_owner(nested, DIALECT, scope)
             yield nested  # already inside this thread's read transaction
             return
-        begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
+        begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope, citus=self._citus)
         with self._transaction(begin, "reading") as tx:
             self._local.open_read = tx
             try:
@@ -244,7 +268,8 @@ class Database(SqlDatabase):
         """
         if self._closed:
             raise StoreError("the store is closed")
-        begin = _begin("BEGIN", scope, lock="exclusive" if exclusive else "shared")
+        lock = "exclusive" if exclusive else "shared"
+        begin = _begin("BEGIN", scope, citus=self._citus, lock=lock)
         with self._transaction(begin, "writing (rolled back)") as tx:
             check_owner(tx, DIALECT, scope, claim=claim, lock=True)
             yield tx
