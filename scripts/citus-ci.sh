@@ -133,10 +133,19 @@ for db in $DATABASES; do
         if [ -z "$(psql_on "$port" -c "SELECT 1 FROM pg_database WHERE datname = '${db}'")" ]; then
             psql_on "$port" -c "CREATE DATABASE ${db} OWNER ${ROLE}"
         fi
-        psql_on "$port" -d "$db" -c "SET client_min_messages TO warning" \
-            -c "CREATE EXTENSION IF NOT EXISTS citus" -c "CREATE EXTENSION IF NOT EXISTS vector"
+        # Only where missing: a registered worker refuses DDL that does not come from the
+        # coordinator, even a CREATE EXTENSION IF NOT EXISTS that would change nothing.
+        for ext in citus vector; do
+            if [ -z "$(psql_on "$port" -d "$db" -c "SELECT 1 FROM pg_extension WHERE extname = '${ext}'")" ]; then
+                psql_on "$port" -d "$db" -c "SET client_min_messages TO warning" \
+                    -c "CREATE EXTENSION ${ext}"
+            fi
+        done
     done
-    psql_on "$COORD_PORT" -d "$db" -c "SELECT citus_set_coordinator_host('127.0.0.1', ${COORD_PORT})" >/dev/null
+    if [ -z "$(psql_on "$COORD_PORT" -d "$db" -c "SELECT 1 FROM pg_dist_node WHERE groupid = 0")" ]; then
+        psql_on "$COORD_PORT" -d "$db" -c \
+            "SELECT citus_set_coordinator_host('127.0.0.1', ${COORD_PORT})" >/dev/null
+    fi
     for port in "${WORKER_PORTS[@]}"; do
         if [ -z "$(psql_on "$COORD_PORT" -d "$db" -c \
             "SELECT 1 FROM pg_dist_node WHERE nodeport = ${port} AND isactive")" ]; then
