@@ -44,7 +44,7 @@ from kenning.store.postgres.schema import (
     migrate,
     pending_migrations,
 )
-from kenning.store.postgres.sql import DIALECT, PgTx, raw
+from kenning.store.postgres.sql import DIALECT, ROUTED, PgTx, insert_values, raw
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import (
@@ -300,10 +300,13 @@ class Database(SqlDatabase):
     def _log_removed(
         self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
     ) -> None:
-        if rowids:
+        if rowids and self._citus:
+            rows = [(tenant, item, op) for item in rowids]
+            insert_values(tx, "index_log", ("tenant", "item", "op"), rows)
+        elif rowids:
             tx.execute(
                 "INSERT INTO index_log (tenant, item, op)"
-                " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
+                f" SELECT ?, item, ? FROM unnest(?::bigint[]) AS item{ROUTED}",
                 (tenant, op, list(rowids)),
             )
 

@@ -685,6 +685,50 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DELETE FROM token_ledger;
         """,
     ),
+    (
+        "0011_plpgsql_queue_and_key_functions",
+        """
+        -- The same functions in PL/pgSQL: Citus cannot plan a SQL function's statement with
+        -- parameters over distributed tables, and plans a PL/pgSQL one's like any query.
+        -- CREATE OR REPLACE keeps their owner and grants.
+        CREATE OR REPLACE FUNCTION kenning_pending_extractions(max_rows bigint)
+        RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
+                       last_seq bigint)
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY
+                SELECT s.tenant, s.user_id, s.session, coalesce(p.done_seq, 0), s.last_seq
+                FROM sessions s
+                LEFT JOIN extraction_progress p
+                    ON p.tenant = s.tenant AND p.session = s.session
+                WHERE s.last_seq > coalesce(p.done_seq, 0)
+                ORDER BY s.created_at, s.tenant, s.session
+                LIMIT max_rows;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_api_key(key_id text) RETURNS SETOF api_keys
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY SELECT * FROM api_keys WHERE id = key_id;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_api_keys(of_tenant text) RETURNS SETOF api_keys
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY SELECT * FROM api_keys WHERE of_tenant IS NULL OR tenant = of_tenant
+                ORDER BY created_at, id;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_revoke_api_key(key_id text, now_at timestamptz)
+        RETURNS SETOF api_keys
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY UPDATE api_keys SET revoked_at = coalesce(revoked_at, now_at)
+                WHERE id = key_id RETURNING *;
+        END
+        $$;
+        """,
+    ),
 )
 
 
@@ -729,7 +773,12 @@ def is_citus(conn: Any) -> bool:
 
 def _distribution_plan() -> list[tuple[str, str]]:
     """(table, Citus call) for every kenning table, in an order Citus accepts."""
-    plan = [(t, f"SELECT create_reference_table('{t}')") for t in REFERENCE_TABLES]
+    # Citus locks a reference table's placements for every write with lock_shard_resources,
+    # which requires UPDATE on the table: the app role gets it (the store never updates it).
+    plan = [
+        (t, f"SELECT create_reference_table('{t}'); GRANT UPDATE ON {t} TO {APP_ROLE}")
+        for t in REFERENCE_TABLES
+    ]
     first = (_COLOCATION_ANCHOR, *_REFERENCED_TABLES)
     rest = [t for t in TENANT_TABLES if t not in first and t not in COORDINATOR_TABLES]
     anchor = _COLOCATION_ANCHOR

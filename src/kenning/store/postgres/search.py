@@ -60,11 +60,13 @@ _PARTITION_SQL = (
     # keeps a qual with i.seq - 1 (subtraction is not leakproof) out of the index scan, which
     # then read every turn of the session; p.seq < i.seq reaches the index and the backward
     # scan stops at one row.
+    # The subquery names the tenant itself (not only i.tenant): Citus routes a statement to
+    # one shard only when every table in it is constrained to one tenant value.
     " LEFT JOIN LATERAL (SELECT p.rowid, p.label, p.role, p.seq, p.embed_hash,"
     " strpos(p.text, '?') > 0 AS asks, EXISTS (SELECT 1 FROM item_chunks pc"
-    " WHERE pc.tenant = p.tenant AND pc.item = p.rowid AND NOT pc.lexical) AS units"
+    " WHERE pc.tenant = ? AND pc.item = p.rowid AND NOT pc.lexical) AS units"
     " FROM items p"
-    " WHERE p.tenant = i.tenant AND p.session = i.session AND p.kind = 'event'"
+    " WHERE p.tenant = ? AND p.session = i.session AND p.kind = 'event'"
     " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
     " ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event' AND p.seq = i.seq - 1"
     " AND (p.embed_hash IS NOT NULL OR p.units)"
@@ -119,7 +121,7 @@ def _rows(
     if rowids is not None:
         where, params = "AND i.rowid = ANY(?)", [list(rowids)]
     with raw(conn).cursor(binary=True) as cur:
-        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant, *params])
+        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant] * 3 + params)
         return list(cur.fetchall())
 
 
