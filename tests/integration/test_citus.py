@@ -99,8 +99,8 @@ def test_row_level_security_holds_on_the_workers(
 ) -> None:
     with Memory.open(citus_db, embedder=real_embedder) as memory:
         for tenant, n in (("acme", 2), ("globex", 3)):
-            memory.add_events(Scope(tenant, "ann", "s1"),
-                              [{"role": "user", "content": f"{tenant} {i}"} for i in range(n)])  # fmt: skip
+            texts = [{"role": "user", "content": f"{tenant} {i}"} for i in range(n)]
+            memory.add_events(Scope(tenant, "ann", "s1"), texts)
     with psycopg.connect(citus_app_url(), autocommit=True) as app:
         assert app.execute("SELECT current_user").fetchone() == ("kenning_app",)
         counts = {}
