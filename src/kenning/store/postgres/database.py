@@ -78,26 +78,35 @@ def tenant_key(tenant: str) -> int:
 def tenant_setting(tenant: str, *, citus: bool) -> sql.Composed:
     """The statement that points row-level security at *tenant* for the rest of the
     transaction. On Citus the policies run on the workers, which a ``set_config`` on the
-    coordinator does not reach; a ``SET LOCAL`` does once Citus is told to pass it on
-    (``citus.propagate_set_commands``), and still ends with the transaction."""
+    coordinator does not reach; a ``SET LOCAL`` does, on a connection that tells Citus to
+    pass such settings on (:data:`CITUS_SESSION`), and still ends with the transaction.
+    Citus passes on the whole text of the message that holds the ``SET``: on Citus it must
+    be sent alone."""
     if not citus:
         return sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant))
-    return sql.SQL(
-        "SET LOCAL citus.propagate_set_commands = 'local'; SET LOCAL kenning.tenant = {}"
-    ).format(sql.Literal(tenant))
+    return sql.SQL("SET LOCAL kenning.tenant = {}").format(sql.Literal(tenant))
+
+
+#: Set once on each pooled connection to a Citus coordinator: ``SET LOCAL`` commands reach
+#: the workers that the transaction uses.
+CITUS_SESSION = "SET citus.propagate_set_commands = 'local'"
 
 
 def _begin(
     begin: str, scope: Scope | None, *, citus: bool = False, lock: str | None = None
-) -> sql.Composed:
-    """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
-    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
+) -> list[sql.Composed]:
+    """The messages that start a transaction for *scope*: ``BEGIN``, the tenant setting
+    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock. One
+    message (one round trip); on Citus the setting is a second one (:func:`tenant_setting`)."""
     tenant = "" if scope is None else scope.tenant
-    parts = [sql.SQL(begin), tenant_setting(tenant, citus=citus)]
+    parts: list[sql.Composable] = [sql.SQL(begin)]
     if lock is not None and scope is not None:
         fn = "pg_advisory_xact_lock" if lock == "exclusive" else "pg_advisory_xact_lock_shared"
         parts.append(sql.SQL("SELECT {}({})").format(sql.SQL(fn), sql.Literal(tenant_key(tenant))))
-    return sql.SQL("; ").join(parts)
+    setting = tenant_setting(tenant, citus=citus)
+    if citus:
+        return [sql.SQL("; ").join(parts), setting]
+    return [sql.SQL("; ").join([parts[0], setting, *parts[1:]])]
 
 
 class Database(SqlDatabase):
@@ -204,6 +213,8 @@ class Database(SqlDatabase):
             conn.execute(f"SET ROLE {APP_ROLE}")
         # Times come back in UTC whatever the server's zone, as from the SQLite store.
         conn.execute("SET TIME ZONE 'UTC'")
+        if self._citus:
+            conn.execute(CITUS_SESSION)
         register_vector(conn)
 
     def _model_in(self, conn: Tx) -> ModelInfo | None:
@@ -275,12 +286,13 @@ class Database(SqlDatabase):
             yield tx
 
     @contextmanager
-    def _transaction(self, begin: sql.Composed, what: str) -> Iterator[PgTx]:
+    def _transaction(self, begin: list[sql.Composed], what: str) -> Iterator[PgTx]:
         """A transaction on a pooled connection, begun by *begin*: committed when the block
         ends, rolled back on any exception (a driver error becomes kenning's, naming *what*)."""
         with self._connection() as conn:
             try:
-                conn.execute(begin)
+                for message in begin:
+                    conn.execute(message)
                 yield PgTx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
