@@ -86,11 +86,17 @@ for i in 0 1 2; do
         say "creating cluster ${PG_VERSION}/${name} on port ${port}"
         $SUDO pg_createcluster "$PG_VERSION" "$name" --port "$port" >/dev/null
     fi
-    if [ ! -f "$conf/conf.d/citus.conf" ]; then
-        printf '%s\n' "shared_preload_libraries = 'citus'" "wal_level = logical" \
-            "max_replication_slots = 20" "max_wal_senders = 20" "max_connections = 200" \
-            "citus.shard_count = 8" | $SUDO tee "$conf/conf.d/citus.conf" >/dev/null
+    # Four shards (two per worker) keep the tests' TRUNCATE between tests short; Citus's
+    # default is 32. The count applies to tables distributed after it is set.
+    settings="$(printf '%s\n' "shared_preload_libraries = 'citus'" "wal_level = logical" \
+        "max_replication_slots = 20" "max_wal_senders = 20" "max_connections = 200" \
+        "citus.shard_count = 4")"
+    if [ "$($SUDO cat "$conf/conf.d/citus.conf" 2>/dev/null)" != "$settings" ]; then
+        echo "$settings" | $SUDO tee "$conf/conf.d/citus.conf" >/dev/null
         $SUDO chown postgres:postgres "$conf/conf.d/citus.conf"
+        if pg_lsclusters -h | awk -v n="$name" '$2 == n && $4 == "online"' | grep -q .; then
+            $SUDO pg_ctlcluster "$PG_VERSION" "$name" reload
+        fi
     fi
     if ! $SUDO grep -q '^host all all 127.0.0.1/32 trust' "$conf/pg_hba.conf"; then
         # First match wins in pg_hba.conf: the trust line goes before the packaged ones.
