@@ -183,7 +183,9 @@ def test_a_tenant_shard_moves_while_a_writer_and_a_reader_run(
         memory.add_events(chat, [{"role": "user", "content": f"order {i} needs a refund"}
                                  for i in range(20)])  # fmt: skip
         memory.context.set_pin(chat, "entity_id", "A-7")
-        before = [h.id for h in memory.search(Scope("acme"), "refund for order 7", k=5)]
+        # The writer's notes change the tenant's statistics, not which event answers best.
+        [best, *_] = memory.search(Scope("acme"), "refund for order 7", k=5)
+        history = memory.get_session(chat)
         stop, errors, written, answers = threading.Event(), [], [], []
 
         def writer() -> None:
@@ -229,12 +231,13 @@ def test_a_tenant_shard_moves_while_a_writer_and_a_reader_run(
         # Both kept going through the move, and after it.
         assert len(written) > during[0] and len(answers) > during[1] and min(answers) == 5
         assert [e.id for e in memory.get_session(live)] == written
-        assert [h.id for h in memory.search(Scope("acme"), "refund for order 7", k=5)] == before
+        assert memory.search(Scope("acme"), "refund for order 7", k=5)[0].id == best.id
+        assert memory.get_session(chat) == history
     # Another process reads the moved tenant from the tables alone.
     with Memory.open(citus_db, embedder=real_embedder) as other:
         assert [e.id for e in other.get_session(live)] == written
-        assert len(other.get_session(chat)) == 20
-        assert [h.id for h in other.search(Scope("acme"), "refund for order 7", k=5)] == before
+        assert other.get_session(chat) == history
+        assert other.search(Scope("acme"), "refund for order 7", k=5)[0].id == best.id
         assert other.context.pins(chat)[0].value == "A-7"
 
 
