@@ -121,9 +121,11 @@ def pg_url() -> str:
 
 
 def _backend_params(item: pytest.Item) -> list[str]:
+    """*item*'s string parameters, also those inside tuple parameters (backend, mode)."""
     callspec = getattr(item, "callspec", None)
     params = callspec.params.values() if callspec is not None else ()
-    return [value for value in params if isinstance(value, str)]
+    flat = [v for p in params for v in (p if isinstance(p, tuple) else (p,))]
+    return [value for value in flat if isinstance(value, str)]
 
 
 def reaches_citus(item: pytest.Item) -> bool:
