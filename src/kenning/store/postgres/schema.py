@@ -14,7 +14,8 @@ also carries its own tenant predicate: the policy is the second wall, not the on
 Citus. Every primary key, unique constraint and foreign key includes ``tenant``, the
 distribution column, and no statement joins rows of two tenants: every table can be
 distributed and colocated by tenant (``docs/scaling.md``, checked by
-``tests/unit/test_citus_rules.py``).
+``tests/unit/test_citus_rules.py``). On a database that runs Citus, :func:`migrate` then does
+so (:func:`distribute`), and tests/integration/test_citus.py checks it on a running cluster.
 """
 
 from __future__ import annotations
