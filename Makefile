@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export ORT_DISABLE_TELEMETRY := 1
 
-.PHONY: demo test test-fast lint install install-dev postgres browser bench-store bench-load test-llm
+.PHONY: demo test test-fast lint install install-dev postgres citus browser bench-store bench-load test-llm
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,13 +31,22 @@ lint: install-dev
 postgres:
 	scripts/postgres-ci.sh >/dev/null
 
+# Citus 13.2.2 built from ../shared/vendor (once: about 13 minutes on two cores), and a
+# coordinator (port 5433) with two workers (5434, 5435), each its own PostgreSQL 15 cluster.
+# Fails if a node does not answer. The tests reach the coordinator at this URL.
+KENNING_TEST_CITUS_URL ?= postgresql://kenning:kenning@127.0.0.1:5433/kenning_test
+citus: postgres
+	scripts/citus-ci.sh >/dev/null
+
 # Debian's Chromium and chromium-driver for the inspector page's test (idempotent).
 browser:
 	scripts/browser-ci.sh >/dev/null
 
-# KENNING_REQUIRE_BROWSER: here the page's browser test fails, rather than skips, without one.
-test: lint postgres browser
-	KENNING_REQUIRE_BROWSER=1 $(BIN)/pytest -q
+# KENNING_REQUIRE_BROWSER and KENNING_REQUIRE_CITUS: here the page's browser test and the
+# Citus cluster's tests fail, rather than skip, without them.
+test: lint postgres citus browser
+	KENNING_REQUIRE_BROWSER=1 KENNING_REQUIRE_CITUS=1 \
+		KENNING_TEST_CITUS_URL=$(KENNING_TEST_CITUS_URL) $(BIN)/pytest -q
 
 # The fast lane while working: unit and property tests on SQLite with the real model, without
 # PostgreSQL, lint or doctests (about a minute). `make test` stays the whole suite.

@@ -91,7 +91,24 @@ def open_store(
         if fresh:
             fresh_postgres()
         return PostgresStore(PG_APP_URL, ann=TINY_ANN, pool_size=4, reply_weight=w)
+    if backend == "citus":
+        from kenning.store.postgres.store import PostgresStore
+        from tests.citus import citus_app_url, fresh_citus
+
+        # The coordinator of a three-node cluster, as the application role.
+        if fresh:
+            fresh_citus()
+        return PostgresStore(citus_app_url(), ann=TINY_ANN, pool_size=4, reply_weight=w)
     raise AssertionError(f"unknown backend {backend}")
+
+
+@pytest.fixture
+def citus_db() -> str:
+    """The emptied database of the Citus cluster, as the coordinator URL of the tables' owner
+    (skips without ``KENNING_TEST_CITUS_URL``, fails then under ``KENNING_REQUIRE_CITUS``)."""
+    from tests.citus import fresh_citus
+
+    return fresh_citus()
 
 
 @pytest.fixture
@@ -103,11 +120,24 @@ def pg_url() -> str:
     return PG_URL
 
 
-def reaches_postgres(item: pytest.Item) -> bool:
-    """Whether *item* runs against PostgreSQL: a ``postgresql`` parameter or ``pg_url``."""
+def _backend_params(item: pytest.Item) -> list[str]:
+    """*item*'s string parameters, also those inside tuple parameters (backend, mode)."""
     callspec = getattr(item, "callspec", None)
     params = callspec.params.values() if callspec is not None else ()
-    if any(isinstance(value, str) and value == "postgresql" for value in params):
+    flat = [v for p in params for v in (p if isinstance(p, tuple) else (p,))]
+    return [value for value in flat if isinstance(value, str)]
+
+
+def reaches_citus(item: pytest.Item) -> bool:
+    """Whether *item* runs against the Citus cluster: a ``citus`` parameter or ``citus_db``."""
+    fixtures = getattr(item, "fixturenames", ())
+    return "citus" in _backend_params(item) or "citus_db" in fixtures
+
+
+def reaches_postgres(item: pytest.Item) -> bool:
+    """Whether *item* runs against PostgreSQL (one server or Citus): a ``postgresql`` or
+    ``citus`` parameter, ``pg_url`` or ``citus_db``."""
+    if "postgresql" in _backend_params(item) or reaches_citus(item):
         return True
     return "pg_url" in getattr(item, "fixturenames", ())
 
@@ -116,6 +146,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if reaches_postgres(item):
             item.add_marker(pytest.mark.postgres)
+        if reaches_citus(item):
+            item.add_marker(pytest.mark.citus)
 
 
 @pytest.fixture(params=BACKENDS)

@@ -304,7 +304,7 @@ def test_bad_input_is_refused_with_a_typed_error(store: Store) -> None:
     assert docs.find_documents(ACME, DocumentQuery()) == []
 
 
-@pytest.mark.parametrize("backend", ["sqlite-file", "postgresql"])
+@pytest.mark.parametrize("backend", ["sqlite-file", "postgresql", "citus"])
 def test_another_process_sees_writes_and_searches_them(backend: str, tmp_path: Path) -> None:
     first, second = open_store(backend, tmp_path), open_store(backend, tmp_path, fresh=False)
     try:

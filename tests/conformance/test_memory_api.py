@@ -295,7 +295,8 @@ def test_the_action_log_is_the_same_embedded_and_served(memory: Any) -> None:
         memory.context.action_log(Scope("acme", "dana"))
 
 
-@pytest.fixture(params=[(b, m) for b in ("sqlite-file", "postgresql") for m in MODES],
+@pytest.fixture(params=[(b, m) for b in ("sqlite-file", "postgresql", "citus")
+                        for m in MODES],
                 ids=lambda p: "-".join(p))  # fmt: skip
 def promoting(
     request: pytest.FixtureRequest, tmp_path: Path, real_embedder: MemoEmbedder

@@ -30,7 +30,7 @@ from kenning import Memory, Scope, TaskUpdate, TenantPolicy
 from kenning.records import ApiKey, JobStatus, KeyScope
 from kenning.records.documents import DocumentQuery, NamespaceQuery, parse_document_filter
 from kenning.search.documents import search_documents
-from kenning.store.postgres.schema import TENANT_TABLES
+from kenning.store.postgres.schema import MIGRATIONS, TENANT_TABLES
 from kenning.store.records import DocumentWrite, IndexText
 from tests.conformance.helpers import T0
 from tests.conftest import MemoEmbedder
@@ -231,7 +231,9 @@ def test_every_statement_keeps_to_one_tenant(
     statements: list[str], pg_url: str, real_embedder: MemoEmbedder, tmp_path: Path
 ) -> None:
     _workload(pg_url, real_embedder, tmp_path)
-    checked = {sql for sql in statements if _references(sql)}
+    # The migrations run when the workload opens a database that lacks one: DDL, not requests.
+    scripts = {script for _, script in MIGRATIONS}
+    checked = {sql for sql in statements if _references(sql) and sql not in scripts}
     joins = 0
     for sql in checked:
         if any(fn in sql for fn in CROSS_TENANT) or sql.lstrip().startswith(("CREATE", "TRUNCATE")):

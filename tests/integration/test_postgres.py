@@ -202,7 +202,8 @@ def test_catch_up_reads_vectors_by_index_under_row_level_security(
         conn.execute("SELECT set_config('kenning.tenant', 'acme', false)")
         sql = pg_sql(_PARTITION_SQL.format(unseen="AND (i.xact >= ? OR i.xact = ANY(?))"))
         plan = "\n".join(
-            str(row[0]) for row in conn.execute(f"EXPLAIN {sql}", ["acme", 0, [0]]).fetchall()
+            str(row[0])
+            for row in conn.execute(f"EXPLAIN {sql}", ["acme"] * 3 + [0, [0]]).fetchall()
         )
     assert "Join Filter" not in plan or ".hash" not in plan.split("Join Filter", 1)[1], plan
     assert plan.count("hash = ") >= 2, plan  # both vector lookups are index conditions

@@ -212,22 +212,43 @@ def check_intruder(memory: Memory, victim: Scope, query: str, embedder: MemoEmbe
             assert not read()
 
 
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+_SLOW = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=_SLOW)
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 @given(ops=operations)
 def test_no_read_path_crosses_scope(
     backend: str, ops: list[object], real_embedder: MemoEmbedder
 ) -> None:
+    no_read_path_crosses_scope(backend, ops, real_embedder)
+
+
+# Fewer examples on the cluster: emptying its distributed tables between examples takes
+# seconds (a TRUNCATE of every shard), not milliseconds.
+@settings(max_examples=12, deadline=None, suppress_health_check=_SLOW)
+@pytest.mark.parametrize("backend", ["citus"])
+@given(ops=operations)
+def test_no_read_path_crosses_scope_on_citus(
+    backend: str, ops: list[object], real_embedder: MemoEmbedder
+) -> None:
+    no_read_path_crosses_scope(backend, ops, real_embedder)
+
+
+def no_read_path_crosses_scope(
+    backend: str, ops: list[object], real_embedder: MemoEmbedder
+) -> None:
+    """Run *ops* on a fresh memory of *backend*, checking every read against its scope."""
     location = ":memory:"
     if backend == "postgresql":
         from tests.pg import PG_URL, fresh_postgres
 
         fresh_postgres()
         location = PG_URL
+    elif backend == "citus":
+        from tests.citus import fresh_citus
+
+        location = fresh_citus()  # the coordinator of a three-node cluster
     with Memory.open(location, embedder=real_embedder) as memory:
         for op in ops:
             if isinstance(op, Add):

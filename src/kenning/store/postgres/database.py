@@ -37,8 +37,14 @@ from kenning.records import Scope
 from kenning.store.postgres import redact
 from kenning.store.postgres.cross import CROSS_TENANT
 from kenning.store.postgres.failures import connection_lost, translate
-from kenning.store.postgres.schema import APP_ROLE, migrate, pending_migrations
-from kenning.store.postgres.sql import DIALECT, PgTx
+from kenning.store.postgres.schema import (
+    APP_ROLE,
+    distribute,
+    is_citus,
+    migrate,
+    pending_migrations,
+)
+from kenning.store.postgres.sql import DIALECT, ROUTED, PgTx, insert_values, raw
 from kenning.store.postgres.vector import register_vector
 from kenning.store.records import ModelInfo
 from kenning.store.sql.database import (
@@ -70,18 +76,38 @@ def tenant_key(tenant: str) -> int:
     return zlib.crc32(tenant.encode("utf-8"))
 
 
-def _begin(begin: str, scope: Scope | None, *, lock: str | None = None) -> sql.Composed:
-    """Start a transaction for *scope* in one round trip: ``BEGIN``, the tenant setting
-    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock."""
+def tenant_setting(tenant: str, *, citus: bool) -> sql.Composed:
+    """The statement that points row-level security at *tenant* for the rest of the
+    transaction. On Citus the policies run on the workers, which a ``set_config`` on the
+    coordinator does not reach; a ``SET LOCAL`` does, on a connection that tells Citus to
+    pass such settings on (:data:`CITUS_SESSION`), and still ends with the transaction.
+    Citus passes on the whole text of the message that holds the ``SET``: on Citus it must
+    be sent alone."""
+    if not citus:
+        return sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant))
+    return sql.SQL("SET LOCAL kenning.tenant = {}").format(sql.Literal(tenant))
+
+
+#: Set once on each pooled connection to a Citus coordinator: ``SET LOCAL`` commands reach
+#: the workers that the transaction uses.
+CITUS_SESSION = "SET citus.propagate_set_commands = 'local'"
+
+
+def _begin(
+    begin: str, scope: Scope | None, *, citus: bool = False, lock: str | None = None
+) -> list[sql.Composed]:
+    """The messages that start a transaction for *scope*: ``BEGIN``, the tenant setting
+    (empty without a scope: no tenant row is visible) and, for writes, the tenant's lock. One
+    message (one round trip); on Citus the setting is a second one (:func:`tenant_setting`)."""
     tenant = "" if scope is None else scope.tenant
-    parts = [
-        sql.SQL(begin),
-        sql.SQL("SELECT set_config('kenning.tenant', {}, true)").format(sql.Literal(tenant)),
-    ]
+    parts: list[sql.Composable] = [sql.SQL(begin)]
     if lock is not None and scope is not None:
         fn = "pg_advisory_xact_lock" if lock == "exclusive" else "pg_advisory_xact_lock_shared"
         parts.append(sql.SQL("SELECT {}({})").format(sql.SQL(fn), sql.Literal(tenant_key(tenant))))
-    return sql.SQL("; ").join(parts)
+    setting = tenant_setting(tenant, citus=citus)
+    if citus:
+        return [sql.SQL("; ").join(parts), setting]
+    return [sql.SQL("; ").join([parts[0], setting, *parts[1:]])]
 
 
 class Database(SqlDatabase):
@@ -99,6 +125,7 @@ class Database(SqlDatabase):
         self._local = threading.local()
         # A connection was lost and no transaction has succeeded since.
         self._unreachable = False
+        self._citus = False  # set by _prepare: the database runs Citus
         self._role = self._prepare()
         # The model row is written once and never changed: reads may remember it.
         self._known_model: ModelInfo | None = None
@@ -140,7 +167,9 @@ class Database(SqlDatabase):
                     self._ensure_pgvector(conn)
                     migrate(conn)
                 if user[0] != APP_ROLE:
+                    distribute(conn)  # a database that became Citus after its migrations
                     self._join_app_role(conn)
+                self._citus = is_citus(conn)
         except psycopg.OperationalError as exc:
             raise StoreError(f"cannot connect to {redact(self._url)}: {exc}") from exc
         except psycopg.Error as exc:
@@ -185,6 +214,8 @@ class Database(SqlDatabase):
             conn.execute(f"SET ROLE {APP_ROLE}")
         # Times come back in UTC whatever the server's zone, as from the SQLite store.
         conn.execute("SET TIME ZONE 'UTC'")
+        if self._citus:
+            conn.execute(CITUS_SESSION)
         register_vector(conn)
 
     def _model_in(self, conn: Tx) -> ModelInfo | None:
@@ -199,10 +230,14 @@ class Database(SqlDatabase):
 
     # -- transactions ----------------------------------------------------------------------
 
-    @staticmethod
-    def set_tenant(conn: Tx, tenant: str) -> None:
+    @property
+    def citus(self) -> bool:
+        """Whether the database runs Citus (checked once, when the store opens)."""
+        return self._citus
+
+    def set_tenant(self, conn: Tx, tenant: str) -> None:
         """Point row-level security at *tenant* for the rest of the transaction."""
-        conn.execute("SELECT set_config('kenning.tenant', ?, true)", (tenant,))
+        raw(conn).execute(tenant_setting(tenant, citus=self._citus))
 
     @contextmanager
     @traced_tx("kenning.store.read")
@@ -220,7 +255,7 @@ class Database(SqlDatabase):
             check_owner_once(nested, DIALECT, scope, self._local.checked)
             yield nested  # already inside this thread's read transaction
             return
-        begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope)
+        begin = _begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", scope, citus=self._citus)
         with self._transaction(begin, "reading") as tx:
             self._local.open_read = tx
             self._local.read_tenant = "" if scope is None else scope.tenant
@@ -248,18 +283,20 @@ class Database(SqlDatabase):
         """
         if self._closed:
             raise StoreError("the store is closed")
-        begin = _begin("BEGIN", scope, lock="exclusive" if exclusive else "shared")
+        lock = "exclusive" if exclusive else "shared"
+        begin = _begin("BEGIN", scope, citus=self._citus, lock=lock)
         with self._transaction(begin, "writing (rolled back)") as tx:
             check_owner(tx, DIALECT, scope, claim=claim, lock=True)
             yield tx
 
     @contextmanager
-    def _transaction(self, begin: sql.Composed, what: str) -> Iterator[PgTx]:
+    def _transaction(self, begin: list[sql.Composed], what: str) -> Iterator[PgTx]:
         """A transaction on a pooled connection, begun by *begin*: committed when the block
         ends, rolled back on any exception (a driver error becomes kenning's, naming *what*)."""
         with self._connection() as conn:
             try:
-                conn.execute(begin)
+                for message in begin:
+                    conn.execute(message)
                 yield PgTx(conn)
                 conn.execute("COMMIT")
             except psycopg.Error as exc:
@@ -279,10 +316,13 @@ class Database(SqlDatabase):
     def _log_removed(
         self, tx: Tx, tenant: str, rowids: Sequence[int], *, op: str = "erase"
     ) -> None:
-        if rowids:
+        if rowids and self._citus:
+            rows = [(tenant, item, op) for item in rowids]
+            insert_values(tx, "index_log", ("tenant", "item", "op"), rows)
+        elif rowids:
             tx.execute(
                 "INSERT INTO index_log (tenant, item, op)"
-                " SELECT ?, item, ? FROM unnest(?::bigint[]) AS item",
+                f" SELECT ?, item, ? FROM unnest(?::bigint[]) AS item{ROUTED}",
                 (tenant, op, list(rowids)),
             )
 

@@ -3,8 +3,10 @@
 Sessions are claimed and numbered with one statement each over arrays (``unnest``). Events'
 rows are copied into a temporary staging table (PostgreSQL does not accept ``COPY FROM`` into
 a table under row-level security), then moved with one ``INSERT ... SELECT``, which the
-policies check row by row. Everything else of the event log is shared
-(:mod:`kenning.store.sql.events`).
+policies check row by row. On Citus the rows travel as multi-row ``INSERT ... VALUES``
+statements instead (:func:`insert_values`): one tenant's rows then go to its shard in one
+router statement, where an ``INSERT ... SELECT`` would pass through the coordinator.
+Everything else of the event log is shared (:mod:`kenning.store.sql.events`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.postgres.sql import raw
+from kenning.store.postgres.sql import ROUTED, insert_values, raw
 from kenning.store.sql import events
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.events import ITEM_COLUMNS
@@ -56,7 +58,12 @@ def copy_rows(
 class EventTables(events.EventTables):
     """Events and vectors written in bulk."""
 
+    _citus: bool  # set by Database: the database runs Citus
+
     def _insert_items(self, tx: Tx, tenant: str, rows: Sequence[tuple[Any, ...]]) -> dict[str, int]:
+        if self._citus:
+            found = insert_values(tx, "items", ITEM_COLUMNS, rows, " RETURNING id, rowid")
+            return {r[0]: int(r[1]) for r in found}
         columns = ("ord", *ITEM_COLUMNS)
         stage = copy_rows(tx, "items", columns, [(n, *row) for n, row in enumerate(rows)])
         cols = ", ".join(ITEM_COLUMNS)
@@ -70,11 +77,14 @@ class EventTables(events.EventTables):
         self, tx: Tx, tenant: str, vectors: Mapping[str, npt.NDArray[np.float32]]
     ) -> None:
         rows = [(tenant, digest, vec) for digest, vec in vectors.items()]
+        if self._citus:
+            insert_values(tx, "vectors", ("tenant", "hash", "vec"), rows, " ON CONFLICT DO NOTHING")
+            return
         stage = copy_rows(tx, "vectors", ("tenant", "hash", "vec"), rows,
                           binary_types=("text", "text", "vector"))  # fmt: skip
         tx.execute(
             f"INSERT INTO vectors (tenant, hash, vec) SELECT tenant, hash, vec FROM {stage}"
-            " ON CONFLICT DO NOTHING"
+            f" ON CONFLICT DO NOTHING{ROUTED}"
         )
 
     def _set_last_seqs(
@@ -94,9 +104,14 @@ class EventTables(events.EventTables):
         )  # fmt: skip
 
     def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
+        if self._citus:
+            rows = [(tenant, session, user) for session, user in owners.items()]
+            insert_values(tx, "sessions", ("tenant", "session", "user_id"), rows,
+                          " ON CONFLICT DO NOTHING")  # fmt: skip
+            return
         tx.execute(
             "INSERT INTO sessions (tenant, session, user_id)"
             " SELECT ?, s, u FROM unnest(?::text[], ?::text[]) AS t(s, u)"
-            " ON CONFLICT DO NOTHING",
+            f" ON CONFLICT DO NOTHING{ROUTED}",
             (tenant, list(owners), list(owners.values())),
         )

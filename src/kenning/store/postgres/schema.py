@@ -14,7 +14,8 @@ also carries its own tenant predicate: the policy is the second wall, not the on
 Citus. Every primary key, unique constraint and foreign key includes ``tenant``, the
 distribution column, and no statement joins rows of two tenants: every table can be
 distributed and colocated by tenant (``docs/scaling.md``, checked by
-``tests/unit/test_citus_rules.py``).
+``tests/unit/test_citus_rules.py``). On a database that runs Citus, :func:`migrate` then does
+so (:func:`distribute`), and tests/integration/test_citus.py checks it on a running cluster.
 """
 
 from __future__ import annotations
@@ -23,7 +24,17 @@ from typing import Any
 
 from kenning.store.sql import tables
 
-__all__ = ["APP_ROLE", "MIGRATIONS", "TENANT_TABLES", "migrate", "pending_migrations"]
+__all__ = [
+    "APP_ROLE",
+    "COORDINATOR_TABLES",
+    "MIGRATIONS",
+    "REFERENCE_TABLES",
+    "TENANT_TABLES",
+    "distribute",
+    "is_citus",
+    "migrate",
+    "pending_migrations",
+]
 
 APP_ROLE = "kenning_app"
 """The role every store connection acts as: no table ownership, no ``BYPASSRLS``."""
@@ -44,6 +55,16 @@ TENANT_TABLES = (
     *_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES, *_USAGE_TABLES, *_DOCUMENT_TABLES,
 )  # fmt: skip
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
+
+REFERENCE_TABLES = ("embedding_model",)
+"""Store-wide tables without a tenant: reference tables on Citus (a copy on every node)."""
+COORDINATOR_TABLES = ("compaction_jobs",)
+"""Tenant tables that stay local tables of the Citus coordinator: the compaction queue is
+claimed across tenants with ``FOR UPDATE SKIP LOCKED``, which Citus runs on one shard only."""
+# The table every distributed table is colocated with, then the tables foreign keys name,
+# then the rest: a foreign key may only point at a table distributed before it.
+_COLOCATION_ANCHOR = "sessions"
+_REFERENCED_TABLES = ("items", "documents")
 
 # Serialises migrations of one database between processes (an arbitrary fixed key).
 _MIGRATION_LOCK = 0x6B656E6E
@@ -665,6 +686,50 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         DELETE FROM token_ledger;
         """,
     ),
+    (
+        "0011_plpgsql_queue_and_key_functions",
+        """
+        -- The same functions in PL/pgSQL: Citus cannot plan a SQL function's statement with
+        -- parameters over distributed tables, and plans a PL/pgSQL one's like any query.
+        -- CREATE OR REPLACE keeps their owner and grants.
+        CREATE OR REPLACE FUNCTION kenning_pending_extractions(max_rows bigint)
+        RETURNS TABLE (tenant text, user_id text, session text, done_seq bigint,
+                       last_seq bigint)
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY
+                SELECT s.tenant, s.user_id, s.session, coalesce(p.done_seq, 0), s.last_seq
+                FROM sessions s
+                LEFT JOIN extraction_progress p
+                    ON p.tenant = s.tenant AND p.session = s.session
+                WHERE s.last_seq > coalesce(p.done_seq, 0)
+                ORDER BY s.created_at, s.tenant, s.session
+                LIMIT max_rows;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_api_key(key_id text) RETURNS SETOF api_keys
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY SELECT * FROM api_keys WHERE id = key_id;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_api_keys(of_tenant text) RETURNS SETOF api_keys
+        LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY SELECT * FROM api_keys WHERE of_tenant IS NULL OR tenant = of_tenant
+                ORDER BY created_at, id;
+        END
+        $$;
+        CREATE OR REPLACE FUNCTION kenning_revoke_api_key(key_id text, now_at timestamptz)
+        RETURNS SETOF api_keys
+        LANGUAGE plpgsql SECURITY DEFINER SET search_path = public AS $$
+        BEGIN
+            RETURN QUERY UPDATE api_keys SET revoked_at = coalesce(revoked_at, now_at)
+                WHERE id = key_id RETURNING *;
+        END
+        $$;
+        """,
+    ),
 )
 
 
@@ -696,4 +761,54 @@ def migrate(conn: Any) -> list[str]:
         conn.execute("INSERT INTO kenning_migrations (name) VALUES (%s)", (name,))
         return True
 
-    return tables.apply_migrations(conn, MIGRATIONS, begin="BEGIN", apply=apply)
+    applied = tables.apply_migrations(conn, MIGRATIONS, begin="BEGIN", apply=apply)
+    distribute(conn)
+    return applied
+
+
+def is_citus(conn: Any) -> bool:
+    """Whether *conn*'s database runs Citus (its extension is created there)."""
+    row = conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'citus'").fetchone()
+    return row is not None
+
+
+def _distribution_plan() -> list[tuple[str, str]]:
+    """(table, Citus call) for every kenning table, in an order Citus accepts."""
+    # Citus locks a reference table's placements for every write with lock_shard_resources,
+    # which requires UPDATE on the table: the app role gets it (the store never updates it).
+    plan = [
+        (t, f"SELECT create_reference_table('{t}'); GRANT UPDATE ON {t} TO {APP_ROLE}")
+        for t in REFERENCE_TABLES
+    ]
+    first = (_COLOCATION_ANCHOR, *_REFERENCED_TABLES)
+    rest = [t for t in TENANT_TABLES if t not in first and t not in COORDINATOR_TABLES]
+    anchor = _COLOCATION_ANCHOR
+    plan.append((anchor, f"SELECT create_distributed_table('{anchor}', 'tenant')"))
+    plan.extend(
+        (t, f"SELECT create_distributed_table('{t}', 'tenant', colocate_with => "
+            f"'{_COLOCATION_ANCHOR}')")
+        for t in (*_REFERENCED_TABLES, *rest)
+    )  # fmt: skip
+    return plan
+
+
+def distribute(conn: Any) -> list[str]:
+    """On Citus, distribute every tenant table by ``tenant``, colocated with ``sessions`` (each
+    tenant's rows of every table on one shard group, so each tenant-scoped statement runs on
+    one shard), and make the store-wide tables reference tables; return the tables changed.
+    Without Citus, or when every table is placed already, do nothing. Rows already there
+    move with their table. *conn* is an autocommit connection of the tables' owner."""
+    if not is_citus(conn):
+        return []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+        placed = {
+            row[0]
+            for row in conn.execute("SELECT logicalrelid::regclass::text FROM pg_dist_partition")
+        }
+        done = []
+        for table, call in _distribution_plan():
+            if table not in placed:
+                conn.execute(call)
+                done.append(table)
+    return done

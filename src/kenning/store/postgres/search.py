@@ -18,7 +18,7 @@ list) or had not started (``>= xmax``). Erased rows leave through ``index_log`` 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -50,7 +50,7 @@ _PARTITION_SQL = (
     " CASE WHEN c.item IS NULL THEN i.text"
     " WHEN c.lexical THEN substr(i.text, c.start + 1, c.stop - c.start)"
     " WHEN c.n = 0 THEN i.text END,"
-    " i.label, c.n, p.rowid, p.label, p.role, p.asks, i.seq, strpos(i.text, '?') > 0"
+    " i.label, c.n, p.rowid, p.label, p.role, p.asks, i.seq, strpos(i.text, '?') > 0, i.xact"
     " FROM items i LEFT JOIN item_chunks c ON c.tenant = i.tenant AND c.item = i.rowid"
     " LEFT JOIN vectors vc ON vc.tenant = c.tenant AND vc.hash = c.embed_hash"
     " LEFT JOIN vectors vi ON vi.tenant = i.tenant AND vi.hash = i.embed_hash"
@@ -60,11 +60,13 @@ _PARTITION_SQL = (
     # keeps a qual with i.seq - 1 (subtraction is not leakproof) out of the index scan, which
     # then read every turn of the session; p.seq < i.seq reaches the index and the backward
     # scan stops at one row.
+    # The subquery names the tenant itself (not only i.tenant): Citus routes a statement to
+    # one shard only when every table in it is constrained to one tenant value.
     " LEFT JOIN LATERAL (SELECT p.rowid, p.label, p.role, p.seq, p.embed_hash,"
     " strpos(p.text, '?') > 0 AS asks, EXISTS (SELECT 1 FROM item_chunks pc"
-    " WHERE pc.tenant = p.tenant AND pc.item = p.rowid AND NOT pc.lexical) AS units"
+    " WHERE pc.tenant = ? AND pc.item = p.rowid AND NOT pc.lexical) AS units"
     " FROM items p"
-    " WHERE p.tenant = i.tenant AND p.session = i.session AND p.kind = 'event'"
+    " WHERE p.tenant = ? AND p.session = i.session AND p.kind = 'event'"
     " AND p.seq < i.seq ORDER BY p.seq DESC LIMIT 1) p"
     " ON (c.item IS NULL OR NOT c.lexical) AND i.kind = 'event' AND p.seq = i.seq - 1"
     " AND (p.embed_hash IS NOT NULL OR p.units)"
@@ -85,6 +87,10 @@ class _Snapshot:
     xmax: int
     running: tuple[int, ...]
 
+    def saw(self, xact: int) -> bool:
+        """Whether the rows of transaction *xact* were visible to this snapshot."""
+        return xact < self.xmax and xact not in self.running
+
     @property
     def horizon(self) -> int:
         """The oldest transaction whose rows the snapshot did not see."""
@@ -103,6 +109,16 @@ class _Follower(Follower):
     """A loaded partition and the snapshot it has followed the tables to."""
 
     seen: _Snapshot
+    #: Rows already in the partition although ``seen`` did not see their transaction. Only
+    #: on Citus: a worker commits a row just before the coordinator commits its transaction
+    #: (the row's ``xact``), so a read can see a row whose transaction the coordinator's
+    #: snapshot still lists as running; the next catch-up asks for it again and skips it.
+    early: set[int] = field(default_factory=set)
+
+
+def _early(rows: Sequence[Any], seen: _Snapshot) -> set[int]:
+    """The rowids of *rows* whose transaction (the last column) *seen* did not see."""
+    return {int(r[0]) for r in rows if not seen.saw(int(r[-1]))}
 
 
 def _snapshot(conn: Tx) -> _Snapshot:
@@ -119,7 +135,7 @@ def _rows(
     if rowids is not None:
         where, params = "AND i.rowid = ANY(?)", [list(rowids)]
     with raw(conn).cursor(binary=True) as cur:
-        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant, *params])
+        cur.execute(pg_sql(_PARTITION_SQL.format(unseen=where)), [tenant] * 3 + params)
         return list(cur.fetchall())
 
 
@@ -163,7 +179,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         rows = _rows(conn, tenant, None)
         partition = Partition(dimension, ann=self._ann)
         partition.add(self._indexed(conn, tenant, rows, dimension))
-        follower = _Follower(partition, seen=seen)
+        follower = _Follower(partition, seen=seen, early=_early(rows, seen))
         previous = self._adopt(tenant, follower)
         prebuilt = None
         if previous is not None:
@@ -208,7 +224,8 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 follower.removed += partition.remove(gone)
                 partition.remix(gone, lambda ids: self._read_rows(conn, tenant, ids, partition))
                 again = {int(r[0]) for r in logged if r[1] == "reindex"}
-            rows = _rows(conn, tenant, seen)
+            fetched = _rows(conn, tenant, seen)
+            rows = [r for r in fetched if r[0] not in follower.early]
             # A record written and rebuilt since the last look is among the new rows already.
             again -= {int(r[0]) for r in rows}
             if again:
@@ -218,6 +235,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 follower.added += len(rows)
             follower.catch_ups += 1
             follower.seen = now
+            follower.early = _early(fetched, now)
 
     def _read_rows(
         self, conn: Tx, tenant: str, rowids: list[int], partition: Partition

@@ -20,14 +20,22 @@ from kenning.store.sql.dialect import Dialect, Tx
 
 __all__ = [
     "DIALECT",
+    "ROUTED",
     "PgTx",
     "PostgresDialect",
+    "insert_values",
     "jsonb",
     "pg_sql",
     "raw",
 ]
 
 _T = TypeVar("_T")
+
+ROUTED = " RETURNING 1"
+"""Appended to an ``INSERT ... SELECT`` of rows from parameters or a staging table. Citus
+inserts such rows through the coordinator: with ``COPY`` into the shards, which a worker
+refuses on a table under row-level security, or, when the statement returns rows, with
+``INSERT`` statements that the worker's policies check. On one server it changes nothing."""
 
 
 @lru_cache(maxsize=4096)
@@ -69,6 +77,31 @@ def raw(tx: Tx) -> psycopg.Connection[Any]:
     if not isinstance(tx, PgTx):
         raise TypeError(f"not a PostgreSQL transaction: {tx!r}")
     return tx.raw
+
+
+#: Parameters per multi-row INSERT (PostgreSQL takes at most 65,535 in one statement).
+_MAX_PARAMS = 30_000
+
+
+def insert_values(
+    conn: Tx, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]], tail: str = ""
+) -> list[Any]:
+    """INSERT *rows* into *columns* of *table* as lists of VALUES, in as few statements as the
+    parameter limit allows, each ending with *tail* (``ON CONFLICT``, ``RETURNING``); return
+    the rows RETURNING gives, in order."""
+    per = max(1, _MAX_PARAMS // len(columns))
+    one = "(" + ", ".join(["%s"] * len(columns)) + ")"
+    found: list[Any] = []
+    for start in range(0, len(rows), per):
+        chunk = rows[start : start + per]
+        cur = raw(conn).execute(
+            f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([one] * len(chunk))}"
+            f"{tail}",
+            [value for row in chunk for value in row],
+        )
+        if "RETURNING" in tail:
+            found.extend(cur.fetchall())
+    return found
 
 
 def jsonb(value: Any) -> Jsonb | None:

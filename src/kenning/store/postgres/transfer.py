@@ -25,7 +25,7 @@ from kenning.errors import InvalidInput, ScopeConflict, StoreError
 from kenning.records import Scope
 from kenning.store.postgres.database import Conn, Database
 from kenning.store.postgres.events import EventTables, copy_rows
-from kenning.store.postgres.sql import jsonb
+from kenning.store.postgres.sql import ROUTED, jsonb
 from kenning.store.records import ModelInfo
 from kenning.store.sql.usage import recount_usage
 from kenning.store.sql.vectors import check_model
@@ -448,7 +448,7 @@ class TransferTables(EventTables, Database):
             order = " ORDER BY s.ord" if "ord" in columns else ""
             conn.execute(
                 f"INSERT INTO {table} ({cols}) SELECT {picked} FROM {stage} s{where}{order}"
-                f" {conflict}"
+                f" {conflict}{ROUTED}"
             )
             if table == "sessions":
                 clash = conn.execute(

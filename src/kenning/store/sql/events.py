@@ -55,10 +55,11 @@ ITEM_COLUMNS = (
     "created_at",
 )  # fmt: skip
 _ROLES = {role.value: role for role in Role}
-# The events of the session a "sessions" row names (for a correlated subquery).
+# The events of the session a "sessions" row names (for a correlated subquery). The tenant
+# is a parameter, not sessions.tenant: on Citus a statement runs on one shard only when every
+# table in it is constrained to one tenant value.
 _SESSION_EVENTS = (
-    "FROM items i WHERE i.tenant = sessions.tenant AND i.session = sessions.session"
-    " AND i.kind = 'event'"
+    "FROM items i WHERE i.tenant = ? AND i.session = sessions.session AND i.kind = 'event'"
 )
 
 
@@ -223,7 +224,7 @@ class EventTables(SqlDatabase):
                 f" first_at = (SELECT min(i.at) {_SESSION_EVENTS}),"
                 f" last_at = (SELECT max(i.at) {_SESSION_EVENTS})"
                 f" WHERE tenant = ? AND {cond}",
-                [tenant, *params],
+                [tenant, tenant, tenant, *params],
             )
 
     def _add_sessions(self, tx: Tx, tenant: str, owners: Mapping[str, str | None]) -> None:
