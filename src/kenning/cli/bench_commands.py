@@ -223,6 +223,18 @@ def _add_load_bench(bench: Any) -> None:
     b.add_argument("--workers", default="1,2", help="server processes, comma-separated runs")
     b.add_argument("--no-model", action="store_true", help="serve without the MiniLM model")
     b.add_argument("--port", type=int, default=8765, help="loopback port of the server")
+    b.add_argument(
+        "--embed-window-ms",
+        type=float,
+        default=2.0,
+        help="the server's embedding queue window (kenning serve --embed-window-ms)",
+    )
+    b.add_argument(
+        "--embed-batch",
+        type=positive,
+        default=64,
+        help="most texts per model call (kenning serve --embed-batch)",
+    )
     b.add_argument("--store", metavar="URL",
                    help="serve this PostgreSQL database (its tenants t0..tN are erased before "
                    "each run) instead of a fresh SQLite file")  # fmt: skip
@@ -273,7 +285,8 @@ def _load(args: argparse.Namespace) -> int:
         out, sessions=args.sessions, tenants=args.tenants, duration=args.duration,
         rps=[float(r) for r in args.rps.split(",")],
         workers=[int(w) for w in args.workers.split(",")], model=not args.no_model,
-        port=args.port, store=_url(args.store),
+        port=args.port, store=_url(args.store), embed_window_ms=args.embed_window_ms,
+        embed_batch=args.embed_batch,
     )  # fmt: skip
     print((out / "report.md").read_text())
     return 0

@@ -99,6 +99,18 @@ def _add_serve_parser(sub: Any) -> None:
     p.add_argument("--extraction-workers", type=int, default=1,
                    help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+    p.add_argument(
+        "--embed-window-ms",
+        type=float,
+        default=2.0,
+        help="ms the embedding queue waits for other requests' texts (default 2)",
+    )
+    p.add_argument(
+        "--embed-batch",
+        type=int,
+        default=64,
+        help="most texts in one model call of the embedding queue (default 64)",
+    )
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
     p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
                    "over OTLP, set up by the OTEL_* variables (kenning[otel])")  # fmt: skip
@@ -136,6 +148,18 @@ def _add_mcp_parser(sub: Any) -> None:
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+    p.add_argument(
+        "--embed-window-ms",
+        type=float,
+        default=2.0,
+        help="ms the embedding queue waits for other requests' texts (default 2)",
+    )
+    p.add_argument(
+        "--embed-batch",
+        type=int,
+        default=64,
+        help="most texts in one model call of the embedding queue (default 64)",
+    )
     p.set_defaults(handler=mcp)
 
 
@@ -183,7 +207,8 @@ def _settings(args: argparse.Namespace) -> Any:
         max_mcp_streams=args.max_mcp_streams, header_timeout_s=args.header_timeout,
         body_timeout_s=args.body_timeout, compaction_workers=args.compaction_workers,
         extraction_workers=args.extraction_workers,
-        embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
+        embedder="none" if args.no_model else "minilm", embed_window_ms=args.embed_window_ms,
+        embed_batch=args.embed_batch, mcp=not args.no_mcp,
         json_logs=not args.text_logs, otel=args.otel,
     )  # fmt: skip
 

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from kenning.compaction.plan import CompactionSettings
+from kenning.embed.batching import BatchingEmbedder
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
@@ -56,12 +57,17 @@ _POLL_S = 5.0
 
 
 def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
-    """The process's memory over ``settings.db``, its embedder timed into *metrics*."""
+    """The process's memory over ``settings.db``. Its embedder gathers the texts of concurrent
+    requests into one model call (``settings.embed_window_ms``, ``settings.embed_batch``);
+    each model call is timed into *metrics*."""
     from kenning.embed.minilm import MiniLMEmbedder
 
     embedder = None
     if settings.embedder == "minilm":
-        embedder = TimedEmbedder(MiniLMEmbedder(), metrics.embed)
+        embedder = BatchingEmbedder(
+            TimedEmbedder(MiniLMEmbedder(), metrics.embed),
+            window_s=settings.embed_window_ms / 1000, max_texts=settings.embed_batch,
+        )  # fmt: skip
     memory_settings = Settings(
         compaction=CompactionSettings(workers=settings.compaction_workers),
         longterm=LongTermSettings(workers=settings.extraction_workers),
@@ -197,6 +203,9 @@ def _lifespan(
             poller.cancel()
             if owned:
                 mem.close()
+                if isinstance(mem.embedder, BatchingEmbedder):
+                    # Requests have ended by now; what they queued is embedded before exit.
+                    mem.embedder.close()
 
     return lifespan
 
