@@ -42,6 +42,7 @@ def add_parsers(sub: Any) -> None:
     _add_training_benches(bench)
     _add_synthetic_benches(bench)
     _add_load_bench(bench)
+    _add_memory_bench(bench)
 
 
 def _add_store_bench(bench: Any) -> None:
@@ -239,6 +240,30 @@ def _add_load_bench(bench: Any) -> None:
                    help="serve this PostgreSQL database (its tenants t0..tN are erased before "
                    "each run) instead of a fresh SQLite file")  # fmt: skip
     b.set_defaults(handler=_load)
+
+
+def _add_memory_bench(bench: Any) -> None:
+    b = bench.add_parser(
+        "memory", help="peak RSS: the model alone, LoCoMo ingested + search + assemble, 10k/100k"
+    )
+    b.add_argument("--out", required=True, help="directory for report.json and report.md")
+    b.add_argument("--data", help="a LoCoMo file for the LoCoMo stage (skipped without it)")
+    b.add_argument("--sizes", default="10000,100000", help="comma-separated synthetic sizes")
+    b.add_argument("--vector-cache", metavar="FILE",
+                   help="synthetic stages: vectors from this cache file (else hashed)")  # fmt: skip
+    b.set_defaults(handler=_memory)
+
+
+def _memory(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    from kenning.bench.memory_bench import run_memory_bench
+
+    run_memory_bench(
+        out, data=_data(args.data) if args.data else None, sizes=_sizes(args.sizes),
+        vector_cache=Path(args.vector_cache) if args.vector_cache else None,
+    )  # fmt: skip
+    print((out / "report.md").read_text())
+    return 0
 
 
 def _store(args: argparse.Namespace) -> int:

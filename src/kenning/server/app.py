@@ -29,6 +29,7 @@ from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import Quota, too_deep
+from kenning.runtime import limit_malloc_arenas, release_free_memory
 from kenning.server import document_routes, inspect_routes, longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
@@ -253,6 +254,8 @@ async def _poll(memory: Memory) -> None:
             await asyncio.to_thread(memory.context.resume)
             if memory.settings.longterm.extract:
                 await asyncio.to_thread(memory.extraction.resume)
+            # Bursts of requests leave freed pages in the heap; an idle server gives them back.
+            await asyncio.to_thread(release_free_memory)
         except KenningError:
             log.exception("could not look at the background queues")
 
@@ -263,6 +266,7 @@ def app_from_environment() -> FastAPI:
     text = os.environ.get(ENV_SETTINGS)
     if not text:
         raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
+    limit_malloc_arenas()  # before this worker starts its threads
     settings = ServerSettings.from_json(text)
     if settings.admin_token_file:
         token = Path(settings.admin_token_file).read_text(encoding="utf-8")
