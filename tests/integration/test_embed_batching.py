@@ -21,6 +21,8 @@ from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.batching import BatchingEmbedder
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import InvalidInput
+from kenning.store.open import open_store
+from kenning.store.protocol import Store
 from kenning.store.sqlite.store import SQLiteStore
 from tests.processes import kenning, serving
 
@@ -113,8 +115,8 @@ def test_bad_settings_are_refused(minilm: MiniLMEmbedder) -> None:
         BatchingEmbedder(minilm).embed("one string")
 
 
-def _vectors(memory_or_store: SQLiteStore, scope: Scope) -> dict[str, Matrix]:
-    exported = memory_or_store.export_records(scope, vectors=True)
+def _vectors(store: Store, scope: Scope) -> dict[str, Matrix]:
+    exported = store.export_records(scope, vectors=True)
     return {
         str(r.data["hash"]): np.asarray(r.data["vec"], dtype=np.float32)
         for r in exported.records
@@ -122,15 +124,20 @@ def _vectors(memory_or_store: SQLiteStore, scope: Scope) -> dict[str, Matrix]:
     }
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_a_served_process_stores_each_request_its_own_vectors(
-    tmp_path: Path, minilm: MiniLMEmbedder
+    tmp_path: Path, minilm: MiniLMEmbedder, backend: str, request: pytest.FixtureRequest
 ) -> None:
-    db = tmp_path / "served.db"
-    made = subprocess.run(kenning("keys", "create", "--db", str(db), "--tenant", "acme"),
+    if backend == "sqlite":
+        location, where = str(tmp_path / "served.db"), ["--db", str(tmp_path / "served.db")]
+    else:
+        location = request.getfixturevalue("pg_url")
+        where = ["--store", location]
+    made = subprocess.run(kenning("keys", "create", *where, "--tenant", "acme"),
                           capture_output=True, text=True, check=True)  # fmt: skip
     key = json.loads(made.stdout)["key"]
     scopes = [Scope("acme", f"u{i}", f"s{i}") for i in range(len(TEXTS))]
-    with serving("--db", str(db), "--no-mcp", "--embed-window-ms", "20",
+    with serving(*where, "--no-mcp", "--embed-window-ms", "20",
                  log=tmp_path / "server.log") as served:  # fmt: skip
 
         def append(i: int) -> None:
@@ -148,7 +155,7 @@ def test_a_served_process_stores_each_request_its_own_vectors(
     assert calls - 1 < len(scopes) / 2
     # The same events written one call at a time, the model alone: the same vectors.
     reference = Memory(SQLiteStore(tmp_path / "alone.db"), embedder=minilm)
-    served_store = SQLiteStore(db)
+    served_store = open_store(location)
     try:
         for i, scope in enumerate(scopes):
             reference.add_events(scope, [{"role": "user", "content": t} for t in TEXTS[i]])
