@@ -47,14 +47,7 @@ from kenning.records import NewEvent, Scope
 from kenning.settings import Settings
 from kenning.tokens.routing import tokenizer_for
 
-__all__ = [
-    "TURN_KS",
-    "conversation_now",
-    "locomo_parts",
-    "locomo_rows",
-    "run_locomo_bench",
-    "score_locomo",
-]
+__all__ = ["TURN_KS", "conversation_now", "locomo_parts", "run_locomo_bench", "score_locomo"]
 
 TURN_KS = (5, 10, 25)
 SESSION_KS = (1, 5, 10)
@@ -74,8 +67,7 @@ def locomo_parts(conversations: Sequence[Conversation]) -> dict[str, str]:
     return {conv.id: part for conv, part in zip(conversations, parts, strict=True)}
 
 
-def locomo_rows(conv: Conversation) -> list[tuple[Scope, NewEvent]]:
-    """The turns of *conv* as kenning events, one scope per LoCoMo session, in order."""
+def _rows(conv: Conversation) -> list[tuple[Scope, NewEvent]]:
     user = safe_id(conv.id)
     rows = []
     for session in conv.sessions:
@@ -161,7 +153,7 @@ def run_locomo_bench(
     tokenizer = tokenizer_for(TOKEN_MODEL)
     stores = BenchStores(store_url, [TENANT])
     memories = {name: stores.memory(name, embedder, settings) for name in DATASET_SYSTEMS}
-    rows = [row for conv in conversations for row in locomo_rows(conv)]
+    rows = [row for conv in conversations for row in _rows(conv)]
     with tqdm(total=len(rows), unit="turn", desc="ingest", disable=not progress) as bar:
         events, ingest_rate = ingest_rows(memories["kenning"], rows, progress=bar.update)
     dia_of = {e.id: str(e.metadata["dia_id"]) for e in events}

@@ -87,8 +87,8 @@ def _model() -> Embedder:
 
 
 def _stage_locomo(data: Path, work: Path, mark: _Checkpoints) -> dict[str, Any]:
+    from kenning.bench import locomo_bench as loc
     from kenning.bench.datasets import load_locomo
-    from kenning.bench.locomo_bench import locomo_rows
     from kenning.memory import Memory
     from kenning.store.sqlite.store import SQLiteStore
 
@@ -100,18 +100,18 @@ def _stage_locomo(data: Path, work: Path, mark: _Checkpoints) -> dict[str, Any]:
     turns = 0
     try:
         for conversation in conversations:
-            for scope, event in locomo_rows(conversation):
+            for scope, event in loc._rows(conversation):
                 memory.add_events(scope, [event])
                 turns += 1
         memory.wait_for_facts()
         rate = turns / (time.perf_counter() - started)
         mark("ingested")
         for conversation in conversations:
-            scope, _ = locomo_rows(conversation)[-1]
+            scope, _ = loc._rows(conversation)[-1]
             memory.search(Scope(scope.tenant, scope.user), "what did they talk about last time?")
         mark("searched")
         for conversation in conversations:
-            scope, _ = locomo_rows(conversation)[-1]
+            scope, _ = loc._rows(conversation)[-1]
             memory.assemble(scope, budget_tokens=2000, model="gpt-4o", system=_SYSTEM)
         mark("assembled")
     finally:
