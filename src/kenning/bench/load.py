@@ -128,7 +128,7 @@ def _verify(location: str, acked: dict[str, list[str]]) -> tuple[int, int]:
 def _one_run(
     work: Path, *, workers: int, rps: float, sessions: int, tenants: int, duration: float,
     model: bool, port: int, store: str | None = None, embed_window_ms: float = 2.0,
-    embed_batch: int = 64,
+    embed_batch: int = 16,
 ) -> dict[str, Any]:  # fmt: skip
     if store is None:
         location, where = str(work / "load.db"), ["--db", str(work / "load.db")]
@@ -290,7 +290,7 @@ def run_load_bench(
     port: int = 8765,
     store: str | None = None,
     embed_window_ms: float = 2.0,
-    embed_batch: int = 64,
+    embed_batch: int = 16,
 ) -> dict[str, Any]:
     """Run every (workers, rps) pair; write ``report.json`` and ``report.md`` under *out*.
 

@@ -233,7 +233,7 @@ def _add_load_bench(bench: Any) -> None:
     b.add_argument(
         "--embed-batch",
         type=positive,
-        default=64,
+        default=16,
         help="most texts per model call (kenning serve --embed-batch)",
     )
     b.add_argument("--store", metavar="URL",

@@ -108,8 +108,8 @@ def _add_serve_parser(sub: Any) -> None:
     p.add_argument(
         "--embed-batch",
         type=int,
-        default=64,
-        help="most texts in one model call of the embedding queue (default 64)",
+        default=16,
+        help="most texts in one model call of the embedding queue (default 16)",
     )
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
     p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
@@ -148,18 +148,6 @@ def _add_mcp_parser(sub: Any) -> None:
                    help="let the agent read the user's other sessions (only if the user's "
                    "stored consent allows it too)")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
-    p.add_argument(
-        "--embed-window-ms",
-        type=float,
-        default=2.0,
-        help="ms the embedding queue waits for other requests' texts (default 2)",
-    )
-    p.add_argument(
-        "--embed-batch",
-        type=int,
-        default=64,
-        help="most texts in one model call of the embedding queue (default 64)",
-    )
     p.set_defaults(handler=mcp)
 
 

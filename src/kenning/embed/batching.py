@@ -55,10 +55,10 @@ class BatchingEmbedder(DelegatingEmbedder):
 
     Example:
         >>> from kenning.embed.minilm import MiniLMEmbedder
-        >>> embedder = BatchingEmbedder(MiniLMEmbedder(), window_s=0.002, max_texts=64)
+        >>> embedder = BatchingEmbedder(MiniLMEmbedder(), window_s=0.002, max_texts=16)
     """
 
-    def __init__(self, inner: Embedder, *, window_s: float = 0.002, max_texts: int = 64) -> None:
+    def __init__(self, inner: Embedder, *, window_s: float = 0.002, max_texts: int = 16) -> None:
         super().__init__(inner)
         if not 0 <= window_s <= 1:
             raise InvalidInput(f"window_s must be between 0 and 1 second, got {window_s!r}")

@@ -76,7 +76,7 @@ class ServerSettings:
     extraction_workers: int = 1
     embedder: Literal["minilm", "none"] = "minilm"
     embed_window_ms: float = 2.0
-    embed_batch: int = 64
+    embed_batch: int = 16
     mcp: bool = True
     json_logs: bool = True
     otel: bool = False
