@@ -186,3 +186,27 @@ def test_bench_baselines_search_plain_vectors(real_embedder: MemoEmbedder) -> No
         assert memories["bm25"].store is memories["vector"].store
     finally:
         stores.close()
+
+
+def test_bench_memory_reports_each_stage_from_its_own_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(_locomo()))
+    out = tmp_path / "out"
+    argv = ["bench", "memory", "--data", str(data), "--sizes", "300", "--out", str(out)]
+    assert main(argv) == 0
+    report = json.loads((out / "report.json").read_text())
+    stages = {s["stage"]: s for s in report["stages"]}
+    assert list(stages) == ["model", "locomo", "events:300"]
+    for stage in stages.values():
+        # Each child reports its own peak, at least what it held after any step.
+        assert stage["peak_rss_mb"] >= max(stage["rss_mb"].values()) > 50
+    assert stages["locomo"]["turns"] == sum(
+        len(turns) for conv in _locomo() for key, turns in conv["conversation"].items()
+        if key.startswith("session_") and isinstance(turns, list)
+    )  # fmt: skip
+    assert list(stages["events:300"]["rss_mb"]) == [
+        "start", "model", "ingested", "searched", "assembled"
+    ]  # fmt: skip
+    assert "# kenning bench memory" in capsys.readouterr().out

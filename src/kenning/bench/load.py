@@ -127,7 +127,8 @@ def _verify(location: str, acked: dict[str, list[str]]) -> tuple[int, int]:
 
 def _one_run(
     work: Path, *, workers: int, rps: float, sessions: int, tenants: int, duration: float,
-    model: bool, port: int, store: str | None = None,
+    model: bool, port: int, store: str | None = None, embed_window_ms: float = 2.0,
+    embed_batch: int = 16,
 ) -> dict[str, Any]:  # fmt: skip
     if store is None:
         location, where = str(work / "load.db"), ["--db", str(work / "load.db")]
@@ -142,6 +143,7 @@ def _one_run(
         sys.executable, "-m", "kenning.cli.main", "serve", *where, "--port", str(port),
         "--workers", str(workers), "--admin-token-file", str(work / "admin"),
         "--rate", "100000", "--burst", "100000", "--max-in-flight", "4096", "--no-mcp",
+        "--embed-window-ms", str(embed_window_ms), "--embed-batch", str(embed_batch),
     ]  # fmt: skip
     if not model:
         cmd.append("--no-model")
@@ -218,6 +220,8 @@ def _one_run(
         "driver_cpu_ms_per_turn": round(1000 * driver_cpu / turns, 1),
         "loadavg_1m": [round(load_before, 2), round(load_after, 2)],
         "model": "MiniLM-L6 int8" if model else "none (lexical only)",
+        "embed_window_ms": embed_window_ms,
+        "embed_batch": embed_batch,
         "meets_target": errors == 0
         and lost == 0
         and duplicated == 0
@@ -248,7 +252,9 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         f"{report['sessions']} sessions over {report['tenants']} tenants on "
         f"{report['store']}, "
-        f"{report['duration_s']:g} s per run; a turn = append user message + assemble "
+        f"{report['duration_s']:g} s per run, embedding queue window "
+        f"{report['embed_window_ms']:g} ms, at most {report['embed_batch']} texts a model call; "
+        "a turn = append user message + assemble "
         "(2,000-token budget, gpt-4o) + append reply. Target: 0 errors, 0 lost or duplicated, "
         f"assemble p99 <= {TARGET_P99_MS:g} ms.",
         "",
@@ -283,8 +289,14 @@ def run_load_bench(
     model: bool = True,
     port: int = 8765,
     store: str | None = None,
+    embed_window_ms: float = 2.0,
+    embed_batch: int = 16,
 ) -> dict[str, Any]:
     """Run every (workers, rps) pair; write ``report.json`` and ``report.md`` under *out*.
+
+    Each server gathers concurrent requests' texts into one model call: it waits up to
+    *embed_window_ms* for them, at most *embed_batch* texts a call (``kenning serve
+    --embed-window-ms/--embed-batch``).
 
     With *store* (a PostgreSQL URL) every run serves that database, its bench tenants erased
     first; otherwise a fresh SQLite file per run. ``report.json`` holds the issue's summary
@@ -299,6 +311,7 @@ def run_load_bench(
                 run = _one_run(
                     Path(tmp), workers=w, rps=r, sessions=sessions, tenants=tenants,
                     duration=duration, model=model, port=port, store=store,
+                    embed_window_ms=embed_window_ms, embed_batch=embed_batch,
                 )  # fmt: skip
             runs.append(run)
             print(json.dumps({k: run[k] for k in ("workers", "offered_rps", "throughput_rps",
@@ -324,6 +337,8 @@ def run_load_bench(
         "tenants": tenants,
         "store": "sqlite" if store is None else "postgresql",
         "duration_s": duration,
+        "embed_window_ms": embed_window_ms,
+        "embed_batch": embed_batch,
         "target_assemble_p99_ms": TARGET_P99_MS,
         "best_offered_rps": best,
         "runs": runs,

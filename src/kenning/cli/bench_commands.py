@@ -42,6 +42,7 @@ def add_parsers(sub: Any) -> None:
     _add_training_benches(bench)
     _add_synthetic_benches(bench)
     _add_load_bench(bench)
+    _add_memory_bench(bench)
 
 
 def _add_store_bench(bench: Any) -> None:
@@ -224,10 +225,46 @@ def _add_load_bench(bench: Any) -> None:
     b.add_argument("--workers", default="1,2", help="server processes, comma-separated runs")
     b.add_argument("--no-model", action="store_true", help="serve without the MiniLM model")
     b.add_argument("--port", type=int, default=8765, help="loopback port of the server")
+    b.add_argument(
+        "--embed-window-ms",
+        type=float,
+        default=2.0,
+        help="the server's embedding queue window (kenning serve --embed-window-ms)",
+    )
+    b.add_argument(
+        "--embed-batch",
+        type=positive,
+        default=16,
+        help="most texts per model call (kenning serve --embed-batch)",
+    )
     b.add_argument("--store", metavar="URL",
                    help="serve this PostgreSQL database (its tenants t0..tN are erased before "
                    "each run) instead of a fresh SQLite file")  # fmt: skip
     b.set_defaults(handler=_load)
+
+
+def _add_memory_bench(bench: Any) -> None:
+    b = bench.add_parser(
+        "memory", help="peak RSS: the model alone, LoCoMo ingested + search + assemble, 10k/100k"
+    )
+    b.add_argument("--out", required=True, help="directory for report.json and report.md")
+    b.add_argument("--data", help="a LoCoMo file for the LoCoMo stage (skipped without it)")
+    b.add_argument("--sizes", default="10000,100000", help="comma-separated synthetic sizes")
+    b.add_argument("--vector-cache", metavar="FILE",
+                   help="synthetic stages: vectors from this cache file (else hashed)")  # fmt: skip
+    b.set_defaults(handler=_memory)
+
+
+def _memory(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    from kenning.bench.memory_bench import run_memory_bench
+
+    run_memory_bench(
+        out, data=_data(args.data) if args.data else None, sizes=_sizes(args.sizes),
+        vector_cache=Path(args.vector_cache) if args.vector_cache else None,
+    )  # fmt: skip
+    print((out / "report.md").read_text())
+    return 0
 
 
 def _store(args: argparse.Namespace) -> int:
@@ -274,7 +311,8 @@ def _load(args: argparse.Namespace) -> int:
         out, sessions=args.sessions, tenants=args.tenants, duration=args.duration,
         rps=[float(r) for r in args.rps.split(",")],
         workers=[int(w) for w in args.workers.split(",")], model=not args.no_model,
-        port=args.port, store=_url(args.store),
+        port=args.port, store=_url(args.store), embed_window_ms=args.embed_window_ms,
+        embed_batch=args.embed_batch,
     )  # fmt: skip
     print((out / "report.md").read_text())
     return 0

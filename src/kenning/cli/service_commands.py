@@ -99,6 +99,18 @@ def _add_serve_parser(sub: Any) -> None:
     p.add_argument("--extraction-workers", type=int, default=1,
                    help="fact-extraction threads per worker")  # fmt: skip
     p.add_argument("--no-model", action="store_true", help="lexical search only (no MiniLM)")
+    p.add_argument(
+        "--embed-window-ms",
+        type=float,
+        default=2.0,
+        help="ms the embedding queue waits for other requests' texts (default 2)",
+    )
+    p.add_argument(
+        "--embed-batch",
+        type=int,
+        default=16,
+        help="most texts in one model call of the embedding queue (default 16)",
+    )
     p.add_argument("--no-mcp", action="store_true", help="do not mount /mcp")
     p.add_argument("--otel", action="store_true", help="trace requests and memory operations "
                    "over OTLP, set up by the OTEL_* variables (kenning[otel])")  # fmt: skip
@@ -183,7 +195,8 @@ def _settings(args: argparse.Namespace) -> Any:
         max_mcp_streams=args.max_mcp_streams, header_timeout_s=args.header_timeout,
         body_timeout_s=args.body_timeout, compaction_workers=args.compaction_workers,
         extraction_workers=args.extraction_workers,
-        embedder="none" if args.no_model else "minilm", mcp=not args.no_mcp,
+        embedder="none" if args.no_model else "minilm", embed_window_ms=args.embed_window_ms,
+        embed_batch=args.embed_batch, mcp=not args.no_mcp,
         json_logs=not args.text_logs, otel=args.otel,
     )  # fmt: skip
 
@@ -191,6 +204,7 @@ def _settings(args: argparse.Namespace) -> Any:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from kenning.runtime import limit_malloc_arenas
     from kenning.server.app import ENV_SETTINGS, create_app
     from kenning.server.logs import configure_logging
     from kenning.server.protocol import NoDelayH11Protocol, set_header_timeout
@@ -198,6 +212,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.store.open import open_store
 
     settings = _settings(args)
+    limit_malloc_arenas()  # before any thread starts (see kenning.runtime)
     configure_logging(json_logs=settings.json_logs)
     set_header_timeout(settings.header_timeout_s)
     _check_listen(settings.host, settings.port)

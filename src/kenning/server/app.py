@@ -24,10 +24,12 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Route
 
 from kenning.compaction.plan import CompactionSettings
+from kenning.embed.batching import BatchingEmbedder
 from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import Quota, too_deep
+from kenning.runtime import limit_malloc_arenas, release_free_memory
 from kenning.server import document_routes, inspect_routes, longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
@@ -56,12 +58,17 @@ _POLL_S = 5.0
 
 
 def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
-    """The process's memory over ``settings.db``, its embedder timed into *metrics*."""
+    """The process's memory over ``settings.db``. Its embedder gathers the texts of concurrent
+    requests into one model call (``settings.embed_window_ms``, ``settings.embed_batch``);
+    each model call is timed into *metrics*."""
     from kenning.embed.minilm import MiniLMEmbedder
 
     embedder = None
     if settings.embedder == "minilm":
-        embedder = TimedEmbedder(MiniLMEmbedder(), metrics.embed)
+        embedder = BatchingEmbedder(
+            TimedEmbedder(MiniLMEmbedder(), metrics.embed),
+            window_s=settings.embed_window_ms / 1000, max_texts=settings.embed_batch,
+        )  # fmt: skip
     memory_settings = Settings(
         compaction=CompactionSettings(workers=settings.compaction_workers),
         longterm=LongTermSettings(workers=settings.extraction_workers),
@@ -197,6 +204,9 @@ def _lifespan(
             poller.cancel()
             if owned:
                 mem.close()
+                if isinstance(mem.embedder, BatchingEmbedder):
+                    # Requests have ended by now; what they queued is embedded before exit.
+                    mem.embedder.close()
 
     return lifespan
 
@@ -244,6 +254,8 @@ async def _poll(memory: Memory) -> None:
             await asyncio.to_thread(memory.context.resume)
             if memory.settings.longterm.extract:
                 await asyncio.to_thread(memory.extraction.resume)
+            # Bursts of requests leave freed pages in the heap; an idle server gives them back.
+            await asyncio.to_thread(release_free_memory)
         except KenningError:
             log.exception("could not look at the background queues")
 
@@ -254,6 +266,7 @@ def app_from_environment() -> FastAPI:
     text = os.environ.get(ENV_SETTINGS)
     if not text:
         raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
+    limit_malloc_arenas()  # before this worker starts its threads
     settings = ServerSettings.from_json(text)
     if settings.admin_token_file:
         token = Path(settings.admin_token_file).read_text(encoding="utf-8")

@@ -46,6 +46,10 @@ class ServerSettings:
         compaction_workers: background compaction threads per process.
         extraction_workers: background fact-extraction threads per process.
         embedder: ``minilm`` (the local model) or ``none`` (lexical search only).
+        embed_window_ms: how long the process's one embedding queue waits, after a request's
+            texts arrive, for other requests' texts to embed in the same model call (0: only
+            the texts that queued while the model was busy).
+        embed_batch: the most texts in one model call of that queue.
         mcp: mount the MCP server (streamable HTTP) at ``/mcp``.
         json_logs: one JSON object per log line (with the request id).
         otel: trace each request and the memory operations under it (OpenTelemetry, exported
@@ -71,6 +75,8 @@ class ServerSettings:
     compaction_workers: int = 2
     extraction_workers: int = 1
     embedder: Literal["minilm", "none"] = "minilm"
+    embed_window_ms: float = 2.0
+    embed_batch: int = 16
     mcp: bool = True
     json_logs: bool = True
     otel: bool = False
@@ -102,6 +108,10 @@ class ServerSettings:
                 raise InvalidInput(f"{name} must be between 1 and 64")
         if self.embedder not in ("minilm", "none"):
             raise InvalidInput("embedder must be 'minilm' or 'none'")
+        if not 0 <= self.embed_window_ms <= 1000:
+            raise InvalidInput("embed_window_ms must be between 0 and 1000")
+        if not 1 <= self.embed_batch <= 4096:
+            raise InvalidInput("embed_batch must be between 1 and 4096")
 
     @property
     def tenant_in_flight(self) -> int:

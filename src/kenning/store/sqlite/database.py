@@ -99,7 +99,10 @@ class Database(SqlDatabase):
         self._wlock = threading.RLock()
         self._closed = False
         self._local = threading.local()
-        self._readers: list[sqlite3.Connection] = []
+        # Each reading thread's connection, keyed by its thread: a pool that starts a thread
+        # per burst of work (the fact workers) would otherwise leave one open connection, its
+        # file handles and its page cache behind per burst.
+        self._readers: dict[threading.Thread, sqlite3.Connection] = {}
         self._readers_lock = threading.Lock()
         self._known_model: ModelInfo | None = None
         self._conn = _open_migrated(self._path, timeout_s)
@@ -133,7 +136,8 @@ class Database(SqlDatabase):
                 if self._closed:
                     conn.close()
                     raise StoreError("the store is closed")
-                self._readers.append(conn)
+                self._close_finished_readers()
+                self._readers[threading.current_thread()] = conn
             self._local.conn = conn
         return conn
 
@@ -243,11 +247,16 @@ class Database(SqlDatabase):
             except sqlite3.Error as exc:
                 raise StoreError(f"SQLite checkpoint failed: {exc}") from exc
 
+    def _close_finished_readers(self) -> None:
+        """Close the connections of threads that have ended (under ``_readers_lock``)."""
+        for thread in [t for t in self._readers if not t.is_alive()]:
+            self._readers.pop(thread).close()
+
     def _close_connections(self) -> None:
         with self._wlock, self._readers_lock:
             self._closed = True
             try:
-                for conn in self._readers:
+                for conn in self._readers.values():
                     conn.close()
                 self._readers.clear()
                 self._conn.close()
