@@ -71,10 +71,14 @@ def _sessions(conversations: Sequence[Conversation], limit: int | None) -> Sessi
 
 @contextlib.contextmanager
 def _memory(embedder: MiniLMEmbedder, sessions: Sessions) -> Iterator[Memory]:
-    """A fresh SQLite memory whose users' search partition is loaded."""
+    """A fresh SQLite memory whose users' search partition is loaded, and whose fact reader
+    has read one turn (the parser loads once per process, not inside the first run)."""
     with tempfile.TemporaryDirectory() as tmp:
         memory = Memory.open(str(Path(tmp) / "ingest.db"), embedder=embedder)
         try:
+            warm = [{"role": "user", "content": "I moved to Lisbon in May. I work as a nurse."}]
+            memory.add_events(Scope("warm", "warm", "warm"), warm)
+            memory.wait_for_facts()
             for scope in {Scope(s.tenant, s.user) for s, _ in (rows[0] for rows in sessions)}:
                 memory.search(scope, "warm up", k=1)
             yield memory
