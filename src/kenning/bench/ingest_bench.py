@@ -40,7 +40,7 @@ from kenning.bench.datasets import Conversation, load_locomo
 from kenning.bench.locomo_bench import TENANT
 from kenning.bench.locomo_bench import _rows as locomo_rows
 from kenning.bench.report import table, write_files
-from kenning.embed.minilm import MiniLMEmbedder, length_batches
+from kenning.embed.minilm import MiniLMEmbedder
 from kenning.indexing import embedding_text, index_plan
 from kenning.memory import Memory
 from kenning.records import NewEvent, Role, Scope
@@ -149,7 +149,9 @@ def token_figures(
     """Tokens run through the model per turn as kenning writes *sessions* (whole turns, units,
     padding, model calls), beside embedding each turn once, whole."""
     seen: set[str] = set()
-    tokens = {"whole": 0, "unit": 0, "padding": 0, "calls": 0, "by_units": 0, "baseline": 0}
+    tokens = dict.fromkeys(
+        ("whole", "unit", "padding", "plain_padding", "calls", "by_units", "baseline"), 0
+    )
     for rows in sessions:
         for call in [rows] if per_session else [[row] for row in rows]:
             fresh: dict[str, str] = {}
@@ -177,6 +179,7 @@ def token_figures(
         "unit_tokens_per_turn": round(tokens["unit"] / turns, 2),
         "padding_per_turn": round(tokens["padding"] / turns, 2),
         "padding_share": round(tokens["padding"] / max(1, run + tokens["padding"]), 4),
+        "padding_per_turn_ungrouped": round(tokens["plain_padding"] / turns, 2),
         "model_calls_per_turn": round(tokens["calls"] / turns, 3),
         "baseline_tokens_per_turn": round(tokens["baseline"] / turns, 2),
     }
@@ -198,9 +201,16 @@ def _count_calls(
         [n for rows in embedder.segment_lengths(list(texts.values())) for n in rows],
         dtype=np.intp,
     )
+    from kenning.embed.minilm import length_batches  # not in releases before it: --no-tokens
+
     for group in length_batches(lengths, embedder.batch_size):
         tokens["calls"] += 1
         tokens["padding"] += int(lengths[group].max()) * len(group) - int(lengths[group].sum())
+    # as calls were made before length_batches: sorted rows, batch_size at a time
+    ordered = np.sort(lengths)
+    for begin in range(0, len(ordered), embedder.batch_size):
+        group = ordered[begin : begin + embedder.batch_size]
+        tokens["plain_padding"] += int(group.max()) * len(group) - int(group.sum())
 
 
 @contextlib.contextmanager
