@@ -29,6 +29,7 @@ from kenning.records import Event, NewEvent, PinDraft, Quota, Scope, new_event_i
 from kenning.settings import Settings
 from kenning.store.protocol import EventLog
 from kenning.store.records import EventWrite, ModelInfo
+from kenning.telemetry import stage
 
 __all__ = ["EventLike", "IngestPipeline", "PinSource"]
 
@@ -99,9 +100,11 @@ class IngestPipeline:
             return []
         model = self.model()
         vectors = self._vectors_for(texts, model) if model is not None else None
-        written = self._log.append_events(
-            writes, model=model if vectors is not None else None, vectors=vectors, quota=quota
-        )
+        with stage("store"):
+            written = self._log.append_events(
+                writes, model=model if vectors is not None else None, vectors=vectors,
+                quota=quota,
+            )  # fmt: skip
         if written and self._after_write is not None:
             self._after_write()
         return written
@@ -138,18 +141,22 @@ class IngestPipeline:
             if settings.embed_context and key not in previous:
                 tail = self._log.events(scope, tail=1)
                 previous[key] = embedding_text(tail[0], mode) if tail else None
-            plan = index_plan(
-                event, mode=mode, previous=previous.get(key) if settings.embed_context else None,
-                chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
-            )  # fmt: skip
+            with stage("plan"):
+                plan = index_plan(
+                    event, mode=mode,
+                    previous=previous.get(key) if settings.embed_context else None,
+                    chunk_chars=settings.chunk_chars, unit_chars=settings.index_unit_chars,
+                )  # fmt: skip
             previous[key] = embedding_text(event, mode)
             texts.update(((scope.tenant, h), text) for h, text in plan.texts.items())
             event_id = new_event_id()
+            with stage("pins"):
+                pins = tuple(self._pins.pin_drafts(scope, event, event_id=event_id))
             writes.append(
                 EventWrite(
                     scope=scope, event=event, embed_hash=plan.embed_hash,
                     id=event_id, chunks=plan.chunks,
-                    pins=tuple(self._pins.pin_drafts(scope, event, event_id=event_id)),
+                    pins=pins,
                 )
             )  # fmt: skip
         return writes, texts
@@ -164,14 +171,16 @@ class IngestPipeline:
         for (tenant, digest), text in texts.items():
             by_tenant.setdefault(tenant, {})[digest] = text
         todo: list[tuple[str, str]] = []
-        for tenant, hashes in by_tenant.items():
-            for digest in self._log.missing_vectors(tenant, model, list(hashes)):
-                todo.append((tenant, digest))
+        with stage("store"):
+            for tenant, hashes in by_tenant.items():
+                for digest in self._log.missing_vectors(tenant, model, list(hashes)):
+                    todo.append((tenant, digest))
         if not todo:
             return {}
         unique = list(dict.fromkeys(by_tenant[t][h] for t, h in todo))
         try:
-            matrix = self._embedder.embed(unique)
+            with stage("model"):
+                matrix = self._embedder.embed(unique)
         except ModelUnavailable as exc:
             log.warning("embedding model unavailable, events stored without vectors: %s", exc)
             return None

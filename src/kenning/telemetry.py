@@ -13,19 +13,26 @@ Attribute names follow the OpenTelemetry GenAI semantic conventions where they n
 ``gen_ai.request.model``; kenning's own under ``kenning.``. The tenant is recorded as a hash
 (the first 16 hex digits of its SHA-256) unless :func:`configure` says otherwise, and no
 content (queries, texts) is recorded unless the host turns it on.
+
+Stage timers (:func:`stage`, :func:`collect_stages`) are apart from OpenTelemetry: they add up
+where the write path spends its time while a benchmark collects them, and cost one global
+lookup otherwise.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import threading
+import time
+from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["CONVENTIONS", "Attributes", "configure", "content", "scope_attributes", "span",
-           "tenant_attribute", "traced"]  # fmt: skip
+__all__ = ["CONVENTIONS", "Attributes", "StageTimes", "collect_stages", "configure", "content",
+           "scope_attributes", "span", "stage", "tenant_attribute", "traced"]  # fmt: skip
 
 #: The conventions the attribute names follow.
 CONVENTIONS = (
@@ -165,3 +172,51 @@ def _version() -> str | None:
         return version("kenning")
     except PackageNotFoundError:
         return None
+
+
+class StageTimes:
+    """Seconds spent in each named stage, summed over threads, while :func:`collect_stages`
+    is on."""
+
+    def __init__(self) -> None:
+        self.seconds: defaultdict[str, float] = defaultdict(float)
+        self._lock = threading.Lock()
+
+    def add(self, name: str, seconds: float) -> None:
+        with self._lock:
+            self.seconds[name] += seconds
+
+
+_stages: StageTimes | None = None
+
+
+@contextmanager
+def collect_stages() -> Iterator[StageTimes]:
+    """Sum the :func:`stage` timers of every thread into a fresh :class:`StageTimes` until
+    the block ends (benchmarks; one collection at a time)."""
+    global _stages
+    times = _stages = StageTimes()
+    try:
+        yield times
+    finally:
+        _stages = None
+
+
+class stage:  # noqa: N801 (used like a function: ``with stage("model"):``)
+    """Time the block under *name* while stages are collected; otherwise nothing but one
+    global lookup (nested stages are each counted whole)."""
+
+    __slots__ = ("_name", "_started")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._started = 0.0
+
+    def __enter__(self) -> None:
+        if _stages is not None:
+            self._started = time.perf_counter()
+
+    def __exit__(self, *exc: object) -> None:
+        times = _stages
+        if times is not None and self._started:
+            times.add(self._name, time.perf_counter() - self._started)

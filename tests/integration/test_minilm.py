@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from kenning.embed import Embedder, MiniLMEmbedder, default_embedder
 from kenning.embed.base import Matrix
-from kenning.embed.minilm import _windows
+from kenning.embed.minilm import CALL_TOKENS, _windows, length_batches
 from kenning.errors import InvalidInput, ModelUnavailable
 
 SENTENCES = [
@@ -90,6 +90,50 @@ def test_batch_matches_single(embedder: MiniLMEmbedder) -> None:
     batched = embedder.embed(SENTENCES)
     single = np.vstack([embedder.embed([text]) for text in SENTENCES])
     assert np.min(_cos(batched, single)) > 0.999
+
+
+class _RecordingSession:
+    """The real onnxruntime session, with the attention mask of each call written down."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.masks: list[np.ndarray] = []
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> object:
+        self.masks.append(feeds["attention_mask"])
+        return self.inner.run(names, feeds)  # type: ignore[attr-defined]
+
+
+def test_no_row_pads_far_to_a_longer_neighbour() -> None:
+    """A turn's short and long sentence units go through the model in calls that pad no row
+    by more than a call costs, and each vector is the one the text gets alone."""
+    embedder = MiniLMEmbedder(threads=2)
+    embedder.load()
+    texts = ["Ada: ok", SENTENCES[5], "Bo: Thanks!", SENTENCES[4], "Ada: About two years."]
+    spy = _RecordingSession(embedder._session)
+    embedder._session = spy
+    vectors = embedder.embed(texts)
+    padding = [int(m.size - m.sum()) for m in spy.masks]
+    assert sum(m.shape[0] for m in spy.masks) == len(texts)
+    assert max(padding) <= CALL_TOKENS, padding
+    alone = np.vstack([embedder.embed([t]) for t in texts])
+    assert np.min(_cos(vectors, alone)) > 0.999
+
+
+@given(st.lists(st.integers(1, 300), max_size=60), st.integers(1, 8))
+def test_length_batches_cover_every_row_once_shortest_first(
+    lengths: list[int], batch_size: int
+) -> None:
+    array = np.array(lengths, dtype=np.intp)
+    batches = length_batches(array, batch_size)
+    flat = [int(i) for b in batches for i in b]
+    assert sorted(flat) == list(range(len(lengths)))
+    assert [int(array[i]) for i in flat] == sorted(lengths)
+    for batch in batches:
+        assert 1 <= len(batch) <= batch_size
+        rows = array[batch]
+        # each row joined its call adding at most CALL_TOKENS of padding to the rows before it
+        assert all(k * int(rows[k] - rows[k - 1]) <= CALL_TOKENS for k in range(1, len(rows)))
 
 
 def test_small_batches_match_default_batches() -> None:

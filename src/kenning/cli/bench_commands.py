@@ -43,6 +43,7 @@ def add_parsers(sub: Any) -> None:
     _add_synthetic_benches(bench)
     _add_load_bench(bench)
     _add_memory_bench(bench)
+    _add_ingest_bench(bench)
 
 
 def _add_store_bench(bench: Any) -> None:
@@ -262,6 +263,37 @@ def _memory(args: argparse.Namespace) -> int:
     run_memory_bench(
         out, data=_data(args.data) if args.data else None, sizes=_sizes(args.sizes),
         vector_cache=Path(args.vector_cache) if args.vector_cache else None,
+    )  # fmt: skip
+    print((out / "report.md").read_text())
+    return 0
+
+
+def _add_ingest_bench(bench: Any) -> None:
+    b = bench.add_parser(
+        "ingest", help="write throughput per turn on LoCoMo, split by stage, vs LangGraph"
+    )
+    b.add_argument("--data", required=True, help="LoCoMo JSON file (e.g. locomo_dev.json)")
+    b.add_argument("--out", required=True, help="directory for report.json and report.md")
+    b.add_argument("--repeats", type=positive, default=3, help="interleaved runs (medians)")
+    b.add_argument("--turns", type=positive, help="only the first N turns")
+    b.add_argument(
+        "--server",
+        action="store_true",
+        help="also write each turn through a served process's HTTP API",
+    )
+    b.add_argument("--no-tokens", action="store_true", help="skip the token counts")
+    b.set_defaults(handler=_ingest)
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    out = _out(args.out)
+    try:
+        from kenning.bench.ingest_bench import run_ingest_bench
+    except ImportError as exc:
+        raise InvalidInput(f"bench ingest needs pip install 'kenning[langgraph]' ({exc})") from exc
+    run_ingest_bench(
+        _data(args.data), out, embedder=MiniLMEmbedder(), repeats=args.repeats,
+        limit=args.turns, server=args.server, tokens=not args.no_tokens,
     )  # fmt: skip
     print((out / "report.md").read_text())
     return 0

