@@ -7,7 +7,8 @@ other's neighbour lists and cuts the graph into pieces a search cannot cross); i
 mapping from nodes to rows itself. The index remembers a fingerprint of each node's vector, so
 that a partition rebuilt from the database can check which nodes still describe a stored
 record. Nodes are never removed from the graph: a partition excludes nodes left without rows
-inside the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
+inside the graph search (a faiss ``IDSelectorBitmap``), clears their vector and fingerprint
+(:meth:`HnswIndex.clear`), and rebuilds the index once they are a large share of it.
 
 The persisted form (:meth:`HnswIndex.dumps`) holds the graph and the fingerprints but not the
 vectors: those stay in the database only, and are put back from it on load.
@@ -199,6 +200,16 @@ class HnswIndex:
             raise ValueError(f"expected {block.shape[0]} fingerprints")
         self._index.add(block)
         self.prints = np.concatenate([self.prints, prints.astype(np.uint64)])
+
+    def clear(self, nodes: npt.NDArray[np.int64]) -> None:
+        """Zero the vectors and fingerprints of *nodes*: an excluded node keeps its place in
+        the graph (its links still lead a search through it) but nothing of what it held."""
+        if nodes.size == 0:
+            return
+        storage = _faiss().downcast_index(self._index.storage)
+        codes = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
+        codes.view(np.float32).reshape(-1, self._dim)[nodes] = 0.0
+        self.prints[nodes] = 0
 
     def search(
         self,

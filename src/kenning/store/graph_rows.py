@@ -23,9 +23,9 @@ __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
 _BUILD_CHUNK = 2048
-# Rows added since the last sort that make the next graph search sort again (or an eighth of
-# the partition, if more).
-_REGROUP_ROWS = 4096
+# Nodes left without a row are excluded from searches; past this share of the graph it is
+# rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
+_EXCLUDED_SHARE = 0.125
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,7 @@ class GraphRows:
     _alive: npt.NDArray[np.bool_]
     _row_print: npt.NDArray[np.uint64]
     _row_node: npt.NDArray[np.int64]
+    _row_next: npt.NDArray[np.int64]
 
     def _init_graph(self, ann: AnnConfig | None, on_index: Callable[[Any], None] | None) -> None:
         self._ann_config = ann
@@ -72,10 +73,10 @@ class GraphRows:
         # Graph node -> a row position holding its vector (-1: no row has it, excluded).
         self._node_rep = np.zeros(0, dtype=np.int64)
         self._node_of: dict[int, int] = {}  # vector fingerprint -> node
-        # Each node's rows (see _rows_of): sorted once, then rows added since kept apart.
-        self._groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
-        self._added_rows: dict[int, list[int]] = {}
-        self._added = 0
+        # Each node's rows as a list through the rows (_row_next), kept as rows are mapped:
+        # its first and last row (-1: none). No change to the partition sorts all its rows.
+        self._node_head = np.zeros(0, dtype=np.int64)
+        self._node_tail = np.zeros(0, dtype=np.int64)
         self._excluded = 0
         self._builder: threading.Thread | None = None
         self._cancel = threading.Event()
@@ -132,8 +133,9 @@ class GraphRows:
                 node_of.setdefault(int(index.prints[node]), node)
             self._install(index, np.full(len(index), -1, dtype=np.int64), node_of)
             self._index_rows(positions)
+            index.clear(np.flatnonzero(self._node_rep < 0))
             self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        if self._on_index is not None and not self._excluded:
+        if self._on_index is not None:
             self._on_index(self)
 
     def _install(
@@ -142,12 +144,13 @@ class GraphRows:
         """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
         self._ann, self._node_rep, self._node_of = index, node_rep, node_of
         self._row_node[: self._n] = -1
-        self._regroup()
+        self._node_head = np.full(len(index), -1, dtype=np.int64)
+        self._node_tail = np.full(len(index), -1, dtype=np.int64)
         self._excluded = 0
 
     def _drop_index(self) -> None:
         self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
-        self._regroup()
+        self._node_head, self._node_tail = self._node_head[:0], self._node_tail[:0]
         self._row_node[: self._n] = -1
         self._excluded = 0
 
@@ -190,24 +193,40 @@ class GraphRows:
             nodes[odd] = len(index) + np.arange(odd.size, dtype=np.int64)
             self._add_nodes(positions[odd])
         self._row_node[positions] = nodes
-        self._group_added(positions, nodes)
+        self._link(positions, nodes)
+
+    def _link(self, positions: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> None:
+        """Append rows at *positions* (ascending, after every row already linked) to the
+        lists of their *nodes*: a sort of the new rows only (lock held)."""
+        order = np.lexsort((positions, nodes))
+        rows, by = positions[order], nodes[order]
+        same = by[1:] == by[:-1]
+        self._row_next[rows] = -1
+        self._row_next[rows[:-1][same]] = rows[1:][same]
+        starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        ends = np.concatenate((starts[1:] - 1, [rows.size - 1]))
+        group, first = by[starts], rows[starts]
+        tails = self._node_tail[group]
+        joined = tails >= 0
+        self._row_next[tails[joined]] = first[joined]
+        self._node_head[group[~joined]] = first[~joined]
+        self._node_tail[group] = rows[ends]
 
     def _repoint_nodes(self) -> None:
         """After rows were removed: each node is held by a live row of its own, or excluded
-        when none is left (lock held)."""
+        when none is left (lock held). Only the nodes that lost their row are looked at."""
         assert self._ann is not None
         n = self._n
         row_node = self._row_node[:n]
         row_node[~self._alive[:n]] = -1
-        live = np.flatnonzero(row_node >= 0)
-        nodes, first = np.unique(row_node[live], return_index=True)
-        fallback = np.full(len(self._ann), -1, dtype=np.int64)
-        fallback[nodes] = live[first]
         current = self._node_rep
-        held = (current >= 0) & self._alive[np.clip(current, 0, None)]
-        self._node_rep = np.where(held, current, fallback)
-        self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        self._regroup()
+        lost = np.flatnonzero((current >= 0) & ~self._alive[np.clip(current, 0, None)])
+        for node in lost.tolist():
+            live = self._rows_of(node, None, 1)
+            current[node] = live[0] if live.size else -1
+        # An erased row's vector must not stay in memory, nor be saved, until a rebuild.
+        self._ann.clear(lost[current[lost] < 0])
+        self._excluded = int(np.count_nonzero(current < 0))
 
     def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
         """Add graph nodes for the vectors of rows at *positions* (lock held)."""
@@ -218,41 +237,23 @@ class GraphRows:
         finally:
             HnswIndex.build_threads(threads)
         self._node_rep = np.concatenate([self._node_rep, positions.astype(np.int64)])
+        none = np.full(positions.size, -1, dtype=np.int64)
+        self._node_head = np.concatenate([self._node_head, none])
+        self._node_tail = np.concatenate([self._node_tail, none])
 
-    def _regroup(self) -> None:
-        """Forget the node-to-rows grouping; the next graph search sorts the rows again."""
-        self._groups = None
-        self._added_rows = {}
-        self._added = 0
-
-    def _group_added(self, positions: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> None:
-        """Note rows just mapped to *nodes*: a tenant that keeps writing would otherwise sort
-        all its rows again before every graph search (lock held)."""
-        if self._groups is None:
-            return
-        self._added += positions.size
-        if self._added > max(_REGROUP_ROWS, self._n // 8):
-            self._regroup()  # one sort costs less than scanning a long list of additions
-            return
-        for position, node in zip(positions.tolist(), nodes.tolist(), strict=True):
-            self._added_rows.setdefault(node, []).append(position)
-
-    def _rows_of(self, node: int) -> npt.NDArray[np.int64]:
-        """The rows of *node* in insertion order (lock held)."""
-        if self._groups is None:
-            assert self._ann is not None
-            row_node = self._row_node[: self._n]
-            rows = np.argsort(row_node, kind="stable").astype(np.int64)
-            nodes = np.arange(len(self._ann) + 1, dtype=np.int64)
-            bounds = np.searchsorted(row_node[rows], nodes).astype(np.int64)
-            self._groups = (bounds, rows)
-        bounds, rows = self._groups
-        # Rows added later have later positions: they follow the sorted ones.
-        sorted_rows = rows[bounds[node] : bounds[node + 1]] if node + 1 < bounds.size else rows[:0]
-        added = self._added_rows.get(node)
-        if added is None:
-            return sorted_rows
-        return np.concatenate([sorted_rows, np.asarray(added, dtype=np.int64)])
+    def _rows_of(
+        self, node: int, mask: npt.NDArray[np.bool_] | None, k: int
+    ) -> npt.NDArray[np.int64]:
+        """The first *k* live rows of *node* in insertion order, selected by *mask* when
+        given (lock held). Removed rows stay in the list, unmapped, and are skipped."""
+        row_node, row_next = self._row_node, self._row_next
+        found: list[int] = []
+        row = int(self._node_head[node])
+        while row >= 0 and len(found) < k:
+            if row_node[row] == node and (mask is None or mask[row]):
+                found.append(row)
+            row = int(row_next[row])
+        return np.asarray(found, dtype=np.int64)
 
     def _cfg(self) -> AnnConfig:
         assert self._ann_config is not None
@@ -268,7 +269,7 @@ class GraphRows:
                 if self._ann is not None:
                     self._drop_index()
                 return
-            if self._ann is not None and not self._excluded:
+            if self._ann is not None and self._excluded <= _EXCLUDED_SHARE * len(self._ann):
                 return
             if not hnsw_available():
                 return  # no faiss: exact search serves (warned once per process)
@@ -323,9 +324,9 @@ class GraphRows:
                 self._builder = None
         if self._excluded and not self._cancel.is_set():
             # Rows removed while the graph was being built left nodes without a row: build
-            # again, as a removal does (an index with such nodes is never saved).
+            # again if they are many, as a removal does.
             self._maybe_build()
-        elif self._on_index is not None:
+        if self._on_index is not None and self._builder is None:
             self._on_index(self)
 
     def wait_ann(self, timeout: float | None = None) -> bool:
@@ -340,12 +341,13 @@ class GraphRows:
             job = self._builder
         return self._ann is not None and self._builder is None
 
-    def dump_ann(self) -> tuple[bytes, int] | None:
-        """The persisted form of a complete index (no excluded nodes) and its node count."""
+    def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
+        """The persisted form of the index, and its nodes and excluded nodes (saved cleared:
+        no vector, no fingerprint)."""
         with self._ann_lock:
-            if self._ann is None or self._excluded:
+            if self._ann is None:
                 return None
-            return self._ann.dumps(), len(self._ann)
+            return self._ann.dumps(), (len(self._ann), self._excluded)
 
     def release_ann(self, *, wait: bool = False) -> HnswIndex | None:
         """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
@@ -411,11 +413,8 @@ class GraphRows:
                 score = node_scores[i]
                 if total >= k and score < last:
                     break  # later nodes score lower: the top k rows are all in hand
-                node = int(nodes[i])
-                rows = self._rows_of(node)
-                if mask is not None:
-                    rows = rows[mask[rows]]
-                rows = rows[:k]  # rows of one node tie: the first k by insertion order win
+                # Rows of one node tie: the first k by insertion order win.
+                rows = self._rows_of(int(nodes[i]), mask, k)
                 scores.append(np.full(rows.size, score, dtype=np.float32))
                 positions.append(rows)
                 total, last = total + rows.size, score

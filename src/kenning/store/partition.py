@@ -108,7 +108,7 @@ class _Codes:
 # The per-row arrays of a partition, all grown together.
 _ROW_ARRAYS = (
     "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
-    "_row_node", "_ats", "_users", "_sessions", "_roles", "_kinds",
+    "_row_node", "_row_next", "_ats", "_users", "_sessions", "_roles", "_kinds",
 )  # fmt: skip
 
 
@@ -146,6 +146,7 @@ class Partition(GraphRows):
         self._before = np.zeros(0, dtype=np.int64)
         self._row_print = np.zeros(0, dtype=np.uint64)  # fingerprint of each row's vector
         self._row_node = np.zeros(0, dtype=np.int64)  # graph node of each row, -1: none
+        self._row_next = np.zeros(0, dtype=np.int64)  # the next row of its node, -1: none
         self._ats = np.zeros(0, dtype=np.float64)
         self._users = np.zeros(0, dtype=np.int32)
         self._sessions = np.zeros(0, dtype=np.int32)

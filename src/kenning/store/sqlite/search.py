@@ -12,8 +12,8 @@ FTS5's ``bm25()`` (``lexical="fts5"``: no load step, tens of milliseconds per qu
 A large partition also gets an HNSW index (:class:`~kenning.store.ann.AnnConfig`), built in a
 background thread. For a database file it is saved beside it (``<file>.ann/``, the graph and
 vector fingerprints, no vectors) and checked against the database when loaded; ``forget``
-deletes the saved file and the in-memory index skips vectors no row holds any more until
-its rebuild.
+deletes the saved file, and the in-memory index skips (and clears) the nodes no row holds any
+more; it is rebuilt once they are an eighth of it.
 """
 
 from __future__ import annotations
@@ -144,7 +144,8 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 ensure_fts(conn)
         # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
         self._spare_indexes: dict[str, HnswIndex] = {}
-        self._saved_nodes: dict[str, int] = {}
+        # Nodes and excluded nodes of each tenant's saved graph.
+        self._saved_nodes: dict[str, tuple[int, int]] = {}
         # Held while a graph is dumped and written, and while an erasure deletes the saved one
         # and applies itself: a save that dumped before the erasure cannot land after it.
         # Reentrant: a build run in the erasing thread (background off) saves inside it.
@@ -259,7 +260,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 # The saved graph names erased rows; the next build saves a new one.
                 self._saved_nodes.pop(tenant, None)
                 index_file.unlink(missing_ok=True)
-            # Once caught up the graph holds excluded nodes, which are never saved.
+            # Once caught up the graph holds excluded nodes, saved cleared (HnswIndex.clear).
             self._catch_up_loaded({tenant})
         self._prune_log()
 
@@ -401,7 +402,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         except (OSError, ValueError, RuntimeError) as exc:
             _log.warning("ignoring unreadable HNSW index %s: %s", path, exc)
             return None
-        self._saved_nodes[tenant] = len(index)
+        self._saved_nodes[tenant] = (len(index), int(np.count_nonzero(index.prints == 0)))
         return index
 
     def _index_saver(self, tenant: str) -> Callable[[Partition], None]:
@@ -411,7 +412,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         return save
 
     def _persist_index(self, tenant: str, partition: Partition, *, force: bool = False) -> None:
-        """Save a partition's complete index beside the database if it changed since saved."""
+        """Save a partition's index beside the database if it changed since saved."""
         path = self._index_file(tenant)
         if path is None or (self._closed and not force):
             return
