@@ -455,3 +455,27 @@ def test_an_index_file_of_the_previous_format_is_rebuilt(
     assert status.state == "ready" and status.build_s is not None  # rebuilt, not misread
     assert nearest_ids(reopened, data[10])[0] == ids[10]
     reopened.close()
+
+
+def test_rows_added_to_a_ready_graph_are_found_at_once_and_join_it_in_the_background(
+    data: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An add does not wait for the graph inserts (at 1M nodes they cost an ingest most of
+    its time): the new rows are searched exactly beside the graph until they join it."""
+    partition = built(data, replace(SYNC, background=True))
+    assert partition.wait_ann(60)
+    fresh = unit_vectors(300, seed=33)
+    with monkeypatch.context() as held:
+        held.setattr(partition, "_maybe_insert", lambda: None)  # the inserter waits
+        partition.add(rows(fresh, start=4_000))
+        assert partition.ann_status().nodes == 4_000
+        assert partition.nearest(fresh[5], 1, RowSelector())[0][0] == "r4005"
+    partition._maybe_insert()
+    for i in (0, 150, 299):
+        assert partition.nearest(fresh[i], 1, RowSelector())[0][0] == f"r{4_000 + i}"
+        top = partition.nearest(fresh[i], 1, RowSelector(user=f"u{(4_000 + i) % 4}"))
+        assert top[0][0] == f"r{4_000 + i}"
+    assert partition.wait_ann(60)
+    status = partition.ann_status()
+    assert (status.state, status.nodes, status.exact_searches) == ("ready", 4_300, 0)
+    assert partition.nearest(fresh[7], 1, RowSelector())[0][0] == "r4007"

@@ -26,6 +26,9 @@ _BUILD_CHUNK = 2048
 # Nodes left without a row are excluded from searches; past this share of the graph it is
 # rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
 _EXCLUDED_SHARE = 0.125
+# Rows a background inserter adds to the graph under one hold of the lock: a search waits for
+# at most one such step (tens of milliseconds at 1M nodes).
+_INSERT_CHUNK = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +81,11 @@ class GraphRows:
         self._node_head = np.zeros(0, dtype=np.int64)
         self._node_tail = np.zeros(0, dtype=np.int64)
         self._excluded = 0
+        # Rows with a vector not in the graph yet, in position order (background inserts):
+        # searched exactly beside the graph until the inserter has added them.
+        self._pending: list[npt.NDArray[np.int64]] = []
+        self._inserter: threading.Thread | None = None
+        self._saved_size = 0  # nodes when the index was last handed to on_index
         self._builder: threading.Thread | None = None
         self._cancel = threading.Event()
         self._build_s: float | None = None
@@ -132,11 +140,71 @@ class GraphRows:
             for node in np.flatnonzero(live).tolist():
                 node_of.setdefault(int(index.prints[node]), node)
             self._install(index, np.full(len(index), -1, dtype=np.int64), node_of)
-            self._index_rows(positions)
+            # Rows the saved graph lacks are inserted like new rows: the load does not wait.
+            known = np.isin(self._row_print[positions], index.prints[live])
+            self._index_rows(positions[known])
+            self._map_new(positions[~known])
             index.clear(np.flatnonzero(self._node_rep < 0))
             self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        if self._on_index is not None:
-            self._on_index(self)
+        self._hand_over()
+        self._maybe_insert()
+
+    def _map_new(self, positions: npt.NDArray[np.int64]) -> None:
+        """Map rows new to the graph: now, or (background) by the inserter (lock held)."""
+        if positions.size == 0:
+            return
+        if self._cfg().background:
+            self._pending.append(positions.astype(np.int64))
+        else:
+            self._index_rows(positions)
+
+    def _maybe_insert(self) -> None:
+        """Start the background inserter if rows wait for the graph."""
+        with self._ann_lock:
+            if not self._pending or self._inserter is not None or self._cancel.is_set():
+                return
+            job = threading.Thread(target=self._insert, name="kenning-hnsw-insert", daemon=True)
+            self._inserter = job
+        job.start()
+
+    def _insert(self) -> None:
+        """Add the pending rows to the graph a few at a time, releasing the lock between
+        steps; hand the index over to be saved once it has grown by an eighth."""
+        threads = HnswIndex.build_threads(self._cfg().build_threads)
+        try:
+            while True:
+                with self._ann_lock:
+                    if self._cancel.is_set() or self._ann is None or not self._pending:
+                        self._inserter = None
+                        grown = self._ann is not None and len(self._ann) > 1.125 * self._saved_size
+                        break
+                    first = self._pending[0]
+                    step, rest = first[:_INSERT_CHUNK], first[_INSERT_CHUNK:]
+                    if rest.size:
+                        self._pending[0] = rest
+                    else:
+                        self._pending.pop(0)
+                    # Rows removed while they waited have no vector any more.
+                    self._index_rows(step[self._has_vector[step]])
+        finally:
+            HnswIndex.build_threads(threads)
+        if grown and not self._cancel.is_set():
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Give the index to *on_index* (to be saved), noting its size."""
+        if self._on_index is None:
+            return
+        with self._ann_lock:
+            self._saved_size = 0 if self._ann is None else len(self._ann)
+        self._on_index(self)
+
+    def _pending_rows(self) -> npt.NDArray[np.int64]:
+        """The rows waiting for the graph that still have a vector (lock held)."""
+        if not self._pending:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.concatenate(self._pending) if len(self._pending) > 1 else self._pending[0]
+        return rows[self._has_vector[rows]]
 
     def _install(
         self, index: HnswIndex, node_rep: npt.NDArray[np.int64], node_of: dict[int, int]
@@ -146,11 +214,13 @@ class GraphRows:
         self._row_node[: self._n] = -1
         self._node_head = np.full(len(index), -1, dtype=np.int64)
         self._node_tail = np.full(len(index), -1, dtype=np.int64)
+        self._pending = []  # the caller maps every row
         self._excluded = 0
 
     def _drop_index(self) -> None:
         self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
         self._node_head, self._node_tail = self._node_head[:0], self._node_tail[:0]
+        self._pending = []
         self._row_node[: self._n] = -1
         self._excluded = 0
 
@@ -255,6 +325,23 @@ class GraphRows:
             row = int(row_next[row])
         return np.asarray(found, dtype=np.int64)
 
+    def _pending_nearest(
+        self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None
+    ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.int64]]]:
+        """The top *k* selected rows not in the graph yet, scored exactly (lock held)."""
+        rows = self._pending_rows()
+        if mask is not None:
+            rows = rows[mask[rows]]
+        if rows.size == 0:
+            return [], []
+        scores = self._matrix[rows] @ query
+        if rows.size > k:
+            # Rows tied with the k-th score all stay: ties are ranked by insertion order.
+            kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+            keep = scores >= kth
+            rows, scores = rows[keep], scores[keep]
+        return [scores.astype(np.float32)], [rows]
+
     def _cfg(self) -> AnnConfig:
         assert self._ann_config is not None
         return self._ann_config
@@ -326,19 +413,20 @@ class GraphRows:
             # Rows removed while the graph was being built left nodes without a row: build
             # again if they are many, as a removal does.
             self._maybe_build()
-        if self._on_index is not None and self._builder is None:
-            self._on_index(self)
+        if self._builder is None:
+            self._hand_over()
 
     def wait_ann(self, timeout: float | None = None) -> bool:
         """Wait for a running build, and the builds it starts; True if an index is ready
         afterwards."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self._builder
-        while job is not None and job is not threading.current_thread():
-            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-            if job.is_alive() or self._builder is job:
-                break  # timed out
-            job = self._builder
+        for attr in ("_builder", "_inserter"):
+            job = getattr(self, attr)
+            while job is not None and job is not threading.current_thread():
+                job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if job.is_alive() or getattr(self, attr) is job:
+                    break  # timed out
+                job = getattr(self, attr)
         return self._ann is not None and self._builder is None
 
     def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
@@ -353,9 +441,9 @@ class GraphRows:
         """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
         the index, e.g. to this tenant's next partition."""
         self._cancel.set()
-        job = self._builder
-        if wait and job is not None and job is not threading.current_thread():
-            job.join()
+        for job in (self._builder, self._inserter):
+            if wait and job is not None and job is not threading.current_thread():
+                job.join()
         with self._ann_lock:
             index, self._ann = self._ann, None
             return index
@@ -403,11 +491,10 @@ class GraphRows:
             elif self._excluded:
                 allowed = self._node_rep >= 0
             nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
-            if nodes.size == 0:
+            scores, positions = self._pending_nearest(query, k, mask)
+            if nodes.size == 0 and not scores:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
             node_scores = self._matrix[self._node_rep[nodes]] @ query
-            scores: list[npt.NDArray[np.float32]] = []
-            positions: list[npt.NDArray[np.int64]] = []
             total, last = 0, np.inf
             for i in np.argsort(-node_scores, kind="stable").tolist():
                 score = node_scores[i]

@@ -200,8 +200,9 @@ class Partition(GraphRows):
             start = self._n
             self._add(rows, count)
             if self._ann is not None:
-                self._index_rows(np.flatnonzero(self._has_vector[start : self._n]) + start)
+                self._map_new(np.flatnonzero(self._has_vector[start : self._n]) + start)
         self._maybe_build()
+        self._maybe_insert()
 
     def remove(self, rowids: npt.NDArray[np.int64]) -> int:
         """Take the rows with these database rowids out of every search; return how many.
