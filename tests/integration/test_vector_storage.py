@@ -41,8 +41,7 @@ def _vector_bytes(path: Path) -> int:
     try:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         names = [
-            r[0]
-            for r in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'vectors'")
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'vectors'")
         ]
         marks = ",".join("?" * len(names))
         return int(

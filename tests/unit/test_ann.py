@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -64,9 +65,7 @@ def built(vectors: npt.NDArray[np.float32], config: AnnConfig = SYNC) -> Partiti
     return partition
 
 
-def recall(
-    got: list[tuple[str, float, str | None]], want: list[tuple[str, float, str | None]]
-) -> float:
+def recall(got: list[Candidate], want: list[Candidate]) -> float:
     return len({g[0] for g in got} & {w[0] for w in want}) / len(want)
 
 
@@ -369,9 +368,9 @@ class _SortCounter:
         if name not in ("argsort", "lexsort", "unique", "sort"):
             return real
 
-        def counted(a: object, *args: object, **kw: object) -> object:
+        def counted(a: Any, *args: Any, **kw: Any) -> Any:
             arrays = a if name == "lexsort" else (a,)
-            if max(np.asarray(x).size for x in arrays) >= self.size:  # type: ignore[union-attr]
+            if max(np.asarray(x).size for x in arrays) >= self.size:
                 self.large += 1
             return real(a, *args, **kw)
 
