@@ -22,7 +22,8 @@ from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
 __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
-_BUILD_CHUNK = 2048
+# Nodes a build adds between looks at its cancel flag (a closing store waits for one step).
+_BUILD_CHUNK = 512
 # Nodes left without a row are excluded from searches; past this share of the graph it is
 # rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
 _EXCLUDED_SHARE = 0.125
