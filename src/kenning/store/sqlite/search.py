@@ -75,6 +75,8 @@ _LIVE = "(f.item IS NULL OR f.status = 'active')"
 # What an FTS5 candidate carries besides its id and score (see Candidate).
 _FTS5_RECORD = "i.session, i.kind, i.at, i.seq, i.label, i.role, instr(i.text, '?') > 0"
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
+# Rows a partition load reads and indexes per step.
+_LOAD_ROWS = 8192
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
 
@@ -157,14 +159,21 @@ class SearchTables(search.SearchTables[_Follower], Database):
         model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
-        rows = conn.execute(
+        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
+        partition.reserve(
+            conn.execute(
+                "SELECT count(*) FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
+                " WHERE i.tenant = ?",
+                (tenant,),
+            ).fetchone()[0]
+        )
+        cursor = conn.execute(
             f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? AND {_LIVE}"
             f" {_PARTITION_ORDER}",
             (tenant,),
-        ).fetchall()
-        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
-        partition.add(self._indexed(conn, tenant, rows, dimension))
-        follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
+        )
+        hwm = self._add_in_steps(conn, tenant, partition, cursor)
+        follower = _Follower(partition, log_pos=log_pos, hwm=hwm)
         previous = self._adopt(tenant, follower)
         if previous is not None:
             self._release(tenant, previous)
@@ -173,6 +182,25 @@ class SearchTables(search.SearchTables[_Follower], Database):
             prebuilt = self._load_index(tenant, partition)
         partition.start_ann(prebuilt)
         return follower
+
+    def _add_in_steps(self, conn: Tx, tenant: str, partition: Partition, cursor: Any) -> int:
+        """Add *cursor*'s rows to *partition* a step at a time, each record whole (its rows
+        are adjacent); return the largest rowid. The rows are never all held at once: a
+        100k-event load held them three times over (rows, stacked vectors, the matrix)."""
+        held: list[Any] = []
+        hwm = 0
+        while batch := cursor.fetchmany(_LOAD_ROWS):
+            rows = held + batch
+            hwm = int(rows[-1][0])
+            cut = len(rows)
+            while cut and rows[cut - 1][0] == hwm:
+                cut -= 1  # the last record may go on in the next step
+            if cut:
+                partition.add(self._indexed(conn, tenant, rows[:cut], partition.dimension))
+            held = rows[cut:]
+        if held:
+            partition.add(self._indexed(conn, tenant, held, partition.dimension))
+        return hwm
 
     def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
         """Apply the deletion log and add the rows committed since the partition last looked.
