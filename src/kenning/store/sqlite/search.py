@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +42,7 @@ from kenning.store.replies import Question, questions
 from kenning.store.sql import search
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import where_clause
-from kenning.store.sql.search import LOG_KEEP, Follower
+from kenning.store.sql.search import LOAD_ROWS, LOG_KEEP, Follower
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import DIALECT, chunks
@@ -75,8 +76,6 @@ _LIVE = "(f.item IS NULL OR f.status = 'active')"
 # What an FTS5 candidate carries besides its id and score (see Candidate).
 _FTS5_RECORD = "i.session, i.kind, i.at, i.seq, i.label, i.role, instr(i.text, '?') > 0"
 _PARTITION_ORDER = "ORDER BY i.rowid, c.n"
-# Rows a partition load reads and indexes per step.
-_LOAD_ROWS = 8192
 # Column weights of bm25(): text, label (speaker or tool name), scope tokens (never scored).
 _BM25_WEIGHTS = "1.0, 0.5, 0.0"
 
@@ -172,7 +171,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
             f" {_PARTITION_ORDER}",
             (tenant,),
         )
-        hwm = self._add_in_steps(conn, tenant, partition, cursor)
+        rows = iter(cursor)
+        steps = iter(lambda: list(islice(rows, LOAD_ROWS)), [])
+        hwm = self._add_in_steps(conn, tenant, partition, steps)
         follower = _Follower(partition, log_pos=log_pos, hwm=hwm)
         previous = self._adopt(tenant, follower)
         if previous is not None:
@@ -182,25 +183,6 @@ class SearchTables(search.SearchTables[_Follower], Database):
             prebuilt = self._load_index(tenant, partition)
         partition.start_ann(prebuilt)
         return follower
-
-    def _add_in_steps(self, conn: Tx, tenant: str, partition: Partition, cursor: Any) -> int:
-        """Add *cursor*'s rows to *partition* a step at a time, each record whole (its rows
-        are adjacent); return the largest rowid. The rows are never all held at once: a
-        100k-event load held them three times over (rows, stacked vectors, the matrix)."""
-        held: list[Any] = []
-        hwm = 0
-        while batch := cursor.fetchmany(_LOAD_ROWS):
-            rows = held + batch
-            hwm = int(rows[-1][0])
-            cut = len(rows)
-            while cut and rows[cut - 1][0] == hwm:
-                cut -= 1  # the last record may go on in the next step
-            if cut:
-                partition.add(self._indexed(conn, tenant, rows[:cut], partition.dimension))
-            held = rows[cut:]
-        if held:
-            partition.add(self._indexed(conn, tenant, held, partition.dimension))
-        return hwm
 
     def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
         """Apply the deletion log and add the rows committed since the partition last looked.
