@@ -186,9 +186,11 @@ def test_index_round_trip_needs_matching_vectors(data: npt.NDArray[np.float32]) 
 # -- through the store: real SQLite ----------------------------------------------------------
 
 
-def fill(store: SQLiteStore, vectors: npt.NDArray[np.float32], tenant: str = "acme") -> list[str]:
+def fill(
+    store: SQLiteStore, vectors: npt.NDArray[np.float32], tenant: str = "acme", start: int = 0
+) -> list[str]:
     writes, vecs = [], {}
-    for i, vec in enumerate(vectors):
+    for i, vec in enumerate(vectors, start):
         scope = Scope(tenant, f"u{i % 4}", f"s{i % 20}")
         text = f"{tenant} event {i}"
         event = NewEvent("user", text, at=T0 + timedelta(seconds=i)).validated()
@@ -478,3 +480,22 @@ def test_rows_added_to_a_ready_graph_are_found_at_once_and_join_it_in_the_backgr
     status = partition.ann_status()
     assert (status.state, status.nodes, status.exact_searches) == ("ready", 4_300, 0)
     assert partition.nearest(fresh[7], 1, RowSelector())[0][0] == "r4007"
+
+
+def test_a_growing_graph_is_saved_again_without_a_rebuild(
+    tmp_path: Path, data: npt.NDArray[np.float32]
+) -> None:
+    """A graph that has grown by an eighth since it was saved is saved again while the store
+    is open: a new process (a CLI search) loads it instead of building one."""
+    store = SQLiteStore(tmp_path / "m.db", ann=replace(SYNC, background=True))
+    fill(store, data[:1_000])
+    nearest_ids(store, data[0])  # loads the partition: its graph is built, then saved
+    built_in = store.vector_index("acme", wait_s=None).build_s
+    (saved,) = (tmp_path / "m.db.ann").iterdir()
+    assert len(saved_prints(saved)) == 1_000
+    more = fill(store, data[1_000:1_300], start=1_000)
+    status = store.vector_index("acme", wait_s=None)
+    assert (status.state, status.nodes, status.build_s) == ("ready", 1_300, built_in)
+    assert len(saved_prints(saved)) == 1_300
+    assert nearest_ids(store, data[1_200])[0] == more[200]
+    store.close()
