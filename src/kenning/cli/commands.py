@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -241,7 +242,11 @@ def reindex(args: argparse.Namespace) -> int:
 def search(args: argparse.Namespace) -> int:
     db = store_location(args)
     scope = Scope(args.tenant, args.user, args.session)
-    with Memory.open(db) as memory:
+    # A search reads: it does not start reading the store's unread events for facts (spaCy
+    # and a pass over the history, which took a cold search at 100k events to 1 GB).
+    settings = Settings()
+    settings = replace(settings, longterm=replace(settings.longterm, extract=False))
+    with Memory.open(db, settings=settings) as memory:
         results = memory.search(
             scope,
             args.query,

@@ -7,7 +7,8 @@ other's neighbour lists and cuts the graph into pieces a search cannot cross); i
 mapping from nodes to rows itself. The index remembers a fingerprint of each node's vector, so
 that a partition rebuilt from the database can check which nodes still describe a stored
 record. Nodes are never removed from the graph: a partition excludes nodes left without rows
-inside the graph search (a faiss ``IDSelectorBitmap``) and rebuilds the index.
+inside the graph search (a faiss ``IDSelectorBitmap``), clears their vector and fingerprint
+(:meth:`HnswIndex.clear`), and rebuilds the index once they are a large share of it.
 
 The persisted form (:meth:`HnswIndex.dumps`) holds the graph and the fingerprints but not the
 vectors: those stay in the database only, and are put back from it on load.
@@ -42,6 +43,7 @@ _MAGIC = b"KENNING-HNSW\x01\n"
 _FORMAT = 2
 # Odd 64-bit multipliers, one per vector component (fixed: fingerprints are persisted).
 _WEIGHTS_SEED = 0x6B656E6E
+_LOAD_CHUNK = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,16 @@ class HnswIndex:
         self._index.add(block)
         self.prints = np.concatenate([self.prints, prints.astype(np.uint64)])
 
+    def clear(self, nodes: npt.NDArray[np.int64]) -> None:
+        """Zero the vectors and fingerprints of *nodes*: an excluded node keeps its place in
+        the graph (its links still lead a search through it) but nothing of what it held."""
+        if nodes.size == 0:
+            return
+        storage = _faiss().downcast_index(self._index.storage)
+        codes = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
+        codes.view(np.float32).reshape(-1, self._dim)[nodes] = 0.0
+        self.prints[nodes] = 0
+
     def search(
         self,
         query: F32,
@@ -250,8 +262,9 @@ class HnswIndex:
     def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:
         """Rebuild an index from :meth:`dumps` output. ``vectors_for(prints)`` returns each
         node's vector (from a stored row with that fingerprint) or zeros where no row has it;
-        it is called once. Raises ``ValueError`` if *blob* is not a readable index (a file of
-        another format version included: it is rebuilt, never misread)."""
+        it is called for successive slices of the nodes. Raises ``ValueError`` if *blob* is
+        not a readable index (a file of another format version included: it is rebuilt,
+        never misread)."""
         faiss = _faiss()
         if not blob.startswith(_MAGIC):
             raise ValueError("not a kenning HNSW file")
@@ -272,11 +285,13 @@ class HnswIndex:
         graph = faiss.read_index(reader, faiss.IO_FLAG_SKIP_STORAGE)
         if graph.ntotal != count or graph.d != dim:
             raise ValueError("HNSW file header does not match its graph")
-        vectors = np.ascontiguousarray(vectors_for(prints), dtype=np.float32)
-        if vectors.shape != (count, dim):
-            raise ValueError("vectors for the HNSW nodes have the wrong shape")
         storage = faiss.IndexFlatIP(dim)
-        storage.add(vectors)
+        # In steps: the vectors are copied into the graph's storage, never held twice whole.
+        for at in range(0, count, _LOAD_CHUNK):
+            vectors = np.ascontiguousarray(vectors_for(prints[at : at + _LOAD_CHUNK]), np.float32)
+            if vectors.shape != (min(_LOAD_CHUNK, count - at), dim):
+                raise ValueError("vectors for the HNSW nodes have the wrong shape")
+            storage.add(vectors)
         graph.storage = storage
         graph.own_fields = False
         index = cls.__new__(cls)

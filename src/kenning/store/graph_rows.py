@@ -22,10 +22,18 @@ from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
 __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
-_BUILD_CHUNK = 2048
-# Rows added since the last sort that make the next graph search sort again (or an eighth of
-# the partition, if more).
-_REGROUP_ROWS = 4096
+# Nodes a build adds between looks at its cancel flag (a closing store waits for one step).
+_BUILD_CHUNK = 512
+# Nodes left without a row are excluded from searches; past this share of the graph it is
+# rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
+_EXCLUDED_SHARE = 0.125
+# Rows a background inserter adds to the graph under one hold of the lock: a search waits for
+# at most one such step (milliseconds, tens at 1M nodes on a busy machine).
+_INSERT_CHUNK = 16
+# The inserter's pause between steps: a lock is not fair, and an inserter that takes it back
+# at once kept an ingest (and searches) waiting until every pending row was in (measured:
+# the ingest thread idle for 120 of 207 s).
+_INSERT_PAUSE_S = 0.001
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,7 @@ class GraphRows:
     _alive: npt.NDArray[np.bool_]
     _row_print: npt.NDArray[np.uint64]
     _row_node: npt.NDArray[np.int64]
+    _row_next: npt.NDArray[np.int64]
 
     def _init_graph(self, ann: AnnConfig | None, on_index: Callable[[Any], None] | None) -> None:
         self._ann_config = ann
@@ -72,11 +81,16 @@ class GraphRows:
         # Graph node -> a row position holding its vector (-1: no row has it, excluded).
         self._node_rep = np.zeros(0, dtype=np.int64)
         self._node_of: dict[int, int] = {}  # vector fingerprint -> node
-        # Each node's rows (see _rows_of): sorted once, then rows added since kept apart.
-        self._groups: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]] | None = None
-        self._added_rows: dict[int, list[int]] = {}
-        self._added = 0
+        # Each node's rows as a list through the rows (_row_next), kept as rows are mapped:
+        # its first and last row (-1: none). No change to the partition sorts all its rows.
+        self._node_head = np.zeros(0, dtype=np.int64)
+        self._node_tail = np.zeros(0, dtype=np.int64)
         self._excluded = 0
+        # Rows with a vector not in the graph yet, in position order (background inserts):
+        # searched exactly beside the graph until the inserter has added them.
+        self._pending: list[npt.NDArray[np.int64]] = []
+        self._inserter: threading.Thread | None = None
+        self._saved_size = 0  # nodes when the index was last handed to on_index
         self._builder: threading.Thread | None = None
         self._cancel = threading.Event()
         self._build_s: float | None = None
@@ -131,10 +145,74 @@ class GraphRows:
             for node in np.flatnonzero(live).tolist():
                 node_of.setdefault(int(index.prints[node]), node)
             self._install(index, np.full(len(index), -1, dtype=np.int64), node_of)
-            self._index_rows(positions)
+            # Rows the saved graph lacks are inserted like new rows: the load does not wait.
+            known = np.isin(self._row_print[positions], index.prints[live])
+            self._index_rows(positions[known])
+            self._map_new(positions[~known])
+            index.clear(np.flatnonzero(self._node_rep < 0))
             self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        if self._on_index is not None and not self._excluded:
-            self._on_index(self)
+        self._hand_over()
+        self._maybe_insert()
+
+    def _map_new(self, positions: npt.NDArray[np.int64]) -> None:
+        """Map rows new to the graph: now, or (background) by the inserter (lock held)."""
+        if positions.size == 0:
+            return
+        if self._cfg().background:
+            self._pending.append(positions.astype(np.int64))
+        else:
+            self._index_rows(positions)
+
+    def _maybe_insert(self) -> None:
+        """Start the background inserter if rows wait for the graph."""
+        if self._inserter is not None:
+            return  # it takes the rows added since it started too
+        with self._ann_lock:
+            if not self._pending or self._inserter is not None or self._cancel.is_set():
+                return
+            job = threading.Thread(target=self._insert, name="kenning-hnsw-insert", daemon=True)
+            self._inserter = job
+        job.start()
+
+    def _insert(self) -> None:
+        """Add the pending rows to the graph a few at a time, releasing the lock between
+        steps; hand the index over to be saved once it has grown by an eighth."""
+        threads = HnswIndex.build_threads(self._cfg().build_threads)
+        try:
+            while True:
+                with self._ann_lock:
+                    if self._cancel.is_set() or self._ann is None or not self._pending:
+                        self._inserter = None
+                        grown = self._ann is not None and len(self._ann) > 1.125 * self._saved_size
+                        break
+                    first = self._pending[0]
+                    step, rest = first[:_INSERT_CHUNK], first[_INSERT_CHUNK:]
+                    if rest.size:
+                        self._pending[0] = rest
+                    else:
+                        self._pending.pop(0)
+                    # Rows removed while they waited have no vector any more.
+                    self._index_rows(step[self._has_vector[step]])
+                time.sleep(_INSERT_PAUSE_S)
+        finally:
+            HnswIndex.build_threads(threads)
+        if grown and not self._cancel.is_set():
+            self._hand_over()
+
+    def _hand_over(self) -> None:
+        """Give the index to *on_index* (to be saved), noting its size."""
+        if self._on_index is None:
+            return
+        with self._ann_lock:
+            self._saved_size = 0 if self._ann is None else len(self._ann)
+        self._on_index(self)
+
+    def _pending_rows(self) -> npt.NDArray[np.int64]:
+        """The rows waiting for the graph that still have a vector (lock held)."""
+        if not self._pending:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.concatenate(self._pending) if len(self._pending) > 1 else self._pending[0]
+        return rows[self._has_vector[rows]]
 
     def _install(
         self, index: HnswIndex, node_rep: npt.NDArray[np.int64], node_of: dict[int, int]
@@ -142,12 +220,15 @@ class GraphRows:
         """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
         self._ann, self._node_rep, self._node_of = index, node_rep, node_of
         self._row_node[: self._n] = -1
-        self._regroup()
+        self._node_head = np.full(len(index), -1, dtype=np.int64)
+        self._node_tail = np.full(len(index), -1, dtype=np.int64)
+        self._pending = []  # the caller maps every row
         self._excluded = 0
 
     def _drop_index(self) -> None:
         self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
-        self._regroup()
+        self._node_head, self._node_tail = self._node_head[:0], self._node_tail[:0]
+        self._pending = []
         self._row_node[: self._n] = -1
         self._excluded = 0
 
@@ -190,24 +271,40 @@ class GraphRows:
             nodes[odd] = len(index) + np.arange(odd.size, dtype=np.int64)
             self._add_nodes(positions[odd])
         self._row_node[positions] = nodes
-        self._group_added(positions, nodes)
+        self._link(positions, nodes)
+
+    def _link(self, positions: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> None:
+        """Append rows at *positions* (ascending, after every row already linked) to the
+        lists of their *nodes*: a sort of the new rows only (lock held)."""
+        order = np.lexsort((positions, nodes))
+        rows, by = positions[order], nodes[order]
+        same = by[1:] == by[:-1]
+        self._row_next[rows] = -1
+        self._row_next[rows[:-1][same]] = rows[1:][same]
+        starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        ends = np.concatenate((starts[1:] - 1, [rows.size - 1]))
+        group, first = by[starts], rows[starts]
+        tails = self._node_tail[group]
+        joined = tails >= 0
+        self._row_next[tails[joined]] = first[joined]
+        self._node_head[group[~joined]] = first[~joined]
+        self._node_tail[group] = rows[ends]
 
     def _repoint_nodes(self) -> None:
         """After rows were removed: each node is held by a live row of its own, or excluded
-        when none is left (lock held)."""
+        when none is left (lock held). Only the nodes that lost their row are looked at."""
         assert self._ann is not None
         n = self._n
         row_node = self._row_node[:n]
         row_node[~self._alive[:n]] = -1
-        live = np.flatnonzero(row_node >= 0)
-        nodes, first = np.unique(row_node[live], return_index=True)
-        fallback = np.full(len(self._ann), -1, dtype=np.int64)
-        fallback[nodes] = live[first]
         current = self._node_rep
-        held = (current >= 0) & self._alive[np.clip(current, 0, None)]
-        self._node_rep = np.where(held, current, fallback)
-        self._excluded = int(np.count_nonzero(self._node_rep < 0))
-        self._regroup()
+        lost = np.flatnonzero((current >= 0) & ~self._alive[np.clip(current, 0, None)])
+        for node in lost.tolist():
+            live = self._rows_of(node, None, 1)
+            current[node] = live[0] if live.size else -1
+        # An erased row's vector must not stay in memory, nor be saved, until a rebuild.
+        self._ann.clear(lost[current[lost] < 0])
+        self._excluded = int(np.count_nonzero(current < 0))
 
     def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
         """Add graph nodes for the vectors of rows at *positions* (lock held)."""
@@ -218,49 +315,51 @@ class GraphRows:
         finally:
             HnswIndex.build_threads(threads)
         self._node_rep = np.concatenate([self._node_rep, positions.astype(np.int64)])
+        none = np.full(positions.size, -1, dtype=np.int64)
+        self._node_head = np.concatenate([self._node_head, none])
+        self._node_tail = np.concatenate([self._node_tail, none])
 
-    def _regroup(self) -> None:
-        """Forget the node-to-rows grouping; the next graph search sorts the rows again."""
-        self._groups = None
-        self._added_rows = {}
-        self._added = 0
+    def _rows_of(
+        self, node: int, mask: npt.NDArray[np.bool_] | None, k: int
+    ) -> npt.NDArray[np.int64]:
+        """The first *k* live rows of *node* in insertion order, selected by *mask* when
+        given (lock held). Removed rows stay in the list, unmapped, and are skipped."""
+        row_node, row_next = self._row_node, self._row_next
+        found: list[int] = []
+        row = int(self._node_head[node])
+        while row >= 0 and len(found) < k:
+            if row_node[row] == node and (mask is None or mask[row]):
+                found.append(row)
+            row = int(row_next[row])
+        return np.asarray(found, dtype=np.int64)
 
-    def _group_added(self, positions: npt.NDArray[np.int64], nodes: npt.NDArray[np.int64]) -> None:
-        """Note rows just mapped to *nodes*: a tenant that keeps writing would otherwise sort
-        all its rows again before every graph search (lock held)."""
-        if self._groups is None:
-            return
-        self._added += positions.size
-        if self._added > max(_REGROUP_ROWS, self._n // 8):
-            self._regroup()  # one sort costs less than scanning a long list of additions
-            return
-        for position, node in zip(positions.tolist(), nodes.tolist(), strict=True):
-            self._added_rows.setdefault(node, []).append(position)
-
-    def _rows_of(self, node: int) -> npt.NDArray[np.int64]:
-        """The rows of *node* in insertion order (lock held)."""
-        if self._groups is None:
-            assert self._ann is not None
-            row_node = self._row_node[: self._n]
-            rows = np.argsort(row_node, kind="stable").astype(np.int64)
-            nodes = np.arange(len(self._ann) + 1, dtype=np.int64)
-            bounds = np.searchsorted(row_node[rows], nodes).astype(np.int64)
-            self._groups = (bounds, rows)
-        bounds, rows = self._groups
-        # Rows added later have later positions: they follow the sorted ones.
-        sorted_rows = rows[bounds[node] : bounds[node + 1]] if node + 1 < bounds.size else rows[:0]
-        added = self._added_rows.get(node)
-        if added is None:
-            return sorted_rows
-        return np.concatenate([sorted_rows, np.asarray(added, dtype=np.int64)])
+    def _pending_nearest(
+        self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None
+    ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.int64]]]:
+        """The top *k* selected rows not in the graph yet, scored exactly (lock held)."""
+        rows = self._pending_rows()
+        if mask is not None:
+            rows = rows[mask[rows]]
+        if rows.size == 0:
+            return [], []
+        scores = self._matrix[rows] @ query
+        if rows.size > k:
+            # Rows tied with the k-th score all stay: ties are ranked by insertion order.
+            kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
+            keep = scores >= kth
+            rows, scores = rows[keep], scores[keep]
+        return [scores.astype(np.float32)], [rows]
 
     def _cfg(self) -> AnnConfig:
         assert self._ann_config is not None
         return self._ann_config
 
     def _maybe_build(self) -> None:
-        if not self._ann_on or self._ann_config is None:
+        if not self._ann_on or self._ann_config is None or self._builder is not None:
             return
+        index = self._ann
+        if index is not None and self._excluded <= _EXCLUDED_SHARE * len(index):
+            return  # checked again under the lock when it may build: a write does not wait
         with self._ann_lock:
             if self._builder is not None or self._cancel.is_set():
                 return
@@ -268,7 +367,7 @@ class GraphRows:
                 if self._ann is not None:
                     self._drop_index()
                 return
-            if self._ann is not None and not self._excluded:
+            if self._ann is not None and self._excluded <= _EXCLUDED_SHARE * len(self._ann):
                 return
             if not hnsw_available():
                 return  # no faiss: exact search serves (warned once per process)
@@ -323,37 +422,39 @@ class GraphRows:
                 self._builder = None
         if self._excluded and not self._cancel.is_set():
             # Rows removed while the graph was being built left nodes without a row: build
-            # again, as a removal does (an index with such nodes is never saved).
+            # again if they are many, as a removal does.
             self._maybe_build()
-        elif self._on_index is not None:
-            self._on_index(self)
+        if self._builder is None:
+            self._hand_over()
 
     def wait_ann(self, timeout: float | None = None) -> bool:
         """Wait for a running build, and the builds it starts; True if an index is ready
         afterwards."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self._builder
-        while job is not None and job is not threading.current_thread():
-            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
-            if job.is_alive() or self._builder is job:
-                break  # timed out
-            job = self._builder
+        for attr in ("_builder", "_inserter"):
+            job = getattr(self, attr)
+            while job is not None and job is not threading.current_thread():
+                job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if job.is_alive() or getattr(self, attr) is job:
+                    break  # timed out
+                job = getattr(self, attr)
         return self._ann is not None and self._builder is None
 
-    def dump_ann(self) -> tuple[bytes, int] | None:
-        """The persisted form of a complete index (no excluded nodes) and its node count."""
+    def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
+        """The persisted form of the index, and its nodes and excluded nodes (saved cleared:
+        no vector, no fingerprint)."""
         with self._ann_lock:
-            if self._ann is None or self._excluded:
+            if self._ann is None:
                 return None
-            return self._ann.dumps(), len(self._ann)
+            return self._ann.dumps(), (len(self._ann), self._excluded)
 
     def release_ann(self, *, wait: bool = False) -> HnswIndex | None:
         """Stop any build for good (it ends at its next chunk; *wait* joins it) and hand over
         the index, e.g. to this tenant's next partition."""
         self._cancel.set()
-        job = self._builder
-        if wait and job is not None and job is not threading.current_thread():
-            job.join()
+        for job in (self._builder, self._inserter):
+            if wait and job is not None and job is not threading.current_thread():
+                job.join()
         with self._ann_lock:
             index, self._ann = self._ann, None
             return index
@@ -401,21 +502,17 @@ class GraphRows:
             elif self._excluded:
                 allowed = self._node_rep >= 0
             nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
-            if nodes.size == 0:
+            scores, positions = self._pending_nearest(query, k, mask)
+            if nodes.size == 0 and not scores:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
             node_scores = self._matrix[self._node_rep[nodes]] @ query
-            scores: list[npt.NDArray[np.float32]] = []
-            positions: list[npt.NDArray[np.int64]] = []
             total, last = 0, np.inf
             for i in np.argsort(-node_scores, kind="stable").tolist():
                 score = node_scores[i]
                 if total >= k and score < last:
                     break  # later nodes score lower: the top k rows are all in hand
-                node = int(nodes[i])
-                rows = self._rows_of(node)
-                if mask is not None:
-                    rows = rows[mask[rows]]
-                rows = rows[:k]  # rows of one node tie: the first k by insertion order win
+                # Rows of one node tie: the first k by insertion order win.
+                rows = self._rows_of(int(nodes[i]), mask, k)
                 scores.append(np.full(rows.size, score, dtype=np.float32))
                 positions.append(rows)
                 total, last = total + rows.size, score

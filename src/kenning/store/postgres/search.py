@@ -32,7 +32,7 @@ from kenning.store.postgres.sql import pg_sql, raw
 from kenning.store.replies import Question, questions
 from kenning.store.sql import search
 from kenning.store.sql.dialect import Tx
-from kenning.store.sql.search import LOG_KEEP, Follower
+from kenning.store.sql.search import LOAD_ROWS, LOG_KEEP, Follower
 
 __all__ = ["SearchTables"]
 
@@ -178,7 +178,13 @@ class SearchTables(search.SearchTables[_Follower], Database):
         seen = _snapshot(conn)
         rows = _rows(conn, tenant, None)
         partition = Partition(dimension, ann=self._ann)
-        partition.add(self._indexed(conn, tenant, rows, dimension))
+        partition.reserve(len(rows))
+        self._add_in_steps(
+            conn,
+            tenant,
+            partition,
+            (rows[at : at + LOAD_ROWS] for at in range(0, len(rows), LOAD_ROWS)),
+        )
         follower = _Follower(partition, seen=seen, early=_early(rows, seen))
         previous = self._adopt(tenant, follower)
         prebuilt = None

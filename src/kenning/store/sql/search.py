@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from abc import abstractmethod
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Generic, TypeVar
@@ -35,10 +35,12 @@ from kenning.store.sql.query import where_clause
 from kenning.telemetry import stage
 from kenning.text import query_terms, stem
 
-__all__ = ["LOG_KEEP", "Follower", "PartitionStatus", "SearchTables"]
+__all__ = ["LOAD_ROWS", "LOG_KEEP", "Follower", "PartitionStatus", "SearchTables"]
 
 # The deletion log keeps this many entries; a partition that fell further behind reloads.
 LOG_KEEP = 50_000
+# Rows a partition load indexes per step.
+LOAD_ROWS = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +130,30 @@ class SearchTables(SqlDatabase, Generic[_F]):
             previous = self._partitions.get(tenant)
             self._partitions[tenant] = follower
         return previous
+
+    def _add_in_steps(
+        self, tx: Tx, tenant: str, partition: Partition, batches: Iterable[Sequence[Any]]
+    ) -> int:
+        """Add the partition rows of *batches* (in rowid order) to *partition* a step at a
+        time, each record whole (its rows are adjacent); return the largest rowid. A load
+        that indexed every row at once held the vectors three times over (the rows, the
+        stacked vectors, the matrix)."""
+        held: list[Any] = []
+        hwm = 0
+        for batch in batches:
+            rows = held + list(batch)
+            if not rows:
+                continue
+            hwm = int(rows[-1][0])
+            cut = len(rows)
+            while cut and rows[cut - 1][0] == hwm:
+                cut -= 1  # the last record may go on in the next step
+            if cut:
+                partition.add(self._indexed(tx, tenant, rows[:cut], partition.dimension))
+            held = rows[cut:]
+        if held:
+            partition.add(self._indexed(tx, tenant, held, partition.dimension))
+        return hwm
 
     def _indexed(
         self, tx: Tx, tenant: str, rows: Sequence[Sequence[Any]], dimension: int

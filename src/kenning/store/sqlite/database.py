@@ -31,7 +31,7 @@ from kenning.store.sql.vectors import stored_model
 from kenning.store.sqlite.cross import CROSS_TENANT
 from kenning.store.sqlite.failures import write_failure
 from kenning.store.sqlite.fts import purge_fts, scope_terms
-from kenning.store.sqlite.schema import check_owned, migrate
+from kenning.store.sqlite.schema import PAGE_SIZE, check_owned, migrate
 from kenning.store.sqlite.sql import DIALECT
 
 __all__ = ["Database"]
@@ -46,6 +46,9 @@ def _connect(path: str, timeout_s: float, *, first: bool = False) -> sqlite3.Con
             conn.close()
             raise
     if path != ":memory:":
+        if first and int(conn.execute("PRAGMA page_count").fetchone()[0]) == 0:
+            # A new file: its page size is fixed once the first page is written.
+            conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")

@@ -12,8 +12,8 @@ FTS5's ``bm25()`` (``lexical="fts5"``: no load step, tens of milliseconds per qu
 A large partition also gets an HNSW index (:class:`~kenning.store.ann.AnnConfig`), built in a
 background thread. For a database file it is saved beside it (``<file>.ann/``, the graph and
 vector fingerprints, no vectors) and checked against the database when loaded; ``forget``
-deletes the saved file and the in-memory index skips vectors no row holds any more until
-its rebuild.
+deletes the saved file, and the in-memory index skips (and clears) the nodes no row holds any
+more; it is rebuilt once they are an eighth of it.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Literal
 
@@ -41,7 +42,7 @@ from kenning.store.replies import Question, questions
 from kenning.store.sql import search
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import where_clause
-from kenning.store.sql.search import LOG_KEEP, Follower
+from kenning.store.sql.search import LOAD_ROWS, LOG_KEEP, Follower
 from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import DIALECT, chunks
@@ -144,7 +145,8 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 ensure_fts(conn)
         # HNSW indexes of reloaded partitions, checked and adopted by the tenant's next one.
         self._spare_indexes: dict[str, HnswIndex] = {}
-        self._saved_nodes: dict[str, int] = {}
+        # Nodes and excluded nodes of each tenant's saved graph.
+        self._saved_nodes: dict[str, tuple[int, int]] = {}
         # Held while a graph is dumped and written, and while an erasure deletes the saved one
         # and applies itself: a save that dumped before the erasure cannot land after it.
         # Reentrant: a build run in the erasing thread (background off) saves inside it.
@@ -156,14 +158,23 @@ class SearchTables(search.SearchTables[_Follower], Database):
         model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
         log_pos = _log_head(conn)
-        rows = conn.execute(
+        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
+        partition.reserve(
+            conn.execute(
+                "SELECT count(*) FROM items i LEFT JOIN item_chunks c ON c.item = i.rowid"
+                " WHERE i.tenant = ?",
+                (tenant,),
+            ).fetchone()[0]
+        )
+        cursor = conn.execute(
             f"SELECT {_PARTITION_COLUMNS} {_PARTITION_FROM} WHERE i.tenant = ? AND {_LIVE}"
             f" {_PARTITION_ORDER}",
             (tenant,),
-        ).fetchall()
-        partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
-        partition.add(self._indexed(conn, tenant, rows, dimension))
-        follower = _Follower(partition, log_pos=log_pos, hwm=int(rows[-1][0]) if rows else 0)
+        )
+        rows = iter(cursor)
+        steps = iter(lambda: list(islice(rows, LOAD_ROWS)), [])
+        hwm = self._add_in_steps(conn, tenant, partition, steps)
+        follower = _Follower(partition, log_pos=log_pos, hwm=hwm)
         previous = self._adopt(tenant, follower)
         if previous is not None:
             self._release(tenant, previous)
@@ -259,7 +270,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 # The saved graph names erased rows; the next build saves a new one.
                 self._saved_nodes.pop(tenant, None)
                 index_file.unlink(missing_ok=True)
-            # Once caught up the graph holds excluded nodes, which are never saved.
+            # Once caught up the graph holds excluded nodes, saved cleared (HnswIndex.clear).
             self._catch_up_loaded({tenant})
         self._prune_log()
 
@@ -401,7 +412,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         except (OSError, ValueError, RuntimeError) as exc:
             _log.warning("ignoring unreadable HNSW index %s: %s", path, exc)
             return None
-        self._saved_nodes[tenant] = len(index)
+        self._saved_nodes[tenant] = (len(index), int(np.count_nonzero(index.prints == 0)))
         return index
 
     def _index_saver(self, tenant: str) -> Callable[[Partition], None]:
@@ -411,7 +422,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         return save
 
     def _persist_index(self, tenant: str, partition: Partition, *, force: bool = False) -> None:
-        """Save a partition's complete index beside the database if it changed since saved."""
+        """Save a partition's index beside the database if it changed since saved."""
         path = self._index_file(tenant)
         if path is None or (self._closed and not force):
             return
