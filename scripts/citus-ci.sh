@@ -23,9 +23,8 @@ CITUS_VERSION=13.2.2
 PG_CONFIG="/usr/lib/postgresql/${PG_VERSION}/bin/pg_config"
 LIB_DIR="/usr/lib/postgresql/${PG_VERSION}/lib"
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-as_postgres() { $SUDO runuser -u postgres -- "$@"; }
+# shellcheck source=scripts/ci-lib.sh
+. "$(dirname "$0")/ci-lib.sh"
 say() { echo "citus-ci: $*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -45,14 +44,6 @@ find_vendor() {
     die "citus-${CITUS_VERSION}.tar.gz not found in ../shared/vendor; set KENNING_VENDOR_DIR"
 }
 
-apt_updated=""
-apt_install() {
-    if [ -z "$apt_updated" ]; then
-        $SUDO apt-get update -qq
-        apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 
 # 0. PostgreSQL 15 and pgvector (postgres-ci.sh installs both; its own cluster is left alone).
 if [ ! -f "/usr/share/postgresql/${PG_VERSION}/extension/vector.control" ]; then

@@ -15,19 +15,10 @@ DATABASE=kenning_test
 PG_CONFIG="/usr/lib/postgresql/${PG_VERSION}/bin/pg_config"
 EXTENSION_DIR="/usr/share/postgresql/${PG_VERSION}/extension"
 
-SUDO=""
-if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
-as_postgres() { $SUDO runuser -u postgres -- "$@"; }
+# shellcheck source=scripts/ci-lib.sh
+. "$(dirname "$0")/ci-lib.sh"
 say() { echo "postgres-ci: $*" >&2; }
 
-apt_updated=""
-apt_install() {
-    if [ -z "$apt_updated" ]; then
-        $SUDO apt-get update -qq
-        apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
 
 # 1. PostgreSQL 15 server and client.
 if [ ! -x "/usr/lib/postgresql/${PG_VERSION}/bin/postgres" ]; then

@@ -218,13 +218,12 @@ def _served(work: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """``kenning serve`` (one worker, a fresh database) and an API key of the bench tenant."""
     import os
     import secrets
-    import signal
     import subprocess
     import sys
 
     import httpx
 
-    from kenning.bench.load import _wait_ready as wait_ready
+    from kenning.bench.load import stop_server, wait_ready
 
     token = secrets.token_hex(16)
     (work / "admin").write_text(token)
@@ -245,12 +244,7 @@ def _served(work: Path) -> Iterator[tuple[str, dict[str, str]]]:
         r.raise_for_status()
         yield url, {"Authorization": f"Bearer {r.json()['key']}"}
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_server(server)
 
 
 @contextlib.contextmanager

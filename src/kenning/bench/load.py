@@ -36,7 +36,7 @@ from kenning.bench.report import table, write_files
 from kenning.records import Scope
 from kenning.store.open import open_store
 
-__all__ = ["run_load_bench"]
+__all__ = ["run_load_bench", "stop_server", "wait_ready"]
 
 TARGET_P99_MS = 150.0
 
@@ -83,7 +83,7 @@ def _server_side_ms(log: Path) -> dict[str, dict[str, float]]:
     return {route: _pct(values) for route, values in by_route.items()}
 
 
-def _wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
+def wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if server.poll() is not None:
@@ -95,6 +95,17 @@ def _wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.
             pass
         time.sleep(0.25)
     raise RuntimeError("the server did not become ready")
+
+
+def stop_server(server: subprocess.Popen[bytes]) -> None:
+    """Stop a served process as an operator would (SIGINT: it drains and exits), killing it
+    only if it has not ended within a minute."""
+    server.send_signal(signal.SIGINT)
+    try:
+        server.wait(60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 def _warm(url: str, key: str) -> None:
@@ -151,7 +162,7 @@ def _one_run(
     with open(work / "server.log", "wb") as log:
         server = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
     try:
-        _wait_ready(url, server)
+        wait_ready(url, server)
         admin = {"Authorization": f"Bearer {token}"}
         keys = []
         for t in range(tenants):
@@ -177,12 +188,7 @@ def _one_run(
         result = json.loads((work / "driver.json").read_text())
         ready = httpx.get(f"{url}/readyz", timeout=10).json()
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(60)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_server(server)
     lost, duplicated = _verify(location, result["acked"])
     server_side = _server_side_ms(work / "server.log")
     driver_cpu = (driver_after.ru_utime + driver_after.ru_stime) - (

@@ -8,7 +8,9 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["DelegatingEmbedder", "Embedder", "Matrix"]
+from kenning.errors import InvalidInput
+
+__all__ = ["DelegatingEmbedder", "Embedder", "Matrix", "check_texts"]
 
 Matrix = npt.NDArray[np.float32]
 
@@ -33,6 +35,20 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Matrix:
         """Return an ``(len(texts), dimension)`` float32 array of unit vectors."""
         ...
+
+
+def check_texts(texts: Sequence[str]) -> None:
+    """Refuse what ``embed`` cannot take: a single string (a sequence of characters) or a
+    sequence holding anything but strings.
+
+    Raises:
+        InvalidInput: naming the first wrong item.
+    """
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise InvalidInput("embed() takes a sequence of strings; wrap one text in a list")
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str")
 
 
 class DelegatingEmbedder:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
+from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix, check_texts
 from kenning.errors import InvalidInput
 
 __all__ = ["BatchingEmbedder"]
@@ -75,11 +75,7 @@ class BatchingEmbedder(DelegatingEmbedder):
         self.texts = 0
 
     def embed(self, texts: Sequence[str]) -> Matrix:
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise InvalidInput("embed() takes a sequence of strings; wrap one text in a list")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str")
+        check_texts(texts)
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         request = _Request(list(texts))

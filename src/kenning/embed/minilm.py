@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from kenning.embed.base import Matrix
+from kenning.embed.base import Matrix, check_texts
 from kenning.errors import InvalidInput, ModelUnavailable
 
 __all__ = ["CALL_TOKENS", "MiniLMEmbedder", "default_embedder", "length_batches"]
@@ -296,11 +296,7 @@ class MiniLMEmbedder:
             InvalidInput: *texts* is a single string or holds a non-string.
             ModelUnavailable: the model cannot be loaded.
         """
-        if isinstance(texts, str) or not isinstance(texts, Sequence):
-            raise InvalidInput("embed() takes a sequence of strings; wrap one text in a list")
-        for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise InvalidInput(f"texts[{i}] is {type(text).__name__}, expected str")
+        check_texts(texts)
         if not texts:
             return np.zeros((0, _DIMENSION), dtype=np.float32)
         self.load()
