@@ -1,5 +1,6 @@
-"""A window is read in one transaction on PostgreSQL: its pins, summaries, tail, profile and
-retrieval come from one committed state, and the round trips stay few. Counted on the wire
+"""A window's session is read in one transaction on PostgreSQL: its pins, summaries, tail and
+profile come from one committed state; each search of its retrieval reads in one of its own;
+the round trips stay few. Counted on the wire
 (psycopg's cursor) for the calling thread only; the compaction worker is off so nothing else
 of the same thread interleaves."""
 
@@ -55,11 +56,17 @@ def test_a_window_reads_in_one_transaction(memory: Memory) -> None:
     _window(memory)  # counts the session's turns into the ledger
     with counting() as count:
         messages = _window(memory)
-    assert count.read_only == 1, count.texts
-    # The read and the window's usage record: nothing else commits.
-    assert count.transactions == 2, count.texts
-    assert any("SELECT body FROM pins" in t or "FROM pins" in t for t in count.texts)
-    # The search ran inside that transaction: the earlier session's turn was retrieved.
+    # The session's read, then retrieval's two searches (the user's facts, the sessions):
+    # each in a transaction of its own, since a search may hand its lexical half to a worker
+    # thread that cannot join the caller's.
+    assert count.read_only == 3, count.texts
+    # The reads and the window's usage record: nothing else commits.
+    assert count.transactions == 4, count.texts
+    session_read = count.texts[: count.texts.index("COMMIT")]
+    assert any("FROM pins" in t for t in session_read)
+    assert any("FROM summaries" in t for t in session_read)
+    assert any("token_ledger t" in t for t in session_read)  # the tail
+    # The earlier session's turn was retrieved.
     assert any("A-3" in m for m in messages), messages
 
 
@@ -69,9 +76,10 @@ def test_a_new_turn_is_counted_before_the_window_is_read(memory: Memory) -> None
     memory.add_events(LATER, [{"role": "user", "content": "Any news on the refund for B-77?"}])
     with counting() as count:
         messages = _window(memory)
-    # One read finds the turn uncounted; the ledger's write; the window's read; usage.
-    assert count.read_only == 2, count.texts
-    assert count.transactions == 4, count.texts
+    # One read finds the turn uncounted; the ledger's write; the session's read; two
+    # searches; usage.
+    assert count.read_only == 4, count.texts
+    assert count.transactions == 6, count.texts
     assert messages[-1].endswith("Any news on the refund for B-77?")
 
 

@@ -391,21 +391,23 @@ class WorkingContext(ContextAPI, WindowAPI):
             compact = pressure is Pressure.HARD and not read_only
             if pressure is Pressure.HARD and read_only:
                 gathered, utilization, pressure = self._draft_now(request, utilization, reasons)
-            if not compact:
-                window = self._window(request, gathered, pressure, utilization, reasons)
         if compact:
             self._compact_now(request, utilization, reasons)
             with self._store.reading(scope):
                 gathered, utilization, pressure = self._gather(request)
-                window = self._window(request, gathered, pressure, utilization, reasons)
         elif not read_only:
             self._relieve(request, pressure, utilization)
+        # Retrieval reads in a transaction of its own: a search may hand its lexical half to a
+        # worker thread, which cannot join this thread's transaction (and would wait for it
+        # where reads are serialised, as in an in-memory SQLite store).
+        window = self._window(request, gathered, pressure, utilization, reasons)
         record = gathered.written and not read_only
         return self._charge(request, window, reserve_output_tokens, record=record)
 
     @contextmanager
     def _counted_snapshot(self, scope: Scope, tokenizer: Tokenizer) -> Iterator[None]:
-        """One read transaction over the session, its token ledger counted first. New turns
+        """One read transaction over the session (its profile, procedures, action log, pins,
+        summaries and tail), its token ledger counted first. New turns
         are counted by a write of their own, before the transaction that reads the window
         begins: a write inside it would not be seen by the reads after it."""
         with self._store.reading(scope):
