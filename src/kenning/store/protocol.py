@@ -256,8 +256,8 @@ class ContextState(Protocol):
 
     def reading(self, scope: Scope) -> AbstractContextManager[None]:
         """A block whose reads for *scope*, made by this thread through this store, see one
-        committed state in one read transaction (a window's pins, summaries, tail, profile
-        and retrieval agree). A write inside commits on its own and is not seen by the reads
+        committed state in one read transaction (a window's pins, summaries, tail and
+        profile agree). A write inside commits on its own and is not seen by the reads
         that follow it in the block. Raises ``ScopeConflict`` as the reads inside would."""
         ...
 
