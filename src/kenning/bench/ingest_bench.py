@@ -216,27 +216,14 @@ def _count_calls(
 @contextlib.contextmanager
 def _served(work: Path) -> Iterator[tuple[str, dict[str, str]]]:
     """``kenning serve`` (one worker, a fresh database) and an API key of the bench tenant."""
-    import os
-    import secrets
-    import subprocess
-    import sys
 
     import httpx
 
-    from kenning.bench.load import stop_server, wait_ready
+    from kenning.bench.load import start_server, stop_server, wait_ready
 
-    token = secrets.token_hex(16)
-    (work / "admin").write_text(token)
     with socket_port() as port:
         url = f"http://127.0.0.1:{port}"
-    cmd = [
-        sys.executable, "-m", "kenning.cli.main", "serve", "--db", str(work / "served.db"),
-        "--port", str(port), "--workers", "1", "--admin-token-file", str(work / "admin"),
-        "--rate", "100000", "--burst", "100000", "--no-mcp",
-    ]  # fmt: skip
-    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", HF_HUB_OFFLINE="1")
-    with open(work / "server.log", "wb") as log:
-        server = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
+    server, token = start_server(work, port, ["--db", str(work / "served.db"), "--workers", "1"])
     try:
         wait_ready(url, server)
         admin = {"Authorization": f"Bearer {token}"}

@@ -36,7 +36,7 @@ from kenning.bench.report import table, write_files
 from kenning.records import Scope
 from kenning.store.open import open_store
 
-__all__ = ["run_load_bench", "stop_server", "wait_ready"]
+__all__ = ["run_load_bench", "start_server", "stop_server", "wait_ready"]
 
 TARGET_P99_MS = 150.0
 
@@ -97,6 +97,23 @@ def wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.0
     raise RuntimeError("the server did not become ready")
 
 
+def start_server(work: Path, port: int, flags: list[str]) -> tuple[subprocess.Popen[bytes], str]:
+    """``kenning serve`` on *port* with *flags*, without rate limits or MCP, its admin token
+    in ``work/admin`` and its output in ``work/server.log``; returns the process and the
+    token (wait for it with :func:`wait_ready`)."""
+    token = secrets.token_hex(16)
+    (work / "admin").write_text(token)
+    cmd = [
+        sys.executable, "-m", "kenning.cli.main", "serve", "--port", str(port),
+        "--admin-token-file", str(work / "admin"), "--rate", "100000", "--burst", "100000",
+        "--no-mcp", *flags,
+    ]  # fmt: skip
+    env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", HF_HUB_OFFLINE="1")
+    with open(work / "server.log", "wb") as log:
+        server = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
+    return server, token
+
+
 def stop_server(server: subprocess.Popen[bytes]) -> None:
     """Stop a served process as an operator would (SIGINT: it drains and exits), killing it
     only if it has not ended within a minute."""
@@ -147,20 +164,14 @@ def _one_run(
         location, where = store, ["--store", store]
         # Each run starts from nothing: the bench tenants are erased first.
         erase_bench_tenants(store, [f"t{t}" for t in range(tenants)])
-    token = secrets.token_hex(16)
-    (work / "admin").write_text(token)
     url = f"http://127.0.0.1:{port}"
-    cmd = [
-        sys.executable, "-m", "kenning.cli.main", "serve", *where, "--port", str(port),
-        "--workers", str(workers), "--admin-token-file", str(work / "admin"),
-        "--rate", "100000", "--burst", "100000", "--max-in-flight", "4096", "--no-mcp",
+    flags = [
+        *where, "--workers", str(workers), "--max-in-flight", "4096",
         "--embed-window-ms", str(embed_window_ms), "--embed-batch", str(embed_batch),
+        *([] if model else ["--no-model"]),
     ]  # fmt: skip
-    if not model:
-        cmd.append("--no-model")
+    server, token = start_server(work, port, flags)
     env = dict(os.environ, ORT_DISABLE_TELEMETRY="1", HF_HUB_OFFLINE="1")
-    with open(work / "server.log", "wb") as log:
-        server = subprocess.Popen(cmd, stdout=log, stderr=log, env=env)
     try:
         wait_ready(url, server)
         admin = {"Authorization": f"Bearer {token}"}
