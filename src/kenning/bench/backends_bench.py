@@ -22,7 +22,7 @@ from typing import Any
 from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.metrics import percentiles
 from kenning.bench.pg_alternatives import measure_alternatives
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.minilm import MiniLMEmbedder
@@ -189,8 +189,7 @@ def _ms(latency: dict[str, float]) -> str:
 
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# kenning bench store: SQLite and PostgreSQL side by side",
-        "",
+        *heading("kenning bench store: SQLite and PostgreSQL side by side"),
         f"PostgreSQL: `{report['postgresql']}`. Vectors: {report['vectors']} "
         f"({report['embedding']['distinct_texts']} distinct texts: "
         f"{report['embedding']['embedded_now']} embedded in this run "

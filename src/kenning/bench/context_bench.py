@@ -29,7 +29,7 @@ from tqdm import tqdm
 
 from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.metrics import percentiles
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.support_threads import APPROVAL_TOOL, SupportThread, generate_thread
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import Tier, TierCaps
@@ -164,8 +164,7 @@ def _pins_markdown(report: dict[str, Any]) -> str:
         [field, *[values[s] for s in SYSTEMS]] for field, values in report["by_field"].items()
     ]
     lines = [
-        "# kenning bench pins",
-        "",
+        *heading("kenning bench pins"),
         f"{report['threads']} seeded support threads ({report['events']} events), budgets "
         f"{', '.join(map(str, budgets))} tokens ({MODEL}), a window after each of "
         f"{report['checkpoints_per_thread']} chatter chunks. A field survives when it is in "
@@ -318,8 +317,7 @@ def _wire(memory: Memory, scope: Scope, budget: int) -> dict[str, dict[str, int]
 
 def _assemble_markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# kenning bench assemble",
-        "",
+        *heading("kenning bench assemble"),
         f"`Memory.assemble` on {report.get('backend', 'sqlite')} for {report['model']} with a "
         f"{report['budget']}-token budget, "
         f"{report['calls']} calls per row (round robin over the sizes), after the session was "

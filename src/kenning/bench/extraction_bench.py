@@ -61,7 +61,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Final
 
-from kenning.bench.report import table
+from kenning.bench.report import heading, table
 from kenning.errors import InvalidInput
 from kenning.longterm.parsing.lexicon import DIETS
 from kenning.longterm.parsing.parser import SpacyParser
@@ -676,8 +676,7 @@ def _markdown(report: Mapping[str, Any]) -> str:
         for k, v in report["targets"].items()
     )
     lines = [
-        "# kenning bench extraction",
-        "",
+        *heading("kenning bench extraction"),
         f"Extractor `{report['extractor']}` on `{data['path']}` ({data['sentences']} labelled "
         f"sentences: {', '.join(f'{k} {v}' for k, v in data['by_source'].items())}; sha256 "
         f"`{data['sha256']['all'][:16]}`). Self asserts: current facts the speaker states about "

@@ -39,7 +39,7 @@ import numpy as np
 from kenning.bench.datasets import Conversation, load_locomo
 from kenning.bench.locomo_bench import TENANT
 from kenning.bench.locomo_bench import _rows as locomo_rows
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.indexing import embedding_text, index_plan
 from kenning.memory import Memory
@@ -347,7 +347,7 @@ def run_ingest_bench(
 
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
-        f"# kenning bench ingest ({report['data']})", "",
+        *heading(f"kenning bench ingest ({report['data']})"),
         f"{report['turns']} turns in {report['sessions']} sessions, written into a fresh store; "
         f"model {report['model']} ({report['threads']} threads), the same for every system; "
         f"medians of {report['repeats']} interleaved runs.", "",

@@ -25,7 +25,7 @@ from langgraph.store.memory import InMemoryStore
 from kenning.bench.datasets import LOCOMO_CATEGORIES, Conversation, Question, load_locomo
 from kenning.bench.harness import safe_id
 from kenning.bench.metrics import mean, percentiles, recall_fraction_at_k
-from kenning.bench.report import write_files
+from kenning.bench.report import heading, write_files
 from kenning.bench.split import Part, in_part
 from kenning.embed.base import Embedder
 from kenning.integrations.langgraph import KenningStore
@@ -213,7 +213,7 @@ def _ratios(systems: dict[str, Any], k: int) -> dict[str, float]:
 def _markdown(report: dict[str, Any]) -> str:
     k = report["k"]
     lines = [
-        f"# kenning bench langgraph ({report['data']}, part {report['part']})", "",
+        *heading(f"kenning bench langgraph ({report['data']}, part {report['part']})"),
         f"{report['items']} items (one per turn) in {report['conversations']} conversations, "
         f"{report['questions']} questions; puts in batches of {report['put_batch']}; KenningStore "
         f"on {report['kenning_backend']}. Embedding ({report['embedding']['model']}, the same "

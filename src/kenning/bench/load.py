@@ -32,7 +32,7 @@ import httpx
 import numpy as np
 
 from kenning.bench.harness import erase_bench_tenants
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.records import Scope
 from kenning.store.open import open_store
 
@@ -265,8 +265,7 @@ def _row(run: dict[str, Any]) -> list[object]:
 
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# kenning bench load",
-        "",
+        *heading("kenning bench load"),
         f"{report['sessions']} sessions over {report['tenants']} tenants on "
         f"{report['store']}, "
         f"{report['duration_s']:g} s per run, embedding queue window "

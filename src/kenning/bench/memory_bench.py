@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix
 from kenning.errors import InvalidInput
 from kenning.records import NewEvent, Scope
@@ -203,8 +203,7 @@ def _markdown(report: dict[str, Any]) -> str:
         steps = ", ".join(f"{k} {v:g}" for k, v in run["rss_mb"].items())
         rows.append([run["stage"], f"{run['peak_rss_mb']:g}", steps])
     lines = [
-        "# kenning bench memory",
-        "",
+        *heading("kenning bench memory"),
         "Peak RSS (VmHWM) of one fresh process per stage, set up as `kenning serve` is; "
         "RSS after each step. LoCoMo: one `add_events` per turn, then a search and an "
         f"assemble per conversation. Target for LoCoMo: <= {TARGET_MB:g} MB.",

@@ -35,7 +35,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.errors import InvalidInput
 from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.timeref import TimeWindow
@@ -184,8 +184,7 @@ def _markdown(report: dict[str, Any]) -> str:
     header = ["subset", "queries", "several labelled", "several said", "precision", "recall",
               "times labelled", "windows", "window precision", "time recall"]  # fmt: skip
     lines = [
-        "# kenning bench reader",
-        "",
+        *heading("kenning bench reader"),
         f"Reader `{report['reader']}` on `{report['data']}` ({report['queries']} labelled "
         "product queries). `several`: the reader says the query has several targets; a time "
         "window is right when it covers a labelled period without being more than four times "

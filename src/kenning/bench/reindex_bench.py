@@ -26,7 +26,7 @@ from kenning.bench import locomo_bench as loc
 from kenning.bench import longmemeval_bench as lme
 from kenning.bench.datasets import load_locomo, load_longmemeval
 from kenning.bench.harness import TURNS, ingest_rows, safe_id
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput
@@ -181,8 +181,7 @@ def _rankings(
 
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
-        f"# kenning bench reindex (batch {report['batch']})",
-        "",
+        *heading(f"kenning bench reindex (batch {report['batch']})"),
         "A store with every message embedded whole, reindexed under the default settings, "
         "against a store ingested under them.",
         "",

@@ -10,6 +10,7 @@ from typing import Any
 from kenning.bench.harness import Run
 
 __all__ = [
+    "heading",
     "locomo_markdown",
     "longmemeval_markdown",
     "recall_markdown",
@@ -18,6 +19,15 @@ __all__ = [
     "write_rankings",
     "write_report",
 ]
+
+
+def heading(title: str) -> list[str]:
+    """A report's first lines: its title as a Markdown heading, then a blank line.
+
+    >>> heading("kenning bench load")
+    ['# kenning bench load', '']
+    """
+    return [f"# {title}", ""]
 
 
 def _fmt(value: object) -> str:
@@ -86,8 +96,7 @@ def _parts_lines(report: Mapping[str, Any], columns: Sequence[tuple[str, str, st
 def locomo_markdown(report: Mapping[str, Any]) -> str:
     systems = report["systems"]
     lines = [
-        "# kenning bench locomo",
-        "",
+        *heading("kenning bench locomo"),
         f"Data: `{report['data']}` — {report['conversations']} conversations, "
         f"{report['turns']} turns, {report['questions']} questions "
         f"({report['scored_questions']} with valid evidence are scored).",
@@ -158,8 +167,7 @@ def longmemeval_markdown(report: Mapping[str, Any]) -> str:
     systems = report["systems"]
     emb = report["embedding"]
     lines = [
-        "# kenning bench longmemeval",
-        "",
+        *heading("kenning bench longmemeval"),
         f"Data: `{report['data']}` — {report['questions']} questions, "
         f"{report['haystack_sessions']} haystack sessions, {report['turns']} user turns indexed. "
         f"{report['scored_questions']} questions are scored (skipped: "
@@ -344,8 +352,7 @@ def _facts_lines(report: Mapping[str, Any]) -> list[str]:
 def recall_markdown(report: Mapping[str, Any]) -> str:
     """The readable report of the synthetic recall suite."""
     lines = [
-        "# kenning bench recall",
-        "",
+        *heading("kenning bench recall"),
         f"{report['conversations']} seeded conversations (seeds {report['seeds'][0]}–"
         f"{report['seeds'][-1]}), each {report['turns_per_conversation']} turns with "
         f"{report['facts_per_conversation']} facts planted among chatter, and one recall "

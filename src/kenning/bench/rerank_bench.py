@@ -44,7 +44,7 @@ from kenning.bench.datasets import (
     load_longmemeval,
 )
 from kenning.bench.harness import TURNS, BenchStores, ingest_rows, safe_id
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.rerank_fit import Group, fit_pairwise, group_weights
 from kenning.bench.split import PARTS
 from kenning.embed.base import Embedder
@@ -351,8 +351,7 @@ def run_rerank_bench(
 
 def _markdown(report: dict[str, Any]) -> str:
     lines = [
-        "# kenning bench rerank",
-        "",
+        *heading("kenning bench rerank"),
         f"Re-ranking the best {report['depth']} candidates. Cells: LoCoMo turn R@10 / session "
         "nDCG@5; LongMemEval session R_all@5 / turn R_all@10 / multi-session session "
         "R_all@5; objective = mean of the four. Models are fitted on the tuning part and "

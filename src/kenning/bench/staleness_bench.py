@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.staleness_free import FACT_K, SEARCH_K, run_free_text
 from kenning.embed.base import Embedder
 from kenning.longterm.extract import statement_facts
@@ -238,8 +238,7 @@ def run_staleness_bench(
 def _markdown(report: dict[str, Any]) -> str:
     stale = report["stale_rate"]
     lines = [
-        "# kenning bench staleness",
-        "",
+        *heading("kenning bench staleness"),
         f"{report['users']} seeded users, {report['questions']} questions, top {TOP_K}.",
         "",
         *table(["system", "stale rate"], [["kenning (facts)", stale["kenning"]],

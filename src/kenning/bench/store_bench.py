@@ -27,7 +27,7 @@ import numpy as np
 
 from kenning.bench.concurrent_bench import concurrent_markdown, run_concurrent_phase
 from kenning.bench.metrics import percentiles
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.synthetic import synthetic_events, synthetic_queries
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import ModelUnavailable
@@ -498,8 +498,7 @@ def _markdown(report: dict[str, Any]) -> str:
     ing = report["ingest"]
     raw = ing["raw_model_sentences_per_s"]
     lines = [
-        "# kenning bench store",
-        "",
+        *heading("kenning bench store"),
         f"Model: `{report['model']['id']}` (load {report['model']['load_s']} s, "
         f"{report['model']['threads']} threads). Synthetic support conversations, one tenant, "
         f"{report['sentences_per_event']} sentence(s) per event.",

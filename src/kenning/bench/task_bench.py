@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kenning.bench.context_bench import sliding_window
-from kenning.bench.report import table, write_files
+from kenning.bench.report import heading, table, write_files
 from kenning.bench.task_session import EVENTS, Step, Truth, script
 from kenning.context.assembler import ContextSettings
 from kenning.context.window import TierCaps
@@ -138,8 +138,7 @@ def _markdown(report: dict[str, Any]) -> str:
         for kind in KINDS
     ]
     lines = [
-        "# kenning bench task",
-        "",
+        *heading("kenning bench task"),
         f"A scripted {report['events']}-event debugging session (30 files read, 6 written, 5 "
         "hypotheses rejected, 4 findings, a changed plan), a window of "
         f"{report['budget']} tokens ({report['model']}) every {ASSEMBLE_EVERY} events, probed "
