@@ -114,6 +114,7 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         embedder: Embedder | _Default | None = DEFAULT,
         settings: Settings | None = None,
         summarizer: Summarizer | None = None,
+        resume: bool = True,
     ) -> Memory:
         """Open (or create) a memory: a SQLite file (the embedded default), or a PostgreSQL
         database given as a URL (``postgresql://user:password@host:5432/dbname``).
@@ -124,7 +125,10 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         ``embedder=None`` for lexical search only, or any :class:`~kenning.embed.Embedder`.
         The default summarizer is the extractive one (no LLM); see
         :class:`kenning.compaction.llm.LLMSummarizer`. Compactions queued before a restart
-        resume in the background.
+        resume in the background, and events no process has read for facts yet are read
+        (with ``Settings.longterm.extract``); ``resume=False`` leaves that work to a
+        long-running process, as a one-shot command that only reads or writes a few rows
+        should (``kenning search``, ``kenning pins``, ``kenning export``).
         """
         from kenning.store.open import open_store
 
@@ -140,8 +144,9 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
             settings=settings,
             summarizer=summarizer,
         )
-        memory._context.resume()
-        if settings.longterm.extract:
+        if resume:
+            memory._context.resume()
+        if resume and settings.longterm.extract:
             memory._fact_worker.resume()  # events written before a restart are read too
         return memory
 

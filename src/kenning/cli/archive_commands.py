@@ -66,7 +66,7 @@ def export(args: argparse.Namespace) -> int:
     """Write a tenant's or user's export to --out or standard output."""
     scope = Scope(args.tenant, args.user)
     db = store_location(args)
-    with Memory.open(db, embedder=None, settings=_quiet()) as memory:
+    with Memory.open(db, embedder=None, settings=_quiet(), resume=False) as memory:
         lines = export_lines(memory.store, scope, vectors=args.with_vectors)
         if args.out is None:
             for line in lines:
@@ -122,7 +122,7 @@ def import_file(args: argparse.Namespace) -> int:
         if args.user is not None:
             raise InvalidInput("--user is for conversation files: a kenning-export file "
                                "names its own users")  # fmt: skip
-        with Memory.open(db, settings=_quiet()) as memory:
+        with Memory.open(db, settings=_quiet(), resume=False) as memory:
             report = import_lines(
                 memory.store, text.splitlines(), tenant=args.tenant,
                 embedder=memory.embedder, settings=memory.settings,
@@ -138,7 +138,7 @@ def import_file(args: argparse.Namespace) -> int:
                                "its conversations become)")  # fmt: skip
         conversations = parse_conversations(text, fmt)
         items = conversation_events(conversations, tenant=args.tenant, user=args.user)
-        with Memory.open(db, settings=_quiet()) as memory:
+        with Memory.open(db, settings=_quiet(), resume=False) as memory:
             written = memory.ingest(items) if items else []
             while memory.facts.extract_next() is not None:
                 pass  # the new sessions read for facts before the command ends

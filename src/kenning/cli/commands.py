@@ -62,7 +62,7 @@ def ingest(args: argparse.Namespace) -> int:
     db = store_location(args, create=True)
     rows = _ingest_rows(str(args.file), settings.max_content_chars)
     started = time.perf_counter()
-    with Memory.open(db, settings=settings) as memory, _interruptible() as stop:
+    with Memory.open(db, settings=settings, resume=False) as memory, _interruptible() as stop:
         _check_owners(memory, rows, str(args.file))
         added, done = _write_batches(memory, rows, args, stop)
         if stop.is_set():
@@ -217,7 +217,7 @@ def reindex(args: argparse.Namespace) -> int:
     db = store_location(args)
     Scope(args.tenant)  # a bad tenant id fails before the model loads
     started = time.perf_counter()
-    with Memory.open(db) as memory, _interruptible() as stop:
+    with Memory.open(db, resume=False) as memory, _interruptible() as stop:
         bar = _progress(0, enabled=not args.no_progress, desc="reindex")
         with bar:
             report = memory.reindex(
@@ -246,7 +246,7 @@ def search(args: argparse.Namespace) -> int:
     # and a pass over the history, which took a cold search at 100k events to 1 GB).
     settings = Settings()
     settings = replace(settings, longterm=replace(settings.longterm, extract=False))
-    with Memory.open(db, settings=settings) as memory:
+    with Memory.open(db, settings=settings, resume=False) as memory:
         results = memory.search(
             scope,
             args.query,

@@ -19,8 +19,8 @@ _DEFAULT_SYSTEM = "You are a helpful assistant."
 def _open(args: argparse.Namespace, *, lexical_only: bool) -> Memory:
     path = store_location(args)
     if lexical_only:
-        return Memory.open(path, embedder=None)
-    return Memory.open(path)
+        return Memory.open(path, embedder=None, resume=False)
+    return Memory.open(path, resume=False)
 
 
 def assemble(args: argparse.Namespace) -> int:

@@ -159,7 +159,9 @@ def _flag(value: str | None) -> bool | None:
 
 def _consolidate(args: argparse.Namespace) -> int:
     path = store_location(args)
-    with Memory.open(path, settings=_QUIET) as memory:  # the model, for near duplicates
+    with Memory.open(
+        path, settings=_QUIET, resume=False
+    ) as memory:  # the model, for near duplicates
         sessions = memory.facts.extract_all()
     _print({"sessions": sessions}, as_json=args.json,
            lines=[f"read {sessions} sessions for facts"])  # fmt: skip
@@ -171,7 +173,9 @@ def _editing(command: _Command) -> Callable[[argparse.Namespace], int]:
     none needs the model, and none starts extraction."""
 
     def handler(args: argparse.Namespace) -> int:
-        with Memory.open(store_location(args), embedder=None, settings=_QUIET) as memory:
+        with Memory.open(
+            store_location(args), embedder=None, settings=_QUIET, resume=False
+        ) as memory:
             command(memory, args)
         return 0
 
