@@ -19,6 +19,7 @@ from kenning.search.filters import parse_filters
 from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.partition import IndexRows, Partition, RowSelector
 from kenning.store.records import Candidate, EventWrite, ModelInfo
+from kenning.store.replies import DEFAULT_REPLY_WEIGHT
 from kenning.store.sqlite.store import SQLiteStore
 
 DIM = 32
@@ -499,3 +500,30 @@ def test_a_growing_graph_is_saved_again_without_a_rebuild(
     assert len(saved_prints(saved)) == 1_300
     assert nearest_ids(store, data[1_200])[0] == more[200]
     store.close()
+
+
+def test_each_reply_weight_keeps_its_own_saved_graph(
+    tmp_path: Path, data: npt.NDArray[np.float32]
+) -> None:
+    """A process indexing answers with another reply weight saves its graph beside the
+    default one instead of overwriting it; erasing a row removes both."""
+    path = tmp_path / "m.db"
+    store = SQLiteStore(path, ann=SYNC, reply_weight=DEFAULT_REPLY_WEIGHT)
+    ids = fill(store, data[:1_000])
+    assert store.vector_index("acme").state == "ready"
+    store.close()
+    (default_file,) = (tmp_path / "m.db.ann").glob("*.hnsw")
+    saved = default_file.read_bytes()
+    other = SQLiteStore(path, ann=SYNC, reply_weight=0.25)
+    assert other.vector_index("acme").state == "ready"
+    assert nearest_ids(other, data[7])[0] == ids[7]
+    other.close()
+    files = {p.name for p in (tmp_path / "m.db.ann").glob("*.hnsw")}
+    assert files == {default_file.name, default_file.name.replace(".hnsw", "-r0.25.hnsw")}
+    assert default_file.read_bytes() == saved  # the default weight's graph is untouched
+    reopened = SQLiteStore(path, ann=SYNC, reply_weight=DEFAULT_REPLY_WEIGHT)
+    assert reopened.vector_index("acme").build_s is None  # its own graph, not rebuilt
+    assert reopened.forget(Scope("acme"), ids=[ids[3]]) == 1
+    reopened.close()
+    assert not [p for p in (tmp_path / "m.db.ann").glob("*.hnsw") if saved_prints(p) & set(
+        fingerprints(data[3:4]).tolist())]  # fmt: skip

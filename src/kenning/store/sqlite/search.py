@@ -38,7 +38,7 @@ from kenning.store.ann import AnnConfig, HnswIndex
 from kenning.store.partition import IndexRows, Partition, listed_once
 from kenning.store.partition_rows import turn_position
 from kenning.store.records import Candidate
-from kenning.store.replies import Question, questions
+from kenning.store.replies import DEFAULT_REPLY_WEIGHT, Question, questions
 from kenning.store.sql import search
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import where_clause
@@ -264,12 +264,13 @@ class SearchTables(search.SearchTables[_Follower], Database):
         return _questions_of(tx, tenant)
 
     def _after_forget(self, tenant: str) -> None:
-        index_file = self._index_file(tenant)
+        index_files = self._index_files(tenant)
         with self._save_lock:
-            if index_file is not None:
-                # The saved graph names erased rows; the next build saves a new one.
+            if index_files:
+                # The saved graphs name erased rows; the next build saves a new one.
                 self._saved_nodes.pop(tenant, None)
-                index_file.unlink(missing_ok=True)
+                for index_file in index_files:
+                    index_file.unlink(missing_ok=True)
             # Once caught up the graph holds excluded nodes, saved cleared (HnswIndex.clear).
             self._catch_up_loaded({tenant})
         self._prune_log()
@@ -401,7 +402,18 @@ class SearchTables(search.SearchTables[_Follower], Database):
         if self.in_memory or not self._ann.enabled or not self._ann.persist:
             return None
         digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
-        return Path(f"{self._path}.ann") / f"{digest}.hnsw"
+        # Answers' vectors depend on the reply weight: a process indexing with another
+        # weight keeps its own graph instead of overwriting (and mostly excluding) this one.
+        weight = "" if self._reply_weight == DEFAULT_REPLY_WEIGHT else f"-r{self._reply_weight!r}"
+        return Path(f"{self._path}.ann") / f"{digest}{weight}.hnsw"
+
+    def _index_files(self, tenant: str) -> list[Path]:
+        """Every saved graph of *tenant*, whatever reply weight it was saved under."""
+        path = self._index_file(tenant)
+        if path is None:
+            return []
+        digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+        return [path, *path.parent.glob(f"{digest}-r*.hnsw")]
 
     def _load_index(self, tenant: str, partition: Partition) -> HnswIndex | None:
         path = self._index_file(tenant)
