@@ -4,6 +4,7 @@ applied inside the graph search, erasure and the saved index beside the database
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -527,3 +528,37 @@ def test_each_reply_weight_keeps_its_own_saved_graph(
     reopened.close()
     assert not [p for p in (tmp_path / "m.db.ann").glob("*.hnsw") if saved_prints(p) & set(
         fingerprints(data[3:4]).tolist())]  # fmt: skip
+
+
+def test_an_erasure_waits_for_no_dump_and_a_graph_dumped_before_it_never_lands(
+    tmp_path: Path, data: npt.NDArray[np.float32], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = SQLiteStore(tmp_path / "m.db", ann=SYNC)
+    ids = fill(store, data[:1_000])
+    assert store.vector_index("acme").state == "ready"
+    partition = store._partitions["acme"].partition
+    dumping, release = threading.Event(), threading.Event()
+    real_dump = partition.dump_ann
+    held_out: list[bool] = []
+
+    def slow_dump() -> Any:
+        dumped = real_dump()  # the graph with row 3 still in it
+        dumping.set()
+        held_out.append(not release.wait(20))  # True: the erasure waited for this dump
+        return dumped
+
+    monkeypatch.setattr(partition, "dump_ann", slow_dump)
+    store._saved_nodes.pop("acme")  # the save below has something new to write
+    saver = threading.Thread(target=store._persist_index, args=("acme", partition))
+    saver.start()
+    assert dumping.wait(30)
+    assert store.forget(Scope("acme"), ids=[ids[3]]) == 1  # returns while the dump is held
+    release.set()
+    saver.join(30)
+    assert not saver.is_alive() and held_out == [False]
+    erased = set(fingerprints(data[3:4]).tolist())
+    assert not [p for p in (tmp_path / "m.db.ann").glob("*") if erased & saved_prints(p)]
+    monkeypatch.undo()
+    store.close()
+    (saved,) = (tmp_path / "m.db.ann").glob("*.hnsw")  # the close's save, without row 3
+    assert not erased & saved_prints(saved)

@@ -147,10 +147,13 @@ class SearchTables(search.SearchTables[_Follower], Database):
         self._spare_indexes: dict[str, HnswIndex] = {}
         # Nodes and excluded nodes of each tenant's saved graph.
         self._saved_nodes: dict[str, tuple[int, int]] = {}
-        # Held while a graph is dumped and written, and while an erasure deletes the saved one
-        # and applies itself: a save that dumped before the erasure cannot land after it.
-        # Reentrant: a build run in the erasing thread (background off) saves inside it.
-        self._save_lock = threading.RLock()
+        # Held while an erasure deletes the saved graphs and while a written graph is put in
+        # place: a save that dumped before an erasure (counted in _erasures) does not land
+        # after it, and an erasure waits for a rename, never for a dump. Saves run one at a
+        # time under _dump_lock, taken before _save_lock (an erasure holds only the latter).
+        self._save_lock = threading.Lock()
+        self._erasures = 0
+        self._dump_lock = threading.RLock()
 
     # -- partitions that follow the database -----------------------------------------------
 
@@ -264,15 +267,15 @@ class SearchTables(search.SearchTables[_Follower], Database):
         return _questions_of(tx, tenant)
 
     def _after_forget(self, tenant: str) -> None:
-        index_files = self._index_files(tenant)
+        # Applied first: a graph dumped from here on names no erased row.
+        self._catch_up_loaded({tenant})
         with self._save_lock:
-            if index_files:
-                # The saved graphs name erased rows; the next build saves a new one.
-                self._saved_nodes.pop(tenant, None)
-                for index_file in index_files:
-                    index_file.unlink(missing_ok=True)
-            # Once caught up the graph holds excluded nodes, saved cleared (HnswIndex.clear).
-            self._catch_up_loaded({tenant})
+            # Graphs saved, or dumped and not yet in place, before that may name erased rows;
+            # the next save writes one without them.
+            self._erasures += 1
+            self._saved_nodes.pop(tenant, None)
+            for index_file in self._index_files(tenant):
+                index_file.unlink(missing_ok=True)
         self._prune_log()
 
     def _after_reindex(self, tenant: str) -> None:
@@ -442,18 +445,39 @@ class SearchTables(search.SearchTables[_Follower], Database):
             follower = self._partitions.get(tenant)
         if not force and (follower is None or follower.partition is not partition):
             return
-        with self._save_lock:
+        with self._dump_lock:  # one at a time: an older dump never lands over a newer one
+            with self._save_lock:
+                erasures = self._erasures
             dumped = partition.dump_ann()
             if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
                 return
-            blob, nodes = dumped
             tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            if _write_file(tmp, dumped[0]):
+                self._land(tenant, tmp, path, nodes=dumped[1], erasures=erasures)
+
+    def _land(self, tenant: str, tmp: Path, path: Path, *, nodes: tuple[int, int],
+              erasures: int) -> None:  # fmt: skip
+        """Put a written graph in place, unless an erasure ran since it was dumped (the graph
+        may name erased rows; the next save writes one without them)."""
+        with self._save_lock:
+            if self._erasures != erasures:
+                tmp.unlink(missing_ok=True)
+                return
             try:
-                path.parent.mkdir(exist_ok=True)
-                tmp.write_bytes(blob)
                 os.replace(tmp, path)
             except OSError as exc:
                 _log.warning("could not save the HNSW index to %s: %s", path, exc)
                 tmp.unlink(missing_ok=True)
                 return
             self._saved_nodes[tenant] = nodes
+
+
+def _write_file(tmp: Path, blob: bytes) -> bool:
+    try:
+        tmp.parent.mkdir(exist_ok=True)
+        tmp.write_bytes(blob)
+    except OSError as exc:
+        _log.warning("could not save the HNSW index to %s: %s", tmp, exc)
+        tmp.unlink(missing_ok=True)
+        return False
+    return True
