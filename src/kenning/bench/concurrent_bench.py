@@ -48,6 +48,8 @@ _WRITER = textwrap.dedent(
              {"role": "user", "content": f"writer note {i}: my order W-{i} arrived damaged"})
             for i in range(i, i + 8)
         ])
+        if i == 0:
+            print("writing", flush=True)
         i += 8
         time.sleep(0.005)
     memory.close()
@@ -77,7 +79,11 @@ def _with_writer(
         stdout=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     try:
-        time.sleep(3.0)  # the writer is loaded and writing before timing starts
+        # Timing starts once the writer has loaded and written its first batch (a fixed
+        # wait timed a loading writer on a busy machine: none of its events were written).
+        assert writer.stdout is not None
+        if writer.stdout.readline().strip() != "writing":
+            raise RuntimeError("the concurrent writer exited before writing")
         times = _search_times(memory, queries)
     finally:
         stop.touch()
