@@ -19,12 +19,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings
 
 from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.store.ann import AnnConfig
 from kenning.store.protocol import Store
 from kenning.store.sqlite.store import SQLiteStore
+
+# Properties check results, not speed (speed is measured by `kenning bench`): a first example
+# that loads an encoding or the model took over Hypothesis's 200 ms deadline on a busy
+# machine and failed as flaky. Tests that set their own deadline keep it.
+settings.register_profile("kenning", deadline=None)
+settings.load_profile("kenning")
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")

@@ -61,6 +61,7 @@ from kenning.records import (
     check_amount,
     check_json,
     check_text,
+    enum_member,
 )
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import JobQueue
@@ -666,12 +667,7 @@ def _draft(
     source_event_id: str | None,
     metadata: Mapping[str, JSONScalar] | None,
 ) -> PinDraft:
-    try:
-        kind = PinKind(kind)
-    except ValueError as exc:
-        raise InvalidInput(
-            f"kind {kind!r:.40} is invalid: use one of {[k.value for k in PinKind]}"
-        ) from exc
+    kind = enum_member(PinKind, kind, "kind")
     try:
         status = PinStatus(status)
     except ValueError as exc:

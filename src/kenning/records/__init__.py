@@ -46,6 +46,7 @@ from kenning.records.values import (
     check_json,
     check_text,
     check_year,
+    enum_member,
     too_deep,
 )
 
@@ -102,6 +103,7 @@ __all__ = [
     "check_text",
     "check_year",
     "content_hash",
+    "enum_member",
     "event_label",
     "new_event_id",
     "to_utc",

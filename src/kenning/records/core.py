@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 from kenning.errors import InvalidInput, InvalidScope
-from kenning.records.values import check_json, check_text, check_year
+from kenning.records.values import check_json, check_text, check_year, enum_member
 
 __all__ = [
     "DEFAULT_MAX_CONTENT_CHARS",
@@ -268,12 +268,7 @@ class NewEvent:
         """Return a normalised copy, or raise :class:`InvalidInput` saying what is wrong."""
         from kenning.errors import ContentTooLarge
 
-        try:
-            role = Role(self.role)
-        except ValueError as exc:
-            raise InvalidInput(
-                f"role {self.role!r:.40} is invalid: use one of {[r.value for r in Role]}"
-            ) from exc
+        role = enum_member(Role, self.role, "role")
         if not isinstance(self.content, str):
             raise InvalidInput("content must be a string")
         check_json(self.tool_args, "tool_args")

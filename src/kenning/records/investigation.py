@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kenning.errors import InvalidInput
-from kenning.records.values import check_text, one_line
+from kenning.records.values import check_text, enum_member, one_line
 
 __all__ = [
     "Finding", "Hypothesis", "HypothesisChange", "HypothesisStatus", "evidence_of",
@@ -121,13 +121,8 @@ class HypothesisChange:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "text", _text(self.text, "hypothesis"))
-        try:
-            object.__setattr__(self, "status", HypothesisStatus(self.status))
-        except ValueError as exc:
-            raise InvalidInput(
-                f"hypothesis status {self.status!r:.40} is invalid: use one of "
-                f"{[s.value for s in HypothesisStatus]}"
-            ) from exc
+        status = enum_member(HypothesisStatus, self.status, "hypothesis status")
+        object.__setattr__(self, "status", status)
         object.__setattr__(self, "evidence", evidence_of(self.evidence))
         reason = _text(self.reason, "reason", allow_empty=True)
         object.__setattr__(self, "reason", reason)

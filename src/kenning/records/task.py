@@ -12,7 +12,7 @@ from typing import Any
 
 from kenning.errors import InvalidInput
 from kenning.records.investigation import Finding, Hypothesis, HypothesisChange, HypothesisStatus
-from kenning.records.values import one_line
+from kenning.records.values import enum_member, one_line
 
 __all__ = ["MAX_TASK_ITEMS", "Decision", "TaskState", "TaskStatus", "TaskUpdate", "task_key"]
 
@@ -147,13 +147,7 @@ class TaskUpdate:
         if self.subtask is not None:
             object.__setattr__(self, "subtask", _text(self.subtask, "subtask", allow_empty=True))
         if self.status is not None:
-            try:
-                object.__setattr__(self, "status", TaskStatus(self.status))
-            except ValueError as exc:
-                raise InvalidInput(
-                    f"status {self.status!r:.40} is invalid: use one of "
-                    f"{[s.value for s in TaskStatus]}"
-                ) from exc
+            object.__setattr__(self, "status", enum_member(TaskStatus, self.status, "status"))
         decisions = []
         for d in _seq(self.decisions, "decisions"):
             if isinstance(d, Decision):

@@ -18,11 +18,13 @@ same :class:`~kenning.errors.InvalidInput` instead of failing in their drivers:
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
+from typing import TypeVar
 
 from kenning.errors import InvalidInput
 
@@ -37,6 +39,7 @@ __all__ = [
     "check_json",
     "check_text",
     "check_year",
+    "enum_member",
     "one_line",
     "too_deep",
 ]
@@ -239,3 +242,25 @@ def check_year(value: datetime, what: str) -> datetime:
             "relative times and retention are counted in"
         )
     return value
+
+
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def enum_member(kind: type[_E], value: object, what: str) -> _E:
+    """*value* as a member of *kind*, or :class:`InvalidInput` naming *what* and the values
+    it may take.
+
+    >>> from kenning.records import Role
+    >>> enum_member(Role, "user", "role") is Role.USER
+    True
+    >>> enum_member(Role, "robot", "role")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    kenning.errors.InvalidInput: role 'robot' is invalid: use one of ['system', 'user', ...]
+    """
+    try:
+        return kind(value)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"{what} {value!r:.40} is invalid: use one of {[m.value for m in kind]}"
+        ) from exc
