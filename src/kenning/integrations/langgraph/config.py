@@ -115,19 +115,28 @@ def _tokens(path: str) -> str | list[str]:
     return path if path == "$" else tokenize_path(path)
 
 
+def _check_options(
+    config: object, name: str, expected: str, keys: tuple[str, ...], note: str
+) -> None:
+    """Refuse a LangGraph *name* config that is not a dict, or names an option KenningStore
+    does not take (each unknown one by name, with those it takes)."""
+    if not isinstance(config, Mapping):
+        raise InvalidInput(f"{name} must be a LangGraph {expected}")
+    unknown = sorted(set(config) - set(keys))
+    if unknown:
+        raise InvalidInput(
+            f"KenningStore does not support the {name} option(s) "
+            f"{', '.join(map(repr, unknown))}: it takes {', '.join(keys)}{note}"
+        )
+
+
 def index_settings(index: IndexConfig | None, own: ModelInfo | None) -> IndexSettings:
     """Check LangGraph's *index* config and build the store's indexing from it (*own*: the
     memory's model, which embeds when *index* gives no ``embed``)."""
     if index is None:
         return IndexSettings(None)
-    if not isinstance(index, Mapping):
-        raise InvalidInput("index must be a LangGraph IndexConfig (a dict of dims, embed, fields)")
-    unknown = sorted(set(index) - set(_INDEX_KEYS))
-    if unknown:
-        raise InvalidInput(
-            f"KenningStore does not support the index option(s) {', '.join(map(repr, unknown))}: "
-            f"it takes {', '.join(_INDEX_KEYS)} (search ranks by BM25 and cosine similarity)"
-        )
+    _check_options(index, "index", "IndexConfig (a dict of dims, embed, fields)", _INDEX_KEYS,
+                   " (search ranks by BM25 and cosine similarity)")  # fmt: skip
     dims = index.get("dims")
     if dims is not None and (isinstance(dims, bool) or not isinstance(dims, int) or dims < 1):
         raise InvalidInput(f"index dims must be a positive integer, got {dims!r:.40}")
@@ -171,14 +180,7 @@ def ttl_settings(ttl: TTLConfig | None) -> TtlSettings:
     """Check LangGraph's *ttl* config (an unknown option is refused by name)."""
     if ttl is None:
         return TtlSettings()
-    if not isinstance(ttl, Mapping):
-        raise InvalidInput("ttl must be a LangGraph TTLConfig (a dict)")
-    unknown = sorted(set(ttl) - set(_TTL_KEYS))
-    if unknown:
-        raise InvalidInput(
-            f"KenningStore does not support the ttl option(s) {', '.join(map(repr, unknown))}: "
-            f"it takes {', '.join(_TTL_KEYS)}"
-        )
+    _check_options(ttl, "ttl", "TTLConfig (a dict)", _TTL_KEYS, "")
     for flag in ("refresh_on_read", "omit_expired"):
         if flag in ttl and not isinstance(ttl[flag], bool):
             raise InvalidInput(f"ttl {flag} must be true or false")
