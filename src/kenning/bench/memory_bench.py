@@ -2,12 +2,12 @@
 
 Each stage runs in a fresh child process (``python -m kenning.bench.memory_bench``) that sets
 itself up as ``kenning serve`` does (:mod:`kenning.runtime`) and reports its own peak RSS
-(``VmHWM``) and its RSS after each step:
+(``VmHWM``), its RSS after each step and the peak reached by then:
 
-- ``model``: the MiniLM model loaded and one text embedded;
+- ``model``: the MiniLM model loaded and one text embedded, the model held;
 - ``locomo``: a LoCoMo file ingested as an agent loop writes it (one ``add_events`` per
   turn, fact extraction on), background work awaited, then a search and an assemble per
-  conversation;
+  conversation (the first search loads the partition, the first assemble the token counter);
 - ``events:N``: *N* synthetic events ingested in batches of 256, then searches and an
   assemble. Their vectors come from the vector cache file (``--vector-cache``; texts missing
   from it are embedded and added) or, without one, are unit vectors drawn from each text's
