@@ -202,6 +202,13 @@ def test_bench_memory_reports_each_stage_from_its_own_process(
     for stage in stages.values():
         # Each child reports its own peak, at least what it held after any step.
         assert stage["peak_rss_mb"] >= max(stage["rss_mb"].values()) > 50
+        # The peak so far, per step: it never falls, and never below that step's RSS.
+        peaks = list(stage["peak_mb"].values())
+        assert list(stage["peak_mb"]) == list(stage["rss_mb"]) and peaks == sorted(peaks)
+        assert all(stage["peak_mb"][k] >= v for k, v in stage["rss_mb"].items())
+    assert list(stages["locomo"]["rss_mb"]) == [
+        "start", "model", "ingested", "first search", "searched", "first assemble", "assembled"
+    ]  # fmt: skip
     assert stages["locomo"]["turns"] == sum(
         len(turns) for conv in _locomo() for key, turns in conv["conversation"].items()
         if key.startswith("session_") and isinstance(turns, list)

