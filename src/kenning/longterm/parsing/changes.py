@@ -239,6 +239,9 @@ def _retract(c: Clause) -> list[Reading]:
         named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
         if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
             out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+        if mine(p, head) and (whole := _whole_attribute(head)) is not None:
+            out.append(whole)  # "please forget my birthday": whatever is held
+            continue
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
         shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
@@ -262,13 +265,35 @@ def _retracted_about(c: Clause) -> list[Reading | None]:
         head = p.child(about, "pobj") if about.lower == "about" else None
         if head is None or not mine(p, head):
             continue
-        if head.lemma.lower() in lx.JOB_NOUNS:
-            out.append(Reading("employer", "employer", "", revoke=True, change=True))
+        if (whole := _whole_attribute(head)) is not None:
+            out.append(whole)
             continue
         family = vs.classify(p, head, entities=c.entities) or activity(head)
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return out
+
+
+# The single-valued attributes a noun of the speaker's names, withdrawn as a whole ("forget my
+# birthday", "ignore what I said about my job"): (family, attribute).
+_WHOLE = {
+    "name": ("name", "name"),
+    "age": ("age", "age"),
+    "occupation": ("occupation", "occupation"),
+    "employer": ("employer", "employer"),
+    "origin": ("origin", "hometown"),
+}
+
+
+def _whole_attribute(head: Token) -> Reading | None:
+    """The withdrawal of whatever value the attribute *head* names holds (a job: the
+    employer), or None where it names no single-valued attribute."""
+    lemma = head.lemma.lower()
+    family = "employer" if lemma in lx.JOB_NOUNS else lx.OWN_ATTRIBUTES.get(lemma)
+    if family not in _WHOLE:
+        return None
+    name, attribute = _WHOLE[family]
+    return Reading(name, attribute, "", revoke=True, change=True)
 
 
 def _break(c: Clause) -> list[Reading]:

@@ -210,6 +210,9 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
     word = subj.lower
     if word in ("me", "us"):
+        # "forget the bit about me liking sushi": a gerund's subject, withdrawn
+        if pred.tag == "VBG" and _retracted(p, pred):
+            return USER, None, None
         return None  # "help me write a bio", "let us know": a request, not a statement
     if word in lx.FIRST_PERSON or (sentence.speaker and subj.text == sentence.speaker):
         return USER, None, None

@@ -84,7 +84,7 @@ HEALTH_NOUNS: Final = _words(
     "insomnia dyslexia cancer covid ibs crohn's tinnitus eczema psoriasis allergies hypertension "
     "condition disorder syndrome disease injury surgery smoker vegan pain sclerosis fibromyalgia "
     "ptsd ocd bipolar scoliosis apnea sciatica"
-) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease"}
+) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease", "hay fever"}
 ALLERGY_NOUNS: Final = _words("allergy allergies intolerance")
 RELATIONSHIP_STATES: Final = _words("married single divorced engaged widowed separated taken "
                                     "dating")  # fmt: skip
@@ -95,6 +95,8 @@ FAMILY_NOUNS: Final = _words(
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
     "grandchildren grandkids teenager teenagers teen teens stepkids newborn"
 )
+# A speaker's children: "my son Ben", "our daughter Mia".
+CHILDREN: Final = _words("son daughter kid child baby stepson stepdaughter")
 PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
                              "grandpa granny grandparent")  # fmt: skip
 PETS: Final = _words(

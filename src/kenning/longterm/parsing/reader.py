@@ -73,7 +73,7 @@ def read_statements(
             key = (draft.subject, draft.attribute, draft.qualifier, draft.revoke)
             out.pop(key, None)
             out[key] = draft
-    for reading in [*_for_me(sentence), *_as_a(sentence)]:
+    for reading in [*_for_me(sentence), *_as_a(sentence), *_named_kin(sentence)]:
         draft = _draft(reading, USER, hedged=False, start=start)
         out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
     return list(out.values())
@@ -129,6 +129,59 @@ def _for_me(sentence: Sentence) -> Iterator[Reading]:
         family = family or ("hobby" if token.lower in lx.ACTIVITIES else "preference")
         reading = _bare(family, token.text)
         yield replace(reading, revoke=True) if more else _negative(reading)
+
+
+# A relation that no longer holds, or not yet: "my ex-wife Ana", "my late husband Tom".
+_PAST_RELATION = frozenset({"ex", "late", "former", "future", "deceased", "previous", "old"})
+
+
+def _named_kin(sentence: Sentence) -> Iterator[Reading]:
+    """ "my husband Tom wants ...", "our son, Ben, is 9": a partner or a child of the speaker
+    named in passing, whatever the clause says of them. The name is kept with the relation
+    ("husband Tom"); a partner is one at a time, children are each their own."""
+    p = sentence.parsed
+    if sentence.sarcastic or sentence.question:
+        return
+    for token in p.tokens:
+        relation = token.lemma.lower()
+        partner = relation in lx.PARTNERS
+        if token.pos != "NOUN" or not (partner or relation in lx.CHILDREN):
+            continue
+        name = _name_of(sentence, token)
+        # "my wife Laura" may parse as the name with "wife" its compound and "my" its own.
+        owned = [token] if name is None or token.dep != "compound" else [token, name]
+        if name is None or not any(
+            o.lower in lx.POSSESSIVE for t in owned for o in p.children(t, "poss")
+        ):
+            continue
+        mods = [m for t in owned for m in p.children(t, "amod", "compound", "advmod")]
+        if any(m.lower.removesuffix("-") in _PAST_RELATION for m in mods) or "-" in token.lower:
+            continue
+        span = f"{token.lower} {name.text}"
+        found = fact("relationship", span, kind="partner") if partner else fact("family", span)
+        if found is not None:
+            yield found
+
+
+def _name_of(sentence: Sentence, relation: Token) -> Token | None:
+    """The name set beside a relation noun: its apposition ("my wife, Laura"), or a proper
+    noun right after it ("my son Ben")."""
+    p = sentence.parsed
+    after = [t for t in p.children(relation, "appos", "compound", "npadvmod") if t.i > relation.i]
+    nxt = p[relation.i + 1] if relation.i + 1 < len(p) else None
+    if not after and nxt is not None and relation.i in (nxt.head, nxt.i - 1):
+        # the name as the next word's own head ("my son Ben"), or as the head of "wife"
+        after = [nxt] if nxt.head == relation.i or relation.head == nxt.i else []
+    name = after[0] if after else None
+    if name is None or name.pos != "PROPN" or not name.text[:1].isupper():
+        return None
+    return None if name.lower in lx.GREETINGS | lx.FIRST_PERSON | _DAYS else name
+
+
+_DAYS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december".split()
+)
 
 
 # "As a result, ...", "as a rule": links between sentences, not what the speaker is.

@@ -1,0 +1,84 @@
+"""The statement reader (real parser) on how people mention and withdraw things in passing:
+a partner or child named beside the relation, a withdrawal of a whole attribute, a gerund's
+"me" under a withdrawal, a lower-case imperative the tagger reads as a noun. The sentences are
+written for these tests."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from kenning.longterm.parsing.parser import SpacyParser
+from kenning.longterm.statements import ParsedStatements
+from kenning.records import USER, Event, Role, Scope
+
+SAID = datetime(2026, 2, 3, 9, tzinfo=UTC)
+
+
+def _read(text: str) -> set[tuple[str, str, bool]]:
+    event = Event(id="e0", scope=Scope("t", "u", "s"), seq=1, role=Role.USER, content=text,
+                  at=SAID)  # fmt: skip
+    drafts = ParsedStatements(SpacyParser()).read([event])
+    return {(d.attribute, d.value, d.revoke) for d in drafts if d.subject == USER}
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("my girlfriend Aiko is flying in on friday, any date night ideas?",
+         {("partner", "girlfriend Aiko", False)}),
+        ("Booking a surprise spa day for my husband Marco, 20 years this summer.",
+         {("partner", "husband Marco", False)}),
+        ("our daughter, Zoe, keeps waking up at 5am.", {("family:daughter zoe", "has", False)}),
+        ("my son Felix thinks dinosaurs are the best thing ever",
+         {("family:son felix", "has", False)}),
+    ],
+)  # fmt: skip
+def test_a_partner_or_child_named_in_passing_is_the_users(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My ex-husband Marco still calls every week.", "my late wife Dora loved gardening.",
+     "My brother Idris moved to Cardiff.", "Is my son Felix too young for judo?",
+     "I met my cousin Lea for lunch."],
+)  # fmt: skip
+def test_a_former_partner_a_sibling_or_a_question_names_no_partner_or_child(text: str) -> None:
+    assert not {f for f in _read(text) if f[0] == "partner" or f[0].startswith("family:")}
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("scratch what I told you about my job, the offer fell through",
+         {("employer", "", True)}),
+        ("Please forget my birthday.", {("age", "", True)}),
+        ("ignore what I said about my hometown", {("hometown", "", True)}),
+        ("forget the part about me playing chess, that was my dad",
+         {("hobby:chess", "does", True)}),
+        ("Ignore the bit about us owning a parrot.", {("pet:parrot", "has", True)}),
+    ],
+)  # fmt: skip
+def test_withdrawals_of_a_whole_attribute_or_of_me_doing_something(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["my boss hates me working from home", "Help me learning the chords.",
+     "scratch that, wrong chat"],
+)  # fmt: skip
+def test_a_gerund_of_me_outside_a_withdrawal_states_nothing(text: str) -> None:
+    assert _read(text) == set()
+
+
+def test_hay_fever_is_a_condition() -> None:
+    assert _read("I get hay fever every May.") | _read("I have hay fever.") >= {
+        ("condition:hay fever", "has", False)
+    }
