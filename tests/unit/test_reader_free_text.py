@@ -82,3 +82,32 @@ def test_hay_fever_is_a_condition() -> None:
     assert _read("I get hay fever every May.") | _read("I have hay fever.") >= {
         ("condition:hay fever", "has", False)
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("moved in with my aunt in Galway for the winter", {("location", "Galway", False)}),
+        ("I haven't touched my violin in years.", {("hobby:violin", "does", True)}),
+        ("barely touched golf for months, work ate my weekends",
+         {("hobby:golf", "does", True)}),
+        ("Pottery is over for me, I don't do it anymore.", {("hobby:pottery", "does", True)}),
+        ("our youngest arrived on monday, so that makes three kids now",
+         {("family:three kids", "has", False)}),
+        ("a rescue from the shelter, so three cats now", {("pet:three cats", "has", False)}),
+    ],
+)  # fmt: skip
+def test_moves_lapses_withdrawn_its_and_new_counts(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I didn't touch the leftovers.", "I haven't touched the report yet.",
+     "my sister has two dogs now", "They have four grandchildren now.",
+     "I don't do it anymore."],
+)  # fmt: skip
+def test_a_short_pause_a_count_of_others_or_an_unnamed_it_withdraws_nothing(text: str) -> None:
+    assert _read(text) == set()

@@ -10,6 +10,7 @@ Y.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
@@ -308,11 +309,34 @@ def _break(c: Clause) -> list[Reading]:
                    for h in heads))  # fmt: skip
 
 
+# "barely touched chess in months", "haven't touched my guitar for years": let go of.
+_SCARCELY = frozenset({"barely", "hardly", "scarcely", "rarely"})
+_LONG_SPANS = frozenset({"months", "years", "ages", "weeks", "decades", "while", "forever"})
+
+
+def _untouched(c: Clause) -> list[Reading]:
+    """ "I haven't touched the piano in years", "barely touched chess for months": a pastime
+    (or a thing of one's own) let go of, withdrawn. Only with the long time it has lasted:
+    "I didn't touch the cake" withdraws nothing."""
+    p, pred = c.parsed, c.pred
+    scarcely = any(a.lower in _SCARCELY for a in p.children(pred, "advmod"))
+    spans = [h for h in preps(p, pred, "in", "for") if h.lower in _LONG_SPANS]
+    if not (scarcely or c.negated) or not spans:
+        return []
+    out = []
+    for head in objects(p, pred):
+        family = activity(head) or vs.classify(p, head, entities=c.entities)
+        if family in ("hobby", "device", "language"):
+            # negated: the "not" is the withdrawal, not a denial of it
+            out.append(fact(family, value_span(c, head), change=True, revoke=True))
+    return [replace(r, negated=c.negated) for r in some(*out)]
+
+
 CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
     (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
-    (("resign", "step"), _resign), (("close",), _close),
+    (("resign", "step"), _resign), (("close",), _close), (("touch",), _untouched),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

@@ -76,6 +76,8 @@ def _move(c: Clause) -> list[Reading]:
     if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
         head = p.head(pred)
         homes = p.children(head, "dobj") if head is not None and pred.dep == "conj" else []
+        # "moved back in with my parents in Plymouth": the place of whom one moved in with
+        homes += preps(p, pred, "with")
         to = [h for home in homes for h in preps(p, home, "in")]
     out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
     away = [h for t in holders for h in preps(p, t, "from")]
