@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 
-from kenning.longterm.current import current_first, replacements
+from kenning.longterm.current import current_first, newer_first, replacements
 from kenning.records import Fact, FactStatus, Role, Scope
 from kenning.search.hits import Hit
 
@@ -49,3 +50,25 @@ def test_replacements_marks_a_turn_that_also_states_something_still_true() -> No
     assert mixed == {"t1"}
     replaced, _ = replacements(["t0", "t1"], said, {porto.key: porto}, facts=False)
     assert replaced == {"t0": "t2", "t1": "t2"}
+
+
+def test_newer_studies_or_things_used_take_the_older_ones_places() -> None:
+    def said(fact_id: str, attribute: str, day: int, qualifier: str = "") -> Fact:
+        fact = _fact(fact_id, attribute, "uses", FactStatus.ACTIVE, f"t-{fact_id}")
+        return replace(fact, qualifier=qualifier, valid_from=AT + timedelta(days=day))
+
+    facts = {f.id: f for f in [
+        said("kindle", "uses:kindle", 1), said("turn", "x", 0), said("kobo", "uses:kobo", 40),
+        said("jazz", "preference:jazz", 50), said("techno", "preference:techno", 80),
+        said("work-mac", "uses:mac", 60, "at work"),
+        said("city", "location", 70),
+    ]}  # fmt: skip
+    hits = [_hit(i, 1.0 - n / 10, "fact") for n, i in enumerate(
+        ["kindle", "jazz", "work-mac", "kobo", "city", "techno"])]  # fmt: skip
+    out = newer_first(hits, facts)
+    # the newer reader takes the older one's place; a taste, another qualifier and a
+    # single-valued fact keep theirs, and every hit keeps its score
+    assert [h.id for h in out] == ["kobo", "jazz", "work-mac", "kindle", "city", "techno"]
+    assert {h.id: h.score for h in out} == {h.id: h.score for h in hits}
+    closed = {**facts, "kobo": replace(facts["kobo"], status=FactStatus.SUPERSEDED)}
+    assert [h.id for h in newer_first(hits, closed)] == [h.id for h in hits]

@@ -111,3 +111,20 @@ def test_moves_lapses_withdrawn_its_and_new_counts(
 )  # fmt: skip
 def test_a_short_pause_a_count_of_others_or_an_unnamed_it_withdraws_nothing(text: str) -> None:
     assert _read(text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("I've moved to bouldering, my knees thank me", {("hobby:bouldering", "does", False)}),
+        ("moved from squash to padel this spring",
+         {("hobby:padel", "does", False), ("hobby:squash", "does", True)}),
+        ("I wear glasses for reading.", {("uses:glasses", "uses", False)}),
+        ("got contact lenses last month", {("uses:contact lenses", "uses", False)}),
+        ("We moved to Tallinn in June.", {("location", "Tallinn", False)}),
+    ],
+)  # fmt: skip
+def test_a_move_to_a_pastime_or_a_worn_thing_is_no_move_of_home(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts

@@ -127,7 +127,8 @@ def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> Non
         ("living in Melbourne now, the light here is unreal.",
          {("location", "Melbourne", False)}),
         ("we moved back to Poland, we're in Gdansk now.", {("location", "Gdansk", False)}),
-        ("I've moved to oil painting.", set()),
+        # a pastime taken up in place of another, not a place
+        ("I've moved to oil painting.", {("hobby:oil painting", "does", False)}),
         # Withdrawals.
         ("gave up on knitting, it never clicked.", {("hobby:knitting", "does", True)}),
         ("I quit netball.", {("hobby:netball", "does", True)}),

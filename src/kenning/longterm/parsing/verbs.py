@@ -79,6 +79,9 @@ def _move(c: Clause) -> list[Reading]:
         # "moved back in with my parents in Plymouth": the place of whom one moved in with
         homes += preps(p, pred, "with")
         to = [h for home in homes for h in preps(p, home, "in")]
+    moved = _moved_to_another(c, to, [h for t in holders for h in preps(p, t, "from")])
+    if moved:
+        return some(*moved)
     out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
     away = [h for t in holders for h in preps(p, t, "from")]
     away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
@@ -86,6 +89,22 @@ def _move(c: Clause) -> list[Reading]:
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+def _moved_to_another(c: Clause, to: list[Token], away: list[Token]) -> list[Reading | None]:
+    """ "I've moved to oil painting", "moved from tennis to padel": a move to a pastime or a
+    tool, not a place, is a switch in the family either value names (what it moved from is
+    withdrawn)."""
+    p = c.parsed
+    if not to or any(h.pos == "PROPN" for h in to):
+        return []
+    named = (activity(h) or vs.classify(p, h, entities=c.entities) for h in [*to, *away])
+    family = next((f for f in named if f is not None), None)
+    # a named device may be an employer ("moved to Spotify"): only common nouns
+    if family != "hobby" and not (family == "device" and all(h.pos == "NOUN" for h in to)):
+        return []
+    return [fact(family, value_span(c, h), change=True, revoke=revoke)
+            for heads, revoke in ((to, False), (away, True)) for h in heads]  # fmt: skip
 
 
 def _moved_on(c: Clause) -> list[Reading]:
