@@ -128,3 +128,30 @@ def test_a_move_to_a_pastime_or_a_worn_thing_is_no_move_of_home(
     text: str, facts: set[tuple[str, str, bool]]
 ) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("started a UX research bootcamp last week, loving it",
+         {("education:ux research bootcamp", "studies", False)}),
+        ("I'm doing the CELTA certificate this spring.",
+         {("education:celta certificate", "studies", False)}),
+        ("still on my old Kindle, the battery lasts forever",
+         {("uses:kindle", "uses", False)}),
+        ("Still in Bristol, same flat.", {("location", "Bristol", False)}),
+    ],
+)  # fmt: skip
+def test_studies_begun_and_states_told_with_still(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I started the course yesterday.", "still at the office, ugh",
+     "Still on the fence about it, any thoughts?"],
+)  # fmt: skip
+def test_a_course_pointed_at_or_a_passing_whereabouts_states_nothing(text: str) -> None:
+    assert _read(text) == set()

@@ -94,6 +94,8 @@ _OPENING = re.compile(
 # "in Chicago now!!", "at Stripe these days": where the speaker is, without "I'm"
 _PLACED_NOW = re.compile(
     r"^\W*(?:in|at)\s+[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,3}\s+(?:now|these days|nowadays)\b"
+    # "still on my old ThinkPad", "currently at a startup": the mark before
+    r"|^\W*(?i:still|now|currently)\s+(?:in|at|on|with)\s+(?:(?i:my|our|a|an)\b|[A-Z])"
 )
 # "so that makes four grandchildren now", "so two dogs now": a new count of the speaker's
 # own, told without "I" or "my".

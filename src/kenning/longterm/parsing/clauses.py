@@ -170,7 +170,7 @@ def _is_predicate(p: Parsed, token: Token) -> bool:
 def _told_now(p: Parsed, token: Token) -> bool:
     """ "... now", "currently ...", "... these days": said of how things stand."""
     near = [t for t in p.children(token) if t.dep in ("advmod", "npadvmod")]
-    return any(t.lower in ("now", "currently", "nowadays", "days") for t in near)
+    return any(t.lower in ("now", "currently", "nowadays", "days", "still") for t in near)
 
 
 def _clause(sentence: Sentence, pred: Token, who: tuple[str, Token | None, Token | None]) -> Clause:

@@ -133,7 +133,8 @@ LANGUAGES: Final = _words(
 )
 EDUCATION_NOUNS: Final = _words(
     "degree degrees master master's masters bachelor bachelor's bachelors phd doctorate "
-    "diploma course courses mba certificate program programme major minor school university college"
+    "diploma course courses mba certificate program programme major minor school university "
+    "college bootcamp apprenticeship certification"
 )
 SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
 WORKPLACE_NOUNS: Final = _words(

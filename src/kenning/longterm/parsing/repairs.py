@@ -18,6 +18,10 @@ and the noun's object the head of the noun phrase, with the noun its compound.
 And it reads a lower-case imperative of withdrawal at the opening ("scratch what I said about
 my job, ...", "forget my birthday") as a noun, often hung on the clause after the comma: the
 word is the verb, and the words up to the first comma are its clause.
+
+And it hangs an opening "still on my old ThinkPad, it's slow" (a state told without "I'm",
+marked "still", "now" or "currently") on the clause after the comma: the opening is a
+fragment of its own.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ _NOMINAL = frozenset({"NOUN", "PROPN"})
 def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
-    return _runs_joined(_copula_contracted(_have_restored(_retraction_restored(p))))
+    p = _retraction_restored(_opening_state(p))
+    return _runs_joined(_copula_contracted(_have_restored(p)))
 
 
 # What follows an imperative of withdrawal: "scratch what ...", "forget my ...", "ignore the
@@ -63,6 +68,27 @@ def _retraction_restored(p: Parsed) -> Parsed:
         elif t.i < first.i and t.head not in own:
             t = replace(t, head=first.i)
         tokens.append(t)
+    return Parsed.of(p.text, tokens)
+
+
+_NOW_MARKS = frozenset({"still", "now", "currently"})
+
+
+def _opening_state(p: Parsed) -> Parsed:
+    marks = [t for t in p.tokens[:2] if t.lower in _NOW_MARKS]
+    prep = p[marks[0].i + 1] if marks and marks[0].i + 1 < len(p) else None
+    if prep is None or prep.pos != "ADP" or prep.dep != "prep" or not p.children(prep, "pobj"):
+        return p
+    comma = next((t.i for t in p.tokens[prep.i :] if t.text in (",", ";")), None)
+    if comma is None or prep.head <= comma:
+        return p
+    # the opening's words the parser hung on the clause after the comma come back to it
+    tokens = [
+        replace(t, dep="ROOT", head=t.i) if t.i == prep.i
+        else replace(t, head=prep.i) if t.i < comma and t.head > comma
+        else t
+        for t in p.tokens
+    ]  # fmt: skip
     return Parsed.of(p.text, tokens)
 
 

@@ -178,10 +178,22 @@ def _start(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     jobs = [o for o in p.children(pred, "dobj") if o.lemma.lower() in lx.JOB_NOUNS]
     places = [h for t in [pred, *jobs] for h in preps(p, t, "at", "with", "for")]
+    # "started a data analytics bootcamp", "began a master's in law": studies begun
+    studies = [o for o in p.children(pred, "dobj")
+               if vs.classify(p, o, entities=c.entities) == "education"
+               and not _pointed_at(p, o)]  # fmt: skip
+    if studies:
+        return some(*(fact("education", _field(c, o), change=True) for o in studies))
     if not jobs and p.child(pred, "dobj") is not None:
         return []
     return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
                    if organisation(c, h)))  # fmt: skip
+
+
+def _pointed_at(p: Parsed, head: Token) -> bool:
+    """ "the course", "that class": one the conversation points at, named by nothing else."""
+    pointed = any(d.lower in ("the", "this", "that") for d in p.children(head, "det"))
+    return pointed and not p.children(head, "compound", "amod", "prep", "nmod")
 
 
 def _teach(c: Clause) -> list[Reading]:
@@ -247,10 +259,12 @@ def _light(c: Clause) -> list[Reading]:
         elif p.child(head, "nummod") is not None or any(
                 d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
             continue  # "doing some online shopping": a spell, not a pastime
-        if not generic(p, head, definite_ok=lemma == "play"):
+        studies = vs.classify(p, head, entities=c.entities) == "education"
+        # "I'm doing the CELTA course": a course is named with its article
+        if not generic(p, head, definite_ok=lemma == "play" or (studies and lemma == "do")):
             continue
         family = "hobby"
-        if vs.classify(p, head, entities=c.entities) == "education" and lemma in ("do", "take"):
+        if studies and lemma in ("do", "take"):
             family = "education"  # "I'm doing a master's in economics", "taking a course"
         elif lemma == "take":
             family = vs.classify(p, head, entities=c.entities) or "hobby"
