@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from kenning.longterm.current import current_first, newer_first, replacements
+from kenning.longterm.current import (
+    about_the_user,
+    current_first,
+    newer_first,
+    own_first,
+    replacements,
+)
 from kenning.records import Fact, FactStatus, Role, Scope
 from kenning.search.hits import Hit
 
@@ -72,3 +78,17 @@ def test_newer_studies_or_things_used_take_the_older_ones_places() -> None:
     assert {h.id: h.score for h in out} == {h.id: h.score for h in hits}
     closed = {**facts, "kobo": replace(facts["kobo"], status=FactStatus.SUPERSEDED)}
     assert [h.id for h in newer_first(hits, closed)] == [h.id for h in hits]
+
+
+def test_a_question_about_the_user_puts_their_own_facts_before_those_about_others() -> None:
+    friend = replace(_fact("f-friend", "uses:vespa", "uses", FactStatus.ACTIVE, "t1"),
+                     subject="friend")  # fmt: skip
+    mine = _fact("f-mine", "uses:bike", "uses", FactStatus.ACTIVE, "t2")
+    facts = {f.id: f for f in (friend, mine)}
+    hits = [_hit("f-friend", 0.6, "fact"), _hit("turn", 0.5), _hit("f-mine", 0.4, "fact")]
+    assert [h.id for h in own_first(hits, facts)] == ["f-mine", "turn", "f-friend"]
+    assert about_the_user("how do I get to work?")
+    assert about_the_user("What's my favourite film?")
+    assert not about_the_user("what does my friend ride?")
+    assert not about_the_user("where did she move?")
+    assert not about_the_user("the weather in Oslo")

@@ -155,3 +155,8 @@ def test_studies_begun_and_states_told_with_still(
 )  # fmt: skip
 def test_a_course_pointed_at_or_a_passing_whereabouts_states_nothing(text: str) -> None:
     assert _read(text) == set()
+
+
+def test_a_thing_of_ones_own_kept_is_still_used() -> None:
+    assert _read("I'm keeping my Fiat, it still runs.") == {("uses:fiat", "uses", False)}
+    assert _read("I keep kosher.") == {("is_a:kosher", "yes", False)}

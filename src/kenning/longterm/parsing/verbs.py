@@ -633,9 +633,12 @@ def _smoke(c: Clause) -> list[Reading]:
 
 
 def _keep(c: Clause) -> list[Reading]:
-    """ "I keep kosher"."""
-    heads = [*objects(c.parsed, c.pred), *loose_objects(c.parsed, c.pred)]
-    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
+    """ "I keep kosher"; "I'm keeping my Volvo": a thing of one's own, still held."""
+    p = c.parsed
+    heads = [*objects(p, c.pred), *loose_objects(p, c.pred)]
+    kept = [h for h in heads if mine(p, h) and vs.classify(p, h, entities=c.entities) == "device"]
+    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS),
+                *(fact("device", value_span(c, h)) for h in kept))  # fmt: skip
 
 
 def _located(c: Clause) -> list[Reading]:
