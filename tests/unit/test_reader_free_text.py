@@ -160,3 +160,18 @@ def test_a_course_pointed_at_or_a_passing_whereabouts_states_nothing(text: str) 
 def test_a_thing_of_ones_own_kept_is_still_used() -> None:
     assert _read("I'm keeping my Fiat, it still runs.") == {("uses:fiat", "uses", False)}
     assert _read("I keep kosher.") == {("is_a:kosher", "yes", False)}
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("Sofia and I split up last year, we divorced in March",
+         {("relationship status", "divorced", False), ("partner", "", True)}),
+        ("my husband and I moved to Valencia in the autumn", {("location", "Valencia", False)}),
+        ("We married on a beach in 2019.", {("relationship status", "married", False)}),
+    ],
+)  # fmt: skip
+def test_someone_and_i_speaks_for_the_user_and_a_divorce_ends_the_partner(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    assert _read(text) == facts

@@ -208,6 +208,8 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         if inherited is not None:
             return shared
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
+    if any(c.lower in ("i", "we") for c in p.children(subj, "conj")):
+        return USER, None, None  # "Laura and I divorced", "my wife and I moved to Leeds"
     word = subj.lower
     if word in ("me", "us"):
         # "forget the bit about me liking sushi": a gerund's subject, withdrawn

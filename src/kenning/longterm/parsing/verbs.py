@@ -581,11 +581,23 @@ def _pay(c: Clause) -> list[Reading]:
 
 def _marry(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
+    if pred.tag == "VBD" and pred.lemma.lower() in ("marry", "divorce"):
+        return _married(c)
     if pred.tag != "VBN" and pred.pos != "ADJ":
         return []
     if not p.children(pred, "auxpass", "aux") and pred.dep not in ("acomp", "ROOT"):
         return []
     return some(fact("relationship", pred.lower, change=True))
+
+
+def _married(c: Clause) -> list[Reading]:
+    """ "We married in June", "Laura and I divorced in the spring", "I divorced my husband":
+    the state the change leaves; a divorce also ends whichever partner is held."""
+    state = "married" if c.pred.lemma.lower() == "marry" else "divorced"
+    out = [fact("relationship", state, change=True)]
+    if state == "divorced":
+        out.append(Reading("relationship", "partner", "", revoke=True, change=True))
+    return some(*out)
 
 
 def _call(c: Clause) -> list[Reading]:
