@@ -175,3 +175,7 @@ def test_someone_and_i_speaks_for_the_user_and_a_divorce_ends_the_partner(
     text: str, facts: set[tuple[str, str, bool]]
 ) -> None:
     assert _read(text) == facts
+
+
+def test_a_liking_the_tagger_reads_as_an_interjection_is_still_read() -> None:
+    assert _read("I really like halloumi.") == {("preference:halloumi", "likes", False)}

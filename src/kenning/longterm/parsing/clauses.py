@@ -154,8 +154,10 @@ def clauses(sentence: Sentence) -> Iterator[Clause]:
 
 
 def _is_predicate(p: Parsed, token: Token) -> bool:
-    if p.child(token, "nsubj", "nsubjpass") is not None and token.pos in ("ADP", "ADJ"):
-        return True  # a verb the tagger misread ("I don't actually like olives": like/IN)
+    if p.child(token, "nsubj", "nsubjpass") is not None and token.pos in ("ADP", "ADJ", "INTJ"):
+        # a verb the tagger misread ("I don't actually like olives": like/IN; "I really like
+        # falafel": like/UH)
+        return True
     if token.pos == "VERB":
         return token.dep not in ("amod", "compound")
     if token.pos == "AUX":
