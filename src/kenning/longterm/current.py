@@ -14,6 +14,18 @@ only for a question the current value answers: its current value is placed above
 the search found that value itself among the hits, never loaded from outside them (a question
 about jazz does not need to hear where the user lives now).
 
+Studies and the things one uses are kept as a fact per value ("studies biology", later
+"studies a master's in bioinformatics"; "uses glasses", later "uses contact lenses"), though a
+newer one often took the older one's place without the user saying the older one ended. Among
+the facts a search found, those of one user's subject, family (of these two) and qualifier are
+therefore ordered newest first in the places they hold (:func:`newer_first`). Tastes, pastimes,
+family and pets are held side by side, and keep the order the search gave them.
+
+A question the user asks about themselves ("what do I drive?") is answered by their own facts,
+not by what they said of someone else ("my friend just bought a Tesla"): when the query speaks
+in the first person and names no one else, the user's own facts take the places of the facts
+the search found before those about other people (:func:`own_first`).
+
 A turn can state a value the user has since changed without the reader having read a value from
 it ("it's an iPhone 11", "that's where I live"), so nothing links it to the fact that replaced
 it. In a search that includes facts, each fact the search found is therefore also placed above
@@ -25,17 +37,22 @@ same, only their order changes (its effect on the free-text staleness set is in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import Protocol
 
-from kenning.records import Fact, FactStatus, Filters, Scope
+from kenning.longterm.parsing.lexicon import RELATIONS
+from kenning.records import USER, Fact, FactStatus, Filters, Scope
 from kenning.search.hits import Hit, SearchResults
 from kenning.search.loaded import admits_item, hit_of
 from kenning.store.protocol import EventLog, FactStore
 
-__all__ = ["CurrentFirst", "CurrentReads", "current_first", "facts_lead", "replacements"]
+__all__ = [
+    "CurrentFirst", "CurrentReads", "about_the_user", "current_first", "facts_lead", "newer_first",
+    "own_first", "replacements",
+]  # fmt: skip
 
 
 class CurrentReads(FactStore, EventLog, Protocol):
@@ -111,6 +128,73 @@ def facts_lead(hits: Sequence[Hit]) -> list[Hit]:
     return out
 
 
+# Multi-valued families whose newer value often replaces an older one unsaid.
+_REPLACED_SILENTLY = frozenset({"education", "uses"})
+
+
+def newer_first(hits: Sequence[Hit], facts: Mapping[str, Fact]) -> list[Hit]:
+    """*hits* (best first) with the active facts of studies and things used (*facts*, by id)
+    of each user, subject, family and qualifier reordered newest first (by ``valid_from``) in
+    the places they hold; every other hit keeps its place, every hit its score.
+
+    >>> from datetime import datetime, UTC
+    >>> from kenning.records import Role
+    >>> def fact(i, thing, day):
+    ...     return Fact(i, Scope("t", "u"), "user", f"education:{thing}", "studies", thing,
+    ...                 valid_from=datetime(2026, 1, day, tzinfo=UTC))
+    >>> def hit(i):
+    ...     return Hit(i, "fact", 1.0, {}, i, Role.USER, Scope("t", "u"), None,
+    ...                datetime(2026, 1, 1, tzinfo=UTC))
+    >>> found = {"old": fact("old", "law", 1), "new": fact("new", "medicine", 9)}
+    >>> [h.id for h in newer_first([hit("old"), hit("x"), hit("new")], found)]
+    ['new', 'x', 'old']
+    """
+    groups: dict[tuple[str | None, str, str, str], list[int]] = {}
+    for at, hit in enumerate(hits):
+        fact = facts.get(hit.id) if hit.kind == "fact" else None
+        family = fact.attribute.partition(":")[0] if fact is not None else ""
+        if fact is None or fact.status is not FactStatus.ACTIVE or family not in _REPLACED_SILENTLY:
+            continue
+        groups.setdefault((hit.user, fact.subject, family, fact.qualifier), []).append(at)
+    out = list(hits)
+    for places in groups.values():
+        members = sorted((hits[at] for at in places),
+                         key=lambda h: facts[h.id].valid_from, reverse=True)  # fmt: skip
+        for at, member in zip(places, members, strict=True):
+            out[at] = member
+    return out
+
+
+_FIRST_PERSON = re.compile(r"\b(?:i|me|my|mine|myself|i'm|i've|am i|do i)\b")
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:" + "|".join(sorted(RELATIONS | {"he", "she", "they", "his", "her", "their"}))
+    + r")(?:'s)?\b"
+)  # fmt: skip
+
+
+def about_the_user(query: str) -> bool:
+    """Whether *query* asks about the user alone: in the first person, naming no one else.
+
+    >>> about_the_user("what do I drive?"), about_the_user("where does my sister live?")
+    (True, False)
+    """
+    lowered = query.lower()
+    return bool(_FIRST_PERSON.search(lowered)) and not _SOMEONE_ELSE.search(lowered)
+
+
+def own_first(hits: Sequence[Hit], facts: Mapping[str, Fact]) -> list[Hit]:
+    """*hits* (best first) with the user's own facts (*facts*, by id; subject ``user``) in the
+    first of the places the facts hold, and the facts about other people after them, each
+    in its order; every other hit keeps its place, every hit its score."""
+    places = [at for at, h in enumerate(hits) if h.kind == "fact" and h.id in facts]
+    mine = [hits[at] for at in places if facts[hits[at].id].subject == USER]
+    others = [hits[at] for at in places if facts[hits[at].id].subject != USER]
+    out = list(hits)
+    for at, hit in zip(places, [*mine, *others], strict=True):
+        out[at] = hit
+    return out
+
+
 def replacements(
     turns: Sequence[str], said: Sequence[Fact], current: Mapping[tuple[str, str, str], Fact],
     *, facts: bool,
@@ -152,7 +236,23 @@ class CurrentFirst:
         results = self._replaced_first(scope, results, bound, filters=filters, k=k)
         if bound is not None or "fact" not in filters.kinds:
             return results
-        return replace(results, hits=tuple(facts_lead(results.hits)))
+        facts = self._facts_of(scope, results.hits)
+        hits = newer_first(results.hits, facts)
+        if plan is not None and about_the_user(plan.text):
+            hits = own_first(hits, facts)
+        return replace(results, hits=tuple(facts_lead(hits)))
+
+    def _facts_of(self, scope: Scope, hits: Sequence[Hit]) -> dict[str, Fact]:
+        """The facts among *hits*, by id, read from each one's user."""
+        by_user: dict[str, list[str]] = {}
+        for hit in hits:
+            if hit.kind == "fact" and hit.user is not None:
+                by_user.setdefault(hit.user, []).append(hit.id)
+        return {
+            f.id: f
+            for user, ids in by_user.items()
+            for f in self._store.facts(Scope(scope.tenant, user), ids=ids)
+        }
 
     def _replaced_first(
         self, scope: Scope, results: SearchResults, bound: datetime | None, *,

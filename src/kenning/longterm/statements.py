@@ -20,7 +20,7 @@ from typing import Protocol
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
 from kenning.longterm.parsing.clauses import asks, jokes
-from kenning.longterm.parsing.lexicon import DIETS, OCCUPATIONS, RELATIONS
+from kenning.longterm.parsing.lexicon import DIETS, FAMILY_NOUNS, OCCUPATIONS, PETS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
 from kenning.longterm.parsing.reader import read_statements
 from kenning.records import Event, FactDraft, Role
@@ -94,6 +94,16 @@ _OPENING = re.compile(
 # "in Chicago now!!", "at Stripe these days": where the speaker is, without "I'm"
 _PLACED_NOW = re.compile(
     r"^\W*(?:in|at)\s+[A-Z][\w&.'-]*(?:\s+[A-Z&][\w&.'-]*){0,3}\s+(?:now|these days|nowadays)\b"
+    # "still on my old ThinkPad", "currently at a startup": the mark before
+    r"|^\W*(?i:still|now|currently)\s+(?:in|at|on|with)\s+(?:(?i:my|our|a|an)\b|[A-Z])"
+)
+# "so that makes four grandchildren now", "so two dogs now": a new count of the speaker's
+# own, told without "I" or "my".
+_COUNT_NOW = re.compile(
+    r"\b(?:\d+|two|three|four|five|six|seven|eight|nine|ten)\s+(?:"
+    + "|".join(sorted((re.escape(w) for w in FAMILY_NOUNS | PETS), key=len, reverse=True))
+    + r")\s+now\b",
+    re.IGNORECASE,
 )
 _HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*[,(])", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
@@ -182,7 +192,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     named = speaker is not None and speaker in sentence
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
-    opening = opening or _PLACED_NOW.match(sentence)
+    opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
     return named or bool(opening)
 
 

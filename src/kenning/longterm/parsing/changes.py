@@ -10,6 +10,7 @@ Y.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
@@ -239,6 +240,9 @@ def _retract(c: Clause) -> list[Reading]:
         named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
         if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
             out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+        if mine(p, head) and (whole := _whole_attribute(head)) is not None:
+            out.append(whole)  # "please forget my birthday": whatever is held
+            continue
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
         shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
@@ -262,13 +266,35 @@ def _retracted_about(c: Clause) -> list[Reading | None]:
         head = p.child(about, "pobj") if about.lower == "about" else None
         if head is None or not mine(p, head):
             continue
-        if head.lemma.lower() in lx.JOB_NOUNS:
-            out.append(Reading("employer", "employer", "", revoke=True, change=True))
+        if (whole := _whole_attribute(head)) is not None:
+            out.append(whole)
             continue
         family = vs.classify(p, head, entities=c.entities) or activity(head)
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return out
+
+
+# The single-valued attributes a noun of the speaker's names, withdrawn as a whole ("forget my
+# birthday", "ignore what I said about my job"): (family, attribute).
+_WHOLE = {
+    "name": ("name", "name"),
+    "age": ("age", "age"),
+    "occupation": ("occupation", "occupation"),
+    "employer": ("employer", "employer"),
+    "origin": ("origin", "hometown"),
+}
+
+
+def _whole_attribute(head: Token) -> Reading | None:
+    """The withdrawal of whatever value the attribute *head* names holds (a job: the
+    employer), or None where it names no single-valued attribute."""
+    lemma = head.lemma.lower()
+    family = "employer" if lemma in lx.JOB_NOUNS else lx.OWN_ATTRIBUTES.get(lemma)
+    if family not in _WHOLE:
+        return None
+    name, attribute = _WHOLE[family]
+    return Reading(name, attribute, "", revoke=True, change=True)
 
 
 def _break(c: Clause) -> list[Reading]:
@@ -283,11 +309,34 @@ def _break(c: Clause) -> list[Reading]:
                    for h in heads))  # fmt: skip
 
 
+# "barely touched chess in months", "haven't touched my guitar for years": let go of.
+_SCARCELY = frozenset({"barely", "hardly", "scarcely", "rarely"})
+_LONG_SPANS = frozenset({"months", "years", "ages", "weeks", "decades", "while", "forever"})
+
+
+def _untouched(c: Clause) -> list[Reading]:
+    """ "I haven't touched the piano in years", "barely touched chess for months": a pastime
+    (or a thing of one's own) let go of, withdrawn. Only with the long time it has lasted:
+    "I didn't touch the cake" withdraws nothing."""
+    p, pred = c.parsed, c.pred
+    scarcely = any(a.lower in _SCARCELY for a in p.children(pred, "advmod"))
+    spans = [h for h in preps(p, pred, "in", "for") if h.lower in _LONG_SPANS]
+    if not (scarcely or c.negated) or not spans:
+        return []
+    out = []
+    for head in objects(p, pred):
+        family = activity(head) or vs.classify(p, head, entities=c.entities)
+        if family in ("hobby", "device", "language"):
+            # negated: the "not" is the withdrawal, not a denial of it
+            out.append(fact(family, value_span(c, head), change=True, revoke=True))
+    return [replace(r, negated=c.negated) for r in some(*out)]
+
+
 CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
     (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
-    (("resign", "step"), _resign), (("close",), _close),
+    (("resign", "step"), _resign), (("close",), _close), (("touch",), _untouched),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

@@ -154,8 +154,10 @@ def clauses(sentence: Sentence) -> Iterator[Clause]:
 
 
 def _is_predicate(p: Parsed, token: Token) -> bool:
-    if p.child(token, "nsubj", "nsubjpass") is not None and token.pos in ("ADP", "ADJ"):
-        return True  # a verb the tagger misread ("I don't actually like olives": like/IN)
+    if p.child(token, "nsubj", "nsubjpass") is not None and token.pos in ("ADP", "ADJ", "INTJ"):
+        # a verb the tagger misread ("I don't actually like olives": like/IN; "I really like
+        # falafel": like/UH)
+        return True
     if token.pos == "VERB":
         return token.dep not in ("amod", "compound")
     if token.pos == "AUX":
@@ -170,7 +172,7 @@ def _is_predicate(p: Parsed, token: Token) -> bool:
 def _told_now(p: Parsed, token: Token) -> bool:
     """ "... now", "currently ...", "... these days": said of how things stand."""
     near = [t for t in p.children(token) if t.dep in ("advmod", "npadvmod")]
-    return any(t.lower in ("now", "currently", "nowadays", "days") for t in near)
+    return any(t.lower in ("now", "currently", "nowadays", "days", "still") for t in near)
 
 
 def _clause(sentence: Sentence, pred: Token, who: tuple[str, Token | None, Token | None]) -> Clause:
@@ -208,8 +210,13 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         if inherited is not None:
             return shared
         return (USER, None, None) if _opens(p, pred) or _retracted(p, pred) else None
+    if any(c.lower in ("i", "we") for c in p.children(subj, "conj")):
+        return USER, None, None  # "Laura and I divorced", "my wife and I moved to Leeds"
     word = subj.lower
     if word in ("me", "us"):
+        # "forget the bit about me liking sushi": a gerund's subject, withdrawn
+        if pred.tag == "VBG" and _retracted(p, pred):
+            return USER, None, None
         return None  # "help me write a bio", "let us know": a request, not a statement
     if word in lx.FIRST_PERSON or (sentence.speaker and subj.text == sentence.speaker):
         return USER, None, None

@@ -45,6 +45,13 @@ def read_clause(c: Clause) -> list[Reading]:
         return _gone(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
+    if (
+        not found
+        and c.withdrawn
+        and any(o.lower in ("it", "that") for o in c.parsed.children(pred, "dobj"))
+    ):
+        # "yoga is gone, I don't do it anymore": what "it" names, no longer so
+        found = [Reading("", "", "", change=True, anaphor=True)]
     return found + _nots(c, found)
 
 
@@ -109,9 +116,11 @@ def settle(c: Clause, readings: Iterable[Reading]) -> Iterator[Reading]:
         if c.tense == "before" or (c.tense == "past" and not (r.change or r.revoke)):
             continue
         if r.revoke or c.stop:
-            if c.negated and not c.stop:
+            # A negated withdrawal withdraws nothing ("I didn't quit"), unless the "not" is
+            # the withdrawal itself ("I haven't touched chess in years": negated).
+            if c.negated and not c.stop and not r.negated:
                 continue
-            yield replace(r, revoke=True)
+            yield replace(r, revoke=True, negated=r.negated and not c.negated)
         elif c.withdrawn or c.retracted:
             yield replace(r, revoke=True, negated=False)
         elif c.negated or r.negated:

@@ -84,7 +84,7 @@ HEALTH_NOUNS: Final = _words(
     "insomnia dyslexia cancer covid ibs crohn's tinnitus eczema psoriasis allergies hypertension "
     "condition disorder syndrome disease injury surgery smoker vegan pain sclerosis fibromyalgia "
     "ptsd ocd bipolar scoliosis apnea sciatica"
-) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease"}
+) - _words("vegan") | {"blood pressure", "heart condition", "celiac disease", "hay fever"}
 ALLERGY_NOUNS: Final = _words("allergy allergies intolerance")
 RELATIONSHIP_STATES: Final = _words("married single divorced engaged widowed separated taken "
                                     "dating")  # fmt: skip
@@ -95,6 +95,8 @@ FAMILY_NOUNS: Final = _words(
     "brother brothers sister sisters sibling siblings stepson stepdaughter grandchild "
     "grandchildren grandkids teenager teenagers teen teens stepkids newborn"
 )
+# A speaker's children: "my son Ben", "our daughter Mia".
+CHILDREN: Final = _words("son daughter kid child baby stepson stepdaughter")
 PARENT_NOUNS: Final = _words("mom mum mother dad father parent grandmother grandfather grandma "
                              "grandpa granny grandparent")  # fmt: skip
 PETS: Final = _words(
@@ -113,8 +115,8 @@ DEVICE_NOUNS: Final = _words(
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
     "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
     "whatsapp telegram notion obsidian evernote slack discord duolingo strava tinder bumble "
-    "hinge dslr mirrorless gopro drone ereader"
-) | {"power bank", "hard drive"}
+    "hinge dslr mirrorless gopro drone ereader glasses"
+) | {"power bank", "hard drive", "contact lens", "contact lenses", "hearing aid", "hearing aids"}
 # Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
 VEHICLE_MAKERS: Final = _words(
     "audi bmw byd chevrolet chevy citroen citroën dacia fiat ford honda hyundai jeep kia lexus "
@@ -131,7 +133,8 @@ LANGUAGES: Final = _words(
 )
 EDUCATION_NOUNS: Final = _words(
     "degree degrees master master's masters bachelor bachelor's bachelors phd doctorate "
-    "diploma course courses mba certificate program programme major minor school university college"
+    "diploma course courses mba certificate program programme major minor school university "
+    "college bootcamp apprenticeship certification"
 )
 SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
 WORKPLACE_NOUNS: Final = _words(

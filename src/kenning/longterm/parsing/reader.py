@@ -24,8 +24,8 @@ from datetime import datetime
 from kenning.longterm.extract import stated_start, statement
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
-from kenning.longterm.parsing.arguments import Reading, fact
-from kenning.longterm.parsing.clauses import Sentence, clauses, follows_from, sentence_of
+from kenning.longterm.parsing.arguments import Reading, activity, fact
+from kenning.longterm.parsing.clauses import Clause, Sentence, clauses, follows_from, sentence_of
 from kenning.longterm.parsing.frames import read_clause, settle
 from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.longterm.parsing.repairs import repaired
@@ -66,14 +66,15 @@ def read_statements(
         if _consumed(parsed, clause.pred):
             continue
         found = [r for r in (_resolve(r, previous) for r in read_clause(clause)) if r is not None]
-        previous = next((r for r in reversed(found) if r.family), previous)
+        previous = next((r for r in reversed(found) if r.family), None) or _topic(clause, previous)
         for reading in settle(clause, found):
             draft = _draft(reading, clause.subject, hedged=clause.hedged, start=start)
             # The later clause has the last word: "we moved back to Poland, we're in Gdansk now".
             key = (draft.subject, draft.attribute, draft.qualifier, draft.revoke)
             out.pop(key, None)
             out[key] = draft
-    for reading in [*_for_me(sentence), *_as_a(sentence)]:
+    extra = [*_for_me(sentence), *_as_a(sentence), *_named_kin(sentence), *_counted_now(sentence)]
+    for reading in extra:
         draft = _draft(reading, USER, hedged=False, start=start)
         out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
     return list(out.values())
@@ -107,6 +108,54 @@ def _resolve(reading: Reading, previous: Reading | None) -> Reading | None:
                    anaphor=False, negated=False)  # fmt: skip
 
 
+def _topic(clause: Clause, previous: Reading | None) -> Reading | None:
+    """What a later "it" refers to after a clause that states nothing of its own but names a
+    pastime or a thing as its subject: "yoga is gone, I don't do it anymore"."""
+    if clause.topic is None:
+        return previous
+    p = clause.parsed
+    family = activity(clause.topic) or vs.classify(p, clause.topic, entities=clause.entities)
+    if family not in ("hobby", "device", "diet", "pet", "language"):
+        return previous
+    return fact(family, vs.span(p, clause.topic, entities=clause.entities)) or previous
+
+
+# Who a count "now" may be told by: "that makes four grandchildren now", "so two dogs now".
+_COUNT_SUBJECTS = frozenset({"that", "this", "it", "which", "we", "i"})
+
+
+def _counted_now(sentence: Sentence) -> Iterator[Reading]:
+    """ "so that makes four grandchildren now", "a collie cross, so two dogs now": a new count
+    of the speaker's children or pets told by itself, without "we have". Not when someone else
+    is the subject ("my brother has three kids now")."""
+    p = sentence.parsed
+    if sentence.sarcastic or sentence.question:
+        return
+    for token in p.tokens:
+        number = p.child(token, "nummod")
+        if token.pos != "NOUN" or number is None or p.children(token, "poss"):
+            continue
+        family = vs.classify(p, token, entities=sentence.entities)
+        if family not in ("family", "pet"):
+            continue
+        head = p.head(token)
+        holders = [token] if head is None else [token, head]
+        if not any(a.lower == "now" for h in holders for a in p.children(h, "advmod")):
+            continue
+        subjects = p.children(head, "nsubj") if head is not None and head is not token else []
+        if any(s.lower not in _COUNT_SUBJECTS for s in subjects):
+            continue
+        verbless = (
+            token.dep in ("appos", "conj") and head is not None and head.pos in ("NOUN", "PROPN")
+        )
+        told = head is None or head is token or head.lemma.lower() in ("make", "be")
+        if not (told or verbless):
+            continue
+        found = fact(family, p.span([number, token]))
+        if found is not None:
+            yield found
+
+
 def _for_me(sentence: Sentence) -> Iterator[Reading]:
     """ "No dairy for me" (a standing negative), "No more tennis for me" (a withdrawal)."""
     p = sentence.parsed
@@ -129,6 +178,59 @@ def _for_me(sentence: Sentence) -> Iterator[Reading]:
         family = family or ("hobby" if token.lower in lx.ACTIVITIES else "preference")
         reading = _bare(family, token.text)
         yield replace(reading, revoke=True) if more else _negative(reading)
+
+
+# A relation that no longer holds, or not yet: "my ex-wife Ana", "my late husband Tom".
+_PAST_RELATION = frozenset({"ex", "late", "former", "future", "deceased", "previous", "old"})
+
+
+def _named_kin(sentence: Sentence) -> Iterator[Reading]:
+    """ "my husband Tom wants ...", "our son, Ben, is 9": a partner or a child of the speaker
+    named in passing, whatever the clause says of them. The name is kept with the relation
+    ("husband Tom"); a partner is one at a time, children are each their own."""
+    p = sentence.parsed
+    if sentence.sarcastic or sentence.question:
+        return
+    for token in p.tokens:
+        relation = token.lemma.lower()
+        partner = relation in lx.PARTNERS
+        if token.pos != "NOUN" or not (partner or relation in lx.CHILDREN):
+            continue
+        name = _name_of(sentence, token)
+        # "my wife Laura" may parse as the name with "wife" its compound and "my" its own.
+        owned = [token] if name is None or token.dep != "compound" else [token, name]
+        if name is None or not any(
+            o.lower in lx.POSSESSIVE for t in owned for o in p.children(t, "poss")
+        ):
+            continue
+        mods = [m for t in owned for m in p.children(t, "amod", "compound", "advmod")]
+        if any(m.lower.removesuffix("-") in _PAST_RELATION for m in mods) or "-" in token.lower:
+            continue
+        span = f"{token.lower} {name.text}"
+        found = fact("relationship", span, kind="partner") if partner else fact("family", span)
+        if found is not None:
+            yield found
+
+
+def _name_of(sentence: Sentence, relation: Token) -> Token | None:
+    """The name set beside a relation noun: its apposition ("my wife, Laura"), or a proper
+    noun right after it ("my son Ben")."""
+    p = sentence.parsed
+    after = [t for t in p.children(relation, "appos", "compound", "npadvmod") if t.i > relation.i]
+    nxt = p[relation.i + 1] if relation.i + 1 < len(p) else None
+    if not after and nxt is not None and relation.i in (nxt.head, nxt.i - 1):
+        # the name as the next word's own head ("my son Ben"), or as the head of "wife"
+        after = [nxt] if nxt.head == relation.i or relation.head == nxt.i else []
+    name = after[0] if after else None
+    if name is None or name.pos != "PROPN" or not name.text[:1].isupper():
+        return None
+    return None if name.lower in lx.GREETINGS | lx.FIRST_PERSON | _DAYS else name
+
+
+_DAYS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april "
+    "may june july august september october november december".split()
+)
 
 
 # "As a result, ...", "as a rule": links between sentences, not what the speaker is.

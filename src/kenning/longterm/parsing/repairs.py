@@ -14,12 +14,21 @@ with the possessor its subject and the root its complement.
 And it reads "I have type 1 diabetes", where the model takes "have" for the auxiliary of a
 noun ("type") that it took for a verb with its own object ("diabetes"): "have" is the verb,
 and the noun's object the head of the noun phrase, with the noun its compound.
+
+And it reads a lower-case imperative of withdrawal at the opening ("scratch what I said about
+my job, ...", "forget my birthday") as a noun, often hung on the clause after the comma: the
+word is the verb, and the words up to the first comma are its clause.
+
+And it hangs an opening "still on my old ThinkPad, it's slow" (a state told without "I'm",
+marked "still", "now" or "currently") on the clause after the comma: the opening is a
+fragment of its own.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from kenning.longterm.parsing.lexicon import RETRACT_VERBS
 from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["repaired"]
@@ -31,7 +40,56 @@ _NOMINAL = frozenset({"NOUN", "PROPN"})
 def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
+    p = _retraction_restored(_opening_state(p))
     return _runs_joined(_copula_contracted(_have_restored(p)))
+
+
+# What follows an imperative of withdrawal: "scratch what ...", "forget my ...", "ignore the
+# bit about ...", "remove everything about ...".
+_RETRACTED_OPENINGS = frozenset({"what", "that", "my", "our", "the", "everything", "all"})
+
+
+def _retraction_restored(p: Parsed) -> Parsed:
+    first = next((t for t in p.tokens if t.dep not in ("intj", "punct")), None)
+    if first is None or first.lower not in RETRACT_VERBS or first.pos in ("VERB", "AUX"):
+        return p
+    if first.i + 1 >= len(p) or p[first.i + 1].lower not in _RETRACTED_OPENINGS:
+        return p
+    if any(t.pos != "INTJ" and t.dep != "punct" for t in p.tokens[: first.i]):
+        return p
+    end = next((t.i for t in p.tokens[first.i + 1 :] if t.text in (",", ";")), len(p))
+    own = range(first.i, end)
+    tokens = []
+    for t in p.tokens:
+        if t.i == first.i:
+            t = replace(t, lemma=t.lower, pos="VERB", tag="VB", dep="ROOT", head=t.i)
+        elif t.i in own and t.head not in own:
+            t = replace(t, head=first.i, dep="ccomp" if t.pos in ("VERB", "AUX") else "dobj")
+        elif t.i < first.i and t.head not in own:
+            t = replace(t, head=first.i)
+        tokens.append(t)
+    return Parsed.of(p.text, tokens)
+
+
+_NOW_MARKS = frozenset({"still", "now", "currently"})
+
+
+def _opening_state(p: Parsed) -> Parsed:
+    marks = [t for t in p.tokens[:2] if t.lower in _NOW_MARKS]
+    prep = p[marks[0].i + 1] if marks and marks[0].i + 1 < len(p) else None
+    if prep is None or prep.pos != "ADP" or prep.dep != "prep" or not p.children(prep, "pobj"):
+        return p
+    comma = next((t.i for t in p.tokens[prep.i :] if t.text in (",", ";")), None)
+    if comma is None or prep.head <= comma:
+        return p
+    # the opening's words the parser hung on the clause after the comma come back to it
+    tokens = [
+        replace(t, dep="ROOT", head=t.i) if t.i == prep.i
+        else replace(t, head=prep.i) if t.i < comma and t.head > comma
+        else t
+        for t in p.tokens
+    ]  # fmt: skip
+    return Parsed.of(p.text, tokens)
 
 
 def _have_restored(p: Parsed) -> Parsed:

@@ -76,7 +76,12 @@ def _move(c: Clause) -> list[Reading]:
     if not to and any(a.lower == "in" for a in p.children(pred, "advmod", "prt")):
         head = p.head(pred)
         homes = p.children(head, "dobj") if head is not None and pred.dep == "conj" else []
+        # "moved back in with my parents in Plymouth": the place of whom one moved in with
+        homes += preps(p, pred, "with")
         to = [h for home in homes for h in preps(p, home, "in")]
+    moved = _moved_to_another(c, to, [h for t in holders for h in preps(p, t, "from")])
+    if moved:
+        return some(*moved)
     out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
     away = [h for t in holders for h in preps(p, t, "from")]
     away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
@@ -84,6 +89,22 @@ def _move(c: Clause) -> list[Reading]:
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+def _moved_to_another(c: Clause, to: list[Token], away: list[Token]) -> list[Reading | None]:
+    """ "I've moved to oil painting", "moved from tennis to padel": a move to a pastime or a
+    tool, not a place, is a switch in the family either value names (what it moved from is
+    withdrawn)."""
+    p = c.parsed
+    if not to or any(h.pos == "PROPN" for h in to):
+        return []
+    named = (activity(h) or vs.classify(p, h, entities=c.entities) for h in [*to, *away])
+    family = next((f for f in named if f is not None), None)
+    # a named device may be an employer ("moved to Spotify"): only common nouns
+    if family != "hobby" and not (family == "device" and all(h.pos == "NOUN" for h in to)):
+        return []
+    return [fact(family, value_span(c, h), change=True, revoke=revoke)
+            for heads, revoke in ((to, False), (away, True)) for h in heads]  # fmt: skip
 
 
 def _moved_on(c: Clause) -> list[Reading]:
@@ -157,10 +178,22 @@ def _start(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     jobs = [o for o in p.children(pred, "dobj") if o.lemma.lower() in lx.JOB_NOUNS]
     places = [h for t in [pred, *jobs] for h in preps(p, t, "at", "with", "for")]
+    # "started a data analytics bootcamp", "began a master's in law": studies begun
+    studies = [o for o in p.children(pred, "dobj")
+               if vs.classify(p, o, entities=c.entities) == "education"
+               and not _pointed_at(p, o)]  # fmt: skip
+    if studies:
+        return some(*(fact("education", _field(c, o), change=True) for o in studies))
     if not jobs and p.child(pred, "dobj") is not None:
         return []
     return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
                    if organisation(c, h)))  # fmt: skip
+
+
+def _pointed_at(p: Parsed, head: Token) -> bool:
+    """ "the course", "that class": one the conversation points at, named by nothing else."""
+    pointed = any(d.lower in ("the", "this", "that") for d in p.children(head, "det"))
+    return pointed and not p.children(head, "compound", "amod", "prep", "nmod")
 
 
 def _teach(c: Clause) -> list[Reading]:
@@ -226,10 +259,12 @@ def _light(c: Clause) -> list[Reading]:
         elif p.child(head, "nummod") is not None or any(
                 d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
             continue  # "doing some online shopping": a spell, not a pastime
-        if not generic(p, head, definite_ok=lemma == "play"):
+        studies = vs.classify(p, head, entities=c.entities) == "education"
+        # "I'm doing the CELTA course": a course is named with its article
+        if not generic(p, head, definite_ok=lemma == "play" or (studies and lemma == "do")):
             continue
         family = "hobby"
-        if vs.classify(p, head, entities=c.entities) == "education" and lemma in ("do", "take"):
+        if studies and lemma in ("do", "take"):
             family = "education"  # "I'm doing a master's in economics", "taking a course"
         elif lemma == "take":
             family = vs.classify(p, head, entities=c.entities) or "hobby"
@@ -546,11 +581,23 @@ def _pay(c: Clause) -> list[Reading]:
 
 def _marry(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
+    if pred.tag == "VBD" and pred.lemma.lower() in ("marry", "divorce"):
+        return _married(c)
     if pred.tag != "VBN" and pred.pos != "ADJ":
         return []
     if not p.children(pred, "auxpass", "aux") and pred.dep not in ("acomp", "ROOT"):
         return []
     return some(fact("relationship", pred.lower, change=True))
+
+
+def _married(c: Clause) -> list[Reading]:
+    """ "We married in June", "Laura and I divorced in the spring", "I divorced my husband":
+    the state the change leaves; a divorce also ends whichever partner is held."""
+    state = "married" if c.pred.lemma.lower() == "marry" else "divorced"
+    out = [fact("relationship", state, change=True)]
+    if state == "divorced":
+        out.append(Reading("relationship", "partner", "", revoke=True, change=True))
+    return some(*out)
 
 
 def _call(c: Clause) -> list[Reading]:
@@ -598,9 +645,12 @@ def _smoke(c: Clause) -> list[Reading]:
 
 
 def _keep(c: Clause) -> list[Reading]:
-    """ "I keep kosher"."""
-    heads = [*objects(c.parsed, c.pred), *loose_objects(c.parsed, c.pred)]
-    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS))
+    """ "I keep kosher"; "I'm keeping my Volvo": a thing of one's own, still held."""
+    p = c.parsed
+    heads = [*objects(p, c.pred), *loose_objects(p, c.pred)]
+    kept = [h for h in heads if mine(p, h) and vs.classify(p, h, entities=c.entities) == "device"]
+    return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS),
+                *(fact("device", value_span(c, h)) for h in kept))  # fmt: skip
 
 
 def _located(c: Clause) -> list[Reading]:
