@@ -106,10 +106,14 @@ class IngestPipeline:
         if not writes:
             return []
         model = self.model()
-        if model is not None and self._writer is not None:
-            written = self._append_deferred(writes, texts, model, self._writer, quota)
+        missing = self._missing(texts, model) if model is not None else {}
+        # A batch that fills a model call by itself (a bulk import) is embedded in the call
+        # that writes it: the writer gains nothing by taking it.
+        writer = self._writer
+        if writer is not None and model is not None and len(missing) < writer.max_texts:
+            written = self._append_deferred(writes, missing, writer, quota)
         else:
-            vectors = self._vectors_for(texts, model) if model is not None else None
+            vectors = self._vectors_for(missing) if model is not None else None
             with stage("store"):
                 written = self._log.append_events(
                     writes, model=model if vectors is not None else None, vectors=vectors,
@@ -172,12 +176,10 @@ class IngestPipeline:
         return writes, texts
 
     def _append_deferred(
-        self, writes: list[EventWrite], texts: _Texts, model: ModelInfo, writer: VectorWriter,
-        quota: Quota | None,
-    ) -> list[Event]:  # fmt: skip
-        """Commit the events with the texts they still need listed as pending, then hand
-        those texts to the background writer (:mod:`kenning.vectors`)."""
-        todo = self._missing(texts, model)
+        self, writes: list[EventWrite], todo: _Texts, writer: VectorWriter, quota: Quota | None
+    ) -> list[Event]:
+        """Commit the events with the texts they still need (*todo*) listed as pending, then
+        hand those texts to the background writer (:mod:`kenning.vectors`)."""
         with stage("store"):
             written = self._log.append_events(writes, quota=quota, pending=todo)
         by_tenant: dict[str, dict[str, str]] = {}
@@ -200,12 +202,12 @@ class IngestPipeline:
             }
 
     def _vectors_for(
-        self, texts: _Texts, model: ModelInfo
+        self, missing: _Texts
     ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
-        """Embed each text this store lacks a vector for, once per (tenant, text); None when
-        the embedding model is unavailable (the events are stored without vectors)."""
+        """Embed the texts the store lacks a vector for (*missing*), each distinct text once;
+        None when the embedding model is unavailable (the events are stored without
+        vectors)."""
         assert self._embedder is not None
-        missing = self._missing(texts, model)
         if not missing:
             return {}
         todo = list(missing)

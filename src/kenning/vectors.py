@@ -131,6 +131,11 @@ class VectorWriter:
     def model(self) -> ModelInfo:
         return self._model
 
+    @property
+    def max_texts(self) -> int:
+        """The most texts one model call of the writer embeds."""
+        return self._max_texts
+
     def submit(self, tenant: str, texts: Mapping[str, str]) -> None:
         """Queue texts (hash -> text) whose events were committed with pending rows. Waits
         while the writer is ``max_queued`` texts behind; after :meth:`close` it embeds them
