@@ -21,6 +21,7 @@ from kenning.store.records import EventWrite, ModelInfo
 from kenning.store.sql.database import SqlDatabase
 from kenning.store.sql.dialect import Dialect, Tx
 from kenning.store.sql.vectors import check_model, checked_vector
+from kenning.telemetry import stage
 
 __all__ = ["PendingVectorTables", "insert_pending"]
 
@@ -85,5 +86,6 @@ class PendingVectorTables(SqlDatabase):
                 )
             items = sorted({int(item) for item, _ in waiting})
             self._log_removed(tx, tenant, items, op="reindex")
-        self._after_reindex(tenant)
+        with stage("index"):
+            self._after_reindex(tenant)
         return len(items)
