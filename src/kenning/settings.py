@@ -49,8 +49,10 @@ class Settings:
     With ``defer_vectors`` (the default), ``add_events`` returns once its events are
     committed and one background writer per memory embeds the texts of many calls together,
     at most ``vector_batch`` a model call; every search first waits for its tenant's pending
-    vectors (see :mod:`kenning.vectors`). ``defer_vectors=False`` embeds inside each
-    ``add_events`` before the commit.
+    vectors (see :mod:`kenning.vectors`); a batch that needs ``vector_batch`` texts or more
+    is embedded before its commit. ``defer_vectors=False`` embeds inside each ``add_events``
+    before the commit (the server does: its worker processes cannot wait for each other's
+    writer).
     ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold; the index needs

@@ -4,11 +4,12 @@ Embedding a turn's texts costs far more than committing it, and a model call of 
 texts pays the call's fixed cost for few tokens. With ``Settings.defer_vectors`` the write
 path (:class:`kenning.ingest.IngestPipeline`) commits each batch of events together with a
 ``pending_vectors`` row per text it still needs (:meth:`~kenning.store.protocol.EventLog.
-append_events`), returns, and hands the texts to :class:`VectorWriter`. The writer's thread
-gathers the texts of many calls (up to ``max_texts`` a model call; the embedder sorts them by
-length so no text pads to a longer neighbour), and stores their vectors in a transaction of
-its own (:meth:`~kenning.store.protocol.VectorBacklog.put_vectors`); the search partitions
-take the events when their vectors are there.
+append_events`), returns, and hands the texts to :class:`VectorWriter` (a batch that needs a
+whole model call's texts by itself, a bulk import, is embedded before its commit instead).
+The writer's thread gathers the texts of many calls (up to ``max_texts`` a model call; the
+embedder sorts them by length so no text pads to a longer neighbour), and stores their
+vectors in a transaction of its own (:meth:`~kenning.store.protocol.VectorBacklog.
+put_vectors`); the search partitions take the events when their vectors are there.
 
 - **Read your writes.** :meth:`VectorWriter.flush` waits until the writer has delivered a
   tenant's texts, then embeds whatever the store still lists as pending for the tenant
@@ -21,6 +22,9 @@ take the events when their vectors are there.
   :class:`~kenning.errors.VectorsPending` from the failure.
 - **Back-pressure.** A writer more than ``max_queued`` texts behind makes ``submit`` wait, so
   a loop faster than the model cannot queue without bound.
+- **Several processes.** A flush embeds what the store lists for the tenant, whoever wrote
+  it, so a search sees the vectors of every committed event; a text that another live
+  process's writer is embedding at that moment is embedded twice (stored once).
 """
 
 from __future__ import annotations
