@@ -178,10 +178,11 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         return self._fact_worker
 
     def flush(self, tenant: str | None = None) -> None:
-        """Wait until the vectors of every event written so far for *tenant* (None: for every
-        tenant) are stored, embedding any the store still lists as pending (left by a process
-        that died, or by a failed model call). Searches do this for their tenant themselves;
-        with ``Settings(defer_vectors=False)`` there is nothing to wait for.
+        """Wait until the vectors of the events this memory wrote for *tenant* before the call
+        (None: for every tenant) are stored, then embed what the store still lists as pending
+        for *tenant* (left by a process that died, by another process, or by a failed model
+        call; None: the tenants whose texts failed). Searches do this for their tenant
+        themselves; with ``Settings(defer_vectors=False)`` there is nothing to wait for.
 
         Raises:
             VectorsPending: the embedding model failed on them (again); the events stay

@@ -50,48 +50,69 @@ _BACKLOG_STEP = 256
 
 @dataclass
 class _Queue:
-    """What the writer holds: texts by tenant, in arrival order, and the tenants of the call
-    it is running."""
+    """What the writer holds: texts by tenant in arrival order, each with a ticket (when it
+    arrived), and the tickets of the call it is running. A flush waits only for the texts
+    that arrived before it: writes that go on meanwhile do not keep it waiting."""
 
     waiting: dict[str, dict[str, str]] = field(default_factory=dict)
-    running: dict[str, int] = field(default_factory=dict)
-    size: int = 0
+    tickets: dict[tuple[str, str], int] = field(default_factory=dict)
+    running: dict[str, dict[str, int]] = field(default_factory=dict)
+    issued: int = 0
+
+    @property
+    def size(self) -> int:
+        return len(self.tickets)
 
     def add(self, tenant: str, texts: Mapping[str, str]) -> None:
         held = self.waiting.setdefault(tenant, {})
-        before = len(held)
-        held.update(texts)
-        self.size += len(held) - before
+        for digest, text in texts.items():
+            if digest not in held:
+                self.issued += 1
+                self.tickets[(tenant, digest)] = self.issued
+            held[digest] = text
 
-    def take(self, limit: int) -> dict[str, dict[str, str]]:
-        """The oldest texts, at most *limit*, by tenant; marked running."""
+    def take(self, limit: int) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, int]]]:
+        """The oldest texts, at most *limit*, by tenant, and their tickets (now running)."""
         batch: dict[str, dict[str, str]] = {}
+        taken: dict[str, dict[str, int]] = {}
         left = limit
         for tenant in list(self.waiting):
             held = self.waiting[tenant]
             while held and left:
                 digest = next(iter(held))
                 batch.setdefault(tenant, {})[digest] = held.pop(digest)
+                taken.setdefault(tenant, {})[digest] = self.tickets.pop((tenant, digest))
                 left -= 1
             if not held:
                 del self.waiting[tenant]
             if not left:
                 break
-        for tenant, texts in batch.items():
-            self.running[tenant] = self.running.get(tenant, 0) + 1
-            self.size -= len(texts)
-        return batch
+        for tenant, tickets in taken.items():
+            self.running.setdefault(tenant, {}).update(tickets)
+        return batch, taken
 
-    def done(self, batch: Mapping[str, object]) -> None:
-        for tenant in batch:
-            self.running[tenant] -= 1
+    def done(self, taken: Mapping[str, Mapping[str, int]]) -> None:
+        for tenant, tickets in taken.items():
+            for digest in tickets:
+                del self.running[tenant][digest]
             if not self.running[tenant]:
                 del self.running[tenant]
 
-    def holds(self, tenant: str | None) -> bool:
-        if tenant is None:
-            return bool(self.waiting or self.running)
-        return tenant in self.waiting or tenant in self.running
+    def held(self, tenant: str) -> set[str]:
+        """The hashes of *tenant* the writer holds (waiting or running)."""
+        return set(self.waiting.get(tenant, ())) | set(self.running.get(tenant, ()))
+
+    def holds(self, tenant: str | None, through: int) -> bool:
+        """Whether texts of *tenant* (None: any) that arrived by ticket *through* are not
+        delivered yet."""
+        tenants = list(self.waiting.keys() | self.running.keys()) if tenant is None else [tenant]
+        for name in tenants:
+            held = self.waiting.get(name)
+            if held and self.tickets[(name, next(iter(held)))] <= through:
+                return True
+            if any(ticket <= through for ticket in self.running.get(name, {}).values()):
+                return True
+        return False
 
 
 class VectorWriter:
@@ -158,16 +179,17 @@ class VectorWriter:
         self._deliver(tenant, dict(texts))
 
     def flush(self, tenant: str | None = None) -> None:
-        """Wait until the writer holds nothing of *tenant* (None: of any tenant), then embed
-        what the store still lists as pending for *tenant* (all tenants with a failure, for
-        None).
+        """Wait until the writer has delivered the texts of *tenant* (None: of any tenant)
+        queued before the call, then embed what the store still lists as pending for *tenant*
+        (all tenants with a failure, for None).
 
         Raises:
             VectorsPending: the model failed again on what was pending (the rows stay
                 pending; a later flush tries again).
         """
         with self._cond:
-            while self._queue.holds(tenant):
+            through = self._queue.issued
+            while self._queue.holds(tenant, through):
                 self._cond.wait()
             tenants = set(self._failed) if tenant is None else {tenant}
         for name in sorted(tenants):
@@ -197,7 +219,7 @@ class VectorWriter:
                     self._cond.wait()
                 if not self._queue.waiting:
                     return
-                batch = self._queue.take(self._max_texts)
+                batch, taken = self._queue.take(self._max_texts)
                 self._cond.notify_all()  # a submit waiting for room may go on
             try:
                 self._write(batch)
@@ -207,7 +229,7 @@ class VectorWriter:
                     self._failed.update(dict.fromkeys(batch, exc))
             finally:
                 with self._cond:
-                    self._queue.done(batch)
+                    self._queue.done(taken)
                     self._cond.notify_all()
 
     def _write(self, batch: Mapping[str, Mapping[str, str]]) -> None:
@@ -243,11 +265,17 @@ class VectorWriter:
             self._failed.pop(tenant, None)
 
     def _catch_up(self, tenant: str) -> None:
-        """Embed what the store lists as pending for *tenant*, a step at a time."""
+        """Embed what the store lists as pending for *tenant*, a step at a time, but for the
+        texts the writer holds (written after the flush began: the writer delivers them, and
+        a thread that keeps writing does not keep the flush going)."""
         while True:
-            texts = self._store.pending_texts(tenant, limit=_BACKLOG_STEP)
-            if not texts:
-                with self._cond:
-                    self._failed.pop(tenant, None)
-                return
-            self._deliver(tenant, texts)
+            found = self._store.pending_texts(tenant, limit=_BACKLOG_STEP)
+            with self._cond:
+                held = self._queue.held(tenant)
+            texts = {h: t for h, t in found.items() if h not in held}
+            if texts:
+                self._deliver(tenant, texts)
+            if len(found) < _BACKLOG_STEP or not texts:
+                break
+        with self._cond:
+            self._failed.pop(tenant, None)

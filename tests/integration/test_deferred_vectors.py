@@ -201,3 +201,29 @@ def test_vectors_pending_when_a_process_was_killed_are_embedded_by_the_next_one(
                 filters=Filters(), limit=1,
             )  # fmt: skip
             assert best.score == pytest.approx(1.0, abs=1e-4)
+
+
+def test_a_flush_waits_for_earlier_writes_only(tmp_path: Path, real_embedder: MemoEmbedder) -> None:
+    """Another thread writing to the same tenant all along does not keep a flush waiting."""
+    stop = threading.Event()
+    threading.Timer(30, stop.set).start()  # the bound, were the flush to wait for it
+
+    def keep_writing(memory: Memory) -> None:
+        n = 0
+        while not stop.is_set():
+            memory.add_events(
+                Scope("acme", "dana", "s2"), _turns([f"Reminder {n}: water the plants."])
+            )
+            n += 1
+
+    with _memory("sqlite-file", tmp_path, real_embedder) as memory:
+        writer = threading.Thread(target=keep_writing, args=(memory,))
+        writer.start()
+        try:
+            (event,) = memory.add_events(SCOPE, _turns([TURN]))
+            memory.flush("acme")
+            assert not stop.is_set()  # returned while the other thread still writes
+            assert event.id in [hit.id for hit in memory.search(SCOPE, QUERY, k=2)]
+        finally:
+            stop.set()
+            writer.join()
