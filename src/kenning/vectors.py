@@ -249,9 +249,10 @@ class VectorWriter:
         self.texts += len(unique)
         row = {text: i for i, text in enumerate(unique)}
         for tenant, texts in batch.items():
-            self._store.put_vectors(
-                tenant, self._model, {h: matrix[row[t]] for h, t in texts.items()}
-            )
+            with stage("store"):  # its partition catch-up is timed inside, as "index"
+                self._store.put_vectors(
+                    tenant, self._model, {h: matrix[row[t]] for h, t in texts.items()}
+                )
 
     def _deliver(self, tenant: str, texts: dict[str, str]) -> None:
         """Embed and store *texts* on the caller's thread; VectorsPending if the model fails."""
