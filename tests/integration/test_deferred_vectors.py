@@ -206,7 +206,8 @@ def test_vectors_pending_when_a_process_was_killed_are_embedded_by_the_next_one(
 def test_a_flush_waits_for_earlier_writes_only(tmp_path: Path, real_embedder: MemoEmbedder) -> None:
     """Another thread writing to the same tenant all along does not keep a flush waiting."""
     stop = threading.Event()
-    threading.Timer(30, stop.set).start()  # the bound, were the flush to wait for it
+    bound = threading.Timer(30, stop.set)  # were the flush to wait for the other thread
+    bound.start()
 
     def keep_writing(memory: Memory) -> None:
         n = 0
@@ -225,5 +226,6 @@ def test_a_flush_waits_for_earlier_writes_only(tmp_path: Path, real_embedder: Me
             assert not stop.is_set()  # returned while the other thread still writes
             assert event.id in [hit.id for hit in memory.search(SCOPE, QUERY, k=2)]
         finally:
+            bound.cancel()
             stop.set()
             writer.join()
