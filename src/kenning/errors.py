@@ -37,6 +37,7 @@ __all__ = [
     "Unauthorized",
     "Unsupported",
     "UnsupportedMediaType",
+    "VectorsPending",
     "WeakCredential",
     "error_for_code",
 ]
@@ -140,6 +141,12 @@ class ModelMismatch(KenningError, ValueError, code="model_mismatch", http_status
 
 class ModelUnavailable(KenningError, RuntimeError, code="model_unavailable", http_status=503):
     """A model (embedding model, tokenizer) cannot be loaded here."""
+
+
+class VectorsPending(KenningError, RuntimeError, code="vectors_pending", http_status=503):
+    """Committed events still wait for their vectors because the embedding model failed in
+    the background writer (the failure is the ``__cause__``). The events are stored and found
+    by their words; their vectors are embedded again at the next flush."""
 
 
 class StoreError(KenningError, RuntimeError, code="store_error", http_status=500):

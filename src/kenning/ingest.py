@@ -6,7 +6,9 @@ anything is written, plans each one's index rows as search will read them
 (:func:`kenning.indexing.index_plan`: sentence units, chunks, the end of the turn before it),
 asks for the pins the extraction rules find in it, embeds only the texts the store holds no
 vector for, and appends events, pins and new vectors in one transaction
-(:meth:`~kenning.store.protocol.EventLog.append_events`). If the embedding model is down the
+(:meth:`~kenning.store.protocol.EventLog.append_events`); with deferred vectors
+(:mod:`kenning.vectors`, the default for ``Memory``) it commits the events first and a
+background writer embeds their texts. If the embedding model is down the
 events are still stored, without vectors: search over them is lexical until
 ``Memory.reindex`` embeds them. After a write, whoever reads new events (fact extraction) is
 told.
@@ -30,6 +32,7 @@ from kenning.settings import Settings
 from kenning.store.protocol import EventLog
 from kenning.store.records import EventWrite, ModelInfo
 from kenning.telemetry import stage
+from kenning.vectors import VectorWriter
 
 __all__ = ["EventLike", "IngestPipeline", "PinSource"]
 
@@ -58,7 +61,9 @@ class IngestPipeline:
 
     *pins* gives each event's pins (committed with it); *after_write* is called after a batch
     wrote at least one event (``Memory`` passes the fact extractor's wake-up when extraction
-    is on).
+    is on). With a *writer* (deferred vectors, :mod:`kenning.vectors`) a batch commits its
+    events with the texts they still need listed as pending, and the writer embeds them
+    after; without one, the texts are embedded before the commit.
     """
 
     def __init__(
@@ -69,8 +74,10 @@ class IngestPipeline:
         *,
         pins: PinSource,
         after_write: Callable[[], None] | None = None,
+        writer: VectorWriter | None = None,
     ) -> None:
         self._log = log
+        self._writer = writer
         self._embedder = embedder
         self._settings = settings
         self._pins = pins
@@ -99,12 +106,19 @@ class IngestPipeline:
         if not writes:
             return []
         model = self.model()
-        vectors = self._vectors_for(texts, model) if model is not None else None
-        with stage("store"):
-            written = self._log.append_events(
-                writes, model=model if vectors is not None else None, vectors=vectors,
-                quota=quota,
-            )  # fmt: skip
+        missing = self._missing(texts, model) if model is not None else {}
+        # A batch that fills a model call by itself (a bulk import) is embedded in the call
+        # that writes it: the writer gains nothing by taking it.
+        writer = self._writer
+        if writer is not None and model is not None and len(missing) < writer.max_texts:
+            written = self._append_deferred(writes, missing, writer, quota)
+        else:
+            vectors = self._vectors_for(missing) if model is not None else None
+            with stage("store"):
+                written = self._log.append_events(
+                    writes, model=model if vectors is not None else None, vectors=vectors,
+                    quota=quota,
+                )  # fmt: skip
         if written and self._after_write is not None:
             self._after_write()
         return written
@@ -161,23 +175,43 @@ class IngestPipeline:
             )  # fmt: skip
         return writes, texts
 
-    def _vectors_for(
-        self, texts: Mapping[tuple[str, str], str], model: ModelInfo
-    ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
-        """Embed each text this store lacks a vector for, once per (tenant, text); None when
-        the embedding model is unavailable (the events are stored without vectors)."""
-        assert self._embedder is not None
-        by_tenant: dict[str, dict[str, str]] = {}
-        for (tenant, digest), text in texts.items():
-            by_tenant.setdefault(tenant, {})[digest] = text
-        todo: list[tuple[str, str]] = []
+    def _append_deferred(
+        self, writes: list[EventWrite], todo: _Texts, writer: VectorWriter, quota: Quota | None
+    ) -> list[Event]:
+        """Commit the events with the texts they still need (*todo*) listed as pending, then
+        hand those texts to the background writer (:mod:`kenning.vectors`)."""
         with stage("store"):
-            for tenant, hashes in by_tenant.items():
-                for digest in self._log.missing_vectors(tenant, model, list(hashes)):
-                    todo.append((tenant, digest))
-        if not todo:
+            written = self._log.append_events(writes, quota=quota, pending=todo)
+        by_tenant: dict[str, dict[str, str]] = {}
+        for (tenant, digest), text in todo.items():
+            by_tenant.setdefault(tenant, {})[digest] = text
+        for tenant, pending in by_tenant.items():
+            writer.submit(tenant, pending)
+        return written
+
+    def _missing(self, texts: _Texts, model: ModelInfo) -> _Texts:
+        """The texts among *texts* this store holds no vector for (content-hash reuse)."""
+        by_tenant: dict[str, list[str]] = {}
+        for tenant, digest in texts:
+            by_tenant.setdefault(tenant, []).append(digest)
+        with stage("store"):
+            return {
+                (tenant, digest): texts[(tenant, digest)]
+                for tenant, hashes in by_tenant.items()
+                for digest in self._log.missing_vectors(tenant, model, hashes)
+            }
+
+    def _vectors_for(
+        self, missing: _Texts
+    ) -> dict[tuple[str, str], npt.NDArray[np.float32]] | None:
+        """Embed the texts the store lacks a vector for (*missing*), each distinct text once;
+        None when the embedding model is unavailable (the events are stored without
+        vectors)."""
+        assert self._embedder is not None
+        if not missing:
             return {}
-        unique = list(dict.fromkeys(by_tenant[t][h] for t, h in todo))
+        todo = list(missing)
+        unique = list(dict.fromkeys(missing.values()))
         try:
             with stage("model"):
                 matrix = self._embedder.embed(unique)
@@ -185,4 +219,4 @@ class IngestPipeline:
             log.warning("embedding model unavailable, events stored without vectors: %s", exc)
             return None
         row = {text: i for i, text in enumerate(unique)}
-        return {(t, h): matrix[row[by_tenant[t][h]]] for t, h in todo}
+        return {key: matrix[row[missing[key]]] for key in todo}

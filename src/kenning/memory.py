@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from kenning.context.api import session_of
 from kenning.context.service import WorkingContext
 from kenning.context.window import ContextWindow
 from kenning.embed.base import Embedder
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, VectorsPending
 from kenning.ingest import IngestPipeline
 from kenning.longterm.current import CurrentFirst
 from kenning.longterm.procedures import Procedures
@@ -39,6 +40,7 @@ from kenning.search.hits import SearchResults
 from kenning.settings import Settings
 from kenning.store.protocol import DocumentStore, Store, documents_of
 from kenning.telemetry import content, scope_attributes, traced
+from kenning.vectors import VectorWriter
 
 __all__ = ["Memory"]
 
@@ -101,9 +103,13 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         )
         super().__init__(context, facts, procedures, Retention(store))
         self._fact_worker = FactWorker(facts, store, threads=self._settings.longterm.workers)
+        self._vectors: VectorWriter | None = None
+        if embedder is not None and self._settings.defer_vectors:
+            self._vectors = VectorWriter(store, embedder, max_texts=self._settings.vector_batch)
         self._ingest = IngestPipeline(
             store, embedder, self._settings, pins=context,
             after_write=self._fact_worker.wake if self._settings.longterm.extract else None,
+            writer=self._vectors,
         )  # fmt: skip
 
     @classmethod
@@ -176,6 +182,22 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         looks for unread events another process left)."""
         return self._fact_worker
 
+    def flush(self, tenant: str | None = None) -> None:
+        """Wait until the vectors of the events this memory wrote for *tenant* before the call
+        (None: for every tenant) are stored, then embed what the store still lists as pending
+        for *tenant* (left by a process that died, by another process, or by a failed model
+        call; None: the tenants whose texts failed). Searches do this for their tenant
+        themselves; with ``Settings(defer_vectors=False)`` there is nothing to wait for.
+
+        Raises:
+            VectorsPending: the embedding model failed on them (again); the events stay
+                stored and found by their words, and the next flush tries again.
+        """
+        if self._vectors is not None:
+            if tenant is not None:
+                Scope(tenant)  # a valid tenant id, or InvalidScope
+            self._vectors.flush(tenant)
+
     def wait_for_facts(self, timeout: float | None = None) -> bool:
         """Block until background fact extraction is idle; True if it is."""
         return self._fact_worker.wait(timeout)
@@ -247,12 +269,28 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         parsed = parse_filters(filters, kinds=kinds, since=since, until=until)
         # Relative times ("3 years ago") are read against it: it must stay in the calendar.
         when = check_year(to_utc(now, what="now"), "now")
+        pending = self._flush_for_search(scope.tenant)
         results = self._engine.search(
             scope, query, k=k, min_score=min_score, filters=parsed, now=when
         )
+        if pending is not None:
+            reason = "; ".join(r for r in (results.reason, pending) if r)
+            results = replace(results, degraded=True, reason=reason)
         if "fact" in parsed.kinds:
             results = self._facts.weigh(scope, results, min_score=min_score, now=when)
         return self._current.apply(scope, results, filters=parsed, k=k)
+
+    def _flush_for_search(self, tenant: str) -> str | None:
+        """Read your writes: the tenant's pending vectors are stored before a search reads.
+        If the model failed on them, the search goes on without them (found by their words)
+        and says why (its reason)."""
+        if self._vectors is None:
+            return None
+        try:
+            self._vectors.flush(tenant)
+        except VectorsPending as exc:
+            return str(exc)
+        return None
 
     def reindex(
         self,
@@ -307,6 +345,8 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
     def close(self) -> None:
         """Finish background work (compaction, fact extraction, access records) and close
         the store."""
+        if self._vectors is not None:
+            self._vectors.close()  # what fails stays pending in the store for the next open
         self._fact_worker.close()
         self._context.close()
         self._engine.close()

@@ -46,6 +46,13 @@ class Settings:
     is embedded sentence by sentence (sentences shorter than ``unit_chars`` join the next) and
     found by its best sentence, while its whole text stays its lexical document; 0 embeds every
     record whole, as ``embed_context`` does (see :func:`kenning.indexing.texts_to_embed`).
+    With ``defer_vectors`` (the default), ``add_events`` returns once its events are
+    committed and one background writer per memory embeds the texts of many calls together,
+    at most ``vector_batch`` a model call; every search first waits for its tenant's pending
+    vectors (see :mod:`kenning.vectors`); a batch that needs ``vector_batch`` texts or more
+    is embedded before its commit. ``defer_vectors=False`` embeds inside each ``add_events``
+    before the commit (the server does: its worker processes cannot wait for each other's
+    writer).
     ``longterm`` shapes fact extraction, consolidation and pruning (``memory.facts``).
     ``ann`` decides when a tenant's vectors get an HNSW index (``AnnConfig(enabled=False)``
     keeps vector search exact; ``AnnConfig(min_rows=...)`` moves the threshold; the index needs
@@ -65,6 +72,8 @@ class Settings:
     embed_context: bool = False
     reply_weight: float = DEFAULT_REPLY_WEIGHT
     embed_batch: int = 64
+    defer_vectors: bool = True
+    vector_batch: int = 16
     fusion: FusionConfig = field(default_factory=FusionConfig)
     track_access: bool = True
     context: ContextSettings = field(default_factory=ContextSettings)
@@ -106,6 +115,8 @@ class Settings:
             raise InvalidInput(str(exc)) from None
         if not 1 <= self.embed_batch <= 4096:
             raise InvalidInput("embed_batch must be between 1 and 4096")
+        if not 1 <= self.vector_batch <= 4096:
+            raise InvalidInput("vector_batch must be between 1 and 4096")
         if not isinstance(self.reader, QueryReader):
             raise InvalidInput("reader must have a read(text, now) method (a QueryReader)")
         if self.rerank_model is not None and not isinstance(self.rerank_model, Reranker):

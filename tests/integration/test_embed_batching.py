@@ -21,6 +21,7 @@ from kenning.embed.base import DelegatingEmbedder, Matrix
 from kenning.embed.batching import BatchingEmbedder
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.errors import InvalidInput
+from kenning.settings import Settings
 from kenning.store.open import open_store
 from kenning.store.protocol import Store
 from kenning.store.sqlite.store import SQLiteStore
@@ -154,7 +155,10 @@ def test_a_served_process_stores_each_request_its_own_vectors(
                  if line.startswith("kenning_embed_seconds_count"))  # fmt: skip
     assert calls - 1 < len(scopes) / 2
     # The same events written one call at a time, the model alone: the same vectors.
-    reference = Memory(SQLiteStore(tmp_path / "alone.db"), embedder=minilm)
+    reference = Memory(
+        SQLiteStore(tmp_path / "alone.db"), embedder=minilm,
+        settings=Settings(defer_vectors=False),
+    )  # fmt: skip
     served_store = open_store(location)
     try:
         for i, scope in enumerate(scopes):

@@ -12,7 +12,13 @@ import pytest
 from kenning.cli.main import main
 from tests.integration.test_bench_commands import _locomo
 
-SYSTEMS = {"kenning_event", "kenning_session", "baseline", "langgraph_inmemory"}
+SYSTEMS = {
+    "kenning_event",
+    "kenning_event_sync",
+    "kenning_session",
+    "baseline",
+    "langgraph_inmemory",
+}
 
 
 def test_bench_ingest_measures_every_system_in_one_run(

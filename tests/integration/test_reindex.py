@@ -101,7 +101,9 @@ def test_events_stored_while_the_model_was_down_get_their_vectors(
     backend: str, tmp_path: Path, real_embedder: MemoEmbedder
 ) -> None:
     store = open_store(backend, tmp_path)
-    events_only = Settings(longterm=NO_FACTS)
+    # Embedded before the commit: with deferred vectors the events would wait as pending and
+    # the next search would embed them (tests/integration/test_deferred_vectors.py).
+    events_only = Settings(longterm=NO_FACTS, defer_vectors=False)
     with Memory(store, embedder=real_embedder, settings=events_only) as up:
         up.add_events(CHAT, [{"role": "user", "content": "My order A-1042 arrived damaged."}])
     down = Memory(open_store(backend, tmp_path, fresh=False), embedder=_Down(real_embedder),

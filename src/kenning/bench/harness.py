@@ -126,7 +126,9 @@ def safe_id(raw: str) -> str:
 def settings_for(system: str, base: Settings | None = None) -> Settings:
     """Settings of a search system: kenning's defaults; ``kenning_nofacts``, the same without
     facts as keys to their turns; or one signal alone (no bonuses, no facts)."""
-    base = replace(base or Settings(), track_access=False)
+    # The dataset is imported in bulk batches, embedded before each commit: its embedding
+    # counts are the batch's, and recall does not depend on when vectors are written.
+    base = replace(base or Settings(), track_access=False, defer_vectors=False)
     if system == "kenning":
         return base
     # Only the full system reads facts from the turns; the others search what it wrote.

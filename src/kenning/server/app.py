@@ -69,9 +69,12 @@ def open_memory(settings: ServerSettings, metrics: Metrics) -> Memory:
             TimedEmbedder(MiniLMEmbedder(), metrics.embed),
             window_s=settings.embed_window_ms / 1000, max_texts=settings.embed_batch,
         )  # fmt: skip
+    # A request is answered with its events' vectors stored: a search served by another
+    # worker process cannot wait for this one's deferred writer (kenning.vectors).
     memory_settings = Settings(
         compaction=CompactionSettings(workers=settings.compaction_workers),
         longterm=LongTermSettings(workers=settings.extraction_workers),
+        defer_vectors=False,
     )
     memory = Memory.open(settings.db, embedder=embedder, settings=memory_settings)
     if embedder is not None:

@@ -7,6 +7,7 @@ is no read path without one. Callers depend on the narrowest protocol they use.
 
 - :class:`EventLog`: the append-only episodic record, its vectors, and erasure.
 - :class:`SearchIndex`: candidates of each search signal, whole-session scores, access stats.
+- :class:`VectorBacklog`: vectors written after their events (texts still to embed).
 - :class:`ContextState`: pins, summaries and their audit, task state, the token ledger.
 - :class:`JobQueue`: the persisted compaction queue.
 - :class:`FactStore`: long-term facts with validity, and the progress of fact extraction.
@@ -92,6 +93,7 @@ __all__ = [
     "Reindexing",
     "SearchIndex",
     "Store",
+    "VectorBacklog",
     "archive_of",
     "documents_of",
 ]
@@ -115,10 +117,14 @@ class EventLog(Protocol):
     def append_events(
         self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
-        quota: Quota | None = None,
+        quota: Quota | None = None, pending: Mapping[tuple[str, str], str] | None = None,
     ) -> list[Event]:  # fmt: skip
         """Append events (assigning per-session sequence numbers), their pins and new
         vectors, in one transaction; return the events written, in order.
+
+        *pending* maps ``(tenant, hash)`` to the text of a vector that is written later
+        (:meth:`VectorBacklog.put_vectors`): each written event whose index rows use one of
+        those hashes is recorded as waiting for it, in the same transaction.
 
         A write whose idempotency key its session already holds (or an earlier write of the
         batch carries) is skipped. *vectors* maps ``(tenant, embed_hash)`` to a unit vector of
@@ -223,6 +229,26 @@ class SearchIndex(Protocol):
         committed state: a search's candidates, session scores and records agree, and the
         store opens one read transaction instead of one per call. Nothing is written inside
         (``touch`` comes after). Raises ``ScopeConflict`` as the calls inside would."""
+        ...
+
+
+@runtime_checkable
+class VectorBacklog(Protocol):
+    """Vectors written after their events: the texts committed events wait for, and the
+    write that delivers them (:mod:`kenning.vectors`)."""
+
+    def pending_texts(self, tenant: str, *, limit: int) -> dict[str, str]:
+        """Up to *limit* texts (by hash) that the tenant's committed events still wait for:
+        those of a writer that has not delivered yet, failed, or died."""
+        ...
+
+    def put_vectors(
+        self, tenant: str, model: ModelInfo, vectors: Mapping[str, npt.NDArray[np.float32]]
+    ) -> int:
+        """Store the vectors (hash -> unit vector of *model*) that the tenant's events wait
+        for, in one transaction, and return how many events got them. A vector nothing waits
+        for any more (its events were erased, or another writer delivered it) is not stored.
+        Every process's search partition indexes those events again with their vectors."""
         ...
 
 
@@ -558,8 +584,8 @@ class ProcedureStore(Protocol):
 
 @runtime_checkable
 class Store(
-    EventLog, SearchIndex, Reindexing, ContextState, JobQueue, FactStore, PolicyStore,
-    ProcedureStore, Protocol,
+    EventLog, SearchIndex, Reindexing, VectorBacklog, ContextState, JobQueue, FactStore,
+    PolicyStore, ProcedureStore, Protocol,
 ):  # fmt: skip
     """A backend that offers every protocol over one database.
 

@@ -51,8 +51,10 @@ _LONG_TERM_TABLES = (
 _SERVER_TABLES = ("api_keys",)
 _USAGE_TABLES = ("tenant_usage",)
 _DOCUMENT_TABLES = ("documents", "document_texts", "document_state")
+_PENDING_TABLES = ("pending_vectors",)
 TENANT_TABLES = (
     *_EPISODIC_TABLES, *_LONG_TERM_TABLES, *_SERVER_TABLES, *_USAGE_TABLES, *_DOCUMENT_TABLES,
+    *_PENDING_TABLES,
 )  # fmt: skip
 """Tables that hold tenant data: each is row-level secured and distributed by ``tenant``."""
 
@@ -728,6 +730,24 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                 WHERE id = key_id RETURNING *;
         END
         $$;
+        """,
+    ),
+    (
+        "0012_pending_vectors",
+        f"""
+        -- The texts of committed events whose vectors are still to be written (deferred
+        -- vectors, kenning.vectors): written with the events, deleted with the vectors. A
+        -- process that died with vectors pending leaves its rows here for the next one.
+        CREATE TABLE pending_vectors (
+            tenant text NOT NULL,
+            item bigint NOT NULL,
+            hash text NOT NULL,
+            text text NOT NULL,
+            PRIMARY KEY (tenant, item, hash),
+            FOREIGN KEY (tenant, item) REFERENCES items (tenant, rowid) ON DELETE CASCADE
+        );
+        CREATE INDEX pending_vectors_hash ON pending_vectors (tenant, hash);
+        {_rls(_PENDING_TABLES)}
         """,
     ),
 )

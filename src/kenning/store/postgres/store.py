@@ -23,6 +23,7 @@ from kenning.store.sql.documents import DocumentTables
 from kenning.store.sql.facts import FactTables
 from kenning.store.sql.jobs import JobTables
 from kenning.store.sql.keys import KeyTables
+from kenning.store.sql.pending import PendingVectorTables
 from kenning.store.sql.policy import PolicyTables
 from kenning.store.sql.procedures import ProcedureTables
 
@@ -31,7 +32,7 @@ __all__ = ["PostgresStore"]
 
 class PostgresStore(
     SearchTables, ContextTables, JobTables, FactTables, PolicyTables, ProcedureTables,
-    KeyTables, TransferTables, DocumentTables, ArchiveTables,
+    KeyTables, TransferTables, PendingVectorTables, DocumentTables, ArchiveTables,
 ):  # fmt: skip
     """The PostgreSQL :class:`~kenning.store.protocol.Store`.
 

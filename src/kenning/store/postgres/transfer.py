@@ -139,6 +139,13 @@ _COPIES: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("item", "tenant", "encoding", "n"),
         "ON CONFLICT DO NOTHING",
     ),
+    # Texts still to embed (a process with deferred vectors stopped before writing them):
+    # the next search on the database embeds them.
+    "pending_vectors": (
+        "SELECT item, tenant, hash, text FROM pending_vectors WHERE tenant = ?",
+        ("item", "tenant", "hash", "text"),
+        "ON CONFLICT DO NOTHING",
+    ),
     "item_access": (
         "SELECT a.item, i.tenant, a.count, a.last FROM item_access a"
         " JOIN items i ON i.rowid = a.item WHERE i.tenant = ?",
@@ -349,7 +356,9 @@ _TIMES = {
 _JSON = {"tags", "metadata", "tool_args", "tool_result", "body", "steps", "scopes"}
 _ARRAYS = {"sources"}  # JSON lists in the file, text[] here
 _BOOLS = {"current", "active", "pinned", "share_across_sessions", "sensitive_facts", "lexical"}
-_ITEM_KEYED = ("event_details", "item_chunks", "token_counts", "item_access", "facts")
+_ITEM_KEYED = (
+    "event_details", "item_chunks", "token_counts", "pending_vectors", "item_access", "facts",
+)  # fmt: skip
 # The tables that name tenants (every other table's rows belong to a row of these).
 _TENANT_SOURCES = (
     "items", "sessions", "pins", "compaction_jobs", "compaction_log", "user_settings",

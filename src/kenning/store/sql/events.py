@@ -33,6 +33,7 @@ from kenning.store.records import (
 )
 from kenning.store.sql.database import Erasure, SqlDatabase, erase_generation
 from kenning.store.sql.dialect import Tx
+from kenning.store.sql.pending import insert_pending
 from kenning.store.sql.query import require_user, scope_sql, stored_scope, where_clause
 from kenning.store.sql.usage import add_usage, remove_usage
 from kenning.store.sql.vectors import check_model, checked_vector, stored_model
@@ -120,7 +121,7 @@ class EventTables(SqlDatabase):
     def append_events(
         self, writes: Sequence[EventWrite], *, model: ModelInfo | None = None,
         vectors: Mapping[tuple[str, str], npt.NDArray[np.float32]] | None = None,
-        quota: Quota | None = None,
+        quota: Quota | None = None, pending: Mapping[tuple[str, str], str] | None = None,
     ) -> list[Event]:  # fmt: skip
         if vectors and model is None:
             raise InvalidInput("vectors were given without the model they belong to")
@@ -143,13 +144,18 @@ class EventTables(SqlDatabase):
                 if tenant in tenant_vectors:
                     self._store_vectors(tx, tenant, tenant_vectors[tenant])
                 if tenant in by_tenant:
-                    placed.update(self._append_tenant(tx, by_tenant[tenant], now, quota))
-        self._after_append(set(by_tenant))
+                    placed.update(
+                        self._append_tenant(tx, by_tenant[tenant], now, quota, pending or {})
+                    )
+        # A tenant whose events wait for vectors is indexed when they come (put_vectors): a
+        # partition caught up now would index those events twice.
+        waiting = {tenant for tenant, _ in pending or {}}
+        self._after_append(set(by_tenant) - waiting)
         return [placed[n] for n in sorted(placed)]
 
     def _append_tenant(
         self, tx: Tx, writes: Sequence[tuple[int, EventWrite]], now: datetime,
-        quota: Quota | None,
+        quota: Quota | None, pending: Mapping[tuple[str, str], str],
     ) -> list[tuple[int, Event]]:  # fmt: skip
         """Append one tenant's writes: claim and hold the sessions, skip repeated idempotency
         keys, number, write the rows, write what derives from them, and count them against
@@ -185,6 +191,9 @@ class EventTables(SqlDatabase):
         rowids = self._insert_items(tx, tenant, rows)
         by_n = dict(writes)
         self._insert_parts(tx, tenant, [(rowids[by_n[n].id], by_n[n]) for n, _ in out])
+        if pending:
+            waits = [(rowids[by_n[n].id], by_n[n]) for n, _ in out]
+            insert_pending(tx, self._d, tenant, waits, pending)
         self._derive_from_events(tx, [(by_n[n], e) for n, e in out], now)
         spans: dict[str, tuple[datetime, datetime]] = {}
         for _, event in out:

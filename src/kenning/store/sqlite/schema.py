@@ -521,6 +521,22 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE UNIQUE INDEX vectors_key ON vectors (tenant, hash);
         """,
     ),
+    (
+        "0019_pending_vectors",
+        """
+        -- The texts of committed events whose vectors are still to be written (deferred
+        -- vectors, kenning.vectors): written with the events, deleted with the vectors. A
+        -- process that died with vectors pending leaves its rows here for the next one.
+        CREATE TABLE pending_vectors (
+            tenant TEXT NOT NULL,
+            item INTEGER NOT NULL REFERENCES items (rowid) ON DELETE CASCADE,
+            hash TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (item, hash)
+        ) WITHOUT ROWID;
+        CREATE INDEX pending_vectors_hash ON pending_vectors (tenant, hash);
+        """,
+    ),
 )
 
 # A new file's page size: 8 KiB pages hold five 1.5 KiB vector rows (2 KiB each on 4 KiB

@@ -22,6 +22,7 @@ from kenning.store.sql.events import EventTables
 from kenning.store.sql.facts import FactTables
 from kenning.store.sql.jobs import JobTables
 from kenning.store.sql.keys import KeyTables
+from kenning.store.sql.pending import PendingVectorTables
 from kenning.store.sql.policy import PolicyTables
 from kenning.store.sql.procedures import ProcedureTables
 from kenning.store.sqlite.search import SearchTables
@@ -31,7 +32,7 @@ __all__ = ["SQLiteStore"]
 
 class SQLiteStore(
     SearchTables, ContextTables, JobTables, KeyTables, FactTables, PolicyTables, ProcedureTables,
-    EventTables, DocumentTables, ArchiveTables,
+    EventTables, PendingVectorTables, DocumentTables, ArchiveTables,
 ):  # fmt: skip
     """The embedded :class:`~kenning.store.protocol.Store`.
 
