@@ -48,6 +48,8 @@ _KEEP_WRITING = textwrap.dedent(
         memory.add_events(Scope("acme", "dana", f"s{i % 7}"), [
             {"role": "user", "content": f"Please look at order A-{i} and ticket T-{i}"},
         ])
+        if i == start:
+            print("writing", flush=True)
     """
 )
 
@@ -82,9 +84,13 @@ def test_killed_at_random_moments_no_event_lacks_its_pins(tmp_path: Path) -> Non
     rng = random.Random(17)
     for round_ in range(6):
         child = subprocess.Popen(
-            [sys.executable, "-c", _KEEP_WRITING, str(path), str(round_ * 100_000)], env=_ENV
-        )
-        time.sleep(1.5 + rng.random())
+            [sys.executable, "-c", _KEEP_WRITING, str(path), str(round_ * 100_000)], env=_ENV,
+            stdout=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        # Killed at a random moment once it writes (a fixed wait could end while a child on a
+        # busy machine was still starting: then it had written nothing).
+        assert child.stdout is not None and child.stdout.readline() == "writing\n"
+        time.sleep(0.5 + rng.random())
         child.send_signal(signal.SIGKILL)
         child.wait()
         assert _missing_pins(path) == []
