@@ -93,6 +93,7 @@ def test_killed_at_random_moments_no_event_lacks_its_pins(tmp_path: Path) -> Non
         time.sleep(0.5 + rng.random())
         child.send_signal(signal.SIGKILL)
         child.wait()
+        child.stdout.close()
         assert _missing_pins(path) == []
     with Memory.open(path, embedder=None) as memory:
         assert len(memory.store.events(Scope("acme"))) > 50
