@@ -179,3 +179,21 @@ def test_someone_and_i_speaks_for_the_user_and_a_divorce_ends_the_partner(
 
 def test_a_liking_the_tagger_reads_as_an_interjection_is_still_read() -> None:
     assert _read("I really like halloumi.") == {("preference:halloumi", "likes", False)}
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        ("I'm vegan these days, so please stop offering me cheese boards.",
+         {("is_a:vegan", "yes", False)}),
+        ("Quick note: I'm allergic to peanuts, so stop adding them to my order.",
+         {("allergy:peanuts", "allergic", False)}),
+    ],
+)  # fmt: skip
+def test_a_statement_before_a_request_to_stop_something_holds(
+    text: str, facts: set[tuple[str, str, bool]]
+) -> None:
+    """The parser hangs the statement under "stop" (a ccomp before its head); the "so"
+    between them makes the statement the reason for the request, not what is stopped."""
+    assert facts <= _read(text)
+    assert not {f for f in _read(text) if f[2]}  # nothing withdrawn

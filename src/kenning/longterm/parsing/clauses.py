@@ -448,7 +448,11 @@ def _retracted(p: Parsed, pred: Token) -> bool:
 
 
 def _stopped(p: Parsed, pred: Token) -> bool:
-    """Under "stop", "quit", "give up": "I stopped eating meat", "I quit smoking"."""
+    """Under "stop", "quit", "give up": "I stopped eating meat", "I quit smoking"; not a
+    statement the parser hung before a request that follows from it ("I'm vegetarian, so
+    please stop sending me steak offers")."""
+    if follows_from(p, pred):
+        return False
     head = p.head(pred)
     if head is not None and head.dep == "prep" and pred.dep == "pcomp":
         head = p.head(head)  # "I gave up on learning French"
