@@ -186,7 +186,8 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         """Wait until the vectors of the events this memory wrote for *tenant* before the call
         (None: for every tenant) are stored, then embed what the store still lists as pending
         for *tenant* (left by a process that died, by another process, or by a failed model
-        call; None: the tenants whose texts failed). Searches do this for their tenant
+        call; None: the tenants whose texts failed), looked up on the tenant's first flush,
+        after a failure and at most every ``kenning.vectors.RECHECK_S`` seconds. Searches do this for their tenant
         themselves; with ``Settings(defer_vectors=False)`` there is nothing to wait for.
 
         Raises:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -46,6 +47,10 @@ log = logging.getLogger("kenning")
 
 # Texts read from the store's backlog per step of a flush.
 _BACKLOG_STEP = 256
+# How often a flush looks in the store for a tenant's texts no writer of this process holds
+# (left by a killed process or another one): on the tenant's first flush, after a failure,
+# and then at most once in this many seconds, so a search reads no extra row in between.
+RECHECK_S = 60.0
 
 
 @dataclass
@@ -146,6 +151,7 @@ class VectorWriter:
         self._queue = _Queue()
         self._cond = threading.Condition()
         self._failed: dict[str, BaseException] = {}
+        self._checked: dict[str, float] = {}  # tenant -> when the store was last looked in
         self._thread: threading.Thread | None = None
         self._closed = False
         #: Model calls made and texts embedded by the thread (for benches and tests).
@@ -181,7 +187,8 @@ class VectorWriter:
     def flush(self, tenant: str | None = None) -> None:
         """Wait until the writer has delivered the texts of *tenant* (None: of any tenant)
         queued before the call, then embed what the store still lists as pending for *tenant*
-        (all tenants with a failure, for None).
+        (all tenants with a failure, for None): on the tenant's first flush, after a failure,
+        and at most once every :data:`RECHECK_S` seconds otherwise.
 
         Raises:
             VectorsPending: the model failed again on what was pending (the rows stay
@@ -192,8 +199,15 @@ class VectorWriter:
             while self._queue.holds(tenant, through):
                 self._cond.wait()
             tenants = set(self._failed) if tenant is None else {tenant}
-        for name in sorted(tenants):
+            now = time.monotonic()
+            due = {
+                t for t in tenants
+                if t in self._failed or now - self._checked.get(t, -RECHECK_S) >= RECHECK_S
+            }  # fmt: skip
+        for name in sorted(due):
             self._catch_up(name)
+            with self._cond:
+                self._checked[name] = now
 
     def close(self) -> None:
         """Embed what is queued, then stop the thread (idempotent). Texts that fail stay
