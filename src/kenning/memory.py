@@ -187,8 +187,9 @@ class Memory(MemoryParts[WorkingContext, LongTermMemory, Procedures, Retention],
         (None: for every tenant) are stored, then embed what the store still lists as pending
         for *tenant* (left by a process that died, by another process, or by a failed model
         call; None: the tenants whose texts failed), looked up on the tenant's first flush,
-        after a failure and at most every ``kenning.vectors.RECHECK_S`` seconds. Searches do this for their tenant
-        themselves; with ``Settings(defer_vectors=False)`` there is nothing to wait for.
+        after a failure and at most every ``kenning.vectors.RECHECK_S`` seconds. Searches do
+        this for their tenant themselves; with ``Settings(defer_vectors=False)`` there is
+        nothing to wait for.
 
         Raises:
             VectorsPending: the embedding model failed on them (again); the events stay
