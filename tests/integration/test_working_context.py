@@ -473,3 +473,27 @@ def test_compaction_keeps_the_last_turns_raw_and_waits_for_six(tmp_path: Path) -
         memory.add_events(scope, [{"role": "user", "content": f"more {i} " * 40} for i in range(5)])
         written = memory.context.compact(scope, budget_tokens=200, model="gpt-4o")
         assert written and max(s.last_seq for s in written) <= 10 - 4
+
+
+CHATTER_TURN = "({n}) The weather has been lovely and I have been reading a novel about sailors."
+
+
+def test_compaction_that_lags_behind_the_writes_never_grows_a_range(tmp_path: Path) -> None:
+    # Events written faster than compaction runs: one run then finds many raw turns at once,
+    # and the last range it cuts may be a few turns only. A summary of such a tail would be
+    # bigger than the turns it replaces; it must stay raw instead.
+    compacted = 0
+    with Memory.open(tmp_path / "k.db", embedder=None) as memory:
+        for n in range(30, 70):
+            scope = Scope("acme", "u", f"lag-{n}")
+            memory.add_events(
+                scope,
+                [{"role": "user" if i % 2 == 0 else "assistant",
+                  "content": CHATTER_TURN.format(n=i)} for i in range(n)],
+            )  # fmt: skip
+            memory.context.compact(scope, budget_tokens=2_000, model="gpt-4o")
+            log = memory.context.compaction_log(scope)
+            segments = [e for e in log if e.action.value in ("segment", "merge")]
+            assert all(e.tokens_before > e.tokens_after for e in segments), (n, segments)
+            compacted += bool(segments)
+    assert compacted >= 25  # most sessions were long enough to compact

@@ -161,14 +161,17 @@ class Compactor:
         drafts = []
         for first, last in self._plan(scope, tokenizer, budget):
             events = self._events(scope, first, last)
-            if events:
-                summary, _ = self._made(
-                    scope, events, pins, level=1, first=first, last=last,
-                    max_tokens=self._settings.tokens(self._settings.segment_summary, budget),
-                    tokens_before=self._tokens(scope, tokenizer.name, first, last),
-                    tokenizer=tokenizer, summarizer=summarizer,
-                )  # fmt: skip
-                drafts.append(summary)
+            if not events:
+                continue
+            before = self._tokens(scope, tokenizer.name, first, last)
+            summary, _ = self._made(
+                scope, events, pins, level=1, first=first, last=last,
+                max_tokens=self._settings.tokens(self._settings.segment_summary, budget),
+                tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
+            )  # fmt: skip
+            if tokenizer.count(summary.text) >= before:
+                break  # as compact() does: not smaller, left raw
+            drafts.append(summary)
         return drafts
 
     def _plan(self, scope: Scope, tokenizer: Tokenizer, budget: int) -> list[tuple[int, int]]:
@@ -224,28 +227,28 @@ class Compactor:
             events = self._events(scope, first, last)
             if not events:
                 continue
-            written.append(
-                self._summarize(
-                    scope, events, level=1, first=first, last=last, replaces=(),
-                    max_tokens=settings.tokens(settings.segment_summary, budget),
-                    tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation, fence=fence,
-                )
+            summary = self._summarize(
+                scope, events, level=1, first=first, last=last, replaces=(),
+                max_tokens=settings.tokens(settings.segment_summary, budget),
+                tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
+                reason=reason, generation=generation, fence=fence,
             )  # fmt: skip
+            if summary is None:
+                break  # the ranges after it wait too: summaries stay contiguous
+            written.append(summary)
         active = self._store.summaries(scope)
         if sum(1 for s in active if s.level == 1) > settings.max_segments:
             last = max(s.last_seq for s in active)
             before = sum(tokenizer.count_many([s.text for s in active]))
             events = self._events(scope, 1, last)
-            written.append(
-                self._summarize(
-                    scope, events, level=2, first=min(s.first_seq for s in active), last=last,
-                    replaces=[s.id for s in active],
-                    max_tokens=settings.tokens(settings.session_summary, budget),
-                    tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
-                    reason=reason, generation=generation, fence=fence,
-                )
+            merged = self._summarize(
+                scope, events, level=2, first=min(s.first_seq for s in active), last=last,
+                replaces=[s.id for s in active],
+                max_tokens=settings.tokens(settings.session_summary, budget),
+                tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
+                reason=reason, generation=generation, fence=fence,
             )  # fmt: skip
+            written.extend([merged] if merged else [])
 
     def _events(self, scope: Scope, first: int, last: int) -> list[Event]:
         events = self._store.events(scope, after_seq=first - 1, limit=last - first + 1)
@@ -267,7 +270,10 @@ class Compactor:
         reason: str,
         generation: int,
         fence: Callable[[], bool],
-    ) -> Summary:
+    ) -> Summary | None:
+        """Pin the range, summarize it and write the summary; None (no summary written, the
+        pins kept) when the summary is not smaller than what it would replace: compaction
+        that lags behind the writes can end a run with a tail of a few short turns."""
         now = datetime.now(UTC)
         drafts = self._pin_first(scope, events, now=now, first=first, last=last,
                                  generation=generation)  # fmt: skip
@@ -277,6 +283,11 @@ class Compactor:
             tokens_before=tokens_before, tokenizer=tokenizer, summarizer=summarizer, now=now,
         )  # fmt: skip
         text = summary.text
+        tokens_after = tokenizer.count(text)
+        if tokens_after >= tokens_before:
+            log.info("range #%d-%d of %s left as it is: its summary (%d tokens) is not smaller",
+                     first, last, scope.session, tokens_after)  # fmt: skip
+            return None
         keys = {p.key for p in pins}
         missing: dict[str, PinDraft] = {}
         for draft in drafts:
@@ -284,7 +295,7 @@ class Compactor:
                 missing.setdefault(draft.key, draft)
         audit = _audit(
             summary, result, list(missing.values()), reason=reason, tokens_before=tokens_before,
-            tokens_after=tokenizer.count(text),
+            tokens_after=tokens_after,
         )  # fmt: skip
         if missing:
             log.warning(
