@@ -30,11 +30,11 @@ put_vectors`); the search partitions take the events when their vectors are ther
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from kenning.background import QueueThread
 from kenning.embed.base import Embedder
 from kenning.errors import InvalidInput, VectorsPending
 from kenning.store.protocol import VectorBacklog
@@ -149,11 +149,10 @@ class VectorWriter:
         self._max_texts = max_texts
         self._max_queued = queued
         self._queue = _Queue()
-        self._cond = threading.Condition()
+        self._worker = QueueThread("kenning-vectors", self._run)
+        self._cond = self._worker.cond
         self._failed: dict[str, BaseException] = {}
         self._checked: dict[str, float] = {}  # tenant -> when the store was last looked in
-        self._thread: threading.Thread | None = None
-        self._closed = False
         #: Model calls made and texts embedded by the thread (for benches and tests).
         self.calls = 0
         self.texts = 0
@@ -174,12 +173,12 @@ class VectorWriter:
         if not texts:
             return
         with self._cond:
-            if not self._closed:
-                while self._queue.size >= self._max_queued and not self._closed:
+            if not self._worker.closed:
+                while self._queue.size >= self._max_queued and not self._worker.closed:
                     self._cond.wait()
-                if not self._closed:
+                if not self._worker.closed:
                     self._queue.add(tenant, texts)
-                    self._start()
+                    self._worker.start()
                     self._cond.notify_all()
                     return
         self._deliver(tenant, dict(texts))
@@ -212,24 +211,14 @@ class VectorWriter:
     def close(self) -> None:
         """Embed what is queued, then stop the thread (idempotent). Texts that fail stay
         pending in the store for the next flush, in this process or the next."""
-        with self._cond:
-            self._closed = True
-            thread = self._thread
-            self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        self._worker.close()
 
     # -- the writer's thread ---------------------------------------------------------------
-
-    def _start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._run, name="kenning-vectors", daemon=True)
-            self._thread.start()
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._queue.waiting and not self._closed:
+                while not self._queue.waiting and not self._worker.closed:
                     self._cond.wait()
                 if not self._queue.waiting:
                     return

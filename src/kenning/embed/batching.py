@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from kenning.background import QueueThread
 from kenning.embed.base import DelegatingEmbedder, Embedder, Matrix, check_texts
 from kenning.errors import InvalidInput
 
@@ -67,9 +68,8 @@ class BatchingEmbedder(DelegatingEmbedder):
         self._window_s = window_s
         self._max_texts = max_texts
         self._queue: list[_Request] = []
-        self._cond = threading.Condition()
-        self._closed = False
-        self._thread: threading.Thread | None = None
+        self._worker = QueueThread("kenning-embed", self._gather)
+        self._cond = self._worker.cond
         #: Model calls made and texts embedded (for the load bench and tests).
         self.calls = 0
         self.texts = 0
@@ -80,14 +80,10 @@ class BatchingEmbedder(DelegatingEmbedder):
             return np.zeros((0, self.dimension), dtype=np.float32)
         request = _Request(list(texts))
         with self._cond:
-            if self._closed:
+            if self._worker.closed:
                 return self.inner.embed(request.texts)
             self._queue.append(request)
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._gather, name="kenning-embed", daemon=True
-                )
-                self._thread.start()
+            self._worker.start()
             self._cond.notify()
         request.done.wait()
         if request.error is not None:
@@ -97,22 +93,17 @@ class BatchingEmbedder(DelegatingEmbedder):
 
     def close(self) -> None:
         """Embed what is queued, then stop the gathering thread (idempotent)."""
-        with self._cond:
-            self._closed = True
-            thread = self._thread
-            self._cond.notify_all()
-        if thread is not None and thread is not threading.current_thread():
-            thread.join()
+        self._worker.close()
 
     def _gather(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._closed:
+                while not self._queue and not self._worker.closed:
                     self._cond.wait()
                 if not self._queue:
                     return
                 deadline = time.monotonic() + self._window_s
-                while not self._closed and self._queued() < self._max_texts:
+                while not self._worker.closed and self._queued() < self._max_texts:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         break
