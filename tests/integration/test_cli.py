@@ -35,12 +35,19 @@ def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
 def test_demo_prints_scored_hits_with_provenance(tmp_path: Path) -> None:
     done = kenning("demo", "--db", str(tmp_path / "demo.db"))
     assert done.returncode == 0, done.stderr
-    assert "ingested 21 sample events" in done.stdout
+    assert "ingested 23 sample events" in done.stdout
     assert "Priya" in done.stdout  # who approved the refund
     assert "vegetarian" in done.stdout
     assert "cosine=" in done.stdout and "bm25=" in done.stdout
     assert "s-2026-03-02 #" in done.stdout  # session and sequence number
     assert "must never appear" not in done.stdout  # another tenant's line
+    # Dana moved: the profile states where she lives now, the old address is history.
+    lines = done.stdout.splitlines()
+    assert any(row.split()[:3] == ["superseded", "location:", "Berlin"] for row in lines)
+    assert any(row.split()[:3] == ["active", "location:", "Munich"] for row in lines)
+    profile = done.stdout.split("What is known about this user")[1].split("[system]")[0]
+    assert "\nlocation: Munich\n" in profile and "\nlocation: Berlin\n" not in profile
+    assert "corrected location: Berlin -> Munich" in profile
 
 
 def test_ingest_then_search_json(tmp_path: Path) -> None:

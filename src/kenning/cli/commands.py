@@ -288,6 +288,10 @@ _DEMO_QUERIES: tuple[tuple[Mapping[str, str | None], str], ...] = (
 _DEMO_POLICY = "You are Acme's support agent. Use only the ids and amounts in this context."
 
 
+#: The demo's users agreed that their facts reach their other sessions (a product asks once).
+_DEMO_USERS = (Scope("acme", "dana"), Scope("acme", "lee"))
+
+
 def demo(args: argparse.Namespace) -> int:
     db: str | Path
     if args.store is not None:
@@ -298,6 +302,8 @@ def demo(args: argparse.Namespace) -> int:
         db = Path(tempfile.mkdtemp(prefix="kenning-demo-")) / "demo.db"
     rows = _sample_rows()
     with Memory.open(db) as memory:
+        for user in _DEMO_USERS:
+            memory.facts.set_consent(user, share_across_sessions=True)
         started = time.perf_counter()
         events = memory.ingest(rows)
         elapsed = time.perf_counter() - started
@@ -309,6 +315,7 @@ def demo(args: argparse.Namespace) -> int:
             named = ", ".join(f"{k}={v}" for k, v in where.items() if v)
             print(f"\nsearch {query!r} in {named}:")
             _print_hits(memory.search(scope, query, k=3).hits, sys.stdout)
+        _print_demo_facts(memory, _DEMO_USERS[0])
         chat = Scope("acme", "dana", "s-2026-03-09")
         window = memory.assemble(
             chat, budget_tokens=700, model="gpt-4o", system=_DEMO_POLICY,
@@ -322,7 +329,21 @@ def demo(args: argparse.Namespace) -> int:
         f"     kenning assemble {at} --tenant acme --user dana --session s-2026-03-02 "
         "--budget 600 --model gpt-4o --json"
     )
+    print(f"     kenning facts list {at} --tenant acme --user dana --all")
     return 0
+
+
+def _print_demo_facts(memory: Memory, user: Scope) -> None:
+    """The user's long-term facts as the reader took them from their own words: a change of
+    address closes the old fact at the time of the new statement."""
+    if not memory.wait_for_facts(timeout=120):
+        print(f"\nlong-term facts of {user.user}: still being read (try `kenning facts list`)")
+        return
+    print(f"\nlong-term facts of {user.user}, every version (read from what the user said):")
+    for fact in memory.facts.list(user, include_closed=True):
+        until = f"{fact.valid_to:%Y-%m-%d}" if fact.valid_to else "now"
+        print(f"  {fact.status.value:<10} {fact.attribute}: {fact.value}  "
+              f"({fact.valid_from:%Y-%m-%d} to {until})  {fact.text}")  # fmt: skip
 
 
 def migrate(args: argparse.Namespace) -> int:
