@@ -45,13 +45,15 @@ def test_two_worker_processes_share_the_queue_and_run_each_job_once(
         log=tmp_path / "server.log",
     ) as served:
         with httpx.Client() as http:
-            # Nagle's algorithm stays off with several workers: no ~40 ms per request.
+            # Nagle's algorithm stays off with several workers. With it on, every response
+            # waits for the client's delayed ACK (40 ms at least on Linux), so even the fastest
+            # of 21 requests is slow; a loaded machine slows some requests, never all of them.
             times = []
             for _ in range(21):
                 start = time.perf_counter()
                 http.get(f"{served.url}/healthz").raise_for_status()
                 times.append(time.perf_counter() - start)
-            assert sorted(times)[10] < 0.030, sorted(times)
+            assert min(times) < 0.030, sorted(times)
         scopes = [Scope("acme", f"u{i}", f"s{i}") for i in range(8)]
         with Client(served.url, api_key=key) as client:
             for scope in scopes:
