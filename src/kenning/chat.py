@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import re
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from kenning.checks import is_int, is_number
 from kenning.errors import InvalidInput
 
 __all__ = [
@@ -91,15 +91,15 @@ class LLMSettings:
             raise InvalidInput("LLM model must be a non-empty model name")
         if self.api_key is not None and (not isinstance(self.api_key, str) or not self.api_key):
             raise InvalidInput("LLM api_key must be a non-empty string, or None for no key")
-        if not _is_number(self.timeout_s) or not 0 < self.timeout_s <= 3_600:
+        if not is_number(self.timeout_s) or not 0 < self.timeout_s <= 3_600:
             raise InvalidInput("LLM timeout_s must be a number of seconds in (0, 3600]")
-        if not _is_int(self.retries) or not 0 <= self.retries <= 10:
+        if not is_int(self.retries) or not 0 <= self.retries <= 10:
             raise InvalidInput("LLM retries must be an integer from 0 to 10")
-        if not _is_number(self.backoff_s) or not 0 <= self.backoff_s <= 60:
+        if not is_number(self.backoff_s) or not 0 <= self.backoff_s <= 60:
             raise InvalidInput("LLM backoff_s must be a number of seconds in [0, 60]")
-        if not _is_int(self.max_output_tokens) or not 1 <= self.max_output_tokens <= 32_768:
+        if not is_int(self.max_output_tokens) or not 1 <= self.max_output_tokens <= 32_768:
             raise InvalidInput("LLM max_output_tokens must be an integer from 1 to 32768")
-        if not _is_number(self.temperature) or not 0 <= self.temperature <= 2:
+        if not is_number(self.temperature) or not 0 <= self.temperature <= 2:
             raise InvalidInput("LLM temperature must be a number in [0, 2]")
 
     @property
@@ -125,18 +125,6 @@ def array_schema(items: Mapping[str, Any], max_items: int | None = None) -> dict
     if max_items is not None:
         schema["maxItems"] = max_items
     return schema
-
-
-def _is_number(value: object) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class ChatFailed(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from kenning.checks import check_numbers
 from kenning.compaction.plan import CompactionSettings
 from kenning.context.assembler import ContextSettings
 from kenning.errors import InvalidInput
@@ -16,7 +17,7 @@ from kenning.search.fusion import FusionConfig
 from kenning.search.reader import QueryReader, RuleReader
 from kenning.search.rerank import Reranker
 from kenning.store.ann import AnnConfig
-from kenning.store.replies import DEFAULT_REPLY_WEIGHT, check_reply_weight
+from kenning.store.replies import DEFAULT_REPLY_WEIGHT
 
 __all__ = ["EmbedText", "Settings"]
 
@@ -97,26 +98,16 @@ class Settings:
         return 0 if self.embed_context else self.unit_chars
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_content_chars <= 10_000_000:
-            raise InvalidInput("max_content_chars must be between 1 and 10,000,000")
-        if not 200 <= self.chunk_chars <= 100_000:
-            raise InvalidInput("chunk_chars must be between 200 and 100,000")
-        if not (self.unit_chars == 0 or 10 <= self.unit_chars <= self.chunk_chars):
+        check_numbers(self, "max_content_chars", low=1, high=10_000_000, integer=True)
+        check_numbers(self, "chunk_chars", low=200, high=100_000, integer=True)
+        check_numbers(self, "unit_chars", low=0, high=self.chunk_chars, integer=True)
+        if 0 < self.unit_chars < 10:
             raise InvalidInput("unit_chars must be 0 (off) or between 10 and chunk_chars")
-        if not 1 <= self.max_query_chars <= 100_000:
-            raise InvalidInput("max_query_chars must be between 1 and 100,000")
-        if not 1 <= self.max_k <= 100_000:
-            raise InvalidInput("max_k must be between 1 and 100,000")
+        check_numbers(self, ("max_query_chars", "max_k"), low=1, high=100_000, integer=True)
         if self.embed_text not in ("content", "speaker", "speaker_date"):
             raise InvalidInput("embed_text must be 'content', 'speaker' or 'speaker_date'")
-        try:
-            check_reply_weight(self.reply_weight)
-        except ValueError as exc:
-            raise InvalidInput(str(exc)) from None
-        if not 1 <= self.embed_batch <= 4096:
-            raise InvalidInput("embed_batch must be between 1 and 4096")
-        if not 1 <= self.vector_batch <= 4096:
-            raise InvalidInput("vector_batch must be between 1 and 4096")
+        check_numbers(self, "reply_weight", low=0, high=4)
+        check_numbers(self, ("embed_batch", "vector_batch"), low=1, high=4096, integer=True)
         if not isinstance(self.reader, QueryReader):
             raise InvalidInput("reader must have a read(text, now) method (a QueryReader)")
         if self.rerank_model is not None and not isinstance(self.rerank_model, Reranker):

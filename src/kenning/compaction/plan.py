@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from kenning.errors import InvalidInput
+from kenning.checks import check_numbers
 
 __all__ = ["CompactionSettings", "plan_segments"]
 
@@ -51,24 +51,14 @@ class CompactionSettings:
     workers: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("keep_recent", "segment", "segment_summary", "session_summary"):
-            value = getattr(self, name)
-            if not isinstance(value, int | float) or not 0 < value <= 1:
-                raise InvalidInput(f"CompactionSettings.{name} must be a fraction in (0, 1]")
-        if not isinstance(self.max_segments, int) or self.max_segments < 1:
-            raise InvalidInput("CompactionSettings.max_segments must be an int >= 1")
-        if not isinstance(self.min_summary_tokens, int) or self.min_summary_tokens < 16:
-            raise InvalidInput("CompactionSettings.min_summary_tokens must be an int >= 16")
-        for name in ("keep_turns", "min_turns"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise InvalidInput(f"CompactionSettings.{name} must be an int >= 0")
-        if not isinstance(self.min_ratio, int | float) or not 1 <= self.min_ratio <= 100:
-            raise InvalidInput("CompactionSettings.min_ratio must be between 1 and 100")
-        if not isinstance(self.lease_s, int | float) or not 1 <= self.lease_s <= 86_400:
-            raise InvalidInput("CompactionSettings.lease_s must be between 1 and 86,400 seconds")
-        if not isinstance(self.workers, int) or not 1 <= self.workers <= 64:
-            raise InvalidInput("CompactionSettings.workers must be an int between 1 and 64")
+        fractions = ("keep_recent", "segment", "segment_summary", "session_summary")
+        check_numbers(self, fractions, low=0, high=1, above=True)
+        check_numbers(self, "max_segments", low=1, integer=True)
+        check_numbers(self, "min_summary_tokens", low=16, integer=True)
+        check_numbers(self, ("keep_turns", "min_turns"), low=0, integer=True)
+        check_numbers(self, "min_ratio", low=1, high=100)
+        check_numbers(self, "lease_s", low=1, high=86_400)
+        check_numbers(self, "workers", low=1, high=64, integer=True)
 
     def tokens(self, share: float, budget: int) -> int:
         return max(self.min_summary_tokens, int(share * budget))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from kenning.checks import check_numbers
 from kenning.compaction.ledger import SessionStore, sync_ledger
 from kenning.context.actions import ActionLog, action_lines
 from kenning.context.fill import Piece, Plan, fill
@@ -102,12 +103,10 @@ class ContextSettings:
     background: bool = True
 
     def __post_init__(self) -> None:
-        if not isinstance(self.memories_k, int) or not 0 <= self.memories_k <= 100:
-            raise InvalidInput("ContextSettings.memories_k must be an int in [0, 100]")
-        if not isinstance(self.memory_chars, int) or self.memory_chars < 40:
-            raise InvalidInput("ContextSettings.memory_chars must be an int >= 40")
-        if not isinstance(self.max_messages, int) or self.max_messages < 2:
-            raise InvalidInput("ContextSettings.max_messages must be an int >= 2")
+        check_numbers(self, "memories_k", low=0, high=100, integer=True)
+        check_numbers(self, "memory_chars", low=40, integer=True)
+        check_numbers(self, "max_messages", low=2, integer=True)
+        check_numbers(self, "memory_floor", low=0)
         if self.retrieval not in ("always", "past_reference"):
             raise InvalidInput("ContextSettings.retrieval must be 'always' or 'past_reference'")
         if not all(isinstance(p, Price) for p in self.prices.values()):

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kenning.checks import check_numbers
 from kenning.errors import InvalidInput
 
 __all__ = [
@@ -57,6 +58,7 @@ class PressureThresholds:
     hard: float = 0.95
 
     def __post_init__(self) -> None:
+        check_numbers(self, ("warn", "compact", "hard"), low=0, above=True)
         if not 0 < self.warn <= self.compact <= self.hard:
             raise InvalidInput("pressure thresholds must satisfy 0 < warn <= compact <= hard")
 
@@ -84,12 +86,8 @@ class TierCaps:
     memories: float | None = 0.15
 
     def __post_init__(self) -> None:
-        for tier in TIER_ORDER[1:]:
-            value = getattr(self, tier.value)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1
-            ):
-                raise InvalidInput(f"TierCaps.{tier.value} must be a fraction in [0, 1] or None")
+        names = [tier.value for tier in TIER_ORDER[1:]]
+        check_numbers(self, names, low=0, high=1, optional=True)
 
     def cap(self, tier: Tier, budget: int) -> int | None:
         if tier is Tier.SYSTEM:

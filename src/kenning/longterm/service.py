@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import math
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -22,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from kenning.chat import LLMSettings
+from kenning.checks import check_numbers
 from kenning.embed.base import Embedder
 from kenning.embed.cache import CachedEmbedder
 from kenning.errors import InvalidInput, LeaseLost, ModelUnavailable, NotFound, StaleWrite
@@ -147,19 +147,12 @@ class LongTermSettings:
     llm: LLMSettings | None = None
 
     def __post_init__(self) -> None:
-        for name in ("near_duplicate", "withdrawal_match"):
-            if not 0 < getattr(self, name) <= 1:
-                raise InvalidInput(f"{name} must be in (0, 1]")
-        for name in ("half_life_days", "prune_idle_hours", "lease_s"):
-            value = getattr(self, name)
-            if not math.isfinite(value) or value <= 0:
-                raise InvalidInput(f"{name} must be a positive number")
-        if not 0 <= self.prune_floor < 3:
-            raise InvalidInput("prune_floor must be in [0, 3)")
-        if isinstance(self.workers, bool) or not isinstance(self.workers, int):
-            raise InvalidInput("workers must be an int between 1 and 64")
-        if not 1 <= self.workers <= 64:
-            raise InvalidInput("workers must be an int between 1 and 64")
+        check_numbers(self, ("near_duplicate", "withdrawal_match"), low=0, high=1, above=True)
+        positive = ("half_life_days", "prune_idle_hours", "lease_s")
+        check_numbers(self, positive, low=0, above=True)
+        check_numbers(self, "prune_floor", low=0, high=3, below=True)
+        check_numbers(self, "prune_min_accesses", low=0, integer=True)
+        check_numbers(self, "workers", low=1, high=64, integer=True)
 
 
 def importance(fact: Fact, now: datetime, *, half_life_days: float = 30.0) -> float:

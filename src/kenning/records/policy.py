@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from kenning.checks import check_numbers
 from kenning.errors import InvalidInput
 from kenning.records.core import Scope
 from kenning.records.values import check_text
@@ -79,8 +80,7 @@ class TenantPolicy:
     def __post_init__(self) -> None:
         _days(self.episode_days, "episode_days")
         _days(self.fact_days, "fact_days")
-        if not isinstance(self.recent_sessions, int) or not 0 <= self.recent_sessions <= 50:
-            raise InvalidInput("recent_sessions must be an int from 0 to 50")
+        check_numbers(self, "recent_sessions", low=0, high=50, integer=True)
         _tool_names(self.fact_tools, "fact_tools")
         _tool_names(self.authoritative_tools, "authoritative_tools")
         _tool_names(self.file_read_tools, "file_read_tools")

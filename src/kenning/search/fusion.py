@@ -20,6 +20,7 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from kenning.checks import check_numbers
 from kenning.errors import InvalidInput
 from kenning.search.timeref import TimeWindow
 from kenning.store.records import Candidate, Position, SessionCandidate
@@ -98,34 +99,17 @@ class FusionConfig:
     def __post_init__(self) -> None:
         if self.method not in ("rrf", "weighted"):
             raise InvalidInput("fusion method must be 'rrf' or 'weighted'")
-        numbers = {
-            "rrf_k": self.rrf_k,
-            "lexical_weight": self.lexical_weight,
-            "vector_weight": self.vector_weight,
-            "session_weight": self.session_weight,
-            "multi_target_session_weight": self.multi_target_session_weight,
-            "partner_weight": self.partner_weight,
-            "sole_best_floor": self.sole_best_floor,
-            "recency_weight": self.recency_weight,
-            "access_weight": self.access_weight,
-            "time_weight": self.time_weight,
-            "fact_key_weight": self.fact_key_weight,
-        }
-        for name, value in numbers.items():
-            if not math.isfinite(value) or value < 0:
-                raise InvalidInput(f"{name} must be a finite number >= 0")
+        weights = (
+            "rrf_k", "lexical_weight", "vector_weight", "session_weight",
+            "multi_target_session_weight", "partner_weight", "recency_weight", "access_weight",
+            "time_weight", "fact_key_weight",
+        )  # fmt: skip
+        check_numbers(self, weights, low=0)
         if self.lexical_weight + self.vector_weight <= 0:
             raise InvalidInput("lexical_weight + vector_weight must be > 0")
-        if self.sole_best_floor > 1:
-            raise InvalidInput("sole_best_floor must be between 0 and 1")
-        if self.recency_half_life_days <= 0:
-            raise InvalidInput("recency_half_life_days must be > 0")
-        for name, count in (
-            ("candidates", self.candidates),
-            ("window_candidates", self.window_candidates),
-        ):
-            if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 10_000:
-                raise InvalidInput(f"{name} must be an integer between 1 and 10000")
+        check_numbers(self, "sole_best_floor", low=0, high=1)
+        check_numbers(self, "recency_half_life_days", low=0, above=True)
+        check_numbers(self, ("candidates", "window_candidates"), low=1, high=10_000, integer=True)
 
 
 class ItemStats(NamedTuple):

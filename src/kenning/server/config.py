@@ -8,6 +8,7 @@ import json
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from kenning.checks import check_numbers
 from kenning.errors import InvalidInput, WeakCredential
 
 __all__ = ["MIN_ADMIN_TOKEN", "ServerSettings"]
@@ -82,36 +83,24 @@ class ServerSettings:
     otel: bool = False
 
     def __post_init__(self) -> None:
-        if not 1 <= self.workers <= 64:
-            raise InvalidInput("workers must be between 1 and 64")
-        if not 0 < self.rate_per_s <= 1_000_000 or not 1 <= self.burst <= 1_000_000:
-            raise InvalidInput("rate_per_s must be positive and burst at least 1")
-        for name in ("max_events", "max_chars"):
-            value = getattr(self, name)
-            if value is not None and value < 0:
-                raise InvalidInput(f"{name} must be >= 0 or None")
-        if self.max_body_bytes < 1024:
-            raise InvalidInput("max_body_bytes must be at least 1024")
-        if not 1 <= self.max_in_flight <= 100_000:
-            raise InvalidInput("max_in_flight must be between 1 and 100,000")
-        share = self.max_in_flight_per_tenant
-        if share is not None and not 1 <= share <= self.max_in_flight:
-            raise InvalidInput("max_in_flight_per_tenant must be between 1 and max_in_flight")
-        if not 1 <= self.max_mcp_streams <= 10_000:
-            raise InvalidInput("max_mcp_streams must be between 1 and 10,000")
-        for name in ("header_timeout_s", "body_timeout_s"):
-            if not 0.1 <= getattr(self, name) <= 3600:
-                raise InvalidInput(f"{name} must be between 0.1 and 3600 seconds")
+        check_numbers(self, "port", low=0, high=65_535, integer=True)
+        check_numbers(self, "workers", low=1, high=64, integer=True)
+        check_numbers(self, "rate_per_s", low=0, high=1_000_000, above=True)
+        check_numbers(self, "burst", low=1, high=1_000_000, integer=True)
+        check_numbers(self, ("max_events", "max_chars"), low=0, integer=True, optional=True)
+        check_numbers(self, "max_body_bytes", low=1024, integer=True)
+        check_numbers(self, "max_in_flight", low=1, high=100_000, integer=True)
+        check_numbers(self, "max_in_flight_per_tenant", low=1, high=self.max_in_flight,
+                      integer=True, optional=True)  # fmt: skip
+        check_numbers(self, "max_mcp_streams", low=1, high=10_000, integer=True)
+        check_numbers(self, ("header_timeout_s", "body_timeout_s"), low=0.1, high=3600)
         _check_admin_token(self.admin_token)
-        for name in ("compaction_workers", "extraction_workers"):
-            if not 1 <= getattr(self, name) <= 64:
-                raise InvalidInput(f"{name} must be between 1 and 64")
+        workers = ("compaction_workers", "extraction_workers")
+        check_numbers(self, workers, low=1, high=64, integer=True)
         if self.embedder not in ("minilm", "none"):
             raise InvalidInput("embedder must be 'minilm' or 'none'")
-        if not 0 <= self.embed_window_ms <= 1000:
-            raise InvalidInput("embed_window_ms must be between 0 and 1000")
-        if not 1 <= self.embed_batch <= 4096:
-            raise InvalidInput("embed_batch must be between 1 and 4096")
+        check_numbers(self, "embed_window_ms", low=0, high=1000)
+        check_numbers(self, "embed_batch", low=1, high=4096, integer=True)
 
     @property
     def tenant_in_flight(self) -> int:

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput
+from kenning.checks import check_numbers
 
 __all__ = ["AnnConfig", "HnswIndex", "fingerprints", "hnsw_available"]
 
@@ -78,16 +78,11 @@ class AnnConfig:
     build_threads: int = 1
 
     def __post_init__(self) -> None:
-        if not 1 <= self.min_rows <= 1_000_000_000:
-            raise InvalidInput("ann min_rows must be between 1 and 1,000,000,000")
-        if not 0.0 <= self.min_fraction <= 1.0:
-            raise InvalidInput("ann min_fraction must be between 0 and 1")
-        if not 4 <= self.m <= 128:
-            raise InvalidInput("ann m must be between 4 and 128")
-        if not 8 <= self.ef_construction <= 4096 or not 8 <= self.ef_search <= 4096:
-            raise InvalidInput("ann ef_construction and ef_search must be between 8 and 4096")
-        if not 1 <= self.build_threads <= 256:
-            raise InvalidInput("ann build_threads must be between 1 and 256")
+        check_numbers(self, "min_rows", low=1, high=1_000_000_000, integer=True)
+        check_numbers(self, "min_fraction", low=0, high=1)
+        check_numbers(self, "m", low=4, high=128, integer=True)
+        check_numbers(self, ("ef_construction", "ef_search"), low=8, high=4096, integer=True)
+        check_numbers(self, "build_threads", low=1, high=256, integer=True)
 
 
 def _weights(dimension: int) -> npt.NDArray[np.uint64]:
