@@ -18,6 +18,7 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -164,6 +165,49 @@ class LexicalIndex:
             length = float(sum(counts.values()) + len(label_words))
             self._lengths.append(length)
             self._total_length += length
+
+    def saved(self) -> tuple[dict[str, object], dict[str, npt.NDArray[Any]]]:
+        """The index as small values and arrays (:meth:`restored` reads them back): the
+        postings of every term end to end, with each term's start."""
+        terms = list(self._postings)
+        sizes = np.fromiter((len(p.docs) for p in self._postings.values()), np.int64, len(terms))
+        starts = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=starts[1:])
+        docs = np.empty(int(starts[-1]), dtype=np.int32)
+        tf = np.empty(int(starts[-1]), dtype=np.float32)
+        for i, postings in enumerate(self._postings.values()):
+            docs[starts[i] : starts[i + 1]] = np.frombuffer(postings.docs, dtype=np.int32)
+            tf[starts[i] : starts[i + 1]] = np.frombuffer(postings.tf, dtype=np.float32)
+        meta: dict[str, object] = {
+            "terms": terms, "total_length": self._total_length, "textless": self._textless,
+            "removed": self._removed,
+        }  # fmt: skip
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "lex_starts": starts, "lex_docs": docs, "lex_tf": tf,
+            "lex_lengths": np.frombuffer(self._lengths, dtype=np.float32),
+            "lex_docless": np.frombuffer(self._docless, dtype=np.int8),
+            "lex_alive": self._live_mask() if self._removed else np.zeros(0, dtype=np.bool_),
+        }  # fmt: skip
+        return meta, arrays
+
+    @classmethod
+    def restored(cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> LexicalIndex:
+        """The index :meth:`saved` describes."""
+        index = cls()
+        starts, docs, tf = arrays["lex_starts"], arrays["lex_docs"], arrays["lex_tf"]
+        bounds = starts.tolist()
+        for i, term in enumerate(meta["terms"]):
+            postings = index._postings[term] = _Postings()
+            postings.docs.frombytes(docs[bounds[i] : bounds[i + 1]].tobytes())
+            postings.tf.frombytes(tf[bounds[i] : bounds[i + 1]].tobytes())
+        index._lengths.frombytes(arrays["lex_lengths"].tobytes())
+        index._docless.frombytes(arrays["lex_docless"].tobytes())
+        index._total_length = float(meta["total_length"])
+        index._textless = int(meta["textless"])
+        index._removed = int(meta["removed"])
+        if index._removed:
+            index._alive = np.array(arrays["lex_alive"], dtype=np.bool_)
+        return index
 
     def group_scores(
         self,

@@ -17,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
+from sys import intern
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -105,6 +107,13 @@ class _Codes:
         return set(self._codes) <= set(values)
 
 
+# The per-row arrays a snapshot holds (the graph's, _row_node and _row_next, are remade).
+_SAVED_ARRAYS = (
+    "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
+    "_ats", "_users", "_sessions", "_roles", "_kinds",
+)  # fmt: skip
+_T = TypeVar("_T")
+
 # The per-row arrays of a partition, all grown together.
 _ROW_ARRAYS = (
     "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
@@ -173,6 +182,22 @@ class Partition(GraphRows):
             return int(live.max()) if live.size else 0
 
     @property
+    def state(self) -> tuple[int, int]:
+        """Rows added and rows removed so far: it moves whenever what is searched changes."""
+        return self._n, self._removed
+
+    def check_vectors(self, sample: int = 256) -> None:
+        """Raise ValueError if a sample of rows' vectors (spread over the partition) differ
+        from their fingerprints: a restored matrix that is not what was saved. A no-op
+        where fingerprints are not kept (no graph config)."""
+        if self._ann_config is None or self._n == 0:
+            return
+        rows = np.unique(np.linspace(0, self._n - 1, num=min(sample, self._n), dtype=np.int64))
+        rows = rows[self._has_vector[rows]]
+        if rows.size and (fingerprints(self._matrix[rows]) != self._row_print[rows]).any():
+            raise ValueError("saved vectors differ from their fingerprints")
+
+    @property
     def dimension(self) -> int:
         return self._dim
 
@@ -196,6 +221,67 @@ class Partition(GraphRows):
         not by doubling)."""
         with self._rw.write():
             self._grow(max(0, rows - self._n))
+
+    def saved(self, write: Callable[[dict[str, Any], dict[str, npt.NDArray[Any]]], _T]) -> _T:
+        """Call *write* with the partition's rows as small values and arrays (no graph:
+        :meth:`restored` reads them back), while no change can come in between."""
+        with self._rw.read():
+            n = self._n
+            meta, arrays = self._lexical.saved()
+            meta.update(
+                dimension=self._dim, n=n, removed=self._removed, vectorless=self._vectorless,
+                shared_ids=self._shared_ids, ids=self._ids[:n], codes=self._code_values(),
+            )  # fmt: skip
+            for name in _SAVED_ARRAYS:
+                arrays[name] = getattr(self, name)[:n]
+            arrays["_session_sums"] = self._session_sums
+            sessions = np.fromiter(self._session_users, np.int64, len(self._session_users))
+            arrays["session_user_keys"] = sessions
+            arrays["session_user_values"] = np.fromiter(
+                self._session_users.values(), np.int64, sessions.size
+            )
+            positions, strings = _saved_positions(self._positions[:n])
+            meta["position_strings"] = strings
+            arrays.update(positions)
+            return write(meta, arrays)
+
+    def _code_values(self) -> list[list[str | None]]:
+        codes = (self._user_codes, self._session_codes, self._role_codes, self._kind_codes)
+        return [list(c.values) for c in codes]
+
+    @classmethod
+    def restored(
+        cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], *,
+        ann: AnnConfig | None = None, on_index: Callable[[Partition], None] | None = None,
+    ) -> Partition:  # fmt: skip
+        """The partition :meth:`saved` gave (the arrays may be mapped copy-on-write: a row
+        read for a search is the only page of it loaded)."""
+        part = cls(int(meta["dimension"]), ann=ann, on_index=on_index)
+        n = int(meta["n"])
+        part._n, part._removed = n, int(meta["removed"])
+        part._vectorless, part._shared_ids = int(meta["vectorless"]), bool(meta["shared_ids"])
+        for name in _SAVED_ARRAYS:
+            setattr(part, name, arrays[name])
+        part._session_sums = arrays["_session_sums"]
+        part._row_node = np.full(n, -1, dtype=np.int64)
+        part._row_next = np.full(n, -1, dtype=np.int64)
+        part._session_users = dict(
+            zip(
+                arrays["session_user_keys"].tolist(),
+                arrays["session_user_values"].tolist(),
+                strict=True,
+            )
+        )
+        part._ids = list(meta["ids"])
+        codes = (part._user_codes, part._session_codes, part._role_codes, part._kind_codes)
+        for code, values in zip(codes, meta["codes"], strict=True):
+            code.values = list(values)
+            code._codes = {value: i for i, value in enumerate(values)}
+        part._positions = _restored_positions(arrays, meta["position_strings"])
+        part._lexical = LexicalIndex.restored(meta, arrays)
+        if len(part._ids) != n or len(part._positions) != n or len(part._lexical) != n:
+            raise ValueError("saved partition's rows do not agree")
+        return part
 
     def add(self, rows: IndexRows) -> None:
         count = len(rows.ids)
@@ -608,6 +694,44 @@ class Partition(GraphRows):
             top = np.arange(k)
         ranked: npt.NDArray[np.intp] = top[np.lexsort((positions[top], -scores[top]))][:k]
         return ranked
+
+
+def _saved_positions(
+    positions: Sequence[Position | None],
+) -> tuple[dict[str, npt.NDArray[Any]], list[str | None]]:
+    """Turn positions as arrays: a code into the strings (-1: no position) for the session and
+    the author, the sequence number, whether the turn asks."""
+    strings: dict[str | None, int] = {}
+    n = len(positions)
+    session = np.full(n, -1, dtype=np.int32)
+    writer = np.full(n, -1, dtype=np.int32)
+    seq = np.zeros(n, dtype=np.int64)
+    asks = np.zeros(n, dtype=np.bool_)
+    for i, pos in enumerate(positions):
+        if pos is not None:
+            session[i] = strings.setdefault(pos.session, len(strings))
+            writer[i] = strings.setdefault(pos.author, len(strings))
+            seq[i], asks[i] = pos.seq, pos.asks
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "pos_session": session,
+        "pos_author": writer,
+        "pos_seq": seq,
+        "pos_asks": asks,
+    }
+    return arrays, list(strings)
+
+
+def _restored_positions(
+    arrays: dict[str, npt.NDArray[Any]], strings: list[str],
+) -> list[Position | None]:  # fmt: skip
+    """The positions :func:`_saved_positions` wrote (their strings interned again)."""
+    table = [intern(s) if s is not None else s for s in strings]
+    sessions, authors = arrays["pos_session"].tolist(), arrays["pos_author"].tolist()
+    seqs, asks = arrays["pos_seq"].tolist(), arrays["pos_asks"].tolist()
+    return [
+        None if s < 0 else Position(table[s], q, table[a] or "", k)
+        for s, a, q, k in zip(sessions, authors, seqs, asks, strict=True)
+    ]
 
 
 def _member(
