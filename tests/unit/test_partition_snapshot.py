@@ -193,7 +193,7 @@ def test_a_damaged_snapshot_is_ignored_and_rebuilt(tmp_path: Path, damage: str) 
     store.close()
     part = snapshot(db)
     blob = bytearray(part.read_bytes())
-    meta, arrays = read_flat(part)
+    _, arrays = read_flat(part)
     if damage == "truncate":
         blob = blob[: len(blob) // 2]
     elif damage == "header":

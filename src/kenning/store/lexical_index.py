@@ -166,28 +166,45 @@ class LexicalIndex:
             self._lengths.append(length)
             self._total_length += length
 
-    def saved(self) -> tuple[dict[str, object], dict[str, npt.NDArray[Any]]]:
+    def saved(
+        self, keep: npt.NDArray[np.intp] | None = None
+    ) -> tuple[dict[str, object], dict[str, npt.NDArray[Any]]]:
         """The index as small values and arrays (:meth:`restored` reads them back): the
-        postings of every term end to end, with each term's start."""
-        terms = list(self._postings)
-        sizes = np.fromiter((len(p.docs) for p in self._postings.values()), np.int64, len(terms))
+        postings of every term end to end, with each term's start. With *keep* (ascending
+        rows), only those rows, renumbered in order, and only the terms they hold."""
+        n = len(self._lengths)
+        renumber = None
+        if keep is not None:
+            renumber = np.full(n, -1, dtype=np.int32)
+            renumber[keep] = np.arange(keep.size, dtype=np.int32)
+        terms, docs, tf = [], [], []
+        for term, postings in self._postings.items():
+            rows = np.frombuffer(postings.docs, dtype=np.int32)
+            weights = np.frombuffer(postings.tf, dtype=np.float32)
+            if renumber is not None:
+                rows = renumber[rows]
+                weights = weights[rows >= 0]
+                rows = rows[rows >= 0]
+                if rows.size == 0:
+                    continue  # only removed rows held it: no trace of them is saved
+            terms.append(term)
+            docs.append(rows)
+            tf.append(weights)
         starts = np.zeros(len(terms) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=starts[1:])
-        docs = np.empty(int(starts[-1]), dtype=np.int32)
-        tf = np.empty(int(starts[-1]), dtype=np.float32)
-        for i, postings in enumerate(self._postings.values()):
-            docs[starts[i] : starts[i + 1]] = np.frombuffer(postings.docs, dtype=np.int32)
-            tf[starts[i] : starts[i + 1]] = np.frombuffer(postings.tf, dtype=np.float32)
+        np.cumsum([d.size for d in docs], out=starts[1:])
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        docless = np.frombuffer(self._docless, dtype=np.int8)
         meta: dict[str, object] = {
-            "terms": terms, "total_length": self._total_length, "textless": self._textless,
-            "removed": self._removed,
+            "terms": terms, "total_length": self._total_length,
+            "textless": self._textless,
         }  # fmt: skip
         arrays: dict[str, npt.NDArray[Any]] = {
-            "lex_starts": starts, "lex_docs": docs, "lex_tf": tf,
-            "lex_lengths": np.frombuffer(self._lengths, dtype=np.float32),
-            "lex_docless": np.frombuffer(self._docless, dtype=np.int8),
-            "lex_alive": self._live_mask() if self._removed else np.zeros(0, dtype=np.bool_),
-        }  # fmt: skip
+            "lex_starts": starts,
+            "lex_docs": np.concatenate(docs) if docs else np.zeros(0, np.int32),
+            "lex_tf": np.concatenate(tf) if tf else np.zeros(0, np.float32),
+            "lex_lengths": lengths if keep is None else lengths[keep],
+            "lex_docless": docless if keep is None else docless[keep],
+        }
         return meta, arrays
 
     @classmethod
@@ -204,9 +221,6 @@ class LexicalIndex:
         index._docless.frombytes(arrays["lex_docless"].tobytes())
         index._total_length = float(meta["total_length"])
         index._textless = int(meta["textless"])
-        index._removed = int(meta["removed"])
-        if index._removed:
-            index._alive = np.array(arrays["lex_alive"], dtype=np.bool_)
         return index
 
     def group_scores(

@@ -223,31 +223,54 @@ class Partition(GraphRows):
             self._grow(max(0, rows - self._n))
 
     def saved(self, write: Callable[[dict[str, Any], dict[str, npt.NDArray[Any]]], _T]) -> _T:
-        """Call *write* with the partition's rows as small values and arrays (no graph:
-        :meth:`restored` reads them back), while no change can come in between."""
+        """Call *write* with the partition's live rows as small values and arrays (no graph:
+        :meth:`restored` reads them back), while no change can come in between.
+
+        Removed rows are left out, and with them every trace of an erased record (its id,
+        postings, fingerprint, and a user or session no live row names): a snapshot holds
+        what a partition rebuilt from the rows would, in the same order.
+        """
         with self._rw.read():
             n = self._n
-            meta, arrays = self._lexical.saved()
-            meta.update(
-                dimension=self._dim, n=n, removed=self._removed, vectorless=self._vectorless,
-                shared_ids=self._shared_ids, ids=self._ids[:n], codes=self._code_values(),
-            )  # fmt: skip
+            keep = np.flatnonzero(self._alive[:n]) if self._removed else None
+            meta, arrays = self._lexical.saved(keep)
             for name in _SAVED_ARRAYS:
-                arrays[name] = getattr(self, name)[:n]
-            arrays["_session_sums"] = self._session_sums
-            sessions = np.fromiter(self._session_users, np.int64, len(self._session_users))
-            arrays["session_user_keys"] = sessions
-            arrays["session_user_values"] = np.fromiter(
-                self._session_users.values(), np.int64, sessions.size
-            )
-            positions, strings = _saved_positions(self._positions[:n])
-            meta["position_strings"] = strings
-            arrays.update(positions)
+                whole = getattr(self, name)[:n]
+                arrays[name] = whole if keep is None else whole[keep]
+            ids, positions = self._ids[:n], self._positions[:n]
+            if keep is not None:
+                ids, positions = [ids[i] for i in keep.tolist()], [positions[i] for i in keep]
+            meta.update(
+                dimension=self._dim, n=len(ids), ids=ids,
+                vectorless=int(np.count_nonzero(~arrays["_has_vector"])),
+                shared_ids=bool((arrays["_weights"] < 1).any()),
+            )  # fmt: skip
+            self._save_codes(meta, arrays)
+            saved_positions, meta["position_strings"] = _saved_positions(positions)
+            arrays.update(saved_positions)
             return write(meta, arrays)
 
-    def _code_values(self) -> list[list[str | None]]:
-        codes = (self._user_codes, self._session_codes, self._role_codes, self._kind_codes)
-        return [list(c.values) for c in codes]
+    def _save_codes(self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> None:
+        """The code tables of the rows in *arrays*, each cut to the values those rows use
+        (renumbered in order), with the session sums and owners to match."""
+        values: list[list[str | None]] = []
+        used = []
+        tables = (self._user_codes, self._session_codes, self._role_codes, self._kind_codes)
+        for table, name in zip(tables, ("_users", "_sessions", "_roles", "_kinds"), strict=True):
+            codes = arrays[name]
+            present = np.unique(codes).astype(np.int64)
+            renumber = np.full(len(table.values), -1, dtype=np.int64)
+            renumber[present] = np.arange(present.size)
+            arrays[name] = renumber[codes].astype(codes.dtype)
+            values.append([table.values[i] for i in present.tolist()])
+            used.append((present, renumber))
+        meta["codes"] = values
+        sessions, kinds = used[1][0], used[3][0]
+        arrays["_session_sums"] = self._session_sums[np.ix_(kinds, sessions)]
+        # A session's owner is the user of its first row (as a rebuild would find it).
+        codes, first = np.unique(arrays["_sessions"], return_index=True)
+        arrays["session_user_keys"] = codes.astype(np.int64)
+        arrays["session_user_values"] = arrays["_users"][first].astype(np.int64)
 
     @classmethod
     def restored(
@@ -258,7 +281,7 @@ class Partition(GraphRows):
         read for a search is the only page of it loaded)."""
         part = cls(int(meta["dimension"]), ann=ann, on_index=on_index)
         n = int(meta["n"])
-        part._n, part._removed = n, int(meta["removed"])
+        part._n = n
         part._vectorless, part._shared_ids = int(meta["vectorless"]), bool(meta["shared_ids"])
         for name in _SAVED_ARRAYS:
             setattr(part, name, arrays[name])
