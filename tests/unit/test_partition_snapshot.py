@@ -119,6 +119,9 @@ def test_a_snapshot_and_its_delta_answer_as_a_rebuild(tmp_path: Path, config: An
     saved = SQLiteStore(db, ann=config)
     assert answers(saved) == live  # exactly what the process that saved it answered
     assert from_snapshot(saved)
+    # The graph came with it (not built, nor read from the graph file and checked).
+    assert saved.vector_index("acme").build_s is None
+    assert saved._partitions["acme"].partition.has_graph is (config.enabled)
     saved.close()
     # Another process writes after the snapshot: new rows and a closed turn's rows.
     writer = SQLiteStore(db, ann=config)
@@ -184,7 +187,9 @@ def test_an_erasure_after_a_snapshot_is_never_undone(tmp_path: Path) -> None:
     assert not set(meta["ids"]) & set(ids[10:20])
 
 
-@pytest.mark.parametrize("damage", ["truncate", "header", "postings", "vectors", "garbage"])
+@pytest.mark.parametrize(
+    "damage", ["truncate", "header", "postings", "vectors", "garbage", "graph", "no graph"]
+)
 def test_a_damaged_snapshot_is_ignored_and_rebuilt(tmp_path: Path, damage: str) -> None:
     db = tmp_path / "m.db"
     store = SQLiteStore(db, ann=SYNC)
@@ -194,7 +199,12 @@ def test_a_damaged_snapshot_is_ignored_and_rebuilt(tmp_path: Path, damage: str) 
     part = snapshot(db)
     blob = bytearray(part.read_bytes())
     _, arrays = read_flat(part)
-    if damage == "truncate":
+    (graph,) = part.parent.glob("*.graph")
+    if damage == "graph":
+        graph.write_bytes(graph.read_bytes()[:-4096] + bytes(4096))  # its last vectors zeroed
+    elif damage == "no graph":
+        graph.unlink()
+    elif damage == "truncate":
         blob = blob[: len(blob) // 2]
     elif damage == "header":
         blob[40] ^= 0xFF

@@ -24,8 +24,10 @@ import functools
 import importlib.util
 import json
 import logging
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -259,6 +261,38 @@ class HnswIndex:
                 graph,
             ]
         )
+
+    def write(self, path: Path) -> None:
+        """Write the whole index, vectors included, to *path* and flush it to disk (a
+        partition snapshot's graph: read back by :meth:`read` without the rows)."""
+        _faiss().write_index(self._index, str(path))
+        with open(path, "rb+") as f:
+            os.fsync(f.fileno())
+
+    @classmethod
+    def read(cls, path: Path, prints: npt.NDArray[np.uint64], *, m: int) -> HnswIndex:
+        """The index :meth:`write` wrote, whose nodes' fingerprints are *prints*. Raises
+        ValueError where it is not that index: another node count or dimension, or a sample
+        of its vectors that differ from their fingerprints (a damaged file)."""
+        faiss = _faiss()
+        graph = faiss.read_index(str(path))
+        if not isinstance(graph, faiss.IndexHNSWFlat) or graph.ntotal != prints.shape[0]:
+            raise ValueError("saved graph does not match its snapshot")
+        index = cls.__new__(cls)
+        index._dim, index._m, index._index = int(graph.d), m, graph
+        index._storage = None
+        index.prints = np.array(prints, dtype=np.uint64)
+        live = np.flatnonzero(index.prints)
+        sample = live[np.unique(np.linspace(0, live.size - 1, min(256, live.size), dtype=np.int64))]
+        if live.size and (fingerprints(index.vectors(sample)) != index.prints[sample]).any():
+            raise ValueError("saved graph's vectors differ from their fingerprints")
+        return index
+
+    def vectors(self, nodes: npt.NDArray[np.int64]) -> F32:
+        """A copy of the vectors of *nodes*."""
+        storage = _faiss().downcast_index(self._index.storage)
+        flat = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
+        return np.array(flat.view(np.float32).reshape(-1, self._dim)[nodes])
 
     @classmethod
     def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:

@@ -440,6 +440,55 @@ class GraphRows:
                 job = getattr(self, attr)
         return self._ann is not None and self._builder is None
 
+    def _graph_saved(
+        self, keep: npt.NDArray[np.intp] | None
+    ) -> tuple[HnswIndex, dict[str, npt.NDArray[Any]]] | None:
+        """The graph and how the rows *keep* (None: all; renumbered in order) map to it, for
+        a snapshot (None: no graph). Lock held."""
+        index = self._ann
+        if index is None:
+            return None
+        n = self._n
+        row_node = self._row_node[:n] if keep is None else self._row_node[keep]
+        node_rep, pending = self._node_rep.copy(), self._pending_rows()
+        if keep is not None:
+            renumber = np.full(n, -1, dtype=np.int64)
+            renumber[keep] = np.arange(keep.size)
+            # A node is held by a live row, or by none (excluded): no removed row holds one.
+            node_rep = np.where(node_rep >= 0, renumber[np.clip(node_rep, 0, None)], -1)
+            pending = renumber[pending]
+            pending = pending[pending >= 0]
+        arrays = {
+            "graph_row_node": row_node, "graph_node_rep": node_rep,
+            "graph_pending": pending, "graph_prints": index.prints,
+        }  # fmt: skip
+        return index, arrays
+
+    def _graph_restored(self, index: HnswIndex, arrays: dict[str, npt.NDArray[Any]]) -> None:
+        """Make *index* the graph, with the row mapping :meth:`_graph_saved` gave (no row
+        is read: the node lists are linked again from each row's node)."""
+        node_rep = np.array(arrays["graph_node_rep"], dtype=np.int64)
+        row_node = np.array(arrays["graph_row_node"], dtype=np.int64)
+        pending = np.array(arrays["graph_pending"], dtype=np.int64)
+        n = self._n
+        if node_rep.size != len(index) or row_node.size != n or (node_rep >= n).any():
+            raise ValueError("saved graph does not match its rows")
+        if (row_node >= len(index)).any() or (pending >= n).any():
+            raise ValueError("saved graph does not match its rows")
+        with self._ann_lock:
+            live = np.flatnonzero(node_rep >= 0)
+            # The first node of a fingerprint, as the partition that saved it mapped rows.
+            node_of = dict(zip(index.prints[live][::-1].tolist(), live[::-1].tolist(), strict=True))
+            self._install(index, node_rep, node_of)
+            self._row_node[:n] = row_node
+            mapped = np.flatnonzero(row_node >= 0)
+            if mapped.size:
+                self._link(mapped, row_node[mapped])
+            self._pending = [pending] if pending.size else []
+            self._excluded = int(np.count_nonzero(node_rep < 0))
+            self._saved_size = len(index)
+        self._maybe_insert()
+
     def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
         """The persisted form of the index, and its nodes and excluded nodes (saved cleared:
         no vector, no fingerprint)."""

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, fingerprints
+from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
 from kenning.store.records import Candidate, Position
@@ -113,6 +113,7 @@ _SAVED_ARRAYS = (
     "_ats", "_users", "_sessions", "_roles", "_kinds",
 )  # fmt: skip
 _T = TypeVar("_T")
+Arrays = dict[str, npt.NDArray[Any]]
 
 # The per-row arrays of a partition, all grown together.
 _ROW_ARRAYS = (
@@ -222,15 +223,16 @@ class Partition(GraphRows):
         with self._rw.write():
             self._grow(max(0, rows - self._n))
 
-    def saved(self, write: Callable[[dict[str, Any], dict[str, npt.NDArray[Any]]], _T]) -> _T:
+    def saved(self, write: Callable[[dict[str, Any], Arrays, HnswIndex | None], _T]) -> _T:
         """Call *write* with the partition's live rows as small values and arrays (no graph:
         :meth:`restored` reads them back), while no change can come in between.
 
         Removed rows are left out, and with them every trace of an erased record (its id,
         postings, fingerprint, and a user or session no live row names): a snapshot holds
-        what a partition rebuilt from the rows would, in the same order.
+        what a partition rebuilt from the rows would, in the same order. The graph, when
+        there is one, is given to *write* with the rows' mapping to it.
         """
-        with self._rw.read():
+        with self._rw.read(), self._ann_lock:
             n = self._n
             keep = np.flatnonzero(self._alive[:n]) if self._removed else None
             meta, arrays = self._lexical.saved(keep)
@@ -248,7 +250,10 @@ class Partition(GraphRows):
             self._save_codes(meta, arrays)
             saved_positions, meta["position_strings"] = _saved_positions(positions)
             arrays.update(saved_positions)
-            return write(meta, arrays)
+            graph = self._graph_saved(keep)
+            if graph is not None:
+                arrays.update(graph[1])
+            return write(meta, arrays, None if graph is None else graph[0])
 
     def _save_codes(self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> None:
         """The code tables of the rows in *arrays*, each cut to the values those rows use
@@ -276,9 +281,11 @@ class Partition(GraphRows):
     def restored(
         cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], *,
         ann: AnnConfig | None = None, on_index: Callable[[Partition], None] | None = None,
+        graph: HnswIndex | None = None,
     ) -> Partition:  # fmt: skip
-        """The partition :meth:`saved` gave (the arrays may be mapped copy-on-write: a row
-        read for a search is the only page of it loaded)."""
+        """The partition :meth:`saved` gave, with its *graph* when saved with one (the arrays
+        may be mapped copy-on-write: a row read for a search is the only page of it loaded).
+        """
         part = cls(int(meta["dimension"]), ann=ann, on_index=on_index)
         n = int(meta["n"])
         part._n = n
@@ -304,7 +311,14 @@ class Partition(GraphRows):
         part._lexical = LexicalIndex.restored(meta, arrays)
         if len(part._ids) != n or len(part._positions) != n or len(part._lexical) != n:
             raise ValueError("saved partition's rows do not agree")
+        if graph is not None and part._ann_config is not None:
+            part._graph_restored(graph, arrays)
         return part
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the partition holds an HNSW graph (built, adopted or restored)."""
+        return self._ann is not None
 
     def add(self, rows: IndexRows) -> None:
         count = len(rows.ids)

@@ -23,6 +23,7 @@ import logging
 import math
 import os
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -34,7 +35,7 @@ import numpy.typing as npt
 
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Filters, Scope
-from kenning.store.ann import AnnConfig, HnswIndex
+from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
 from kenning.store.flat_file import FlatFileError, read_flat, write_flat
 from kenning.store.partition import IndexRows, Partition, listed_once
 from kenning.store.partition_rows import turn_position
@@ -179,7 +180,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
             self._release(tenant, previous)
         partition = follower.partition
         prebuilt = self._spare_indexes.pop(tenant, None)
-        if prebuilt is None and len(partition) >= self._ann.min_rows:
+        if prebuilt is None and len(partition) >= self._ann.min_rows and not partition.has_graph:
             prebuilt = self._load_index(tenant, partition)
         partition.start_ann(prebuilt)
         return follower
@@ -221,11 +222,16 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 # Records were erased since (or the log that names them is gone): the
                 # snapshot may hold them, and it is never read.
                 raise FlatFileError("records were erased since it was saved")
+            graph = None
+            if "graph" in meta and self._ann.enabled and hnsw_available():
+                graph = HnswIndex.read(
+                    path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m
+                )
             partition = Partition.restored(
-                meta, arrays, ann=self._ann, on_index=self._index_saver(tenant)
+                meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
             )
             partition.check_vectors()
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             _log.info("rebuilding the partition of a tenant instead of %s: %s", path, exc)
             with self._save_lock:
                 path.unlink(missing_ok=True)
@@ -569,36 +575,76 @@ class SearchTables(search.SearchTables[_Follower], Database):
                     }  # fmt: skip
                     state = follower.partition.state
                     path.parent.mkdir(exist_ok=True)
-                    tmp = follower.partition.saved(
-                        lambda own, arrays: write_flat(
-                            path, {**own, **meta}, arrays, unchecked=("_matrix",)
+                    written = follower.partition.saved(
+                        lambda own, arrays, graph: _write_snapshot(
+                            path, {**own, **meta}, arrays, graph
                         )
                     )
-            self._land_snapshot(tenant, tmp, path, erasures, generation)
+            self._land_snapshot(tenant, written, path, erasures, generation)
         except (OSError, StoreError) as exc:
             _log.warning("could not save the partition to %s: %s", path, exc)
             return
         follower.saved = state
 
     def _land_snapshot(
-        self, tenant: str, tmp: Path, path: Path, erasures: int, generation: int
-    ) -> None:
-        """Put a written snapshot in place unless an erasure came since it was read: in this
-        process (counted), or in another (its generation moved; that process deletes the
-        files after it commits, so one of the two removes it)."""
+        self, tenant: str, written: tuple[Path, Path | None], path: Path, erasures: int,
+        generation: int,
+    ) -> None:  # fmt: skip
+        """Put a written snapshot (its file, and its graph's) in place unless an erasure
+        came since it was read: in this process (counted), or in another (its generation
+        moved; that process deletes the files after it commits, so one of the two removes
+        it). The graph lands first, under the name the snapshot gives it."""
+        tmp, graph_tmp = written
+        graph = None if graph_tmp is None else _graph_file(path, graph_tmp)
         with self._save_lock:
-            if self._erasures != erasures:
-                tmp.unlink(missing_ok=True)
-                return
             try:
+                if self._erasures != erasures:
+                    return
+                if graph_tmp is not None and graph is not None:
+                    os.replace(graph_tmp, graph)
                 os.replace(tmp, path)
-            except OSError:
+            finally:
                 tmp.unlink(missing_ok=True)
-                raise
+                if graph_tmp is not None:
+                    graph_tmp.unlink(missing_ok=True)
+            for old in path.parent.glob(f"{path.name}.*.graph"):
+                if old != graph:
+                    old.unlink(missing_ok=True)
         with self._read(None) as conn:
             if erase_generation(conn, tenant) != generation:
                 with self._save_lock:
-                    path.unlink(missing_ok=True)
+                    for saved in (path, graph):
+                        if saved is not None:
+                            saved.unlink(missing_ok=True)
+
+
+def _graph_file(path: Path, graph_tmp: Path) -> Path:
+    """Where a snapshot's graph lands: a name of its own (the temporary file's unique part),
+    so that a snapshot never names a graph written with another."""
+    return path.with_name(f"{path.name}.{graph_tmp.name.rsplit('.', 3)[-3]}.graph")
+
+
+def _write_snapshot(
+    path: Path, meta: dict[str, object], arrays: dict[str, npt.NDArray[Any]],
+    graph: HnswIndex | None,
+) -> tuple[Path, Path | None]:  # fmt: skip
+    """Write a snapshot's graph (when it has one) and then its rows to temporary files
+    beside *path*; return both."""
+    graph_tmp = None
+    if graph is not None:
+        graph_tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.graph.tmp")
+        try:
+            graph.write(graph_tmp)
+        except BaseException:
+            graph_tmp.unlink(missing_ok=True)
+            raise
+        meta = {**meta, "graph": _graph_file(path, graph_tmp).name}
+    try:
+        return write_flat(path, meta, arrays, unchecked=("_matrix",)), graph_tmp
+    except BaseException:
+        if graph_tmp is not None:
+            graph_tmp.unlink(missing_ok=True)
+        raise
 
 
 def _write_file(tmp: Path, blob: bytes) -> bool:
