@@ -238,6 +238,10 @@ class SearchTables(search.SearchTables[_Follower], Database):
             return None
         follower = _Follower(partition, log_pos=log_pos, hwm=int(meta["hwm"]))
         follower.saved = partition.state
+        status = partition.ann_status()
+        if partition.has_graph:
+            # Saved with the snapshot, as the graph file was: closing does not write it again.
+            self._saved_nodes[tenant] = (status.nodes, status.excluded)
         return follower
 
     def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
@@ -560,11 +564,13 @@ class SearchTables(search.SearchTables[_Follower], Database):
             return
         try:
             with self._read(None) as conn:
-                follower.seen.clear()
-                self._catch_up(conn, tenant, follower)
                 model = self._model_in(conn)
                 if model is None or model.dimension != follower.partition.dimension:
                     return
+                if _log_floor(conn) > follower.log_pos:
+                    return  # the catch-up would start over: a store closing loads nothing
+                follower.seen.clear()
+                self._catch_up(conn, tenant, follower)
                 with follower.lock, self._dump_lock:
                     with self._save_lock:
                         erasures = self._erasures
