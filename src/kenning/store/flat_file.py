@@ -104,6 +104,7 @@ def read_flat(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
         if size < len(_MAGIC) + 8:
             raise FlatFileError("flat file is truncated")
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    mapped.madvise(mmap.MADV_RANDOM)
     if mapped[: len(_MAGIC)] != _MAGIC:
         raise FlatFileError("not a kenning flat file of this format")
     at = len(_MAGIC)
