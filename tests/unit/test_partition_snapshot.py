@@ -251,3 +251,31 @@ def test_flat_file_round_trip_and_checks(tmp_path: Path) -> None:
     path.write_bytes(bytes(blob[:-8]))
     with pytest.raises(FlatFileError):
         read_flat(path)
+
+
+def test_a_graph_read_with_its_snapshot_takes_erasures_and_new_rows(tmp_path: Path) -> None:
+    """The graph's vectors are mapped from the snapshot's file (read only): clearing an
+    erased node or adding one copies them out first."""
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, ann=SYNC)
+    ids = fill(store, 500)
+    query = vectors(1, 11)[0]
+    store.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=5)
+    store.close()
+    reopened = SQLiteStore(db, ann=SYNC)
+    top = reopened.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=5)
+    assert from_snapshot(reopened) and reopened._partitions["acme"].partition.has_graph
+    erased = [c.id for c in top[:2]]
+    assert reopened.forget(Scope("acme"), ids=erased) == 2
+    more = fill(reopened, 100, start=500)
+    after = reopened.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=600)
+    assert not {c.id for c in after} & set(erased)
+    assert {c.id for c in after} == (set(ids) | set(more)) - set(erased)
+    status = reopened.vector_index("acme")
+    assert (status.state, status.excluded) == ("ready", 2)
+    reopened.close()
+    again = SQLiteStore(db, ann=SYNC)
+    found = again.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=600)
+    assert from_snapshot(again) and not {c.id for c in found} & set(erased)
+    assert again.partition_status("acme").rows == len(found) == 598
+    again.close()
