@@ -511,6 +511,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
             follower = self._partitions.get(tenant)
         if not force and (follower is None or follower.partition is not partition):
             return
+        status = partition.ann_status()
+        if self._saved_nodes.get(tenant) == (status.nodes, status.excluded):
+            return  # unchanged since saved: not even dumped (a closing CLI search's peak)
         with self._dump_lock:  # one at a time: an older dump never lands over a newer one
             with self._save_lock:
                 erasures = self._erasures
