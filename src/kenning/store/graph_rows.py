@@ -81,6 +81,7 @@ class GraphRows:
         # Graph node -> a row position holding its vector (-1: no row has it, excluded).
         self._node_rep = np.zeros(0, dtype=np.int64)
         self._node_of: dict[int, int] = {}  # vector fingerprint -> node
+        self._node_of_unbuilt = False  # a restored graph's: built when a row is first mapped
         # Each node's rows as a list through the rows (_row_next), kept as rows are mapped:
         # its first and last row (-1: none). No change to the partition sorts all its rows.
         self._node_head = np.zeros(0, dtype=np.int64)
@@ -219,6 +220,7 @@ class GraphRows:
     ) -> None:
         """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
         self._ann, self._node_rep, self._node_of = index, node_rep, node_of
+        self._node_of_unbuilt = False
         self._row_node[: self._n] = -1
         self._node_head = np.full(len(index), -1, dtype=np.int64)
         self._node_tail = np.full(len(index), -1, dtype=np.int64)
@@ -227,6 +229,7 @@ class GraphRows:
 
     def _drop_index(self) -> None:
         self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
+        self._node_of_unbuilt = False
         self._node_head, self._node_tail = self._node_head[:0], self._node_tail[:0]
         self._pending = []
         self._row_node[: self._n] = -1
@@ -240,6 +243,9 @@ class GraphRows:
         if positions.size == 0:
             return
         prints = self._row_print[positions]
+        if self._node_of_unbuilt:
+            self._node_of = self._first_nodes()
+            self._node_of_unbuilt = False
         get = self._node_of.get
         nodes = np.fromiter(
             (get(p, -1) for p in prints.tolist()), dtype=np.int64, count=positions.size
@@ -476,10 +482,9 @@ class GraphRows:
         if (row_node >= len(index)).any() or (pending >= n).any():
             raise ValueError("saved graph does not match its rows")
         with self._ann_lock:
-            live = np.flatnonzero(node_rep >= 0)
-            # The first node of a fingerprint, as the partition that saved it mapped rows.
-            node_of = dict(zip(index.prints[live][::-1].tolist(), live[::-1].tolist(), strict=True))
-            self._install(index, node_rep, node_of)
+            self._install(index, node_rep, {})
+            # A cold search maps no row: the map from fingerprints waits (87k nodes: 11 MB).
+            self._node_of_unbuilt = True
             self._row_node[:n] = row_node
             mapped = np.flatnonzero(row_node >= 0)
             if mapped.size:
@@ -488,6 +493,13 @@ class GraphRows:
             self._excluded = int(np.count_nonzero(node_rep < 0))
             self._saved_size = len(index)
         self._maybe_insert()
+
+    def _first_nodes(self) -> dict[int, int]:
+        """Each live node's fingerprint -> the first node with it (lock held)."""
+        assert self._ann is not None
+        live = np.flatnonzero(self._node_rep >= 0)
+        prints = self._ann.prints[live]
+        return dict(zip(prints[::-1].tolist(), live[::-1].tolist(), strict=True))
 
     def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
         """The persisted form of the index, and its nodes and excluded nodes (saved cleared:
