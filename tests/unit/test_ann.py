@@ -18,6 +18,7 @@ from kenning.errors import InvalidInput
 from kenning.records import NewEvent, Scope, content_hash
 from kenning.search.filters import parse_filters
 from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
+from kenning.store.flat_file import read_flat
 from kenning.store.partition import IndexRows, Partition, RowSelector
 from kenning.store.records import Candidate, EventWrite, ModelInfo
 from kenning.store.replies import DEFAULT_REPLY_WEIGHT
@@ -236,9 +237,14 @@ def test_forgotten_rows_are_never_served(tmp_path: Path, data: npt.NDArray[np.fl
     assert (status.state, status.excluded, status.nodes) == ("ready", 2, 1_500)
     assert ids[5] == nearest_ids(store, data[5])[0]
     store.close()
-    # Saved on close without the erased vectors' fingerprints (nor vectors: never saved).
-    (again,) = (tmp_path / "m.db.ann").iterdir()
+    # Saved on close without the erased vectors' fingerprints (the graph holds no vectors),
+    # and the partition's snapshot without the erased rows.
+    (again,) = (tmp_path / "m.db.ann").glob("*.hnsw")
     assert not erased & saved_prints(again)
+    (part,) = (tmp_path / "m.db.ann").glob("*.part")
+    meta, arrays = read_flat(part)
+    assert not {ids[3], ids[4]} & set(meta["ids"])
+    assert not erased & set(arrays["_row_print"].tolist())
 
 
 def test_saved_index_is_reused_and_checked(tmp_path: Path, data: npt.NDArray[np.float32]) -> None:
@@ -453,6 +459,8 @@ def test_an_index_file_of_the_previous_format_is_rebuilt(
     store.close()
     (index_file,) = (tmp_path / "m.db.ann").glob("*.hnsw")
     index_file.write_bytes(index_file.read_bytes().replace(b'"format": 2', b'"format": 1'))
+    for snapshot in (tmp_path / "m.db.ann").glob("*.part*"):
+        snapshot.unlink()  # the partition is read from the rows, and the graph file with it
     reopened = SQLiteStore(path, ann=SYNC)
     status = reopened.vector_index("acme")
     assert status.state == "ready" and status.build_s is not None  # rebuilt, not misread

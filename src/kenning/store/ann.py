@@ -24,8 +24,10 @@ import functools
 import importlib.util
 import json
 import logging
+import os
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -166,6 +168,7 @@ class HnswIndex:
         self._index = faiss.IndexHNSWFlat(dimension, m, faiss.METRIC_INNER_PRODUCT)
         self._index.hnsw.efConstruction = ef_construction
         self._storage: Any = None
+        self._mapped = False  # vectors mapped from a file (read only), see read
         self.prints = np.zeros(0, dtype=np.uint64)
 
     def __len__(self) -> int:
@@ -191,6 +194,7 @@ class HnswIndex:
             return
         if vectors.ndim != 2 or vectors.shape[1] != self._dim:
             raise ValueError(f"expected vectors of dimension {self._dim}")
+        self._own()
         block = np.ascontiguousarray(vectors, dtype=np.float32)
         if prints is None:
             prints = fingerprints(block)
@@ -204,6 +208,7 @@ class HnswIndex:
         the graph (its links still lead a search through it) but nothing of what it held."""
         if nodes.size == 0:
             return
+        self._own()
         storage = _faiss().downcast_index(self._index.storage)
         codes = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
         codes.view(np.float32).reshape(-1, self._dim)[nodes] = 0.0
@@ -255,6 +260,49 @@ class HnswIndex:
             ]
         )
 
+    def write(self, path: Path) -> None:
+        """Write the whole index, vectors included, to *path* and flush it to disk (a
+        partition snapshot's graph: read back by :meth:`read` without the rows)."""
+        _faiss().write_index(self._index, str(path))
+        with open(path, "rb+") as f:
+            os.fsync(f.fileno())
+
+    @classmethod
+    def read(cls, path: Path, prints: npt.NDArray[np.uint64], *, m: int) -> HnswIndex:
+        """The index :meth:`write` wrote, whose nodes' fingerprints are *prints*. Raises
+        ValueError where it is not that index: another node count or dimension, or a sample
+        of its vectors that differ from their fingerprints (a damaged file)."""
+        faiss = _faiss()
+        # The vectors stay in the file, mapped: read as a search visits them (pages another
+        # process reads too are shared), copied out only when the graph changes.
+        graph = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+        if not isinstance(graph, faiss.IndexHNSWFlat) or graph.ntotal != prints.shape[0]:
+            raise ValueError("saved graph does not match its snapshot")
+        index = cls.__new__(cls)
+        index._dim, index._m, index._index = int(graph.d), m, graph
+        index._storage, index._mapped = None, True
+        index.prints = np.array(prints, dtype=np.uint64)
+        live = np.flatnonzero(index.prints)
+        sample = live[np.unique(np.linspace(0, live.size - 1, min(256, live.size), dtype=np.int64))]
+        if live.size and (fingerprints(index.vectors(sample)) != index.prints[sample]).any():
+            raise ValueError("saved graph's vectors differ from their fingerprints")
+        return index
+
+    def _own(self) -> None:
+        """Before a change: copy a mapped index (graph and vectors are read-only views of
+        its file) into memory of its own, and let the mapping go."""
+        if not self._mapped:
+            return
+        faiss = _faiss()
+        self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
+        self._mapped = False
+
+    def vectors(self, nodes: npt.NDArray[np.int64]) -> F32:
+        """A copy of the vectors of *nodes*."""
+        storage = _faiss().downcast_index(self._index.storage)
+        flat = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
+        return np.array(flat.view(np.float32).reshape(-1, self._dim)[nodes])
+
     @classmethod
     def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:
         """Rebuild an index from :meth:`dumps` output. ``vectors_for(prints)`` returns each
@@ -296,5 +344,6 @@ class HnswIndex:
         index._m = int(header["m"])
         index._index = graph
         index._storage = storage  # the graph borrows it; keep it alive as long as the graph
+        index._mapped = False
         index.prints = prints
         return index

@@ -81,6 +81,7 @@ class GraphRows:
         # Graph node -> a row position holding its vector (-1: no row has it, excluded).
         self._node_rep = np.zeros(0, dtype=np.int64)
         self._node_of: dict[int, int] = {}  # vector fingerprint -> node
+        self._node_of_unbuilt = False  # a restored graph's: built when a row is first mapped
         # Each node's rows as a list through the rows (_row_next), kept as rows are mapped:
         # its first and last row (-1: none). No change to the partition sorts all its rows.
         self._node_head = np.zeros(0, dtype=np.int64)
@@ -219,6 +220,7 @@ class GraphRows:
     ) -> None:
         """Make *index* the partition's graph, no row mapped to it yet (lock held)."""
         self._ann, self._node_rep, self._node_of = index, node_rep, node_of
+        self._node_of_unbuilt = False
         self._row_node[: self._n] = -1
         self._node_head = np.full(len(index), -1, dtype=np.int64)
         self._node_tail = np.full(len(index), -1, dtype=np.int64)
@@ -227,6 +229,7 @@ class GraphRows:
 
     def _drop_index(self) -> None:
         self._ann, self._node_rep, self._node_of = None, self._node_rep[:0], {}
+        self._node_of_unbuilt = False
         self._node_head, self._node_tail = self._node_head[:0], self._node_tail[:0]
         self._pending = []
         self._row_node[: self._n] = -1
@@ -240,6 +243,9 @@ class GraphRows:
         if positions.size == 0:
             return
         prints = self._row_print[positions]
+        if self._node_of_unbuilt:
+            self._node_of = self._first_nodes()
+            self._node_of_unbuilt = False
         get = self._node_of.get
         nodes = np.fromiter(
             (get(p, -1) for p in prints.tolist()), dtype=np.int64, count=positions.size
@@ -439,6 +445,61 @@ class GraphRows:
                     break  # timed out
                 job = getattr(self, attr)
         return self._ann is not None and self._builder is None
+
+    def _graph_saved(
+        self, keep: npt.NDArray[np.intp] | None
+    ) -> tuple[HnswIndex, dict[str, npt.NDArray[Any]]] | None:
+        """The graph and how the rows *keep* (None: all; renumbered in order) map to it, for
+        a snapshot (None: no graph). Lock held."""
+        index = self._ann
+        if index is None:
+            return None
+        n = self._n
+        row_node = self._row_node[:n] if keep is None else self._row_node[keep]
+        node_rep, pending = self._node_rep.copy(), self._pending_rows()
+        if keep is not None:
+            renumber = np.full(n, -1, dtype=np.int64)
+            renumber[keep] = np.arange(keep.size)
+            # A node is held by a live row, or by none (excluded): no removed row holds one.
+            node_rep = np.where(node_rep >= 0, renumber[np.clip(node_rep, 0, None)], -1)
+            pending = renumber[pending]
+            pending = pending[pending >= 0]
+        arrays = {
+            "graph_row_node": row_node, "graph_node_rep": node_rep,
+            "graph_pending": pending, "graph_prints": index.prints,
+        }  # fmt: skip
+        return index, arrays
+
+    def _graph_restored(self, index: HnswIndex, arrays: dict[str, npt.NDArray[Any]]) -> None:
+        """Make *index* the graph, with the row mapping :meth:`_graph_saved` gave (no row
+        is read: the node lists are linked again from each row's node)."""
+        node_rep = np.array(arrays["graph_node_rep"], dtype=np.int64)
+        row_node = np.array(arrays["graph_row_node"], dtype=np.int64)
+        pending = np.array(arrays["graph_pending"], dtype=np.int64)
+        n = self._n
+        if node_rep.size != len(index) or row_node.size != n or (node_rep >= n).any():
+            raise ValueError("saved graph does not match its rows")
+        if (row_node >= len(index)).any() or (pending >= n).any():
+            raise ValueError("saved graph does not match its rows")
+        with self._ann_lock:
+            self._install(index, node_rep, {})
+            # A cold search maps no row: the map from fingerprints waits (87k nodes: 11 MB).
+            self._node_of_unbuilt = True
+            self._row_node[:n] = row_node
+            mapped = np.flatnonzero(row_node >= 0)
+            if mapped.size:
+                self._link(mapped, row_node[mapped])
+            self._pending = [pending] if pending.size else []
+            self._excluded = int(np.count_nonzero(node_rep < 0))
+            self._saved_size = len(index)
+        self._maybe_insert()
+
+    def _first_nodes(self) -> dict[int, int]:
+        """Each live node's fingerprint -> the first node with it (lock held)."""
+        assert self._ann is not None
+        live = np.flatnonzero(self._node_rep >= 0)
+        prints = self._ann.prints[live]
+        return dict(zip(prints[::-1].tolist(), live[::-1].tolist(), strict=True))
 
     def dump_ann(self) -> tuple[bytes, tuple[int, int]] | None:
         """The persisted form of the index, and its nodes and excluded nodes (saved cleared:

@@ -18,6 +18,7 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,17 +34,24 @@ LABEL_WEIGHT = 0.5
 _GROUP_MEMO = 8  # selections whose group statistics are kept (searches use one or two)
 
 _GroupStats = tuple["npt.NDArray[np.bool_] | None", int, "npt.NDArray[np.float64]"]
+_Pair = tuple["npt.NDArray[np.int32]", "npt.NDArray[np.float32]"]
 
 
 class _Postings:
-    __slots__ = ("docs", "frozen", "tf")
+    __slots__ = ("base", "docs", "frozen", "tf")
 
-    def __init__(self) -> None:
+    def __init__(self, base: _Pair | None = None) -> None:
+        # Postings read from a snapshot (views of its mapping, never written), then those
+        # appended since.
+        self.base = base
         self.docs = array("i")
         self.tf = array("f")
-        self.frozen: tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
+        self.frozen: _Pair | None = base
 
-    def arrays(self) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
+    def __len__(self) -> int:
+        return len(self.docs) + (0 if self.base is None else self.base[0].size)
+
+    def arrays(self) -> _Pair:
         """The postings as numpy arrays, refreshed after rows were added.
 
         Readers share a partition (searches on several threads, e.g. a query and the time it
@@ -51,11 +59,13 @@ class _Postings:
         new documents with old term frequencies.
         """
         frozen = self.frozen
-        if frozen is None or frozen[0].size != len(self.docs):
-            frozen = (
-                np.frombuffer(self.docs, dtype=np.int32).copy(),
-                np.frombuffer(self.tf, dtype=np.float32).copy(),
-            )
+        if frozen is None or frozen[0].size != len(self):
+            docs = np.frombuffer(self.docs, dtype=np.int32)
+            tf = np.frombuffer(self.tf, dtype=np.float32)
+            if self.base is None:
+                frozen = (docs.copy(), tf.copy())
+            else:
+                frozen = (np.concatenate([self.base[0], docs]), np.concatenate([self.base[1], tf]))
             self.frozen = frozen
         return frozen
 
@@ -76,6 +86,10 @@ class LexicalIndex:
 
     def __init__(self) -> None:
         self._postings: dict[str, _Postings] = {}
+        # A restored index's postings, end to end (views of a snapshot's mapping): each
+        # term's start and end; a term gets its _Postings when first looked up.
+        self._base_terms: dict[str, int] = {}
+        self._base: tuple[list[int], npt.NDArray[np.int32], npt.NDArray[np.float32]] | None = None
         self._lengths = array("f")
         self._total_length = 0.0
         self._docless = array("b")  # per row: 1 when the row has no document
@@ -118,6 +132,18 @@ class LexicalIndex:
             self._alive = grown
         return self._alive
 
+    def _posting(self, term: str) -> _Postings | None:
+        """The term's postings (None: no row holds it)."""
+        found = self._postings.get(term)
+        if found is None and self._base is not None:
+            at = self._base_terms.get(term)
+            if at is not None:
+                bounds, docs, tf = self._base
+                part = slice(bounds[at], bounds[at + 1])
+                # Readers may race here: each builds the same views, one assignment wins.
+                found = self._postings[term] = _Postings((docs[part], tf[part]))
+        return found
+
     def _live_postings(
         self, postings: _Postings
     ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]:
@@ -156,7 +182,7 @@ class LexicalIndex:
                 for term in {stem(w) for w in words(question)} - counts.keys():
                     weighted[term] = weighted.get(term, 0.0) + QUESTION_TERM_WEIGHT
             for term, tf in weighted.items():
-                postings = self._postings.get(term)
+                postings = self._posting(term)
                 if postings is None:
                     postings = self._postings[term] = _Postings()
                 postings.docs.append(row)
@@ -164,6 +190,61 @@ class LexicalIndex:
             length = float(sum(counts.values()) + len(label_words))
             self._lengths.append(length)
             self._total_length += length
+
+    def saved(
+        self, keep: npt.NDArray[np.intp] | None = None
+    ) -> tuple[dict[str, object], dict[str, npt.NDArray[Any]]]:
+        """The index as small values and arrays (:meth:`restored` reads them back): the
+        postings of every term end to end, with each term's start. With *keep* (ascending
+        rows), only those rows, renumbered in order, and only the terms they hold."""
+        n = len(self._lengths)
+        renumber = None
+        if keep is not None:
+            renumber = np.full(n, -1, dtype=np.int32)
+            renumber[keep] = np.arange(keep.size, dtype=np.int32)
+        terms, docs, tf = [], [], []
+        for term in [*self._postings, *(t for t in self._base_terms if t not in self._postings)]:
+            postings = self._posting(term)
+            assert postings is not None
+            rows, weights = postings.arrays()
+            if renumber is not None:
+                rows = renumber[rows]
+                weights = weights[rows >= 0]
+                rows = rows[rows >= 0]
+                if rows.size == 0:
+                    continue  # only removed rows held it: no trace of them is saved
+            terms.append(term)
+            docs.append(rows)
+            tf.append(weights)
+        starts = np.zeros(len(terms) + 1, dtype=np.int64)
+        np.cumsum([d.size for d in docs], out=starts[1:])
+        lengths = np.frombuffer(self._lengths, dtype=np.float32)
+        docless = np.frombuffer(self._docless, dtype=np.int8)
+        meta: dict[str, object] = {
+            "terms": terms, "total_length": self._total_length,
+            "textless": self._textless,
+        }  # fmt: skip
+        arrays: dict[str, npt.NDArray[Any]] = {
+            "lex_starts": starts,
+            "lex_docs": np.concatenate(docs) if docs else np.zeros(0, np.int32),
+            "lex_tf": np.concatenate(tf) if tf else np.zeros(0, np.float32),
+            "lex_lengths": lengths if keep is None else lengths[keep],
+            "lex_docless": docless if keep is None else docless[keep],
+        }
+        return meta, arrays
+
+    @classmethod
+    def restored(cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> LexicalIndex:
+        """The index :meth:`saved` describes."""
+        index = cls()
+        starts, docs, tf = arrays["lex_starts"], arrays["lex_docs"], arrays["lex_tf"]
+        index._base = (starts.tolist(), docs, tf)
+        index._base_terms = {term: i for i, term in enumerate(meta["terms"])}
+        index._lengths.frombytes(arrays["lex_lengths"].tobytes())
+        index._docless.frombytes(arrays["lex_docless"].tobytes())
+        index._total_length = float(meta["total_length"])
+        index._textless = int(meta["textless"])
+        return index
 
     def group_scores(
         self,
@@ -185,7 +266,7 @@ class LexicalIndex:
         if n == 0 or n_groups == 0:
             return None
         unique = list(dict.fromkeys(terms))
-        found = [p.arrays() for p in map(self._postings.get, unique) if p is not None]
+        found = [p.arrays() for p in map(self._posting, unique) if p is not None]
         if not found:
             return None
         keep, count, norm = self._group_stats(groups, n_groups, rows, key)
@@ -202,7 +283,7 @@ class LexicalIndex:
         idfs = [_idf(count, int(df)) for df in np.count_nonzero(group_tf, axis=1).tolist()]
         ideal = 0.0
         matched = iter(idfs)
-        for postings in map(self._postings.get, unique):
+        for postings in map(self._posting, unique):
             ideal += _idf(count, 0) if postings is None else next(matched)
         # A cell without the term adds exactly 0 (norm > 0); terms are added one after the
         # other in float32, as a term-by-term loop would.
@@ -268,7 +349,7 @@ class LexicalIndex:
         norm: npt.NDArray[np.float32] | None = None
         out: npt.NDArray[np.float32] | None = None
         for term in terms:
-            postings = self._postings.get(term)
+            postings = self._posting(term)
             if postings is None:
                 continue
             docs, tf = self._live_postings(postings)
@@ -289,9 +370,9 @@ class LexicalIndex:
         live = self._documents()
         total = 0.0
         for term in dict.fromkeys(terms):
-            postings = self._postings.get(term)
+            postings = self._posting(term)
             df = 0
             if postings is not None:
-                df = self._live_postings(postings)[0].size if self._removed else len(postings.docs)
+                df = self._live_postings(postings)[0].size if self._removed else len(postings)
             total += _idf(live, df)
         return total

@@ -17,11 +17,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
+from sys import intern
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, fingerprints
+from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
 from kenning.store.records import Candidate, Position
@@ -105,6 +107,14 @@ class _Codes:
         return set(self._codes) <= set(values)
 
 
+# The per-row arrays a snapshot holds (the graph's, _row_node and _row_next, are remade).
+_SAVED_ARRAYS = (
+    "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
+    "_ats", "_users", "_sessions", "_roles", "_kinds",
+)  # fmt: skip
+_T = TypeVar("_T")
+Arrays = dict[str, npt.NDArray[Any]]
+
 # The per-row arrays of a partition, all grown together.
 _ROW_ARRAYS = (
     "_matrix", "_has_vector", "_alive", "_weights", "_rowids", "_before", "_row_print",
@@ -173,6 +183,22 @@ class Partition(GraphRows):
             return int(live.max()) if live.size else 0
 
     @property
+    def state(self) -> tuple[int, int]:
+        """Rows added and rows removed so far: it moves whenever what is searched changes."""
+        return self._n, self._removed
+
+    def check_vectors(self, sample: int = 256) -> None:
+        """Raise ValueError if a sample of rows' vectors (spread over the partition) differ
+        from their fingerprints: a restored matrix that is not what was saved. A no-op
+        where fingerprints are not kept (no graph config)."""
+        if self._ann_config is None or self._n == 0:
+            return
+        rows = np.unique(np.linspace(0, self._n - 1, num=min(sample, self._n), dtype=np.int64))
+        rows = rows[self._has_vector[rows]]
+        if rows.size and (fingerprints(self._matrix[rows]) != self._row_print[rows]).any():
+            raise ValueError("saved vectors differ from their fingerprints")
+
+    @property
     def dimension(self) -> int:
         return self._dim
 
@@ -196,6 +222,103 @@ class Partition(GraphRows):
         not by doubling)."""
         with self._rw.write():
             self._grow(max(0, rows - self._n))
+
+    def saved(self, write: Callable[[dict[str, Any], Arrays, HnswIndex | None], _T]) -> _T:
+        """Call *write* with the partition's live rows as small values and arrays (no graph:
+        :meth:`restored` reads them back), while no change can come in between.
+
+        Removed rows are left out, and with them every trace of an erased record (its id,
+        postings, fingerprint, and a user or session no live row names): a snapshot holds
+        what a partition rebuilt from the rows would, in the same order. The graph, when
+        there is one, is given to *write* with the rows' mapping to it.
+        """
+        with self._rw.read(), self._ann_lock:
+            n = self._n
+            keep = np.flatnonzero(self._alive[:n]) if self._removed else None
+            meta, arrays = self._lexical.saved(keep)
+            for name in _SAVED_ARRAYS:
+                whole = getattr(self, name)[:n]
+                arrays[name] = whole if keep is None else whole[keep]
+            ids, positions = self._ids[:n], self._positions[:n]
+            if keep is not None:
+                ids, positions = [ids[i] for i in keep.tolist()], [positions[i] for i in keep]
+            meta.update(
+                dimension=self._dim, n=len(ids), ids=ids,
+                vectorless=int(np.count_nonzero(~arrays["_has_vector"])),
+                shared_ids=bool((arrays["_weights"] < 1).any()),
+            )  # fmt: skip
+            self._save_codes(meta, arrays)
+            saved_positions, meta["position_strings"] = _saved_positions(positions)
+            arrays.update(saved_positions)
+            graph = self._graph_saved(keep)
+            if graph is not None:
+                arrays.update(graph[1])
+            return write(meta, arrays, None if graph is None else graph[0])
+
+    def _save_codes(self, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]) -> None:
+        """The code tables of the rows in *arrays*, each cut to the values those rows use
+        (renumbered in order), with the session sums and owners to match."""
+        values: list[list[str | None]] = []
+        used = []
+        tables = (self._user_codes, self._session_codes, self._role_codes, self._kind_codes)
+        for table, name in zip(tables, ("_users", "_sessions", "_roles", "_kinds"), strict=True):
+            codes = arrays[name]
+            present = np.unique(codes).astype(np.int64)
+            renumber = np.full(len(table.values), -1, dtype=np.int64)
+            renumber[present] = np.arange(present.size)
+            arrays[name] = renumber[codes].astype(codes.dtype)
+            values.append([table.values[i] for i in present.tolist()])
+            used.append((present, renumber))
+        meta["codes"] = values
+        sessions, kinds = used[1][0], used[3][0]
+        arrays["_session_sums"] = self._session_sums[np.ix_(kinds, sessions)]
+        # A session's owner is the user of its first row (as a rebuild would find it).
+        codes, first = np.unique(arrays["_sessions"], return_index=True)
+        arrays["session_user_keys"] = codes.astype(np.int64)
+        arrays["session_user_values"] = arrays["_users"][first].astype(np.int64)
+
+    @classmethod
+    def restored(
+        cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], *,
+        ann: AnnConfig | None = None, on_index: Callable[[Partition], None] | None = None,
+        graph: HnswIndex | None = None,
+    ) -> Partition:  # fmt: skip
+        """The partition :meth:`saved` gave, with its *graph* when saved with one (the arrays
+        may be mapped copy-on-write: a row read for a search is the only page of it loaded).
+        """
+        part = cls(int(meta["dimension"]), ann=ann, on_index=on_index)
+        n = int(meta["n"])
+        part._n = n
+        part._vectorless, part._shared_ids = int(meta["vectorless"]), bool(meta["shared_ids"])
+        for name in _SAVED_ARRAYS:
+            setattr(part, name, arrays[name])
+        part._session_sums = arrays["_session_sums"]
+        part._row_node = np.full(n, -1, dtype=np.int64)
+        part._row_next = np.full(n, -1, dtype=np.int64)
+        part._session_users = dict(
+            zip(
+                arrays["session_user_keys"].tolist(),
+                arrays["session_user_values"].tolist(),
+                strict=True,
+            )
+        )
+        part._ids = list(meta["ids"])
+        codes = (part._user_codes, part._session_codes, part._role_codes, part._kind_codes)
+        for code, values in zip(codes, meta["codes"], strict=True):
+            code.values = list(values)
+            code._codes = {value: i for i, value in enumerate(values)}
+        part._positions = _restored_positions(arrays, meta["position_strings"])
+        part._lexical = LexicalIndex.restored(meta, arrays)
+        if len(part._ids) != n or len(part._positions) != n or len(part._lexical) != n:
+            raise ValueError("saved partition's rows do not agree")
+        if graph is not None and part._ann_config is not None:
+            part._graph_restored(graph, arrays)
+        return part
+
+    @property
+    def has_graph(self) -> bool:
+        """Whether the partition holds an HNSW graph (built, adopted or restored)."""
+        return self._ann is not None
 
     def add(self, rows: IndexRows) -> None:
         count = len(rows.ids)
@@ -608,6 +731,44 @@ class Partition(GraphRows):
             top = np.arange(k)
         ranked: npt.NDArray[np.intp] = top[np.lexsort((positions[top], -scores[top]))][:k]
         return ranked
+
+
+def _saved_positions(
+    positions: Sequence[Position | None],
+) -> tuple[dict[str, npt.NDArray[Any]], list[str | None]]:
+    """Turn positions as arrays: a code into the strings (-1: no position) for the session and
+    the author, the sequence number, whether the turn asks."""
+    strings: dict[str | None, int] = {}
+    n = len(positions)
+    session = np.full(n, -1, dtype=np.int32)
+    writer = np.full(n, -1, dtype=np.int32)
+    seq = np.zeros(n, dtype=np.int64)
+    asks = np.zeros(n, dtype=np.bool_)
+    for i, pos in enumerate(positions):
+        if pos is not None:
+            session[i] = strings.setdefault(pos.session, len(strings))
+            writer[i] = strings.setdefault(pos.author, len(strings))
+            seq[i], asks[i] = pos.seq, pos.asks
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "pos_session": session,
+        "pos_author": writer,
+        "pos_seq": seq,
+        "pos_asks": asks,
+    }
+    return arrays, list(strings)
+
+
+def _restored_positions(
+    arrays: dict[str, npt.NDArray[Any]], strings: list[str],
+) -> list[Position | None]:  # fmt: skip
+    """The positions :func:`_saved_positions` wrote (their strings interned again)."""
+    table = [intern(s) if s is not None else s for s in strings]
+    sessions, authors = arrays["pos_session"].tolist(), arrays["pos_author"].tolist()
+    seqs, asks = arrays["pos_seq"].tolist(), arrays["pos_asks"].tolist()
+    return [
+        None if s < 0 else Position(table[s], q, table[a] or "", k)
+        for s, a, q, k in zip(sessions, authors, seqs, asks, strict=True)
+    ]
 
 
 def _member(

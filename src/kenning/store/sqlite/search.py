@@ -14,6 +14,14 @@ background thread. For a database file it is saved beside it (``<file>.ann/``, t
 vector fingerprints, no vectors) and checked against the database when loaded; ``forget``
 deletes the saved file, and the in-memory index skips (and clears) the nodes no row holds any
 more; it is rebuilt once they are an eighth of it.
+
+A file's partitions are also saved whole when the store closes (a snapshot per tenant in
+``<file>.ann/``: the live rows' arrays, vectors and postings in one flat file, and the graph
+with its vectors beside it), with the log position, high-water mark and erase generation they
+hold. A new process reads the snapshot, mapped copy-on-write, and catches up from there by
+the same delta as any partition, instead of reading and indexing every row. A snapshot from
+before an erasure of the tenant is refused (and removed), as is one that does not read back
+whole; ``forget`` deletes the tenant's snapshots with its graph files.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ import logging
 import math
 import os
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -32,14 +41,16 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kenning.errors import InvalidInput
+from kenning.errors import InvalidInput, StoreError
 from kenning.records import Filters, Scope
-from kenning.store.ann import AnnConfig, HnswIndex
+from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
+from kenning.store.flat_file import FlatFileError, read_flat, write_flat
 from kenning.store.partition import IndexRows, Partition, listed_once
 from kenning.store.partition_rows import turn_position
-from kenning.store.records import Candidate
+from kenning.store.records import Candidate, ModelInfo
 from kenning.store.replies import DEFAULT_REPLY_WEIGHT, Question, questions
 from kenning.store.sql import search
+from kenning.store.sql.database import erase_generation
 from kenning.store.sql.dialect import Tx
 from kenning.store.sql.query import where_clause
 from kenning.store.sql.search import LOAD_ROWS, LOG_KEEP, Follower
@@ -47,10 +58,15 @@ from kenning.store.sqlite.database import Database
 from kenning.store.sqlite.fts import ensure_fts, scope_match, text_match
 from kenning.store.sqlite.sql import DIALECT, chunks
 from kenning.text import query_terms, stem
+from kenning.version import __version__
 
 __all__ = ["SearchTables"]
 
 _log = logging.getLogger(__name__)
+
+# Bump when what a partition holds, or how it indexes a row (tokens, stems, reply mixing,
+# fingerprints), changes: a snapshot of another format is rebuilt, never read.
+_SNAPSHOT_FORMAT = 1
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
@@ -86,6 +102,7 @@ class _Follower(Follower):
 
     log_pos: int  # the last index_log id applied
     hwm: int  # rows with a larger rowid are new to the partition
+    saved: tuple[int, int] | None = None  # the partition's state its snapshot holds
     # Per reading connection: its data_version when it last caught up (nothing new since).
     seen: dict[int, int] = field(default_factory=dict)
 
@@ -160,6 +177,24 @@ class SearchTables(search.SearchTables[_Follower], Database):
     def _load(self, conn: Tx, tenant: str) -> _Follower:
         model = self._model_in(conn)
         dimension = model.dimension if model is not None else 0
+        follower = self._load_saved(conn, tenant, model)
+        if follower is None:
+            follower = self._load_rows(conn, tenant, dimension)
+            previous = self._adopt(tenant, follower)
+        else:
+            previous = self._adopt(tenant, follower)
+            self._catch_up(conn, tenant, follower)  # what was written since it was saved
+        if previous is not None:
+            self._release(tenant, previous)
+        partition = follower.partition
+        prebuilt = self._spare_indexes.pop(tenant, None)
+        if prebuilt is None and len(partition) >= self._ann.min_rows and not partition.has_graph:
+            prebuilt = self._load_index(tenant, partition)
+        partition.start_ann(prebuilt)
+        return follower
+
+    def _load_rows(self, conn: Tx, tenant: str, dimension: int) -> _Follower:
+        """The tenant's partition read and indexed from its rows."""
         log_pos = _log_head(conn)
         partition = Partition(dimension, ann=self._ann, on_index=self._index_saver(tenant))
         partition.reserve(
@@ -177,14 +212,44 @@ class SearchTables(search.SearchTables[_Follower], Database):
         rows = iter(cursor)
         steps = iter(lambda: list(islice(rows, LOAD_ROWS)), [])
         hwm = self._add_in_steps(conn, tenant, partition, steps)
-        follower = _Follower(partition, log_pos=log_pos, hwm=hwm)
-        previous = self._adopt(tenant, follower)
-        if previous is not None:
-            self._release(tenant, previous)
-        prebuilt = self._spare_indexes.pop(tenant, None)
-        if prebuilt is None and len(partition) >= self._ann.min_rows:
-            prebuilt = self._load_index(tenant, partition)
-        partition.start_ann(prebuilt)
+        return _Follower(partition, log_pos=log_pos, hwm=hwm)
+
+    def _load_saved(self, conn: Tx, tenant: str, model: ModelInfo | None) -> _Follower | None:
+        """The tenant's partition from its snapshot beside the file, as of the log position
+        it was saved at (None: no usable snapshot; one that is not is removed)."""
+        path = self._snapshot_file(tenant)
+        if path is None or model is None or not path.exists():
+            return None
+        key = self._snapshot_key(tenant, model)
+        try:
+            meta, arrays = read_flat(path)
+            if meta.get("key") != key:
+                raise FlatFileError("saved for another model, weight or format")
+            generation, log_pos = int(meta["generation"]), int(meta["log_pos"])
+            if erase_generation(conn, tenant) != generation or _log_floor(conn) > log_pos:
+                # Records were erased since (or the log that names them is gone): the
+                # snapshot may hold them, and it is never read.
+                raise FlatFileError("records were erased since it was saved")
+            graph = None
+            if "graph" in meta and self._ann.enabled and hnsw_available():
+                graph = HnswIndex.read(
+                    path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m
+                )
+            partition = Partition.restored(
+                meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
+            )
+            partition.check_vectors()
+        except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            _log.info("rebuilding the partition of a tenant instead of %s: %s", path, exc)
+            with self._save_lock:
+                path.unlink(missing_ok=True)
+            return None
+        follower = _Follower(partition, log_pos=log_pos, hwm=int(meta["hwm"]))
+        follower.saved = partition.state
+        status = partition.ann_status()
+        if partition.has_graph:
+            # Saved with the snapshot, as the graph file was: closing does not write it again.
+            self._saved_nodes[tenant] = (status.nodes, status.excluded)
         return follower
 
     def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
@@ -274,7 +339,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
             # the next save writes one without them.
             self._erasures += 1
             self._saved_nodes.pop(tenant, None)
-            for index_file in self._index_files(tenant):
+            for index_file in [*self._index_files(tenant), *self._snapshot_files(tenant)]:
                 index_file.unlink(missing_ok=True)
         self._prune_log()
 
@@ -316,6 +381,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         with self._plock:
             followers, self._partitions = self._partitions, {}
         for tenant, follower in followers.items():
+            self._save_partition(tenant, follower)
             self._persist_index(tenant, follower.partition, force=True)
             self._release(tenant, follower, wait=True)
         self._spare_indexes.clear()
@@ -445,6 +511,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
             follower = self._partitions.get(tenant)
         if not force and (follower is None or follower.partition is not partition):
             return
+        status = partition.ann_status()
+        if self._saved_nodes.get(tenant) == (status.nodes, status.excluded):
+            return  # unchanged since saved: not even dumped (a closing CLI search's peak)
         with self._dump_lock:  # one at a time: an older dump never lands over a newer one
             with self._save_lock:
                 erasures = self._erasures
@@ -470,6 +539,129 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 tmp.unlink(missing_ok=True)
                 return
             self._saved_nodes[tenant] = nodes
+
+    # -- partition snapshots -----------------------------------------------------------------
+
+    def _snapshot_file(self, tenant: str) -> Path | None:
+        """Where the tenant's partition is saved beside the file (None: it is not)."""
+        if self.in_memory or not self._ann.persist:
+            return None
+        digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+        weight = "" if self._reply_weight == DEFAULT_REPLY_WEIGHT else f"-r{self._reply_weight!r}"
+        return Path(f"{self._path}.ann") / f"{digest}{weight}.part"
+
+    def _snapshot_files(self, tenant: str) -> list[Path]:
+        """Every snapshot of *tenant*, whatever reply weight it was saved under, and any
+        being written (or left by a crash while written)."""
+        path = self._snapshot_file(tenant)
+        if path is None:
+            return []
+        digest = hashlib.sha256(tenant.encode()).hexdigest()[:32]
+        return list(path.parent.glob(f"{digest}*.part*"))
+
+    def _snapshot_key(self, tenant: str, model: ModelInfo) -> dict[str, object]:
+        """What a snapshot was made with; one made otherwise is rebuilt, never read."""
+        return {
+            "format": _SNAPSHOT_FORMAT, "version": __version__, "tenant": tenant,
+            "model": [model.model_id, model.dimension, model.normalized],
+            "reply_weight": self._reply_weight, "prints": self._ann.enabled,
+        }  # fmt: skip
+
+    def _save_partition(self, tenant: str, follower: _Follower) -> None:
+        """Save the partition beside the file if it changed since it was loaded or saved,
+        caught up first, with the log position and erase generation it holds."""
+        path = self._snapshot_file(tenant)
+        if path is None or follower.saved == follower.partition.state:
+            return
+        try:
+            with self._read(None) as conn:
+                model = self._model_in(conn)
+                if model is None or model.dimension != follower.partition.dimension:
+                    return
+                if _log_floor(conn) > follower.log_pos:
+                    return  # the catch-up would start over: a store closing loads nothing
+                follower.seen.clear()
+                self._catch_up(conn, tenant, follower)
+                with follower.lock, self._dump_lock:
+                    with self._save_lock:
+                        erasures = self._erasures
+                    generation = erase_generation(conn, tenant)
+                    meta = {
+                        "key": self._snapshot_key(tenant, model), "generation": generation,
+                        "log_pos": follower.log_pos, "hwm": follower.hwm,
+                    }  # fmt: skip
+                    state = follower.partition.state
+                    path.parent.mkdir(exist_ok=True)
+                    written = follower.partition.saved(
+                        lambda own, arrays, graph: _write_snapshot(
+                            path, {**own, **meta}, arrays, graph
+                        )
+                    )
+            self._land_snapshot(tenant, written, path, erasures, generation)
+        except (OSError, StoreError) as exc:
+            _log.warning("could not save the partition to %s: %s", path, exc)
+            return
+        follower.saved = state
+
+    def _land_snapshot(
+        self, tenant: str, written: tuple[Path, Path | None], path: Path, erasures: int,
+        generation: int,
+    ) -> None:  # fmt: skip
+        """Put a written snapshot (its file, and its graph's) in place unless an erasure
+        came since it was read: in this process (counted), or in another (its generation
+        moved; that process deletes the files after it commits, so one of the two removes
+        it). The graph lands first, under the name the snapshot gives it."""
+        tmp, graph_tmp = written
+        graph = None if graph_tmp is None else _graph_file(path, graph_tmp)
+        with self._save_lock:
+            try:
+                if self._erasures != erasures:
+                    return
+                if graph_tmp is not None and graph is not None:
+                    os.replace(graph_tmp, graph)
+                os.replace(tmp, path)
+            finally:
+                tmp.unlink(missing_ok=True)
+                if graph_tmp is not None:
+                    graph_tmp.unlink(missing_ok=True)
+            for old in path.parent.glob(f"{path.name}.*.graph"):
+                if old != graph:
+                    old.unlink(missing_ok=True)
+        with self._read(None) as conn:
+            if erase_generation(conn, tenant) != generation:
+                with self._save_lock:
+                    for saved in (path, graph):
+                        if saved is not None:
+                            saved.unlink(missing_ok=True)
+
+
+def _graph_file(path: Path, graph_tmp: Path) -> Path:
+    """Where a snapshot's graph lands: a name of its own (the temporary file's unique part),
+    so that a snapshot never names a graph written with another."""
+    return path.with_name(f"{path.name}.{graph_tmp.name.rsplit('.', 3)[-3]}.graph")
+
+
+def _write_snapshot(
+    path: Path, meta: dict[str, object], arrays: dict[str, npt.NDArray[Any]],
+    graph: HnswIndex | None,
+) -> tuple[Path, Path | None]:  # fmt: skip
+    """Write a snapshot's graph (when it has one) and then its rows to temporary files
+    beside *path*; return both."""
+    graph_tmp = None
+    if graph is not None:
+        graph_tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.graph.tmp")
+        try:
+            graph.write(graph_tmp)
+        except BaseException:
+            graph_tmp.unlink(missing_ok=True)
+            raise
+        meta = {**meta, "graph": _graph_file(path, graph_tmp).name}
+    try:
+        return write_flat(path, meta, arrays, unchecked=("_matrix",)), graph_tmp
+    except BaseException:
+        if graph_tmp is not None:
+            graph_tmp.unlink(missing_ok=True)
+        raise
 
 
 def _write_file(tmp: Path, blob: bytes) -> bool:

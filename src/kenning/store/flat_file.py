@@ -1,0 +1,154 @@
+"""A flat file of named numpy arrays behind a JSON header, read back memory-mapped.
+
+The header names each array's dtype, shape and offset (64-byte aligned), the file's total size
+and a CRC-32 over the header's own values and every array not named as *unchecked*. Reading
+maps the file copy-on-write (``mmap.ACCESS_COPY``): the arrays are writable, a write copies
+only the page it touches, and pages never read are never loaded. Large arrays may be left out
+of the checksum so that opening the file does not read them; a reader checks those some
+other way (e.g. a sample of rows against their fingerprints).
+
+A file is written to a temporary name beside its place, flushed to disk, and then renamed
+over it: a crash leaves the old file or the new one, never a torn one. Anything that does not
+read back as written (another format, a short file, a checksum that differs) raises
+:class:`FlatFileError`, and the caller rebuilds instead.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import os
+import threading
+import zlib
+from collections.abc import Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["FlatFileError", "read_flat", "write_flat"]
+
+_MAGIC = b"KENNING-FLAT\x01\n"
+_ALIGN = 64
+
+Arrays = Mapping[str, npt.NDArray[Any]]
+
+
+class FlatFileError(ValueError):
+    """The file is not a complete, unchanged flat file of this format."""
+
+
+def _aligned(at: int) -> int:
+    return (at + _ALIGN - 1) // _ALIGN * _ALIGN
+
+
+def _layout(arrays: Arrays, start: int) -> tuple[list[dict[str, Any]], int]:
+    sections, at = [], start
+    for name, arr in arrays.items():
+        at = _aligned(at)
+        sections.append(
+            {"name": name, "dtype": arr.dtype.str, "shape": list(arr.shape), "offset": at}
+        )
+        at += arr.nbytes
+    return sections, at
+
+
+def _bytes(arr: npt.NDArray[Any]) -> memoryview:
+    return np.ascontiguousarray(arr).reshape(-1).view(np.uint8).data
+
+
+def _crc(meta: Mapping[str, Any], arrays: Arrays, unchecked: Collection[str]) -> int:
+    crc = zlib.crc32(json.dumps(meta, sort_keys=True).encode())
+    for name, arr in arrays.items():
+        if name not in unchecked:
+            crc = zlib.crc32(_bytes(arr), crc)
+    return crc
+
+
+def write_flat(
+    path: Path, meta: Mapping[str, Any], arrays: Arrays, *, unchecked: Collection[str] = ()
+) -> Path:
+    """Write *meta* (JSON values) and *arrays* to a temporary file beside *path*, flushed to
+    disk; return it (the caller renames it into place, or removes it)."""
+    crc = _crc(meta, arrays, unchecked)
+    base = {"meta": meta, "crc": crc, "unchecked": sorted(unchecked)}
+    start = 0
+    while True:  # the header names the offsets, which start past it: until both agree
+        sections, size = _layout(arrays, start)
+        header = json.dumps({**base, "sections": sections, "size": size}).encode()
+        if len(_MAGIC) + 8 + len(header) <= start:
+            break
+        start = _aligned(len(_MAGIC) + 8 + len(header) + 256)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        with open(tmp, "wb") as out:
+            out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
+            for section, arr in zip(sections, arrays.values(), strict=True):
+                out.write(b"\0" * (section["offset"] - out.tell()))
+                out.write(_bytes(arr))
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def read_flat(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+    """The meta and the arrays of a flat file, mapped copy-on-write; raises
+    :class:`FlatFileError` for a file that is not whole and unchanged (OSError if it cannot
+    be opened)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size < len(_MAGIC) + 8:
+            raise FlatFileError("flat file is truncated")
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+    mapped.madvise(mmap.MADV_RANDOM)
+    if mapped[: len(_MAGIC)] != _MAGIC:
+        raise FlatFileError("not a kenning flat file of this format")
+    at = len(_MAGIC)
+    length = int.from_bytes(mapped[at : at + 8], "little")
+    try:
+        header = json.loads(mapped[at + 8 : at + 8 + length])
+        sections, meta = header["sections"], header["meta"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FlatFileError(f"unreadable flat file header: {exc}") from None
+    if header.get("size") != size:
+        raise FlatFileError(f"flat file is {size} bytes, its header says {header.get('size')}")
+    arrays = {s["name"]: _section(mapped, s, size) for s in sections}
+    if _file_crc(path, meta, sections, header["unchecked"]) != header["crc"]:
+        raise FlatFileError("flat file checksum differs")
+    return meta, arrays
+
+
+def _file_crc(
+    path: Path, meta: Mapping[str, Any], sections: list[dict[str, Any]], unchecked: list[str]
+) -> int:
+    """The checksum :func:`_crc` gave when written, of the file's bytes: read, not mapped
+    (pages read through the mapping would count in the process's memory until it exits)."""
+    crc = zlib.crc32(json.dumps(meta, sort_keys=True).encode())
+    buffer = bytearray(1 << 20)
+    with open(path, "rb", buffering=0) as f:
+        for section in sections:
+            if section["name"] in unchecked:
+                continue
+            count = int(np.prod(section["shape"])) if section["shape"] else 1
+            left = count * np.dtype(section["dtype"]).itemsize
+            f.seek(int(section["offset"]))
+            while left:
+                got = f.readinto(memoryview(buffer)[: min(left, len(buffer))])
+                if not got:
+                    raise FlatFileError("flat file is truncated")
+                crc = zlib.crc32(memoryview(buffer)[:got], crc)
+                left -= got
+    return crc
+
+
+def _section(mapped: mmap.mmap, section: Mapping[str, Any], size: int) -> npt.NDArray[Any]:
+    dtype, shape = np.dtype(section["dtype"]), tuple(int(d) for d in section["shape"])
+    count = int(np.prod(shape)) if shape else 1
+    offset = int(section["offset"])
+    if offset < 0 or offset + count * dtype.itemsize > size:
+        raise FlatFileError(f"flat file section {section['name']!r} runs past its end")
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
