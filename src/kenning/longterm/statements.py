@@ -105,6 +105,12 @@ _COUNT_NOW = re.compile(
     + r")\s+now\b",
     re.IGNORECASE,
 )
+# "Tokyo is home now", "Home is Dublin these days": where the speaker lives, without "I".
+_HOME = re.compile(
+    r"^\W*home\b(?:\s+for\s+(?:me|us))?\s+(?:is|'s)\b|^[^,;]{0,40}\b(?:is|'s|has)(?:\s+been)?\s+home\b"
+    r"(?!\s+(?:to|of)\b)",
+    re.IGNORECASE,
+)
 _HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*[,(])", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
@@ -193,6 +199,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
+    opening = opening or _HOME.search(sentence)
     return named or bool(opening)
 
 

@@ -305,8 +305,8 @@ def contact_kind(text: str) -> str:
 def stopped_thing(c: Clause, head: Token) -> list[Reading]:
     """What "done with" or "over" withdraws: a thing of a family, or a taste; not a particular
     thing of the speaker's that names no family ("done with my homework")."""
-    if vs.is_deictic(c.parsed, head):
-        return []
+    if vs.is_deictic(c.parsed, head) or head.lemma.lower() == "be":
+        return []  # "done with being vegan": the clause under "being" is read withdrawn
     family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
     if family is None and head.lower in lx.FIELDS:
         family = "occupation"  # "done with teaching"

@@ -144,7 +144,8 @@ def _stop(c: Clause) -> list[Reading]:
         if vs.is_deictic(p, head):
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
-        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        family = (lx.HABITS.get(head.lower) or vs.classify(p, head, entities=c.entities)
+                  or activity(head))  # fmt: skip
         bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
         if family is None and (bare or head.lemma.lower() in lx.CLUBS):
             family = "hobby"  # "I quit netball", "quit the band": a pastime

@@ -28,7 +28,7 @@ from kenning.longterm.parsing.arguments import (
     value_span,
 )
 from kenning.longterm.parsing.clauses import Clause
-from kenning.longterm.parsing.parsed import Token
+from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["be_adjective", "be_prep", "copula", "fan", "named_place"]
 
@@ -47,7 +47,10 @@ def copula(c: Clause) -> list[Reading]:
         for each in vs.coordinated(p, comp):  # "I'm a vegan and a runner"
             out += _be_noun(c, each)
     for comp in p.children(pred, "acomp"):
-        for each in vs.coordinated(p, comp):  # "I'm diabetic and vegetarian"
+        each_one = list(vs.coordinated(p, comp))
+        if any(a.lower in _MULTILINGUAL for a in each_one):  # "bilingual, English and Tagalog"
+            each_one = [a for a in each_one if a.lower not in lx.LANGUAGES]
+        for each in each_one:  # "I'm diabetic and vegetarian"
             out += be_adjective(c, each) if each.pos != "PROPN" else []
     for prep in p.children(pred, "prep"):
         out += be_prep(c, prep)
@@ -97,7 +100,7 @@ def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
     if noun.pos == "NOUN" and not p.children(noun, "det") and (found := be_adjective(c, noun)):
         return found  # "I'm trans" (trans/NNS): an adjective the tagger took for a noun
     # "I'm the sous chef at Noma": a role, definite where there is one of it there
-    the_role = lemma in lx.OCCUPATIONS and bool(preps(p, noun, "at", "for"))
+    the_role = lemma in lx.OCCUPATIONS | _STAFF and bool(preps(p, noun, "at", "for"))
     if (
         vs.is_deictic(p, noun)
         or noun.pos not in ("NOUN", "PROPN")
@@ -116,6 +119,8 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     Stanford", "I'm an introvert"."""
     p = c.parsed
     lemma = noun.lemma.lower()
+    if (nationality := _demonym(p, noun)) is not None:
+        return some(fact("origin", nationality, kind="nationality"))
     family = vs.classify(p, noun, entities=c.entities)
     out: list[Reading | None] = []
     states = [m for m in p.children(noun, "amod") if m.lower in lx.RELATIONSHIP_STATES]
@@ -139,11 +144,27 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
+    if lemma in _STAFF:  # "the newest hire at Canva": where, not a role
+        return some(*out, *(fact("employer", value_span(c, h)) for h in places))
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
     kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
+
+
+# Nouns that say one works somewhere without saying what one does there.
+_STAFF = frozenset({"hire", "employee", "staffer", "recruit", "starter", "joiner"})
+
+
+def _demonym(p: Parsed, noun: Token) -> str | None:
+    """ "a Kiwi", "a proud Texan", "a New Yorker": where the speaker is from, as written
+    (without the words that judge it)."""
+    before = [m for m in p.children(noun, "compound", "amod") if m.i == noun.i - 1]
+    for words in ([*before, noun], [noun]):
+        if " ".join(t.lower for t in words) in lx.DEMONYMS:
+            return p.span(words)
+    return None
 
 
 def _capitalised_name(c: Clause, noun: Token) -> bool:
@@ -232,15 +253,32 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
         return some(*(fact("age", n.text) for n in years[:1] if n.text.isdigit()))
     if word in lx.IDENTITY_ADJECTIVES:
         return some(fact("identity", word))
-    if word in ("fluent", "bilingual", "trilingual", "conversational"):
+    if word in _MULTILINGUAL or word == "conversational":
         langs = [v for h in preps(p, adj, "in") for v in vs.coordinated(p, h)]
-        return some(*(fact("language", value_span(c, h)) for h in langs
+        found = some(*(fact("language", value_span(c, h)) for h in langs
                        if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+        return found or some(*(fact("language", t.text) for t in _listed_languages(c, adj)))
     if (c.entities and adj.ent == "NORP") or (
         adj.pos == "ADJ" and adj.text[:1].isupper() and word.endswith(("an", "ese", "ish", "i"))
     ):
         return some(fact("origin", adj.text, kind="nationality"))
     return []
+
+
+_MULTILINGUAL = frozenset({"fluent", "bilingual", "trilingual", "multilingual", "polyglot"})
+_LIST_GLUE = frozenset({",", ":", "-", "and", "&", "plus", "(", ")", "both"})
+
+
+def _listed_languages(c: Clause, adj: Token) -> list[Token]:
+    """The languages listed right after "bilingual" ("I'm trilingual: English, French and
+    Arabic"), however the parser hung them."""
+    out = []
+    for token in c.parsed.tokens[adj.i + 1 :]:
+        if token.lower in lx.LANGUAGES:
+            out.append(token)
+        elif token.lower not in _LIST_GLUE:
+            break
+    return out
 
 
 def be_prep(c: Clause, prep: Token) -> list[Reading]:
@@ -342,6 +380,8 @@ def _be_on(c: Clause, head: Token) -> list[Reading]:
     if head.lemma.lower() == "diet":
         mods = [m for m in p.children(head, "amod", "compound") if m.lower not in lx.EVALUATIVE]
         return some(fact("diet", p.span(mods))) if mods else []
+    if vs.medication(p, head):  # "I'm on blood thinners"
+        return some(fact("health", value_span(c, head)))
     family = vs.classify(p, head, entities=c.entities)
     if family == "device" or (head.pos == "PROPN" and head.ent not in ("PERSON", "GPE", "DATE")):
         return some(fact("device", value_span(c, head)))
@@ -410,6 +450,8 @@ def _topic(c: Clause) -> list[Reading]:
     value of what the complement names."""
     p, topic = c.parsed, c.topic
     assert topic is not None
+    if (home := _home(c, topic)) is not None:
+        return some(fact("location", value_span(c, home)))
     for comp in p.children(c.pred, "attr"):
         if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
             continue
@@ -420,3 +462,25 @@ def _topic(c: Clause) -> list[Reading]:
             return some(fact(family, value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip
     return []
+
+
+def _home(c: Clause, topic: Token) -> Token | None:
+    """ "Home is Dublin now", "Tokyo's been home for a year": the named place that "home" is
+    (the speaker's, with "for me" or nobody else named); not "home is where the heart is"."""
+    p = c.parsed
+    comps = p.children(c.pred, "attr") + [
+        a for a in p.children(c.pred, "advmod") if a.lower == "home"]  # "Tokyo's been home"
+    owners = [o for t in (topic, *comps) for o in p.children(t, "poss")]
+    owners += p.children(topic, "det")
+    if any(o.lower not in lx.POSSESSIVE for o in owners):
+        return None  # "her home is Paris", "the home is ..."
+    for other in preps(p, c.pred, "for") + [h for t in (topic, *comps) for h in preps(p, t, "for")]:
+        if other.lower not in ("me", "us"):
+            if other.pos in ("PRON", "PROPN") or {other.lower, other.lemma.lower()} & lx.RELATIONS:
+                return None  # "home for my parents is Leeds"
+    if topic.lemma.lower() == "home":  # "Home is Dublin", "home is a flat in Leith"
+        places = [h for comp in comps for h in [comp, *preps(p, comp, "in")]]
+        return next((pl for h in places if (pl := named_place(c, h)) is not None), None)
+    if any(comp.lemma.lower() == "home" for comp in comps):
+        return named_place(c, topic)
+    return None

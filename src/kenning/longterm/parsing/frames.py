@@ -45,6 +45,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return _gone(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
+    if not found:
+        found = _line_of_work(c)
     if (
         not found
         and c.withdrawn
@@ -53,6 +55,23 @@ def read_clause(c: Clause) -> list[Reading]:
         # "yoga is gone, I don't do it anymore": what "it" names, no longer so
         found = [Reading("", "", "", change=True, anaphor=True)]
     return found + _nots(c, found)
+
+
+# Work told by its activity alone: "I'm freelancing now", "I'm no longer teaching".
+_WORKING = lx.FIELDS | {"freelancing", "contracting", "consulting", "nursing", "tutoring"}
+
+
+def _line_of_work(c: Clause) -> list[Reading]:
+    """ "I'm freelancing now", "I'm no longer teaching": a line of work, said in the
+    progressive with nothing after it, held now or withdrawn (not "I'm teaching a class")."""
+    p, pred = c.parsed, c.pred
+    if pred.tag != "VBG" or pred.lower not in _WORKING or p.children(pred, "dobj", "prep"):
+        return []
+    now = any(a.lower in lx.CURRENT_ADVERBS | {"days"}
+              for a in p.children(pred, "advmod", "npadvmod"))  # fmt: skip
+    if not (now or c.withdrawn):
+        return []
+    return some(fact("occupation", pred.lower, change=True))
 
 
 def _gone(c: Clause, owner: Token) -> list[Reading]:

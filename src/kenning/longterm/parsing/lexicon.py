@@ -182,7 +182,8 @@ OWN_ATTRIBUTES: Final = {
 # "Photography is my thing": the subject is the value.
 OWN_NOUNS: Final = {"thing": "hobby", "obsession": "hobby", "passion": "hobby",
                     "hobby": "hobby", "favorite": "preference", "favourite": "preference",
-                    "fave": "preference", "jam": "preference"}  # fmt: skip
+                    "fave": "preference", "jam": "preference", "language": "language",
+                    "tongue": "language"}  # fmt: skip
 # Modifiers that judge or date a thing rather than name its kind ("my old ThinkPad").
 EVALUATIVE: Final = _words(
     "old new good great nice amazing awesome lovely beautiful wonderful favorite favourite "
@@ -285,3 +286,34 @@ COUNTRIES: Final = _words(
     "thailand tunisia turkey uganda ukraine uruguay usa uk america uzbekistan venezuela vietnam "
     "wales yemen zambia zimbabwe"
 )
+# Medicines taken over time: "I'm on antidepressants", "I take insulin", "stopped taking
+# metformin" state a condition being treated (health), as the label guide files medication.
+MEDICATIONS: Final = _words(
+    "medication medications meds medicine medicines pills insulin metformin antidepressants "
+    "antidepressant statins statin inhaler inhalers steroids antibiotics antihistamines "
+    "antipsychotics anticoagulants thinners hrt testosterone estrogen oestrogen progesterone "
+    "lithium ssri ssris sertraline fluoxetine citalopram escitalopram prozac zoloft lexapro "
+    "wellbutrin bupropion adderall ritalin vyvanse methylphenidate levothyroxine thyroxine "
+    "warfarin eliquis ozempic semaglutide wegovy mounjaro prednisone gabapentin melatonin "
+    "suboxone methadone epipen chemo chemotherapy dialysis"
+) | {"blood thinners", "birth control", "the pill", "beta blockers"}
+# Habits kept or given up that the label guide files by their family: "I quit smoking" is
+# health, "I quit drinking" a diet.
+HABITS: Final = {"smoking": "health", "vaping": "health", "smoker": "health",
+                 "drinking": "diet", "alcohol": "diet"}  # fmt: skip
+# Demonyms as nouns: "I'm a Kiwi", "a proud Texan", "a Brit in Madrid" say where the speaker
+# is from (origin), not what they do.
+DEMONYMS: Final = _words(
+    "kiwi kiwis brit brits scot scots aussie aussies yank yankee texan californian floridian "
+    "new yorker londoner parisian berliner dubliner glaswegian mancunian liverpudlian geordie "
+    "cockney bostonian chicagoan torontonian muscovite canadian american mexican brazilian "
+    "argentinian argentine chilean peruvian colombian venezuelan cuban jamaican irishman "
+    "irishwoman englishman englishwoman welshman welshwoman scotsman scotswoman frenchman "
+    "frenchwoman dutchman dutchwoman german italian spaniard portuguese swede dane norwegian "
+    "finn icelander pole czech slovak hungarian romanian bulgarian greek turk russian "
+    "ukrainian israeli palestinian lebanese syrian iraqi iranian egyptian moroccan algerian "
+    "tunisian nigerian ghanaian kenyan ethiopian indian pakistani bangladeshi "
+    "nepali chinese japanese korean vietnamese thai filipino filipina indonesian "
+    "malaysian singaporean australian bavarian catalan basque quebecer quebecois "
+    "midwesterner southerner northerner yorkshireman cornishman"
+) | {"new yorker", "new zealander", "south african", "sri lankan"}

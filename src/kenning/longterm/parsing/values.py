@@ -113,6 +113,8 @@ def _left(p: Parsed, head: Token) -> list[Token]:
             break
         if child.dep == "amod" and _evaluative(p, child):
             break
+        if child.lower in ("based", "born", "bred", "raised"):
+            break  # "a Leipzig-based photographer": where, not what kind (read as a place)
         if child.dep not in ("compound", "amod", "nummod", "nmod", "quantmod", "npadvmod"):
             break
         out.extend(p.subtree(child))
@@ -219,6 +221,13 @@ def noun_of(p: Parsed, token: Token) -> Token:
     return token
 
 
+def medication(p: Parsed, head: Token) -> bool:
+    """Whether *head* names a medicine taken over time ("insulin", "blood thinners")."""
+    mods = {c.lower for c in p.children(head) if c.dep in ("compound", "amod")}
+    words = {head.lower, head.lemma.lower()} | {f"{m} {head.lower}" for m in mods}
+    return bool(words & lx.MEDICATIONS)
+
+
 def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     """The family a bare value names by its head noun ("two kids" -> family, "parrot" ->
     pet, "Pixel 8" -> device), None when it names none of them."""
@@ -234,7 +243,7 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     if words & lx.ALLERGY_NOUNS:
         return "allergy"
     hurt = bool(modifiers & lx.INJURIES) and lemma in lx.BODY_PARTS  # "a herniated disc"
-    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or hurt:
+    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or words & lx.MEDICATIONS or hurt:
         return "health"
     if words & lx.DIETS or (lemma == "diet" and modifiers):
         return "diet"

@@ -53,6 +53,8 @@ _MONEY = re.compile(r"\d|\$|€|£")
 
 def _live(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
+    if c.owner is not None:
+        return []  # "my team lives in Linear", "our stuff lives in the garage": not the speaker
     places = preps(p, pred, "in", "on", "near", "outside")
     where = any(a.lower == "where" for a in p.children(pred, "advmod"))
     if not places and pred.dep == "relcl" and where:
@@ -141,6 +143,7 @@ def _work(c: Clause) -> list[Reading]:
     places = [h for t in holders for h in preps(p, t, "at", "for")]
     places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
     places = [clefted(p, pred, h) or h for h in places]  # "Deutsche Bahn is who I work for"
+    places += _worked_at(p, pred)
     out = [fact("employer", value_span(c, name_of(c, h))) for h in places
            if h.lower not in _NOT_WORK and (organisation(c, h) or h.pos == "PROPN")
            and generic(p, h, definite_ok=True)]  # fmt: skip
@@ -151,6 +154,19 @@ def _work(c: Clause) -> list[Reading]:
     if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]
     return some(*out)
+
+
+def _worked_at(p: Parsed, pred: Token) -> list[Token]:
+    """ "the bakery I work at", "the hospital I work for": the noun a relative clause with a
+    stranded "at"/"for" describes is the workplace."""
+    noun = p.head(pred)
+    if pred.dep != "relcl" or noun is None or noun.pos not in ("NOUN", "PROPN"):
+        return []
+    if noun.lower in ("company", "firm", "business", "organisation", "organization"):
+        return []  # "the company I work for": names no one
+    stranded = [t for t in p.children(pred, "prep") if t.lower in ("at", "for")
+                and p.child(t, "pobj") is None]  # fmt: skip
+    return [noun] if stranded else []
 
 
 def _join(c: Clause) -> list[Reading]:
@@ -212,9 +228,26 @@ def _study(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     fields = [o for o in objects(p, pred) if not p.children(o, "det", "poss")
               and (o.tag != "NNS" or o.lower.endswith(("ics", "maths")))]  # fmt: skip
+    if pred.lemma.lower() in ("major", "minor", "specialise", "specialize"):
+        fields += preps(p, pred, "in")  # "majoring in chemistry": the field, not a place
     schools = [h for h in preps(p, pred, "at", "in") if organisation(c, h) or h.pos == "PROPN"]
     schools += [h for h in preps(p, pred, "for") if h.lemma.lower() in lx.EDUCATION_NOUNS]
-    return some(*(fact("education", value_span(c, h)) for h in [*fields, *schools]))
+    return some(*(fact("education", value_span(c, h)) for h in dict.fromkeys([*fields, *schools])))
+
+
+def _enrolled(c: Clause) -> list[Reading]:
+    """ "I'm enrolled in a coding bootcamp", "enrolled at the Open University": a course or a
+    school the speaker studies at."""
+    p = c.parsed
+    heads = [h for h in preps(p, c.pred, "in", "at", "on")
+             if organisation(c, h) or vs.classify(p, h, entities=c.entities) == "education"]
+    return some(*(fact("education", value_span(c, h), change=True) for h in heads))
+
+
+def _school(c: Clause, head: Token) -> bool:
+    """Whether *head* names a school by its name ("Leeds University", "the Open University")."""
+    words = {t.lower for t in c.parsed.subtree(head)}
+    return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
 
 
 def _speak(c: Clause) -> list[Reading]:
@@ -254,6 +287,9 @@ def _light(c: Clause) -> list[Reading]:
         return _taken_up(c)
     out = []
     for head in objects(p, pred):
+        if (spoken := _language_lessons(p, head)) is not None:
+            out.append(fact("language", spoken, verb="is learning"))
+            continue
         if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
             head = preps(p, head, "of")[0]  # "I've played 8 games of soccer"
         elif p.child(head, "nummod") is not None or any(
@@ -271,8 +307,36 @@ def _light(c: Clause) -> list[Reading]:
             if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
                     "hobby", "education"):  # fmt: skip
                 continue
+        if lemma == "do" and head.lower in lx.FIELDS and family == "hobby":
+            out += _field_done(c, head)  # "I do marketing at Google": work, not a pastime
+            continue
         out.append(fact(family, _field(c, head)))
+        if family == "education":  # "doing a PhD at Leeds University": the school too
+            out += [fact("education", value_span(c, h)) for h in preps(p, pred, "at")
+                    if _school(c, h)]  # fmt: skip
     return some(*out)
+
+
+def _field_done(c: Clause, field: Token) -> list[Reading | None]:
+    """ "I do marketing at Google" (occupation, employer), "doing engineering at Delft
+    University" (what and where the speaker studies)."""
+    p = c.parsed
+    places = [h for t in (c.pred, field) for h in preps(p, t, "at", "for") if organisation(c, h)]
+    schools = [h for h in places if _school(c, h)]
+    if schools:
+        return [fact("education", field.text), *(fact("education", value_span(c, h))
+                                                  for h in schools)]  # fmt: skip
+    return [fact("occupation", field.text),
+            *(fact("employer", value_span(c, name_of(c, h))) for h in places)]  # fmt: skip
+
+
+def _language_lessons(p: Parsed, head: Token) -> str | None:
+    """ "taking Japanese lessons", "doing French classes": the language being learned (a
+    class of one's own, "my Spanish class", is a course: education)."""
+    if head.lemma.lower() not in ("lesson", "class", "course", "tutoring") or mine(p, head):
+        return None
+    spoken = [m for m in p.children(head, "compound", "amod") if m.lower in lx.LANGUAGES]
+    return spoken[0].text if spoken else None
 
 
 def _taken_up(c: Clause) -> list[Reading]:
@@ -409,8 +473,13 @@ def _have(c: Clause) -> list[Reading]:
 def _take(c: Clause) -> list[Reading]:
     """ "I took a job at Amazon" (as "got a job"); else "take" as a light verb ("I take
     ballet classes")."""
-    if any(o.lemma.lower() in lx.JOB_NOUNS for o in objects(c.parsed, c.pred)):
+    heads = objects(c.parsed, c.pred)
+    if any(o.lemma.lower() in lx.JOB_NOUNS for o in heads):
         return _have(c)
+    # "I take insulin", "stopped taking antidepressants": a treatment kept up (health)
+    drugs = [h for h in heads if vs.medication(c.parsed, h) and not mine(c.parsed, h)]
+    if drugs:
+        return some(*(fact("health", value_span(c, h)) for h in drugs))
     return _light(c)
 
 
@@ -672,7 +741,7 @@ def _table() -> dict[str, Frame]:
         (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
         (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
         (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
-        (("join",), _join), (("hire", "employ"), _hired),
+        (("join",), _join), (("hire", "employ", "poach", "headhunt", "recruit"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
         (("speak",), _speak), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
@@ -690,6 +759,7 @@ def _table() -> dict[str, Frame]:
         (("smoke",), _smoke), (("keep",), _keep),
         (("base", "locate"), _located), (("listen",), _listen),
         (("code", "program"), _code), (("turn",), _become),
+        (("enrol", "enroll"), _enrolled),
     ]  # fmt: skip
     groups += CHANGE_GROUPS
     for words, frame in groups:
