@@ -158,6 +158,16 @@ _ROLE_AT = re.compile(
 )
 
 
+# "Employer's SAP", "new number: 555-0199", "Mailing address is ...": a profile line, the
+# attribute without its "my"; read as "My employer is SAP".
+_BARE_ATTRIBUTE = re.compile(
+    r"^\W*((?:(?:new|current|mailing|home|work|postal|cell|mobile)\s+)?(?:email|e-mail|number|"
+    r"phone number|phone|address|username|handle|employer|pronouns|birthday))\s*(?:'s|is|:)\s+"
+    r"(?=\S)",
+    re.IGNORECASE,
+)
+
+
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
     """The sentences of *text* that may state something about its speaker, as they are
     parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
@@ -177,6 +187,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
                 sentence = noise.sub("", sentence)
             sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
             sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
+            sentence = _BARE_ATTRIBUTE.sub(lambda m: f"My {m.group(1).lower()} is ", sentence)
             if _ROLE_AT.match(sentence):
                 sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
@@ -199,7 +210,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
-    opening = opening or _HOME.search(sentence)
+    opening = opening or _HOME.search(sentence) or _BARE_ATTRIBUTE.match(sentence)
     return named or bool(opening)
 
 

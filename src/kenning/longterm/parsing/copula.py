@@ -126,7 +126,11 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     states = [m for m in p.children(noun, "amod") if m.lower in lx.RELATIONSHIP_STATES]
     out += [fact("relationship", m.lower) for m in states]
     if lemma in lx.PARENT_NOUNS:
+        if "stay-at-home" in p.span(p.subtree(noun)).lower().replace(" ", ""):
+            out.append(fact("occupation", f"stay-at-home {noun.text}"))  # a line of work
         kids = preps(p, noun, "of")
+        out += [fact(f, value_span(c, h)) for h in preps(p, noun, "with")
+                if (f := vs.classify(p, h, entities=c.entities)) in ("family", "pet")]
         out += [
             fact("family", value_span(c, noun) if k.pos == "NUM" else value_span(c, k))
             for k in kids
@@ -297,7 +301,8 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
         )  # "with my boyfriend"
     # "I'm at Stripe", "I'm at a startup called Fernweh"; not "I'm at the office right now"
     placed = organisation(c, head) and not vs.is_definite(p, head)
-    if word in ("at", "with") and placed and (word == "at" or head.pos == "PROPN"):
+    at_work = head.pos == "PROPN" or head.lemma.lower() in lx.WORKPLACE_NOUNS  # "with a startup"
+    if word in ("at", "with") and placed and (word == "at" or at_work):
         head = name_of(c, head)
         studying = any(h.lemma.lower() in ("year", "semester", "term", "grade")
                        for h in preps(p, c.pred, "in"))  # fmt: skip

@@ -85,8 +85,11 @@ def _gone(c: Clause, owner: Token) -> list[Reading]:
 
 
 def _by_stem(pred: Token) -> Frame | None:
-    """ "journaling" lemmatised as "journale": the frame of the word without "-ing"."""
+    """ "journaling" lemmatised as "journale": the frame of the word without "-ing" (or
+    "-ed")."""
     word = pred.lower
+    if word.endswith("ed") and pred.tag in ("VBD", "VBN"):  # "uninstalled" as "uninstalle"
+        return _FRAMES.get(word[:-2]) or _FRAMES.get(word[:-1]) or _FRAMES.get(word[:-3])
     if not word.endswith("ing"):
         return None
     return _FRAMES.get(word[:-3]) or _FRAMES.get(word[:-3] + "e")

@@ -61,6 +61,8 @@ DIETS: Final = _words(
     "vegan vegetarian pescatarian pescetarian keto paleo gluten-free dairy-free kosher halal "
     "teetotal teetotaler sober flexitarian carnivore lactose-free sugar-free plant-based"
 )
+# Ways of eating told as practices rather than as what one is: "I do intermittent fasting".
+DIET_PRACTICES: Final = {"fasting", "intermittent fasting", "low-carb", "whole30", "low fodmap"}
 FOODS: Final = _words(
     "meat pork beef chicken fish seafood shellfish dairy milk cheese eggs egg gluten wheat bread "
     "sugar alcohol booze beer wine coffee caffeine tea soda carbs sweets chocolate nuts peanuts "
@@ -232,7 +234,7 @@ CHANGE_VERBS: Final = _words(
     "retire hire become diagnose graduate begin settle take enroll enrol sign land"
 )
 # Verbs that withdraw their object ("I stopped eating meat", "I sold my car").
-STOP_VERBS: Final = _words("stop quit drop leave sell cancel abandon ditch")
+STOP_VERBS: Final = _words("stop quit drop leave sell cancel abandon ditch uninstall")
 SWITCH_VERBS: Final = _words("switch swap replace ditch trade change go move convert transition")
 # Activities done for their own sake (a hobby when stated as done or withdrawn).
 ACTIVITIES: Final = _words(

@@ -245,7 +245,7 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     hurt = bool(modifiers & lx.INJURIES) and lemma in lx.BODY_PARTS  # "a herniated disc"
     if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or words & lx.MEDICATIONS or hurt:
         return "health"
-    if words & lx.DIETS or (lemma == "diet" and modifiers):
+    if words & lx.DIETS or words & lx.DIET_PRACTICES or (lemma == "diet" and modifiers):
         return "diet"
     if words & lx.LANGUAGES or (entities and head.ent == "LANGUAGE"):
         return "language"

@@ -45,6 +45,7 @@ _GO_PLACES = frozenset("gym church mosque synagogue temple pool yoga pilates cla
                        "practice choir rehearsal rehearsals".split())  # fmt: skip
 
 
+_HOMES = frozenset("house flat apartment condo home place bungalow cottage townhouse".split())
 _NOT_WORK = frozenset("work home living fun money nights night days weekends free".split())
 
 
@@ -250,6 +251,14 @@ def _school(c: Clause, head: Token) -> bool:
     return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
 
 
+def _follow(c: Clause) -> list[Reading]:
+    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet."""
+    p = c.parsed
+    diets = [o for o in objects(p, c.pred) if o.lemma.lower() in ("diet", "plan", "regime")
+             and vs.classify(p, o, entities=c.entities) == "diet"]  # fmt: skip
+    return some(*(fact("diet", value_span(c, o)) for o in diets))
+
+
 def _speak(c: Clause) -> list[Reading]:
     p = c.parsed
     heads = objects(p, c.pred)
@@ -295,7 +304,13 @@ def _light(c: Clause) -> list[Reading]:
         elif p.child(head, "nummod") is not None or any(
                 d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
             continue  # "doing some online shopping": a spell, not a pastime
-        studies = vs.classify(p, head, entities=c.entities) == "education"
+        if lemma == "do" and mine(p, head):
+            continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
+        kind = vs.classify(p, head, entities=c.entities)
+        if lemma == "do" and kind in ("diet", "device"):
+            out.append(fact(kind, value_span(c, head)))  # "I do intermittent fasting", "Duolingo"
+            continue
+        studies = kind == "education"
         # "I'm doing the CELTA course": a course is named with its article
         if not generic(p, head, definite_ok=lemma == "play" or (studies and lemma == "do")):
             continue
@@ -463,6 +478,11 @@ def _have(c: Clause) -> list[Reading]:
             what = [m for m in what if m.lower not in ("severe", "mild", "bad", "serious")]
             if what:  # "a peanut allergy", "a tree nut allergy"
                 out.append(fact("allergy", p.span(what), change=change))
+        elif head.lemma.lower() in _HOMES and pred.lemma.lower() in ("buy", "get", "own", "rent"):
+            # "we bought a house in Halifax": where the speaker lives (not "a house for my mum")
+            places = [t for h in preps(p, head, "in") + preps(p, pred, "in")
+                      if (t := place_of(c, h)) is not None and not preps(p, head, "for")]
+            out += [fact("location", value_span(c, t), change=True) for t in places[:1]]
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
@@ -566,6 +586,8 @@ def _hobby_verb(c: Clause) -> list[Reading]:
     if pred.tag == "VBG" and c.tense == "present" and progressive:
         return []  # "I'm baking a cake": now, not a habit
     obj = p.child(pred, "dobj")
+    if obj is not None and obj.lemma.lower() in _AMOUNTS:
+        return some(fact("hobby", pred.lower))  # "I knit a lot": how much, not what
     if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
         return []
     return some(fact("hobby", verb_phrase(p, pred)))
@@ -576,6 +598,10 @@ def _eat(c: Clause) -> list[Reading]:
     out = []
     for head in objects(p, c.pred) or loose_objects(p, c.pred):
         word = vs.obj(value_span(c, head))
+        kinds = [m for m in p.children(head, "amod", "compound") if m.lower in lx.DIETS]
+        if kinds and not c.negated:  # "I only eat halal meat": the diet, not the food
+            out.append(fact("diet", kinds[0].lower))
+            continue
         if word in lx.DIETS or head.lemma.lower() in lx.FOODS or (c.negated and generic(p, head)):
             out.append(fact("diet", value_span(c, head)))
     return some(*out)
@@ -718,7 +744,9 @@ def _keep(c: Clause) -> list[Reading]:
     p = c.parsed
     heads = [*objects(p, c.pred), *loose_objects(p, c.pred)]
     kept = [h for h in heads if mine(p, h) and vs.classify(p, h, entities=c.entities) == "device"]
+    pets = [h for h in heads if not mine(p, h) and vs.classify(p, h, entities=c.entities) == "pet"]
     return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS),
+                *(fact("pet", value_span(c, h)) for h in pets),  # "I keep chickens"
                 *(fact("device", value_span(c, h)) for h in kept))  # fmt: skip
 
 
@@ -743,7 +771,7 @@ def _table() -> dict[str, Frame]:
         (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
         (("join",), _join), (("hire", "employ", "poach", "headhunt", "recruit"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
-        (("speak",), _speak), (("learn",), _learn),
+        (("speak", "sign"), _speak), (("follow",), _follow), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
