@@ -214,6 +214,8 @@ def organisation(c: Clause, head: Token) -> bool:
         return True
     if c.entities and head.ent in ("ORG", "FAC"):
         return True
+    if any(t.pos == "NUM" for t in c.parsed.children(head, "nummod", "appos", "compound")):
+        return False  # "at Gate 12", "at Terminal 5": a spot, not a workplace
     # The small model reads many companies as places or nationalities ("Shopify", "Oracle"):
     # after "work at" or "be with", a proper noun is taken for an organisation unless it is
     # read as a person, a time or a number.

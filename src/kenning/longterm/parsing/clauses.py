@@ -464,8 +464,10 @@ def _stopped(p: Parsed, pred: Token) -> bool:
         return False
     if any(a.lower == "to" for a in p.children(pred, "aux")):
         return False  # "I left Microsoft to join a startup": what for, not what stopped
-    return head.lemma.lower() in lx.STOP_VERBS or head.lower == "done" or (
-        head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt"))
+    return (
+        head.lemma.lower() in lx.STOP_VERBS
+        or head.lower == "done"
+        or (head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt")))
     )
 
 

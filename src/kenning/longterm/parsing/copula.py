@@ -88,6 +88,9 @@ def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
         return fan(c, noun)
     if lemma in ("intolerant", "allergic"):
         return be_adjective(c, noun)
+    if lemma in ("part", "member"):  # "I'm part of a running club", "a member of a choir"
+        clubs = [h for h in preps(p, noun, "of") if h.lemma.lower() in lx.CLUBS]
+        return some(*(fact("hobby", value_span(c, h)) for h in clubs))
     if _capitalised_name(c, noun):
         return some(fact("name", noun.text))
     if noun.pos == "NUM" or (noun.ent == "CARDINAL" and noun.text.isdigit()):
@@ -129,8 +132,11 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         if "stay-at-home" in p.span(p.subtree(noun)).lower().replace(" ", ""):
             out.append(fact("occupation", f"stay-at-home {noun.text}"))  # a line of work
         kids = preps(p, noun, "of")
-        out += [fact(f, value_span(c, h)) for h in preps(p, noun, "with")
-                if (f := vs.classify(p, h, entities=c.entities)) in ("family", "pet")]
+        out += [
+            fact(f, value_span(c, h))
+            for h in preps(p, noun, "with")
+            if (f := vs.classify(p, h, entities=c.entities)) in ("family", "pet")
+        ]
         out += [
             fact("family", value_span(c, noun) if k.pos == "NUM" else value_span(c, k))
             for k in kids
@@ -148,6 +154,8 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
+    if not places and lemma not in lx.OCCUPATIONS and _passing(c, noun):
+        return some(*out)  # "a mess today", "a believer in second chances", "a sucker for X"
     if lemma in _STAFF:  # "the newest hire at Canva": where, not a role
         return some(*out, *(fact("employer", value_span(c, h)) for h in places))
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
@@ -159,6 +167,16 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
 
 # Nouns that say one works somewhere without saying what one does there.
 _STAFF = frozenset({"hire", "employee", "staffer", "recruit", "starter", "joiner"})
+
+
+def _passing(c: Clause, noun: Token) -> bool:
+    """ "I'm a mess today", "a big believer in second chances", "a sucker for thrillers": a
+    state of the moment, or a noun that takes its own complement, not who one is."""
+    p = c.parsed
+    if preps(p, noun, "in", "for", "of", "about", "on") or p.children(noun, "acl", "relcl"):
+        return True
+    near = [t for t in (*p.children(c.pred, "npadvmod", "advmod"), *p.children(noun, "npadvmod"))]
+    return any(t.lower in ("today", "tonight", "now", "lately", "sometimes") for t in near)
 
 
 def _demonym(p: Parsed, noun: Token) -> str | None:
@@ -269,6 +287,9 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
     return []
 
 
+# Common nouns that name where someone is from: "from a small village", "from the coast".
+_HOMELANDS = frozenset("village town city countryside suburbs coast island north south east west "
+                       "midwest farm country mountains valley".split())  # fmt: skip
 _MULTILINGUAL = frozenset({"fluent", "bilingual", "trilingual", "multilingual", "polyglot"})
 _LIST_GLUE = frozenset({",", ":", "-", "and", "&", "plus", "(", ")", "both"})
 
@@ -310,7 +331,17 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
         return some(fact("education" if school else "employer", value_span(c, head)))
     if word == "from":
         place = place_of(c, head)
-        return some(fact("origin", value_span(c, place))) if place is not None else []
+        if place is None or not (place.pos == "PROPN" or place.lemma.lower() in _HOMELANDS
+                                 or (c.entities and place.ent in ("GPE", "LOC"))):  # fmt: skip
+            return []  # "I'm from the IT department": a team, not a homeland
+        return some(fact("origin", value_span(c, place)))
+    if word == "off" and generic(p, head, definite_ok=False):
+        # "I'm off sugar now", "off Twitter for good": given up
+        family = vs.classify(p, head, entities=c.entities)
+        family = "diet" if head.lemma.lower() in lx.FOODS else family
+        if family in ("diet", "device", "health"):
+            return some(fact(family, value_span(c, head), change=True, revoke=True))
+        return []
     if word == "on" and head.lemma.lower() in lx.CLUBS:  # "on the data team at Zalando"
         places = [h for h in preps(p, head, "at", "with") if organisation(c, h)]
         return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
@@ -349,6 +380,8 @@ def _be_in(c: Clause, head: Token) -> list[Reading]:
     if head.lemma.lower() in ("code", "zip"):
         numbers = [t for t in p.subtree(head) if t.pos == "NUM" or t.text.isdigit()]
         return some(*(fact("location", n.text) for n in numbers[:1]))
+    if head.lower in lx.DEPARTMENTS and not p.children(head, "det", "poss", "amod"):
+        return some(fact("occupation", head.text))  # "I'm in procurement": a line of work
     place = named_place(c, head)
     if place is None or _temporary(c):
         return []
@@ -474,15 +507,18 @@ def _home(c: Clause, topic: Token) -> Token | None:
     (the speaker's, with "for me" or nobody else named); not "home is where the heart is"."""
     p = c.parsed
     comps = p.children(c.pred, "attr") + [
-        a for a in p.children(c.pred, "advmod") if a.lower == "home"]  # "Tokyo's been home"
+        a for a in p.children(c.pred, "advmod") if a.lower == "home"
+    ]  # "Tokyo's been home"
     owners = [o for t in (topic, *comps) for o in p.children(t, "poss")]
     owners += p.children(topic, "det")
     if any(o.lower not in lx.POSSESSIVE for o in owners):
         return None  # "her home is Paris", "the home is ..."
-    for other in preps(p, c.pred, "for") + [h for t in (topic, *comps) for h in preps(p, t, "for")]:
-        if other.lower not in ("me", "us"):
-            if other.pos in ("PRON", "PROPN") or {other.lower, other.lemma.lower()} & lx.RELATIONS:
-                return None  # "home for my parents is Leeds"
+    fors = preps(p, c.pred, "for") + [h for t in (topic, *comps) for h in preps(p, t, "for")]
+    for other in fors:
+        kin = {other.lower, other.lemma.lower()} & lx.RELATIONS
+        someone = other.pos in ("PRON", "PROPN") or bool(kin)
+        if other.lower not in ("me", "us") and someone:
+            return None  # "home for my parents is Leeds"
     if topic.lemma.lower() == "home":  # "Home is Dublin", "home is a flat in Leith"
         places = [h for comp in comps for h in [comp, *preps(p, comp, "in")]]
         return next((pl for h in places if (pl := named_place(c, h)) is not None), None)

@@ -13,6 +13,7 @@ from dataclasses import replace
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
+from kenning.longterm.parsing.changes import lapsed
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
 from kenning.longterm.parsing.parsed import Token
@@ -39,8 +40,12 @@ def read_clause(c: Clause) -> list[Reading]:
     if pred.pos == "ADP" and pred.dep == "ROOT" and c.parsed.child(pred, "nsubj") is None:
         # "in Chicago now": read as after "I'm"
         return be_prep(c, pred)
+    if c.topic is not None and pred.lemma.lower() in ("give", "make"):
+        return _reaction(c, c.topic)
     if c.topic is not None and pred.lemma != "be":
         return []
+    if (joined := _hyphen_state(c)) is not None:
+        return be_adjective(c, joined)
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
         return _gone(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
@@ -72,6 +77,36 @@ def _line_of_work(c: Clause) -> list[Reading]:
     if not (now or c.withdrawn):
         return []
     return some(fact("occupation", pred.lower, change=True))
+
+
+# What a food does to someone who cannot take it: "gives me hives", "makes me sick".
+_SYMPTOMS = frozenset("hives rash rashes reaction reactions migraine migraines headache headaches "
+                      "sick ill bloated nauseous eczema cramps".split())  # fmt: skip
+
+
+def _reaction(c: Clause, food: Token) -> list[Reading]:
+    """ "Shellfish gives me hives", "Gluten makes me really sick": the speaker's intolerance
+    of a food (as "I'm allergic to shellfish"), not of something in particular."""
+    p = c.parsed
+    if not any(t.lower == "me" for t in p.children(c.pred, "dative", "dobj", "nsubj", "ccomp")
+               for t in [t, *p.subtree(t)]):  # fmt: skip
+        return []
+    said = {t.lower for t in p.subtree(c.pred) if t.i > c.pred.i}
+    if not said & _SYMPTOMS or p.children(food, "det", "poss"):
+        return []
+    if vs.classify(p, food, entities=c.entities) != "diet" and food.lemma.lower() not in lx.FOODS:
+        return []
+    return some(fact("allergy", value_span(c, food), verb="allergic"))
+
+
+def _hyphen_state(c: Clause) -> Token | None:
+    """ "I've been gluten-free for years" parsed with "gluten" as the verb: the adjective
+    the hyphen joins it to."""
+    p, pred = c.parsed, c.pred
+    if pred.pos != "VERB" or pred.i + 2 >= len(p) or p[pred.i + 1].text != "-":
+        return None
+    joined = p[pred.i + 2]
+    return joined if joined.pos == "ADJ" and joined.head == pred.i else None
 
 
 def _gone(c: Clause, owner: Token) -> list[Reading]:
@@ -136,6 +171,9 @@ def settle(c: Clause, readings: Iterable[Reading]) -> Iterator[Reading]:
         if c.stop:
             r = replace(r, change=True)
         if c.tense == "before" or (c.tense == "past" and not (r.change or r.revoke)):
+            continue
+        if lapsed(c) and r.family in ("hobby", "health", "diet", "device", "language"):
+            yield replace(r, revoke=True, negated=False, change=True)  # "haven't smoked in years"
             continue
         if r.revoke or c.stop:
             # A negated withdrawal withdraws nothing ("I didn't quit"), unless the "not" is

@@ -225,7 +225,8 @@ def medication(p: Parsed, head: Token) -> bool:
     """Whether *head* names a medicine taken over time ("insulin", "blood thinners")."""
     mods = {c.lower for c in p.children(head) if c.dep in ("compound", "amod")}
     words = {head.lower, head.lemma.lower()} | {f"{m} {head.lower}" for m in mods}
-    return bool(words & lx.MEDICATIONS)
+    the = any(d.lower == "the" for d in p.children(head, "det"))
+    return bool(words & lx.MEDICATIONS) or (the and head.lower == "pill")  # "on the pill"
 
 
 def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
@@ -236,7 +237,10 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     words = {word, lemma} | {f"{m} {lemma}" for m in modifiers}
     if words & lx.PARTNERS:
         return "relationship"
-    if words & lx.FAMILY_NOUNS or (modifiers & lx.FAMILY_NOUNS and lemma in ("boy", "girl")):
+    counted = any(c.dep == "nummod" for c in p.children(head))  # "two boys"
+    if words & lx.FAMILY_NOUNS or (
+        (modifiers & lx.FAMILY_NOUNS or counted) and lemma in ("boy", "girl")
+    ):
         return "family"  # "a baby girl"
     if words & lx.PETS:
         return "pet"

@@ -57,6 +57,8 @@ def _live(c: Clause) -> list[Reading]:
     if c.owner is not None:
         return []  # "my team lives in Linear", "our stuff lives in the garage": not the speaker
     places = preps(p, pred, "in", "on", "near", "outside")
+    # "I live with my partner in Leeds": the place hung on whom one lives with
+    places += [h for w in preps(p, pred, "with") for h in preps(p, w, "in")]
     where = any(a.lower == "where" for a in p.children(pred, "advmod"))
     if not places and pred.dep == "relcl" and where:
         places = [t for t in [p.head(pred)] if t is not None]
@@ -240,8 +242,11 @@ def _enrolled(c: Clause) -> list[Reading]:
     """ "I'm enrolled in a coding bootcamp", "enrolled at the Open University": a course or a
     school the speaker studies at."""
     p = c.parsed
-    heads = [h for h in preps(p, c.pred, "in", "at", "on")
-             if organisation(c, h) or vs.classify(p, h, entities=c.entities) == "education"]
+    heads = [
+        h
+        for h in preps(p, c.pred, "in", "at", "on")
+        if organisation(c, h) or vs.classify(p, h, entities=c.entities) == "education"
+    ]
     return some(*(fact("education", value_span(c, h), change=True) for h in heads))
 
 
@@ -249,6 +254,18 @@ def _school(c: Clause, head: Token) -> bool:
     """Whether *head* names a school by its name ("Leeds University", "the Open University")."""
     words = {t.lower for t in c.parsed.subtree(head)}
     return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
+
+
+def _cut(c: Clause) -> list[Reading]:
+    """ "I've cut out sugar", "I'm cutting out dairy": a food avoided from now on."""
+    if not any(t.lower == "out" for t in c.parsed.children(c.pred, "prt", "advmod", "prep")):
+        return []
+    heads = objects(c.parsed, c.pred)
+    heads += [h for t in c.parsed.children(c.pred, "prep") if t.lower == "out"
+              for h in c.parsed.children(t, "pobj")]  # fmt: skip
+    found = [fact("diet", value_span(c, h), change=True) for h in heads
+             if h.lemma.lower() in lx.FOODS or h.lower in lx.FOODS]  # fmt: skip
+    return [replace(r, negated=True) for r in some(*found)]
 
 
 def _follow(c: Clause) -> list[Reading]:
@@ -304,6 +321,8 @@ def _light(c: Clause) -> list[Reading]:
         elif p.child(head, "nummod") is not None or any(
                 d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
             continue  # "doing some online shopping": a spell, not a pastime
+        if head.lemma.lower() in ("role", "part"):
+            continue  # "I play a key role in the project"
         if lemma == "do" and mine(p, head):
             continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
         kind = vs.classify(p, head, entities=c.entities)
@@ -480,8 +499,11 @@ def _have(c: Clause) -> list[Reading]:
                 out.append(fact("allergy", p.span(what), change=change))
         elif head.lemma.lower() in _HOMES and pred.lemma.lower() in ("buy", "get", "own", "rent"):
             # "we bought a house in Halifax": where the speaker lives (not "a house for my mum")
-            places = [t for h in preps(p, head, "in") + preps(p, pred, "in")
-                      if (t := place_of(c, h)) is not None and not preps(p, head, "for")]
+            places = [
+                t
+                for h in preps(p, head, "in") + preps(p, pred, "in")
+                if (t := place_of(c, h)) is not None and not preps(p, head, "for")
+            ]
             out += [fact("location", value_span(c, t), change=True) for t in places[:1]]
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
@@ -563,8 +585,11 @@ def _run(c: Clause) -> list[Reading]:
         elif head.lemma.lower() in lx.WORKPLACE_NOUNS and generic(p, head):
             out.append(fact("employer", value_span(c, name_of(c, head))))
     habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
-    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
-        out.append(fact("hobby", pred.text))
+    late = any(
+        t.lower in ("late", "out", "low", "short") for t in p.subtree(pred) if t.i == pred.i + 1
+    )
+    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt") and not late:
+        out.append(fact("hobby", pred.text))  # not "I run late", "we run out of milk"
     return some(*out)
 
 
@@ -586,7 +611,11 @@ def _hobby_verb(c: Clause) -> list[Reading]:
     if pred.tag == "VBG" and c.tense == "present" and progressive:
         return []  # "I'm baking a cake": now, not a habit
     obj = p.child(pred, "dobj")
-    if obj is not None and obj.lemma.lower() in _AMOUNTS:
+    if (
+        obj is not None
+        and obj.lemma.lower() in _AMOUNTS
+        and not p.children(pred, "advmod", "acomp")
+    ):
         return some(fact("hobby", pred.lower))  # "I knit a lot": how much, not what
     if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
         return []
@@ -596,6 +625,8 @@ def _hobby_verb(c: Clause) -> list[Reading]:
 def _eat(c: Clause) -> list[Reading]:
     p = c.parsed
     out = []
+    if c.pred.lemma.lower() == "drink" and not objects(p, c.pred) and not loose_objects(p, c.pred):
+        return some(fact("diet", "drinking"))  # "I don't drink (anymore)": alcohol
     for head in objects(p, c.pred) or loose_objects(p, c.pred):
         word = vs.obj(value_span(c, head))
         kinds = [m for m in p.children(head, "amod", "compound") if m.lower in lx.DIETS]
@@ -771,7 +802,7 @@ def _table() -> dict[str, Frame]:
         (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
         (("join",), _join), (("hire", "employ", "poach", "headhunt", "recruit"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
-        (("speak", "sign"), _speak), (("follow",), _follow), (("learn",), _learn),
+        (("speak", "sign"), _speak), (("follow",), _follow), (("cut",), _cut), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
