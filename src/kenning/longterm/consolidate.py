@@ -111,9 +111,9 @@ def abbreviates(one: str, other: str) -> bool:
     for short, long in ((one, other), (other, one)):
         letters = short.replace(".", "").lower()
         words = _WORD.findall(long.lower())
-        if 2 <= len(letters) <= 5 and " " not in letters and len(words) == len(letters):
-            if "".join(w[0] for w in words) == letters:
-                return True
+        fits = 2 <= len(letters) <= 5 and " " not in letters and len(words) == len(letters)
+        if fits and "".join(w[0] for w in words) == letters:
+            return True
     return False
 
 

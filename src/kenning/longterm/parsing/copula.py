@@ -290,6 +290,7 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
 # Common nouns that name where someone is from: "from a small village", "from the coast".
 _HOMELANDS = frozenset("village town city countryside suburbs coast island north south east west "
                        "midwest farm country mountains valley".split())  # fmt: skip
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday weekend".split())
 _MULTILINGUAL = frozenset({"fluent", "bilingual", "trilingual", "multilingual", "polyglot"})
 _LIST_GLUE = frozenset({",", ":", "-", "and", "&", "plus", "(", ")", "both"})
 
@@ -421,6 +422,8 @@ def _be_on(c: Clause, head: Token) -> list[Reading]:
     if vs.medication(p, head):  # "I'm on blood thinners"
         return some(fact("health", value_span(c, head)))
     family = vs.classify(p, head, entities=c.entities)
+    if head.lemma.lower().rstrip("s") in _WEEKDAYS:
+        return []  # "I'm on Saturdays": when, not a thing used
     if family == "device" or (head.pos == "PROPN" and head.ent not in ("PERSON", "GPE", "DATE")):
         return some(fact("device", value_span(c, head)))
     return []

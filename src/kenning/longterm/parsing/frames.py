@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
-from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
+from kenning.longterm.parsing.arguments import Frame, Reading, fact, preps, some, value_span
 from kenning.longterm.parsing.changes import lapsed
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
@@ -42,6 +42,9 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_prep(c, pred)
     if c.topic is not None and pred.lemma.lower() in ("give", "make"):
         return _reaction(c, c.topic)
+    told = c.topic is not None or c.owner is not None  # "doctor switched me", "my GP put me"
+    if told and pred.lemma.lower() in ("switch", "put", "start", "take", "change"):
+        return _prescribed(c)
     if c.topic is not None and pred.lemma != "be":
         return []
     if (joined := _hyphen_state(c)) is not None:
@@ -97,6 +100,21 @@ def _reaction(c: Clause, food: Token) -> list[Reading]:
     if vs.classify(p, food, entities=c.entities) != "diet" and food.lemma.lower() not in lx.FOODS:
         return []
     return some(fact("allergy", value_span(c, food), verb="allergic"))
+
+
+def _prescribed(c: Clause) -> list[Reading]:
+    """ "my doctor put me on statins", "switched me from amlodipine to losartan", "took me off
+    warfarin": a medicine the speaker takes now (or no longer)."""
+    p, pred = c.parsed, c.pred
+    if not any(o.lower == "me" for o in p.children(pred, "dobj")):
+        return []
+    out = []
+    for word, revoke in (("on", False), ("to", False), ("from", True), ("off", True)):
+        holders = [pred, *p.children(pred, "prt")]
+        for head in (h for t in holders for h in preps(p, t, word)):
+            if vs.medication(p, head):
+                out.append(fact("health", value_span(c, head), change=True, revoke=revoke))
+    return some(*out)
 
 
 def _hyphen_state(c: Clause) -> Token | None:

@@ -138,7 +138,8 @@ EDUCATION_NOUNS: Final = _words(
     "diploma course courses mba certificate program programme major minor school university "
     "college bootcamp apprenticeship certification"
 )
-SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
+SCHOOL_NOUNS: Final = _words("school university college academy institute uni high "
+                             "polytechnic conservatory seminary")  # fmt: skip
 WORKPLACE_NOUNS: Final = _words(
     "company firm startup start-up business bakery hospital clinic school university agency "
     "council bank shop store restaurant cafe café studio office lab factory ministry "
@@ -299,6 +300,37 @@ MEDICATIONS: Final = _words(
     "warfarin eliquis ozempic semaglutide wegovy mounjaro prednisone gabapentin melatonin "
     "suboxone methadone epipen chemo chemotherapy dialysis"
 ) | {"blood thinners", "birth control", "the pill", "beta blockers"}
+# Stems of the international nonproprietary names of medicines (WHO INN): "amlodipine",
+# "losartan", "atorvastatin", "metoprolol" name a medicine whatever the brand.
+MEDICINE_STEMS: Final = (
+    "dipine",
+    "sartan",
+    "statin",
+    "olol",
+    "pril",
+    "prazole",
+    "cillin",
+    "mycin",
+    "cycline",
+    "floxacin",
+    "oxetine",
+    "aline",
+    "azepam",
+    "zolam",
+    "triptan",
+    "lukast",
+    "tidine",
+    "afil",
+    "gliptin",
+    "gliflozin",
+    "glutide",
+    "mab",
+    "tinib",
+    "semide",
+    "thiazide",
+    "parin",
+    "xaban",
+)
 # Habits kept or given up that the label guide files by their family: "I quit smoking" is
 # health, "I quit drinking" a diet.
 HABITS: Final = {"smoking": "health", "vaping": "health", "smoker": "health",

@@ -226,7 +226,11 @@ def medication(p: Parsed, head: Token) -> bool:
     mods = {c.lower for c in p.children(head) if c.dep in ("compound", "amod")}
     words = {head.lower, head.lemma.lower()} | {f"{m} {head.lower}" for m in mods}
     the = any(d.lower == "the" for d in p.children(head, "det"))
-    return bool(words & lx.MEDICATIONS) or (the and head.lower == "pill")  # "on the pill"
+    if words & lx.MEDICATIONS or (the and head.lower == "pill"):  # "on the pill"
+        return True
+    # a medicine by its generic name ("amlodipine"), not a word that happens to end alike
+    word = head.lower
+    return head.pos in ("NOUN", "PROPN") and len(word) > 6 and word.endswith(lx.MEDICINE_STEMS)
 
 
 def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:

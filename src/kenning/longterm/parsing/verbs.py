@@ -87,6 +87,11 @@ def _move(c: Clause) -> list[Reading]:
     moved = _moved_to_another(c, to, [h for t in holders for h in preps(p, t, "from")])
     if moved:
         return some(*moved)
+    told, role = _role_told(c)
+    if told:
+        # "I moved to Aldi, same role, store manager", "moved to Google as a PM": a new employer
+        return some(*(fact("employer", value_span(c, h), change=True) for h in to
+                       if h.pos == "PROPN"), role)  # fmt: skip
     out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
     away = [h for t in holders for h in preps(p, t, "from")]
     away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
@@ -94,6 +99,20 @@ def _move(c: Clause) -> list[Reading]:
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+def _role_told(c: Clause) -> tuple[bool, Reading | None]:
+    """Whether a move is told with a role ("as a PM", ", same role, store manager"), which
+    makes it a move to another employer, and the role where it is named."""
+    p, pred = c.parsed, c.pred
+    roles = [h for h in preps(p, pred, "as") if h.lemma.lower() in lx.OCCUPATIONS]
+    asides = [t for t in p.children(pred, "npadvmod", "appos") if t.lemma.lower() in lx.JOB_NOUNS]
+    roles += [
+        a for t in asides for a in p.children(t, "appos") if a.lemma.lower() in lx.OCCUPATIONS
+    ]
+    if roles:
+        return True, fact("occupation", value_span(c, roles[0]), change=True)
+    return bool(asides), None
 
 
 def _moved_to_another(c: Clause, to: list[Token], away: list[Token]) -> list[Reading | None]:
@@ -254,6 +273,38 @@ def _school(c: Clause, head: Token) -> bool:
     """Whether *head* names a school by its name ("Leeds University", "the Open University")."""
     words = {t.lower for t in c.parsed.subtree(head)}
     return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
+
+
+# Whom one may be seeing or dating without naming them yet.
+_SOMEONE = frozenset("someone somebody guy girl woman man boy lady".split())
+
+
+def _dating(c: Clause) -> list[Reading]:
+    """ "I've been seeing someone, her name's Priya", "I'm dating Tom": the partner of now,
+    where a name is given. Only in the progressive: "I saw someone" is an event."""
+    p, pred = c.parsed, c.pred
+    if pred.tag != "VBG" or c.negated:
+        return []
+    partner = p.child(pred, "dobj")
+    if partner is None or not (partner.lower in _SOMEONE or partner.pos == "PROPN"):
+        return []
+    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE:
+        return []  # "I'm seeing Tom tonight": a plan
+    # "I'm seeing someone" alone names nobody to keep
+    name = partner if partner.pos == "PROPN" else _named_after(p)
+    return some(fact("relationship", name.text, kind="partner")) if name is not None else []
+
+
+def _named_after(p: Parsed) -> Token | None:
+    """The name "her name's X" or "his name is X" gives in the same sentence."""
+    for token in p.tokens:
+        if token.lower != "name" or not any(o.lower in ("her", "his", "their")
+                                             for o in p.children(token, "poss")):  # fmt: skip
+            continue
+        after = [t for t in p.tokens[token.i + 1 : token.i + 4] if t.pos == "PROPN"]
+        if after and after[0].text[:1].isupper():
+            return after[0]
+    return None
 
 
 def _cut(c: Clause) -> list[Reading]:
@@ -802,7 +853,8 @@ def _table() -> dict[str, Frame]:
         (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
         (("join",), _join), (("hire", "employ", "poach", "headhunt", "recruit"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
-        (("speak", "sign"), _speak), (("follow",), _follow), (("cut",), _cut), (("learn",), _learn),
+        (("see", "date"), _dating), (("speak", "sign"), _speak), (("follow",), _follow),
+        (("cut",), _cut), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
