@@ -133,7 +133,8 @@ _NOISE = (
     # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
     re.compile(
         r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
-        r"if you must know)(?:\W*$|(?=\s*[,;]))",
+        r"if you must know|just so you know|for what it'?s worth|if that matters|if that helps|"
+        r"in case (?:it|that) matters)(?:\W*$|(?=\s*[,;]))",
         re.IGNORECASE,
     ),
 )

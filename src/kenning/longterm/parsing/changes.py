@@ -341,6 +341,8 @@ def _lost_interest(c: Clause) -> list[Reading]:
              for h in preps(p, o, "in", "for")]  # fmt: skip
     heads += [h for o in objects(p, c.pred) if o.lemma.lower() in ("interest", "taste")
               for h in preps(p, c.pred, "in", "for")]  # fmt: skip
+    if any(o.lemma.lower() in lx.JOB_NOUNS and mine(p, o) for o in objects(p, c.pred)):
+        return [Reading("employer", "employer", "", revoke=True, change=True)]  # "lost my job"
     return [replace(r, revoke=True, change=True) for h in heads for r in stopped_thing(c, h)]
 
 

@@ -27,7 +27,7 @@ from kenning.longterm.parsing.arguments import (
     value_of,
     value_span,
 )
-from kenning.longterm.parsing.clauses import Clause
+from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["be_adjective", "be_prep", "copula", "fan", "named_place"]
@@ -44,6 +44,8 @@ def copula(c: Clause) -> list[Reading]:
         return _topic(c)
     out: list[Reading] = []
     for comp in p.children(pred, "attr", "oprd"):
+        if any(contrastive(p, n) for n in p.children(comp, "neg")):
+            continue  # "I'm with Monzo now, not Barclays": read with what it is set against
         for each in vs.coordinated(p, comp):  # "I'm a vegan and a runner"
             out += _be_noun(c, each)
     for comp in p.children(pred, "acomp"):
@@ -265,7 +267,7 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
     if word in ("obsessed", "passionate", "crazy") and heads:
         return some(*(fact("preference", value_span(c, h), verb="loves") for h in heads
                        if generic(p, h) and not mine(p, h)))  # fmt: skip
-    if word == "done":
+    if word in ("done", "through", "finished"):  # "I'm through with Spotify"
         heads = preps(p, adj, "with")
         return [replace(r, revoke=True, change=True) for h in heads for r in stopped_thing(c, h)]
     if word.isdigit():
@@ -313,6 +315,9 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
     p = c.parsed
     word = prep.lower
     head = p.child(prep, "pobj", "pcomp")
+    if word == "through":  # "I'm through with Spotify": done with it
+        return [replace(r, revoke=True, change=True) for h in preps(p, prep, "with")
+                for r in stopped_thing(c, h)]  # fmt: skip
     if head is None:
         return []
     if word == "in":
@@ -381,8 +386,6 @@ def _be_in(c: Clause, head: Token) -> list[Reading]:
     if head.lemma.lower() in ("code", "zip"):
         numbers = [t for t in p.subtree(head) if t.pos == "NUM" or t.text.isdigit()]
         return some(*(fact("location", n.text) for n in numbers[:1]))
-    if head.lower in lx.DEPARTMENTS and not p.children(head, "det", "poss", "amod"):
-        return some(fact("occupation", head.text))  # "I'm in procurement": a line of work
     place = named_place(c, head)
     if place is None or _temporary(c):
         return []

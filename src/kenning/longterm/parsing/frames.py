@@ -121,10 +121,13 @@ def _hyphen_state(c: Clause) -> Token | None:
     """ "I've been gluten-free for years" parsed with "gluten" as the verb: the adjective
     the hyphen joins it to."""
     p, pred = c.parsed, c.pred
-    if pred.pos != "VERB" or pred.i + 2 >= len(p) or p[pred.i + 1].text != "-":
+    if pred.pos != "VERB" or pred.i + 1 >= len(p):
         return None
-    joined = p[pred.i + 2]
-    return joined if joined.pos == "ADJ" and joined.head == pred.i else None
+    if p[pred.i + 1].text != "-":  # "I'm gluten intolerant": "gluten" as the verb too
+        after = p[pred.i + 1]
+        return after if after.lower in ("intolerant", "allergic") and after.head == pred.i else None
+    joined = p[pred.i + 2] if pred.i + 2 < len(p) else None
+    return joined if joined is not None and joined.pos == "ADJ" and joined.head == pred.i else None
 
 
 def _gone(c: Clause, owner: Token) -> list[Reading]:

@@ -107,6 +107,9 @@ def _left(p: Parsed, head: Token) -> list[Token]:
     does not (a determiner, a possessive, an evaluative or intensified adjective)."""
     out: list[Token] = []
     for child in reversed([c for c in p.children(head) if c.i < head.i]):
+        if child.dep == "poss" and child.pos == head.pos == "PROPN" and p.child(child, "case"):
+            out.extend(p.subtree(child))  # "King's College", "St. Mary's Hospital": one name
+            break
         if child.dep in ("det", "poss", "predet", "prep", "advmod", "neg", "punct", "cc"):
             if child.dep == "punct" and child.text == "-":
                 continue

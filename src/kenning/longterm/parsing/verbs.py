@@ -64,7 +64,7 @@ def _live(c: Clause) -> list[Reading]:
         places = [t for t in [p.head(pred)] if t is not None]
     if not places and where:  # "Berlin is where I live now"
         places = [t for t in [clefted(p, pred, None)] if t is not None]
-    found = (place_of(c, h) for h in places)
+    found = (place_of(c, h) or _typed_place(c, h) for h in places)
     settled = pred.lemma.lower() == "settle"  # "we finally settled in Rotterdam": a move
     return some(*(fact("location", value_span(c, h), change=settled) for h in found
                   if h is not None))  # fmt: skip
@@ -92,13 +92,28 @@ def _move(c: Clause) -> list[Reading]:
         # "I moved to Aldi, same role, store manager", "moved to Google as a PM": a new employer
         return some(*(fact("employer", value_span(c, h), change=True) for h in to
                        if h.pos == "PROPN"), role)  # fmt: skip
-    out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
+    out = [fact("location", value_span(c, t), change=True) for h in to
+           if (t := place_of(c, h) or _typed_place(c, h))]  # fmt: skip
     away = [h for t in holders for h in preps(p, t, "from")]
     away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
              for h in preps(p, out_, "of")]  # fmt: skip
     froms = [t for h in away if (t := place_of(c, h)) is not None]
     out += [fact("location", value_span(c, t), change=True, revoke=True) for t in froms]
     return some(*out)
+
+
+# Nouns after "live in" that are no place, for text typed in lower case.
+_NOT_PLACES = frozenset("fear hope sin denial peace harmony luxury poverty comfort style town "
+                        "squalor hiding exile limbo debt love panic dread".split())  # fmt: skip
+
+
+def _typed_place(c: Clause, head: Token) -> Token | None:
+    """ "i live in denver now", "moved to lisbon": a place name typed in lower case, in a
+    sentence with no capital but "I" (a bare noun, not "in fear" or "in town")."""
+    p = c.parsed
+    lower = not any(t.text[:1].isupper() for t in p.tokens if t.lower not in ("i", "i'm"))
+    bare = head.pos in ("NOUN", "PROPN") and not p.children(head, "det", "poss", "amod")
+    return head if lower and bare and head.lower not in _NOT_PLACES else None
 
 
 def _role_told(c: Clause) -> tuple[bool, Reading | None]:
@@ -120,12 +135,13 @@ def _moved_to_another(c: Clause, to: list[Token], away: list[Token]) -> list[Rea
     tool, not a place, is a switch in the family either value names (what it moved from is
     withdrawn)."""
     p = c.parsed
-    if not to or any(h.pos == "PROPN" for h in to):
+    if not to or any(h.pos == "PROPN" and h.lower not in lx.DIETS for h in to):
         return []
     named = (activity(h) or vs.classify(p, h, entities=c.entities) for h in [*to, *away])
     family = next((f for f in named if f is not None), None)
     # a named device may be an employer ("moved to Spotify"): only common nouns
-    if family != "hobby" and not (family == "device" and all(h.pos == "NOUN" for h in to)):
+    common = all(h.pos == "NOUN" or h.lower in lx.DIETS for h in to)  # "from keto to paleo"
+    if family != "hobby" and not (family in ("device", "diet") and common):
         return []
     return [fact(family, value_span(c, h), change=True, revoke=revoke)
             for heads, revoke in ((to, False), (away, True)) for h in heads]  # fmt: skip
@@ -146,6 +162,8 @@ def _origin(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if pred.lemma == "grow" and not any(t.lower == "up" for t in p.children(pred, "prt")):
         return []
+    if pred.lemma == "bear" and pred.lower != "born":
+        return _dislike(c)  # "I can't bear jazz fusion"
     out = []
     for prep in p.children(pred, "prep"):
         head = p.child(prep, "pobj")
@@ -509,7 +527,7 @@ def _own_activity(p: Parsed, head: Token) -> bool:
 
 def _dislike(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
-    if pred.lemma == "stand" and not (c.negated and p.child(pred, "aux")):
+    if pred.lemma in ("stand", "bear") and not (c.negated and p.child(pred, "aux")):
         return []
     heads = objects(p, pred) or loose_objects(p, pred)
     if not heads or not generic(p, heads[0]) or mine(p, heads[0]):
@@ -701,9 +719,11 @@ def _avoid(c: Clause) -> list[Reading]:
 
 
 def _graduate(c: Clause) -> list[Reading]:
-    heads = preps(c.parsed, c.pred, "from")
-    return some(*(fact("education", value_span(c, h), change=True) for h in heads
-                   if organisation(c, h)))  # fmt: skip
+    heads = [h for h in preps(c.parsed, c.pred, "from") if organisation(c, h)]
+    # "I graduated in nursing": the field (not "in 2019", "in May")
+    heads += [h for h in preps(c.parsed, c.pred, "in") if generic(c.parsed, h)
+              and h.pos == "NOUN" and not h.text[:1].isdigit()]  # fmt: skip
+    return some(*(fact("education", value_span(c, h), change=True) for h in heads))
 
 
 def _health(c: Clause) -> list[Reading]:
@@ -864,7 +884,7 @@ def _table() -> dict[str, Frame]:
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
-        (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
+        (("marry", "married", "divorce", "divorced", "engage", "engaged", "widow"), _marry),
         (("call",), _call),
         (("reach", "contact", "text", "email", "message"), _reach),
         (("smoke",), _smoke), (("keep",), _keep),
