@@ -299,6 +299,12 @@ def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts)
         ("I lost interest in chess.", {("hobby:chess", "does", True)}),
         ("I dropped my evening class.", {("education:evening class", "studies", True)}),
         ("I dropped my phone in the lake.", set()),
+        # things named in passing: used for a habit, bought; a child told by their age
+        ("I record podcasts with a Shure SM7B.", {("uses:shure sm7b", "uses", False)}),
+        ("I bought a Steam Deck last month.", {("uses:steam deck", "uses", False)}),
+        ("I play tennis with a friend.", {("hobby:tennis", "does", False)}),
+        ("We have a 3-year-old and a newborn.",
+         {("family:3-year-old", "has", False), ("family:newborn", "has", False)}),
         # passing states and idioms are not who one is
         ("I'm a mess today, sorry.", set()),
         ("I'm a big believer in second chances.", set()),

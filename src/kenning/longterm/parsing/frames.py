@@ -54,7 +54,7 @@ def read_clause(c: Clause) -> list[Reading]:
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
     if not found:
-        found = _line_of_work(c)
+        found = _line_of_work(c) or _used_for(c)
     if (
         not found
         and c.withdrawn
@@ -128,6 +128,29 @@ def _hyphen_state(c: Clause) -> Token | None:
         return after if after.lower in ("intolerant", "allergic") and after.head == pred.i else None
     joined = p[pred.i + 2] if pred.i + 2 < len(p) else None
     return joined if joined is not None and joined.pos == "ADJ" and joined.head == pred.i else None
+
+
+# Verbs whose "with"/"on" names company or time, not a thing used.
+_NOT_USING = frozenset("work meet partner volunteer live stay be start deal agree go".split())
+
+
+def _used_for(c: Clause) -> list[Reading]:
+    """ "I cycle to work on a Brompton", "I record podcasts with a Shure SM7B": a named thing
+    of one's own that a habit is done with (the simple present; a name after "a"/"my")."""
+    p, pred = c.parsed, c.pred
+    if pred.tag not in ("VBP", "VBZ") or pred.lemma.lower() in _NOT_USING or c.negated:
+        return []
+    out = []
+    holders = [pred, *p.children(pred, "dobj")]  # "record podcasts with a Shure SM7B"
+    for head in (h for t in holders for h in preps(p, t, "on", "with")):
+        owned = any(d.lower in ("a", "an", "my") for d in p.children(head, "det", "poss"))
+        named = head.pos == "PROPN" or any(m.pos == "PROPN" for m in p.children(head, "compound"))
+        if named and owned and head.lower not in _WEEKDAYS:
+            out.append(fact("device", value_span(c, head)))
+    return some(*out)
+
+
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def _gone(c: Clause, owner: Token) -> list[Reading]:

@@ -576,9 +576,24 @@ def _have(c: Clause) -> list[Reading]:
             out += [fact("location", value_span(c, t), change=True) for t in places[:1]]
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
+        elif family is None and _aged(p, head):
+            out.append(fact("family", vs.hyphenated(p, head)))  # "we have a 3-year-old"
+        elif (
+            family is None
+            and pred.lemma.lower() in ("buy", "get")
+            and head.pos == "PROPN"
+            and any(d.lower in ("a", "an") for d in p.children(head, "det"))
+        ):
+            out.append(fact("device", value_span(c, head), change=True))  # "bought a Steam Deck"
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
     return some(*out)
+
+
+def _aged(p: Parsed, head: Token) -> bool:
+    """ "a 3-year-old", "a six-month-old": a child told by their age."""
+    years = [a for a in p.children(head, "npadvmod") if a.lemma.lower() in ("year", "month")]
+    return head.lower == "old" and any(p.child(y, "nummod") is not None for y in years)
 
 
 def _take(c: Clause) -> list[Reading]:
