@@ -305,6 +305,8 @@ def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts)
         ("I play tennis with a friend.", {("hobby:tennis", "does", False)}),
         ("We have a 3-year-old and a newborn.",
          {("family:3-year-old", "has", False), ("family:newborn", "has", False)}),
+        ("My bike was stolen last night.", {("uses:bike", "uses", True)}),
+        ("My wallet got stolen.", set()),
         # passing states and idioms are not who one is
         ("I'm a mess today, sorry.", set()),
         ("I'm a big believer in second chances.", set()),

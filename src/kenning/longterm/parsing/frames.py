@@ -51,6 +51,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_adjective(c, joined)
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
         return _gone(c, c.owner)
+    if c.owner is not None and pred.lemma.lower() in ("steal", "lose") and pred.tag == "VBN":
+        return _taken_away(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
     if not found:
@@ -161,6 +163,13 @@ def _gone(c: Clause, owner: Token) -> list[Reading]:
     kind = "partner" if family == "relationship" else ""
     found = fact(family, value_span(c, owner), kind=kind, change=True, revoke=True)
     return some(found)
+
+
+def _taken_away(c: Clause, owner: Token) -> list[Reading]:
+    """ "my iPad got stolen", "my bike was stolen": a thing of one's own no longer held."""
+    if vs.classify(c.parsed, owner, entities=c.entities) != "device":
+        return []
+    return some(fact("device", value_span(c, owner), change=True, revoke=True))
 
 
 def _by_stem(pred: Token) -> Frame | None:
