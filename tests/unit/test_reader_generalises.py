@@ -307,6 +307,17 @@ def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts)
          {("family:3-year-old", "has", False), ("family:newborn", "has", False)}),
         ("My bike was stolen last night.", {("uses:bike", "uses", True)}),
         ("My wallet got stolen.", set()),
+        # more withdrawals: "not ... now", memberships, unsubscribing, coming off, ending things
+        ("I'm not a vegetarian now.", {("is_a:vegetarian", "yes", True)}),
+        ("I've cancelled my gym membership.", {("hobby:gym", "does", True)}),
+        ("I unsubscribed from Netflix.", {("uses:netflix", "uses", True)}),
+        ("I came off the pill last year.", {("condition:pill", "has", True)}),
+        ("I'm out of the band.", {("hobby:band", "does", True)}),
+        ("I ended things with Jake.", {("partner", "Jake", True)}),
+        ("I left my husband.", {("partner", "husband", True)}),
+        ("I come from Ohio.", {("hometown", "Ohio", False)}),
+        ("I come from a big family.", set()),
+        ("I'm not hungry now.", set()),
         # passing states and idioms are not who one is
         ("I'm a mess today, sorry.", set()),
         ("I'm a big believer in second chances.", set()),

@@ -63,7 +63,9 @@ def _leave(c: Clause) -> list[Reading]:
             # "I quit my job": whatever employer is held
             out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
         elif (family := vs.classify(p, head, entities=c.entities)) in _LEFT_THINGS:
-            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+            kind = "partner" if family == "relationship" else ""  # "I left my husband"
+            out.append(fact(family or "", value_span(c, head), kind=kind, change=True,
+                            revoke=True))  # fmt: skip
         elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
             out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
         elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
@@ -147,6 +149,7 @@ def _stop(c: Clause) -> list[Reading]:
         if vs.is_deictic(p, head):
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
+        head = _held_through(p, head)  # "my gym membership": the gym
         family = (lx.HABITS.get(head.lower) or vs.classify(p, head, entities=c.entities)
                   or activity(head))  # fmt: skip
         bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
@@ -161,6 +164,51 @@ def _stop(c: Clause) -> list[Reading]:
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
+
+
+# Nouns through which one holds something else: "my gym membership", "my Netflix account".
+_THROUGH = frozenset("membership subscription account plan pass".split())
+
+
+def _held_through(p: Parsed, head: Token) -> Token:
+    """The thing a membership or subscription is of ("gym" of "my gym membership")."""
+    if head.lemma.lower() not in _THROUGH:
+        return head
+    of = [m for m in p.children(head, "compound") if m.i == head.i - 1]
+    return of[0] if of else head
+
+
+def _unsubscribed(c: Clause) -> list[Reading]:
+    """ "I unsubscribed from Netflix", "came off the pill": withdrawn."""
+    p, pred = c.parsed, c.pred
+    if pred.lemma.lower() == "come" and pred.tag in ("VBP", "VBZ"):
+        # "I come from Ohio" (a name; not "from a big family")
+        homes = [h for h in preps(p, pred, "from") if h.pos == "PROPN" or h.lower in lx.COUNTRIES]
+        return some(*(fact("origin", value_span(c, h)) for h in homes))
+    if pred.lemma.lower() == "come":
+        offs = [t for t in p.children(pred, "prt", "prep") if t.lower == "off"]
+        heads = [h for t in offs for h in [*p.children(t, "pobj")]] + [
+            o for o in p.children(pred, "dobj") if offs]  # fmt: skip
+        return some(*(fact("health", value_span(c, h), change=True, revoke=True)
+                       for h in heads if vs.medication(p, h)))  # fmt: skip
+    heads = [_held_through(p, h) for h in preps(p, pred, "from")]
+    found = (
+        fact(f, value_span(c, h), change=True, revoke=True)
+        for h in heads
+        if (f := vs.classify(p, h, entities=c.entities) or activity(h)) is not None
+    )
+    return some(*found)
+
+
+def _ended(c: Clause) -> list[Reading]:
+    """ "I ended things with Jake", "we ended it": a partner no longer."""
+    p, pred = c.parsed, c.pred
+    if not any(o.lower in ("things", "it", "relationship") for o in p.children(pred, "dobj")):
+        return []
+    heads = [h for t in (pred, *p.children(pred, "dobj")) for h in preps(p, t, "with")]
+    partners = [h for h in heads if h.pos == "PROPN" or h.lemma.lower() in lx.PARTNERS]
+    return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
+                   for h in partners))  # fmt: skip
 
 
 def switch(c: Clause) -> list[Reading]:
@@ -369,6 +417,7 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
     (("break", "split", "separate"), _break), (("lose",), _lost_interest),
+    (("unsubscribe", "come"), _unsubscribed), (("end",), _ended),
     (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
     (("resign", "step"), _resign), (("close",), _close), (("touch",), _untouched),
 ]  # fmt: skip

@@ -486,6 +486,9 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
         kin = [child, *p.children(child, "advmod")] if child.dep in ("acomp", "attr") else [child]
         if any(t.dep in ("advmod", "npadvmod") and t.lower in ("anymore", "more") for t in kin):
             withdrawn = True
+        # "I'm not a vegetarian now", "not into crypto these days": no longer, as now stands
+        if child.dep in ("advmod", "npadvmod") and child.lower in ("now", "nowadays", "days"):
+            withdrawn = True
         # "No longer in Seattle, I'm in Portland": a "no longer" with its own place is read
         # with that place.
         if child.lower == "longer" and p.child(child, "neg") and not p.child(child, "prep"):

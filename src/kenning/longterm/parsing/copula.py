@@ -315,6 +315,9 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
     p = c.parsed
     word = prep.lower
     head = p.child(prep, "pobj", "pcomp")
+    if word == "out" and (clubs := [h for q in preps(p, prep, "of") for h in [q]
+                                    if h.lemma.lower() in lx.CLUBS]):  # fmt: skip
+        return some(*(fact("hobby", value_span(c, h), change=True, revoke=True) for h in clubs))
     if word == "through":  # "I'm through with Spotify": done with it
         return [replace(r, revoke=True, change=True) for h in preps(p, prep, "with")
                 for r in stopped_thing(c, h)]  # fmt: skip

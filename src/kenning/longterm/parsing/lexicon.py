@@ -117,7 +117,7 @@ DEVICE_NOUNS: Final = _words(
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
     "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
     "whatsapp telegram notion obsidian evernote slack discord duolingo strava tinder bumble "
-    "hinge dslr mirrorless gopro drone ereader glasses"
+    "hinge dslr mirrorless gopro drone ereader glasses landline"
 ) | {"power bank", "hard drive", "contact lens", "contact lenses", "hearing aid", "hearing aids"}
 # Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
 VEHICLE_MAKERS: Final = _words(
