@@ -84,9 +84,37 @@ def names_part_of(withdrawn: str, held: str) -> bool:
 
     >>> names_part_of("jazz", "jazz music"), names_part_of("two kids", "three kids")
     (True, False)
+    >>> names_part_of("country music", "country"), names_part_of("jazz piano", "jazz")
+    (True, False)
     """
     words = _words(withdrawn)
-    return bool(words) and words <= _words(held)
+    # "country music" names "country": a head that only says what kind of thing it is
+    named = words - _KIND_HEADS or words
+    return bool(words) and named <= _words(held)
+
+
+# Heads that name the kind of a taste rather than the taste ("country music", "Thai food").
+_KIND_HEADS = frozenset(
+    "music food cuisine dish dishe movie film show book game series genre stuff".split()
+)
+
+
+def abbreviates(one: str, other: str) -> bool:
+    """Whether one of two values is the initials of the other ("CS" and "computer science",
+    "ML" and "machine learning"): the same thing, however unlike their embeddings read.
+
+    >>> abbreviates("cs", "computer science"), abbreviates("ml", "machine learning")
+    (True, True)
+    >>> abbreviates("jazz", "jazz music")
+    False
+    """
+    for short, long in ((one, other), (other, one)):
+        letters = short.replace(".", "").lower()
+        words = _WORD.findall(long.lower())
+        fits = 2 <= len(letters) <= 5 and " " not in letters and len(words) == len(letters)
+        if fits and "".join(w[0] for w in words) == letters:
+            return True
+    return False
 
 
 def withdrawn_kin(
@@ -108,7 +136,8 @@ def withdrawn_kin(
         return None  # the key's own history settles it
     matches = [
         f for f in kin
-        if names_part_of(core(draft), core(f)) or similarity(f) >= threshold
+        if names_part_of(core(draft), core(f)) or abbreviates(core(draft), core(f))
+        or similarity(f) >= threshold
     ]  # fmt: skip
     return max(matches, key=similarity, default=None)
 

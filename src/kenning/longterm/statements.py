@@ -105,6 +105,12 @@ _COUNT_NOW = re.compile(
     + r")\s+now\b",
     re.IGNORECASE,
 )
+# "Tokyo is home now", "Home is Dublin these days": where the speaker lives, without "I".
+_HOME = re.compile(
+    r"^\W*home\b(?:\s+for\s+(?:me|us))?\s+(?:is|'s)\b|^[^,;]{0,40}\b(?:is|'s|has)(?:\s+been)?\s+home\b"
+    r"(?!\s+(?:to|of)\b)",
+    re.IGNORECASE,
+)
 _HERE = re.compile(r"^\W*(?:\w+[\s-]+){0,3}\w+\s+here(?:\W*$|\s*[,(])", re.IGNORECASE)
 _GREETING_NAME = re.compile(r"^\W*(?:hi|hello|hey)\b.{0,20}\bit'?s\s+[A-Z]", re.IGNORECASE)
 # Openers and asides that carry no fact: a greeting with the name it greets ("Hey Nate, "),
@@ -127,7 +133,8 @@ _NOISE = (
     # Trailing asides: "I'm Tomasz btw", "I prefer email, by the way".
     re.compile(
         r"[\s,;-]+(?:btw|fyi|by the way|to be honest|tbh|believe it or not|just saying|"
-        r"if you must know)(?:\W*$|(?=\s*[,;]))",
+        r"if you must know|just so you know|for what it'?s worth|if that matters|if that helps|"
+        r"in case (?:it|that) matters)(?:\W*$|(?=\s*[,;]))",
         re.IGNORECASE,
     ),
 )
@@ -152,6 +159,16 @@ _ROLE_AT = re.compile(
 )
 
 
+# "Employer's SAP", "new number: 555-0199", "Mailing address is ...": a profile line, the
+# attribute without its "my"; read as "My employer is SAP".
+_BARE_ATTRIBUTE = re.compile(
+    r"^\W*((?:(?:new|current|mailing|home|work|postal|cell|mobile)\s+)?(?:email|e-mail|number|"
+    r"phone number|phone|address|username|handle|employer|pronouns|birthday))\s*(?:'s|is|:)\s+"
+    r"(?=\S)",
+    re.IGNORECASE,
+)
+
+
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
     """The sentences of *text* that may state something about its speaker, as they are
     parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
@@ -171,6 +188,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
                 sentence = noise.sub("", sentence)
             sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
             sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
+            sentence = _BARE_ATTRIBUTE.sub(lambda m: f"My {m.group(1).lower()} is ", sentence)
             if _ROLE_AT.match(sentence):
                 sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
@@ -193,6 +211,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = _OPENING.match(sentence) or _GREETING_NAME.match(sentence) or _HERE.match(sentence)
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
+    opening = opening or _HOME.search(sentence) or _BARE_ATTRIBUTE.match(sentence)
     return named or bool(opening)
 
 

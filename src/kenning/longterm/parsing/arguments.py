@@ -214,6 +214,8 @@ def organisation(c: Clause, head: Token) -> bool:
         return True
     if c.entities and head.ent in ("ORG", "FAC"):
         return True
+    if any(t.pos == "NUM" for t in c.parsed.children(head, "nummod", "appos", "compound")):
+        return False  # "at Gate 12", "at Terminal 5": a spot, not a workplace
     # The small model reads many companies as places or nationalities ("Shopify", "Oracle"):
     # after "work at" or "be with", a proper noun is taken for an organisation unless it is
     # read as a person, a time or a number.
@@ -305,8 +307,8 @@ def contact_kind(text: str) -> str:
 def stopped_thing(c: Clause, head: Token) -> list[Reading]:
     """What "done with" or "over" withdraws: a thing of a family, or a taste; not a particular
     thing of the speaker's that names no family ("done with my homework")."""
-    if vs.is_deictic(c.parsed, head):
-        return []
+    if vs.is_deictic(c.parsed, head) or head.lemma.lower() == "be":
+        return []  # "done with being vegan": the clause under "being" is read withdrawn
     family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
     if family is None and head.lower in lx.FIELDS:
         family = "occupation"  # "done with teaching"

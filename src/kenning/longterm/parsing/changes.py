@@ -27,13 +27,14 @@ from kenning.longterm.parsing.arguments import (
     organisation,
     preps,
     some,
+    stopped_thing,
     value_span,
     verb_phrase,
 )
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Parsed, Token
 
-__all__ = ["CHANGE_GROUPS", "switch"]
+__all__ = ["CHANGE_GROUPS", "lapsed", "switch"]
 
 
 def _retire(c: Clause) -> list[Reading]:
@@ -62,7 +63,9 @@ def _leave(c: Clause) -> list[Reading]:
             # "I quit my job": whatever employer is held
             out += named or [Reading("employer", "employer", "", revoke=True, change=True)]
         elif (family := vs.classify(p, head, entities=c.entities)) in _LEFT_THINGS:
-            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+            kind = "partner" if family == "relationship" else ""  # "I left my husband"
+            out.append(fact(family or "", value_span(c, head), kind=kind, change=True,
+                            revoke=True))  # fmt: skip
         elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
             out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
         elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
@@ -130,6 +133,8 @@ def _stop(c: Clause) -> list[Reading]:
     if pred.lemma == "give" and not any(t.lower in ("up", "away") for t in away):
         return []
     heads = objects(p, pred)
+    if pred.lemma == "drop" and preps(p, pred, "in", "on", "into", "onto", "off"):
+        return []  # "I dropped my phone in the lake": let fall, not given up
     if pred.lemma == "give":  # "gave up on knitting"
         heads += [h for t in away for h in preps(p, t, "on")] + preps(p, pred, "on")
     if pred.lemma in ("drop", "rid"):  # "dropped out of my PhD", "got rid of my Apple Watch"
@@ -144,8 +149,14 @@ def _stop(c: Clause) -> list[Reading]:
         if vs.is_deictic(p, head):
             out.append(Reading("", "", "", revoke=True, change=True, anaphor=True))
             continue
-        family = vs.classify(p, head, entities=c.entities) or activity(head)
+        head = _held_through(p, head)  # "my gym membership": the gym
+        family = (lx.HABITS.get(head.lower) or vs.classify(p, head, entities=c.entities)
+                  or activity(head))  # fmt: skip
         bare = head.pos == "NOUN" and not p.children(head, "det", "poss")
+        if family is None and head.lemma.lower() in ("class", "course", "lesson", "program"):
+            family = "education"  # "I dropped my evening class"
+        if p.child(head, "nummod") is not None and family in (None, "hobby"):
+            continue  # "I sold three paintings": things counted, not a pastime
         if family is None and (bare or head.lemma.lower() in lx.CLUBS):
             family = "hobby"  # "I quit netball", "quit the band": a pastime
         if family is None and head.pos == "PROPN" and (mine(p, head) or pred.lower != "quit"):
@@ -153,6 +164,51 @@ def _stop(c: Clause) -> list[Reading]:
         if family is not None:
             out.append(fact(family, value_span(c, head), change=True, revoke=True))
     return some(*out)
+
+
+# Nouns through which one holds something else: "my gym membership", "my Netflix account".
+_THROUGH = frozenset("membership subscription account plan pass".split())
+
+
+def _held_through(p: Parsed, head: Token) -> Token:
+    """The thing a membership or subscription is of ("gym" of "my gym membership")."""
+    if head.lemma.lower() not in _THROUGH:
+        return head
+    of = [m for m in p.children(head, "compound") if m.i == head.i - 1]
+    return of[0] if of else head
+
+
+def _unsubscribed(c: Clause) -> list[Reading]:
+    """ "I unsubscribed from Netflix", "came off the pill": withdrawn."""
+    p, pred = c.parsed, c.pred
+    if pred.lemma.lower() == "come" and pred.tag in ("VBP", "VBZ"):
+        # "I come from Ohio" (a name; not "from a big family")
+        homes = [h for h in preps(p, pred, "from") if h.pos == "PROPN" or h.lower in lx.COUNTRIES]
+        return some(*(fact("origin", value_span(c, h)) for h in homes))
+    if pred.lemma.lower() == "come":
+        offs = [t for t in p.children(pred, "prt", "prep") if t.lower == "off"]
+        heads = [h for t in offs for h in [*p.children(t, "pobj")]] + [
+            o for o in p.children(pred, "dobj") if offs]  # fmt: skip
+        return some(*(fact("health", value_span(c, h), change=True, revoke=True)
+                       for h in heads if vs.medication(p, h)))  # fmt: skip
+    heads = [_held_through(p, h) for h in preps(p, pred, "from")]
+    found = (
+        fact(f, value_span(c, h), change=True, revoke=True)
+        for h in heads
+        if (f := vs.classify(p, h, entities=c.entities) or activity(h)) is not None
+    )
+    return some(*found)
+
+
+def _ended(c: Clause) -> list[Reading]:
+    """ "I ended things with Jake", "we ended it": a partner no longer."""
+    p, pred = c.parsed, c.pred
+    if not any(o.lower in ("things", "it", "relationship") for o in p.children(pred, "dobj")):
+        return []
+    heads = [h for t in (pred, *p.children(pred, "dobj")) for h in preps(p, t, "with")]
+    partners = [h for h in heads if h.pos == "PROPN" or h.lemma.lower() in lx.PARTNERS]
+    return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
+                   for h in partners))  # fmt: skip
 
 
 def switch(c: Clause) -> list[Reading]:
@@ -298,13 +354,16 @@ def _whole_attribute(head: Token) -> Reading | None:
 
 
 def _break(c: Clause) -> list[Reading]:
+    """ "I broke up with my boyfriend", "my partner and I split", "Tom and I separated"."""
     p, pred = c.parsed, c.pred
-    if not any(t.lower == "up" for t in p.children(pred, "prt")):
+    if pred.lemma.lower() == "break" and not any(t.lower == "up" for t in p.children(pred, "prt")):
         return []
     heads = [h for h in preps(p, pred, "with") if h.lemma.lower() in lx.PARTNERS]
-    # "my girlfriend and I broke up"
+    # "my girlfriend and I broke up", "Tom and I split up"
     before = [t for t in p.children(pred, "nsubj", "npadvmod") if t.i < pred.i]
     heads += [t for t in before if t.lemma.lower() in lx.PARTNERS and mine(p, t)]
+    heads += [t for t in before if t.pos == "PROPN"
+              and any(x.lower == "i" for x in p.children(t, "conj"))]  # fmt: skip
     return some(*(fact("relationship", value_span(c, h), kind="partner", change=True, revoke=True)
                    for h in heads))  # fmt: skip
 
@@ -312,6 +371,27 @@ def _break(c: Clause) -> list[Reading]:
 # "barely touched chess in months", "haven't touched my guitar for years": let go of.
 _SCARCELY = frozenset({"barely", "hardly", "scarcely", "rarely"})
 _LONG_SPANS = frozenset({"months", "years", "ages", "weeks", "decades", "while", "forever"})
+
+
+def lapsed(c: Clause) -> bool:
+    """ "I haven't smoked in years", "haven't painted for months": a negated perfect over a
+    long time is a habit let go of, not a denial."""
+    if not c.negated or c.tense != "perfect":
+        return False
+    holders = [c.pred, *c.parsed.children(c.pred, "dobj")]
+    return any(h.lower in _LONG_SPANS for t in holders for h in preps(c.parsed, t, "in", "for"))
+
+
+def _lost_interest(c: Clause) -> list[Reading]:
+    """ "I lost interest in chess", "I've lost my taste for sushi": withdrawn."""
+    p = c.parsed
+    heads = [h for o in objects(p, c.pred) if o.lemma.lower() in ("interest", "taste", "appetite")
+             for h in preps(p, o, "in", "for")]  # fmt: skip
+    heads += [h for o in objects(p, c.pred) if o.lemma.lower() in ("interest", "taste")
+              for h in preps(p, c.pred, "in", "for")]  # fmt: skip
+    if any(o.lemma.lower() in lx.JOB_NOUNS and mine(p, o) for o in objects(p, c.pred)):
+        return [Reading("employer", "employer", "", revoke=True, change=True)]  # "lost my job"
+    return [replace(r, revoke=True, change=True) for h in heads for r in stopped_thing(c, h)]
 
 
 def _untouched(c: Clause) -> list[Reading]:
@@ -336,7 +416,9 @@ CHANGE_GROUPS: list[tuple[Iterable[str], Frame]] = [
     (("retire",), _retire), (("leave", "quit"), _leave),
     (("stop", "drop", "give", "sell", "cancel", "abandon", "rehome", "rid", "uninstall"), _stop),
     (("switch", "swap", "replace", "ditch", "trade", "change", "convert"), switch),
-    (("break",), _break), (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
+    (("break", "split", "separate"), _break), (("lose",), _lost_interest),
+    (("unsubscribe", "come"), _unsubscribed), (("end",), _ended),
+    (lx.RETRACT_VERBS, _retract), (("lay", "fire", "sack"), _dismissed),
     (("resign", "step"), _resign), (("close",), _close), (("touch",), _untouched),
 ]  # fmt: skip
 """The verbs of change (lemmas) with their frames."""

@@ -225,7 +225,9 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
         if subj.lemma.lower() in lx.RELATIONS or subj.lower in lx.RELATIONS:
             return _other(p, subj), None, None
         return USER, subj, None
-    if subj.pos in ("NOUN", "PROPN", "VERB") and not p.child(subj, "poss", "det"):
+    # "Dutch is my second language": a language tagged as its adjective
+    nominal = subj.pos in ("NOUN", "PROPN", "VERB") or subj.lower in lx.LANGUAGES
+    if nominal and not p.child(subj, "poss", "det"):
         return USER, None, subj  # "Photography is my thing": a value, if the frame says so
     if word in ("it", "this") and _greeted(p) and pred.lemma == "be":
         return USER, None, None  # "Hi, it's Sam", "Hello, this is Sam"
@@ -306,6 +308,8 @@ def _governors(p: Parsed, pred: Token) -> Iterator[tuple[Token, str]]:
             return
         if follows_from(p, current):
             return
+        if current.dep == "relcl" and head.dep in ("nsubj", "nsubjpass"):
+            return  # "the charity I work for needs ...": presupposed, whatever is said of it
         if current.dep != "conj":
             yield head, current.dep
         current = head
@@ -460,8 +464,10 @@ def _stopped(p: Parsed, pred: Token) -> bool:
         return False
     if any(a.lower == "to" for a in p.children(pred, "aux")):
         return False  # "I left Microsoft to join a startup": what for, not what stopped
-    return head.lemma.lower() in lx.STOP_VERBS or (
-        head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt"))
+    return (
+        head.lemma.lower() in lx.STOP_VERBS
+        or head.lower == "done"
+        or (head.lemma.lower() == "give" and any(c.lower == "up" for c in p.children(head, "prt")))
     )
 
 
@@ -479,6 +485,9 @@ def _negation(p: Parsed, pred: Token) -> tuple[bool, bool]:
         # "I'm not married anymore": the "anymore" may hang on the complement.
         kin = [child, *p.children(child, "advmod")] if child.dep in ("acomp", "attr") else [child]
         if any(t.dep in ("advmod", "npadvmod") and t.lower in ("anymore", "more") for t in kin):
+            withdrawn = True
+        # "I'm not a vegetarian now", "not into crypto these days": no longer, as now stands
+        if child.dep in ("advmod", "npadvmod") and child.lower in ("now", "nowadays", "days"):
             withdrawn = True
         # "No longer in Seattle, I'm in Portland": a "no longer" with its own place is read
         # with that place.

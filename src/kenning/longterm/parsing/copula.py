@@ -27,8 +27,8 @@ from kenning.longterm.parsing.arguments import (
     value_of,
     value_span,
 )
-from kenning.longterm.parsing.clauses import Clause
-from kenning.longterm.parsing.parsed import Token
+from kenning.longterm.parsing.clauses import Clause, contrastive
+from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["be_adjective", "be_prep", "copula", "fan", "named_place"]
 
@@ -44,10 +44,15 @@ def copula(c: Clause) -> list[Reading]:
         return _topic(c)
     out: list[Reading] = []
     for comp in p.children(pred, "attr", "oprd"):
+        if any(contrastive(p, n) for n in p.children(comp, "neg")):
+            continue  # "I'm with Monzo now, not Barclays": read with what it is set against
         for each in vs.coordinated(p, comp):  # "I'm a vegan and a runner"
             out += _be_noun(c, each)
     for comp in p.children(pred, "acomp"):
-        for each in vs.coordinated(p, comp):  # "I'm diabetic and vegetarian"
+        each_one = list(vs.coordinated(p, comp))
+        if any(a.lower in _MULTILINGUAL for a in each_one):  # "bilingual, English and Tagalog"
+            each_one = [a for a in each_one if a.lower not in lx.LANGUAGES]
+        for each in each_one:  # "I'm diabetic and vegetarian"
             out += be_adjective(c, each) if each.pos != "PROPN" else []
     for prep in p.children(pred, "prep"):
         out += be_prep(c, prep)
@@ -85,6 +90,9 @@ def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
         return fan(c, noun)
     if lemma in ("intolerant", "allergic"):
         return be_adjective(c, noun)
+    if lemma in ("part", "member"):  # "I'm part of a running club", "a member of a choir"
+        clubs = [h for h in preps(p, noun, "of") if h.lemma.lower() in lx.CLUBS]
+        return some(*(fact("hobby", value_span(c, h)) for h in clubs))
     if _capitalised_name(c, noun):
         return some(fact("name", noun.text))
     if noun.pos == "NUM" or (noun.ent == "CARDINAL" and noun.text.isdigit()):
@@ -97,7 +105,7 @@ def _be_noun_itself(c: Clause, noun: Token) -> list[Reading]:
     if noun.pos == "NOUN" and not p.children(noun, "det") and (found := be_adjective(c, noun)):
         return found  # "I'm trans" (trans/NNS): an adjective the tagger took for a noun
     # "I'm the sous chef at Noma": a role, definite where there is one of it there
-    the_role = lemma in lx.OCCUPATIONS and bool(preps(p, noun, "at", "for"))
+    the_role = lemma in lx.OCCUPATIONS | _STAFF and bool(preps(p, noun, "at", "for"))
     if (
         vs.is_deictic(p, noun)
         or noun.pos not in ("NOUN", "PROPN")
@@ -116,12 +124,21 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     Stanford", "I'm an introvert"."""
     p = c.parsed
     lemma = noun.lemma.lower()
+    if (nationality := _demonym(p, noun)) is not None:
+        return some(fact("origin", nationality, kind="nationality"))
     family = vs.classify(p, noun, entities=c.entities)
     out: list[Reading | None] = []
     states = [m for m in p.children(noun, "amod") if m.lower in lx.RELATIONSHIP_STATES]
     out += [fact("relationship", m.lower) for m in states]
     if lemma in lx.PARENT_NOUNS:
+        if "stay-at-home" in p.span(p.subtree(noun)).lower().replace(" ", ""):
+            out.append(fact("occupation", f"stay-at-home {noun.text}"))  # a line of work
         kids = preps(p, noun, "of")
+        out += [
+            fact(f, value_span(c, h))
+            for h in preps(p, noun, "with")
+            if (f := vs.classify(p, h, entities=c.entities)) in ("family", "pet")
+        ]
         out += [
             fact("family", value_span(c, noun) if k.pos == "NUM" else value_span(c, k))
             for k in kids
@@ -139,11 +156,39 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
+    if not places and lemma not in lx.OCCUPATIONS and _passing(c, noun):
+        return some(*out)  # "a mess today", "a believer in second chances", "a sucker for X"
+    if lemma in _STAFF:  # "the newest hire at Canva": where, not a role
+        return some(*out, *(fact("employer", value_span(c, h)) for h in places))
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
     kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
+
+
+# Nouns that say one works somewhere without saying what one does there.
+_STAFF = frozenset({"hire", "employee", "staffer", "recruit", "starter", "joiner"})
+
+
+def _passing(c: Clause, noun: Token) -> bool:
+    """ "I'm a mess today", "a big believer in second chances", "a sucker for thrillers": a
+    state of the moment, or a noun that takes its own complement, not who one is."""
+    p = c.parsed
+    if preps(p, noun, "in", "for", "of", "about", "on") or p.children(noun, "acl", "relcl"):
+        return True
+    near = [t for t in (*p.children(c.pred, "npadvmod", "advmod"), *p.children(noun, "npadvmod"))]
+    return any(t.lower in ("today", "tonight", "now", "lately", "sometimes") for t in near)
+
+
+def _demonym(p: Parsed, noun: Token) -> str | None:
+    """ "a Kiwi", "a proud Texan", "a New Yorker": where the speaker is from, as written
+    (without the words that judge it)."""
+    before = [m for m in p.children(noun, "compound", "amod") if m.i == noun.i - 1]
+    for words in ([*before, noun], [noun]):
+        if " ".join(t.lower for t in words) in lx.DEMONYMS:
+            return p.span(words)
+    return None
 
 
 def _capitalised_name(c: Clause, noun: Token) -> bool:
@@ -222,7 +267,7 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
     if word in ("obsessed", "passionate", "crazy") and heads:
         return some(*(fact("preference", value_span(c, h), verb="loves") for h in heads
                        if generic(p, h) and not mine(p, h)))  # fmt: skip
-    if word == "done":
+    if word in ("done", "through", "finished"):  # "I'm through with Spotify"
         heads = preps(p, adj, "with")
         return [replace(r, revoke=True, change=True) for h in heads for r in stopped_thing(c, h)]
     if word.isdigit():
@@ -232,15 +277,36 @@ def _be_state(c: Clause, adj: Token) -> list[Reading]:
         return some(*(fact("age", n.text) for n in years[:1] if n.text.isdigit()))
     if word in lx.IDENTITY_ADJECTIVES:
         return some(fact("identity", word))
-    if word in ("fluent", "bilingual", "trilingual", "conversational"):
+    if word in _MULTILINGUAL or word == "conversational":
         langs = [v for h in preps(p, adj, "in") for v in vs.coordinated(p, h)]
-        return some(*(fact("language", value_span(c, h)) for h in langs
+        found = some(*(fact("language", value_span(c, h)) for h in langs
                        if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+        return found or some(*(fact("language", t.text) for t in _listed_languages(c, adj)))
     if (c.entities and adj.ent == "NORP") or (
         adj.pos == "ADJ" and adj.text[:1].isupper() and word.endswith(("an", "ese", "ish", "i"))
     ):
         return some(fact("origin", adj.text, kind="nationality"))
     return []
+
+
+# Common nouns that name where someone is from: "from a small village", "from the coast".
+_HOMELANDS = frozenset("village town city countryside suburbs coast island north south east west "
+                       "midwest farm country mountains valley".split())  # fmt: skip
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday weekend".split())
+_MULTILINGUAL = frozenset({"fluent", "bilingual", "trilingual", "multilingual", "polyglot"})
+_LIST_GLUE = frozenset({",", ":", "-", "and", "&", "plus", "(", ")", "both"})
+
+
+def _listed_languages(c: Clause, adj: Token) -> list[Token]:
+    """The languages listed right after "bilingual" ("I'm trilingual: English, French and
+    Arabic"), however the parser hung them."""
+    out = []
+    for token in c.parsed.tokens[adj.i + 1 :]:
+        if token.lower in lx.LANGUAGES:
+            out.append(token)
+        elif token.lower not in _LIST_GLUE:
+            break
+    return out
 
 
 def be_prep(c: Clause, prep: Token) -> list[Reading]:
@@ -249,6 +315,12 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
     p = c.parsed
     word = prep.lower
     head = p.child(prep, "pobj", "pcomp")
+    if word == "out" and (clubs := [h for q in preps(p, prep, "of") for h in [q]
+                                    if h.lemma.lower() in lx.CLUBS]):  # fmt: skip
+        return some(*(fact("hobby", value_span(c, h), change=True, revoke=True) for h in clubs))
+    if word == "through":  # "I'm through with Spotify": done with it
+        return [replace(r, revoke=True, change=True) for h in preps(p, prep, "with")
+                for r in stopped_thing(c, h)]  # fmt: skip
     if head is None:
         return []
     if word == "in":
@@ -259,7 +331,8 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
         )  # "with my boyfriend"
     # "I'm at Stripe", "I'm at a startup called Fernweh"; not "I'm at the office right now"
     placed = organisation(c, head) and not vs.is_definite(p, head)
-    if word in ("at", "with") and placed and (word == "at" or head.pos == "PROPN"):
+    at_work = head.pos == "PROPN" or head.lemma.lower() in lx.WORKPLACE_NOUNS  # "with a startup"
+    if word in ("at", "with") and placed and (word == "at" or at_work):
         head = name_of(c, head)
         studying = any(h.lemma.lower() in ("year", "semester", "term", "grade")
                        for h in preps(p, c.pred, "in"))  # fmt: skip
@@ -267,7 +340,17 @@ def be_prep(c: Clause, prep: Token) -> list[Reading]:
         return some(fact("education" if school else "employer", value_span(c, head)))
     if word == "from":
         place = place_of(c, head)
-        return some(fact("origin", value_span(c, place))) if place is not None else []
+        if place is None or not (place.pos == "PROPN" or place.lemma.lower() in _HOMELANDS
+                                 or (c.entities and place.ent in ("GPE", "LOC"))):  # fmt: skip
+            return []  # "I'm from the IT department": a team, not a homeland
+        return some(fact("origin", value_span(c, place)))
+    if word == "off" and generic(p, head, definite_ok=False):
+        # "I'm off sugar now", "off Twitter for good": given up
+        family = vs.classify(p, head, entities=c.entities)
+        family = "diet" if head.lemma.lower() in lx.FOODS else family
+        if family in ("diet", "device", "health"):
+            return some(fact(family, value_span(c, head), change=True, revoke=True))
+        return []
     if word == "on" and head.lemma.lower() in lx.CLUBS:  # "on the data team at Zalando"
         places = [h for h in preps(p, head, "at", "with") if organisation(c, h)]
         return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
@@ -342,7 +425,11 @@ def _be_on(c: Clause, head: Token) -> list[Reading]:
     if head.lemma.lower() == "diet":
         mods = [m for m in p.children(head, "amod", "compound") if m.lower not in lx.EVALUATIVE]
         return some(fact("diet", p.span(mods))) if mods else []
+    if vs.medication(p, head):  # "I'm on blood thinners"
+        return some(fact("health", value_span(c, head)))
     family = vs.classify(p, head, entities=c.entities)
+    if head.lemma.lower().rstrip("s") in _WEEKDAYS:
+        return []  # "I'm on Saturdays": when, not a thing used
     if family == "device" or (head.pos == "PROPN" and head.ent not in ("PERSON", "GPE", "DATE")):
         return some(fact("device", value_span(c, head)))
     return []
@@ -410,6 +497,8 @@ def _topic(c: Clause) -> list[Reading]:
     value of what the complement names."""
     p, topic = c.parsed, c.topic
     assert topic is not None
+    if (home := _home(c, topic)) is not None:
+        return some(fact("location", value_span(c, home)))
     for comp in p.children(c.pred, "attr"):
         if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
             continue
@@ -420,3 +509,28 @@ def _topic(c: Clause) -> list[Reading]:
             return some(fact(family, value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip
     return []
+
+
+def _home(c: Clause, topic: Token) -> Token | None:
+    """ "Home is Dublin now", "Tokyo's been home for a year": the named place that "home" is
+    (the speaker's, with "for me" or nobody else named); not "home is where the heart is"."""
+    p = c.parsed
+    comps = p.children(c.pred, "attr") + [
+        a for a in p.children(c.pred, "advmod") if a.lower == "home"
+    ]  # "Tokyo's been home"
+    owners = [o for t in (topic, *comps) for o in p.children(t, "poss")]
+    owners += p.children(topic, "det")
+    if any(o.lower not in lx.POSSESSIVE for o in owners):
+        return None  # "her home is Paris", "the home is ..."
+    fors = preps(p, c.pred, "for") + [h for t in (topic, *comps) for h in preps(p, t, "for")]
+    for other in fors:
+        kin = {other.lower, other.lemma.lower()} & lx.RELATIONS
+        someone = other.pos in ("PRON", "PROPN") or bool(kin)
+        if other.lower not in ("me", "us") and someone:
+            return None  # "home for my parents is Leeds"
+    if topic.lemma.lower() == "home":  # "Home is Dublin", "home is a flat in Leith"
+        places = [h for comp in comps for h in [comp, *preps(p, comp, "in")]]
+        return next((pl for h in places if (pl := named_place(c, h)) is not None), None)
+    if any(comp.lemma.lower() == "home" for comp in comps):
+        return named_place(c, topic)
+    return None

@@ -12,7 +12,8 @@ from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
-from kenning.longterm.parsing.arguments import Frame, Reading, fact, some, value_span
+from kenning.longterm.parsing.arguments import Frame, Reading, fact, preps, some, value_span
+from kenning.longterm.parsing.changes import lapsed
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
 from kenning.longterm.parsing.parsed import Token
@@ -39,12 +40,23 @@ def read_clause(c: Clause) -> list[Reading]:
     if pred.pos == "ADP" and pred.dep == "ROOT" and c.parsed.child(pred, "nsubj") is None:
         # "in Chicago now": read as after "I'm"
         return be_prep(c, pred)
+    if c.topic is not None and pred.lemma.lower() in ("give", "make"):
+        return _reaction(c, c.topic)
+    told = c.topic is not None or c.owner is not None  # "doctor switched me", "my GP put me"
+    if told and pred.lemma.lower() in ("switch", "put", "start", "take", "change"):
+        return _prescribed(c)
     if c.topic is not None and pred.lemma != "be":
         return []
+    if (joined := _hyphen_state(c)) is not None:
+        return be_adjective(c, joined)
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
         return _gone(c, c.owner)
+    if c.owner is not None and pred.lemma.lower() in ("steal", "lose") and pred.tag == "VBN":
+        return _taken_away(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
     found = frame(c) if frame is not None else []
+    if not found:
+        found = _line_of_work(c) or _used_for(c)
     if (
         not found
         and c.withdrawn
@@ -53,6 +65,94 @@ def read_clause(c: Clause) -> list[Reading]:
         # "yoga is gone, I don't do it anymore": what "it" names, no longer so
         found = [Reading("", "", "", change=True, anaphor=True)]
     return found + _nots(c, found)
+
+
+# Work told by its activity alone: "I'm freelancing now", "I'm no longer teaching".
+_WORKING = lx.FIELDS | {"freelancing", "contracting", "consulting", "nursing", "tutoring"}
+
+
+def _line_of_work(c: Clause) -> list[Reading]:
+    """ "I'm freelancing now", "I'm no longer teaching": a line of work, said in the
+    progressive with nothing after it, held now or withdrawn (not "I'm teaching a class")."""
+    p, pred = c.parsed, c.pred
+    if pred.tag != "VBG" or pred.lower not in _WORKING or p.children(pred, "dobj", "prep"):
+        return []
+    now = any(a.lower in lx.CURRENT_ADVERBS | {"days"}
+              for a in p.children(pred, "advmod", "npadvmod"))  # fmt: skip
+    if not (now or c.withdrawn):
+        return []
+    return some(fact("occupation", pred.lower, change=True))
+
+
+# What a food does to someone who cannot take it: "gives me hives", "makes me sick".
+_SYMPTOMS = frozenset("hives rash rashes reaction reactions migraine migraines headache headaches "
+                      "sick ill bloated nauseous eczema cramps".split())  # fmt: skip
+
+
+def _reaction(c: Clause, food: Token) -> list[Reading]:
+    """ "Shellfish gives me hives", "Gluten makes me really sick": the speaker's intolerance
+    of a food (as "I'm allergic to shellfish"), not of something in particular."""
+    p = c.parsed
+    if not any(t.lower == "me" for t in p.children(c.pred, "dative", "dobj", "nsubj", "ccomp")
+               for t in [t, *p.subtree(t)]):  # fmt: skip
+        return []
+    said = {t.lower for t in p.subtree(c.pred) if t.i > c.pred.i}
+    if not said & _SYMPTOMS or p.children(food, "det", "poss"):
+        return []
+    if vs.classify(p, food, entities=c.entities) != "diet" and food.lemma.lower() not in lx.FOODS:
+        return []
+    return some(fact("allergy", value_span(c, food), verb="allergic"))
+
+
+def _prescribed(c: Clause) -> list[Reading]:
+    """ "my doctor put me on statins", "switched me from amlodipine to losartan", "took me off
+    warfarin": a medicine the speaker takes now (or no longer)."""
+    p, pred = c.parsed, c.pred
+    if not any(o.lower == "me" for o in p.children(pred, "dobj")):
+        return []
+    out = []
+    for word, revoke in (("on", False), ("to", False), ("from", True), ("off", True)):
+        holders = [pred, *p.children(pred, "prt")]
+        for head in (h for t in holders for h in preps(p, t, word)):
+            if vs.medication(p, head):
+                out.append(fact("health", value_span(c, head), change=True, revoke=revoke))
+    return some(*out)
+
+
+def _hyphen_state(c: Clause) -> Token | None:
+    """ "I've been gluten-free for years" parsed with "gluten" as the verb: the adjective
+    the hyphen joins it to."""
+    p, pred = c.parsed, c.pred
+    if pred.pos != "VERB" or pred.i + 1 >= len(p):
+        return None
+    if p[pred.i + 1].text != "-":  # "I'm gluten intolerant": "gluten" as the verb too
+        after = p[pred.i + 1]
+        return after if after.lower in ("intolerant", "allergic") and after.head == pred.i else None
+    joined = p[pred.i + 2] if pred.i + 2 < len(p) else None
+    return joined if joined is not None and joined.pos == "ADJ" and joined.head == pred.i else None
+
+
+# Verbs whose "with"/"on" names company or time, not a thing used.
+_NOT_USING = frozenset("work meet partner volunteer live stay be start deal agree go".split())
+
+
+def _used_for(c: Clause) -> list[Reading]:
+    """ "I cycle to work on a Brompton", "I record podcasts with a Shure SM7B": a named thing
+    of one's own that a habit is done with (the simple present; a name after "a"/"my")."""
+    p, pred = c.parsed, c.pred
+    if pred.tag not in ("VBP", "VBZ") or pred.lemma.lower() in _NOT_USING or c.negated:
+        return []
+    out = []
+    holders = [pred, *p.children(pred, "dobj")]  # "record podcasts with a Shure SM7B"
+    for head in (h for t in holders for h in preps(p, t, "on", "with")):
+        owned = any(d.lower in ("a", "an", "my") for d in p.children(head, "det", "poss"))
+        named = head.pos == "PROPN" or any(m.pos == "PROPN" for m in p.children(head, "compound"))
+        if named and owned and head.lower not in _WEEKDAYS:
+            out.append(fact("device", value_span(c, head)))
+    return some(*out)
+
+
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 
 
 def _gone(c: Clause, owner: Token) -> list[Reading]:
@@ -65,9 +165,19 @@ def _gone(c: Clause, owner: Token) -> list[Reading]:
     return some(found)
 
 
+def _taken_away(c: Clause, owner: Token) -> list[Reading]:
+    """ "my iPad got stolen", "my bike was stolen": a thing of one's own no longer held."""
+    if vs.classify(c.parsed, owner, entities=c.entities) != "device":
+        return []
+    return some(fact("device", value_span(c, owner), change=True, revoke=True))
+
+
 def _by_stem(pred: Token) -> Frame | None:
-    """ "journaling" lemmatised as "journale": the frame of the word without "-ing"."""
+    """ "journaling" lemmatised as "journale": the frame of the word without "-ing" (or
+    "-ed")."""
     word = pred.lower
+    if word.endswith("ed") and pred.tag in ("VBD", "VBN"):  # "uninstalled" as "uninstalle"
+        return _FRAMES.get(word[:-2]) or _FRAMES.get(word[:-1]) or _FRAMES.get(word[:-3])
     if not word.endswith("ing"):
         return None
     return _FRAMES.get(word[:-3]) or _FRAMES.get(word[:-3] + "e")
@@ -114,6 +224,9 @@ def settle(c: Clause, readings: Iterable[Reading]) -> Iterator[Reading]:
         if c.stop:
             r = replace(r, change=True)
         if c.tense == "before" or (c.tense == "past" and not (r.change or r.revoke)):
+            continue
+        if lapsed(c) and r.family in ("hobby", "health", "diet", "device", "language"):
+            yield replace(r, revoke=True, negated=False, change=True)  # "haven't smoked in years"
             continue
         if r.revoke or c.stop:
             # A negated withdrawal withdraws nothing ("I didn't quit"), unless the "not" is

@@ -61,6 +61,8 @@ DIETS: Final = _words(
     "vegan vegetarian pescatarian pescetarian keto paleo gluten-free dairy-free kosher halal "
     "teetotal teetotaler sober flexitarian carnivore lactose-free sugar-free plant-based"
 )
+# Ways of eating told as practices rather than as what one is: "I do intermittent fasting".
+DIET_PRACTICES: Final = {"fasting", "intermittent fasting", "low-carb", "whole30", "low fodmap"}
 FOODS: Final = _words(
     "meat pork beef chicken fish seafood shellfish dairy milk cheese eggs egg gluten wheat bread "
     "sugar alcohol booze beer wine coffee caffeine tea soda carbs sweets chocolate nuts peanuts "
@@ -115,7 +117,7 @@ DEVICE_NOUNS: Final = _words(
     "spotify vim emacs vscode macbook imac ipod airpods python javascript rust java app apps "
     "subscription samsung charger twitter instagram facebook tiktok snapchat reddit linkedin "
     "whatsapp telegram notion obsidian evernote slack discord duolingo strava tinder bumble "
-    "hinge dslr mirrorless gopro drone ereader glasses"
+    "hinge dslr mirrorless gopro drone ereader glasses landline"
 ) | {"power bank", "hard drive", "contact lens", "contact lenses", "hearing aid", "hearing aids"}
 # Makers of cars and scooters: "bought an old Mazda MX-5", "sold the Clio" (with its maker).
 VEHICLE_MAKERS: Final = _words(
@@ -136,7 +138,8 @@ EDUCATION_NOUNS: Final = _words(
     "diploma course courses mba certificate program programme major minor school university "
     "college bootcamp apprenticeship certification"
 )
-SCHOOL_NOUNS: Final = _words("school university college academy institute uni")
+SCHOOL_NOUNS: Final = _words("school university college academy institute uni high "
+                             "polytechnic conservatory seminary")  # fmt: skip
 WORKPLACE_NOUNS: Final = _words(
     "company firm startup start-up business bakery hospital clinic school university agency "
     "council bank shop store restaurant cafe café studio office lab factory ministry "
@@ -182,7 +185,8 @@ OWN_ATTRIBUTES: Final = {
 # "Photography is my thing": the subject is the value.
 OWN_NOUNS: Final = {"thing": "hobby", "obsession": "hobby", "passion": "hobby",
                     "hobby": "hobby", "favorite": "preference", "favourite": "preference",
-                    "fave": "preference", "jam": "preference"}  # fmt: skip
+                    "fave": "preference", "jam": "preference", "language": "language",
+                    "tongue": "language"}  # fmt: skip
 # Modifiers that judge or date a thing rather than name its kind ("my old ThinkPad").
 EVALUATIVE: Final = _words(
     "old new good great nice amazing awesome lovely beautiful wonderful favorite favourite "
@@ -231,7 +235,7 @@ CHANGE_VERBS: Final = _words(
     "retire hire become diagnose graduate begin settle take enroll enrol sign land"
 )
 # Verbs that withdraw their object ("I stopped eating meat", "I sold my car").
-STOP_VERBS: Final = _words("stop quit drop leave sell cancel abandon ditch")
+STOP_VERBS: Final = _words("stop quit drop leave sell cancel abandon ditch uninstall")
 SWITCH_VERBS: Final = _words("switch swap replace ditch trade change go move convert transition")
 # Activities done for their own sake (a hobby when stated as done or withdrawn).
 ACTIVITIES: Final = _words(
@@ -285,3 +289,65 @@ COUNTRIES: Final = _words(
     "thailand tunisia turkey uganda ukraine uruguay usa uk america uzbekistan venezuela vietnam "
     "wales yemen zambia zimbabwe"
 )
+# Medicines taken over time: "I'm on antidepressants", "I take insulin", "stopped taking
+# metformin" state a condition being treated (health), as the label guide files medication.
+MEDICATIONS: Final = _words(
+    "medication medications meds medicine medicines pills insulin metformin antidepressants "
+    "antidepressant statins statin inhaler inhalers steroids antibiotics antihistamines "
+    "antipsychotics anticoagulants thinners hrt testosterone estrogen oestrogen progesterone "
+    "lithium ssri ssris sertraline fluoxetine citalopram escitalopram prozac zoloft lexapro "
+    "wellbutrin bupropion adderall ritalin vyvanse methylphenidate levothyroxine thyroxine "
+    "warfarin eliquis ozempic semaglutide wegovy mounjaro prednisone gabapentin melatonin "
+    "suboxone methadone epipen chemo chemotherapy dialysis"
+) | {"blood thinners", "birth control", "the pill", "beta blockers"}
+# Stems of the international nonproprietary names of medicines (WHO INN): "amlodipine",
+# "losartan", "atorvastatin", "metoprolol" name a medicine whatever the brand.
+MEDICINE_STEMS: Final = (
+    "dipine",
+    "sartan",
+    "statin",
+    "olol",
+    "pril",
+    "prazole",
+    "cillin",
+    "mycin",
+    "cycline",
+    "floxacin",
+    "oxetine",
+    "aline",
+    "azepam",
+    "zolam",
+    "triptan",
+    "lukast",
+    "tidine",
+    "afil",
+    "gliptin",
+    "gliflozin",
+    "glutide",
+    "mab",
+    "tinib",
+    "semide",
+    "thiazide",
+    "parin",
+    "xaban",
+)
+# Habits kept or given up that the label guide files by their family: "I quit smoking" is
+# health, "I quit drinking" a diet.
+HABITS: Final = {"smoking": "health", "vaping": "health", "smoker": "health",
+                 "drinking": "diet", "alcohol": "diet"}  # fmt: skip
+# Demonyms as nouns: "I'm a Kiwi", "a proud Texan", "a Brit in Madrid" say where the speaker
+# is from (origin), not what they do.
+DEMONYMS: Final = _words(
+    "kiwi kiwis brit brits scot scots aussie aussies yank yankee texan californian floridian "
+    "new yorker londoner parisian berliner dubliner glaswegian mancunian liverpudlian geordie "
+    "cockney bostonian chicagoan torontonian muscovite canadian american mexican brazilian "
+    "argentinian argentine chilean peruvian colombian venezuelan cuban jamaican irishman "
+    "irishwoman englishman englishwoman welshman welshwoman scotsman scotswoman frenchman "
+    "frenchwoman dutchman dutchwoman german italian spaniard portuguese swede dane norwegian "
+    "finn icelander pole czech slovak hungarian romanian bulgarian greek turk russian "
+    "ukrainian israeli palestinian lebanese syrian iraqi iranian egyptian moroccan algerian "
+    "tunisian nigerian ghanaian kenyan ethiopian indian pakistani bangladeshi "
+    "nepali chinese japanese korean vietnamese thai filipino filipina indonesian "
+    "malaysian singaporean australian bavarian catalan basque quebecer quebecois "
+    "midwesterner southerner northerner yorkshireman cornishman"
+) | {"new yorker", "new zealander", "south african", "sri lankan"}

@@ -107,12 +107,17 @@ def _left(p: Parsed, head: Token) -> list[Token]:
     does not (a determiner, a possessive, an evaluative or intensified adjective)."""
     out: list[Token] = []
     for child in reversed([c for c in p.children(head) if c.i < head.i]):
+        if child.dep == "poss" and child.pos == head.pos == "PROPN" and p.child(child, "case"):
+            out.extend(p.subtree(child))  # "King's College", "St. Mary's Hospital": one name
+            break
         if child.dep in ("det", "poss", "predet", "prep", "advmod", "neg", "punct", "cc"):
             if child.dep == "punct" and child.text == "-":
                 continue
             break
         if child.dep == "amod" and _evaluative(p, child):
             break
+        if child.lower in ("based", "born", "bred", "raised"):
+            break  # "a Leipzig-based photographer": where, not what kind (read as a place)
         if child.dep not in ("compound", "amod", "nummod", "nmod", "quantmod", "npadvmod"):
             break
         out.extend(p.subtree(child))
@@ -219,6 +224,18 @@ def noun_of(p: Parsed, token: Token) -> Token:
     return token
 
 
+def medication(p: Parsed, head: Token) -> bool:
+    """Whether *head* names a medicine taken over time ("insulin", "blood thinners")."""
+    mods = {c.lower for c in p.children(head) if c.dep in ("compound", "amod")}
+    words = {head.lower, head.lemma.lower()} | {f"{m} {head.lower}" for m in mods}
+    the = any(d.lower == "the" for d in p.children(head, "det"))
+    if words & lx.MEDICATIONS or (the and head.lower == "pill"):  # "on the pill"
+        return True
+    # a medicine by its generic name ("amlodipine"), not a word that happens to end alike
+    word = head.lower
+    return head.pos in ("NOUN", "PROPN") and len(word) > 6 and word.endswith(lx.MEDICINE_STEMS)
+
+
 def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     """The family a bare value names by its head noun ("two kids" -> family, "parrot" ->
     pet, "Pixel 8" -> device), None when it names none of them."""
@@ -227,16 +244,19 @@ def classify(p: Parsed, head: Token, *, entities: bool = True) -> str | None:
     words = {word, lemma} | {f"{m} {lemma}" for m in modifiers}
     if words & lx.PARTNERS:
         return "relationship"
-    if words & lx.FAMILY_NOUNS or (modifiers & lx.FAMILY_NOUNS and lemma in ("boy", "girl")):
+    counted = any(c.dep == "nummod" for c in p.children(head))  # "two boys"
+    if words & lx.FAMILY_NOUNS or (
+        (modifiers & lx.FAMILY_NOUNS or counted) and lemma in ("boy", "girl")
+    ):
         return "family"  # "a baby girl"
     if words & lx.PETS:
         return "pet"
     if words & lx.ALLERGY_NOUNS:
         return "allergy"
     hurt = bool(modifiers & lx.INJURIES) and lemma in lx.BODY_PARTS  # "a herniated disc"
-    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or hurt:
+    if words & lx.HEALTH_NOUNS or words & lx.HEALTH_ADJECTIVES or words & lx.MEDICATIONS or hurt:
         return "health"
-    if words & lx.DIETS or (lemma == "diet" and modifiers):
+    if words & lx.DIETS or words & lx.DIET_PRACTICES or (lemma == "diet" and modifiers):
         return "diet"
     if words & lx.LANGUAGES or (entities and head.ent == "LANGUAGE"):
         return "language"

@@ -45,6 +45,7 @@ _GO_PLACES = frozenset("gym church mosque synagogue temple pool yoga pilates cla
                        "practice choir rehearsal rehearsals".split())  # fmt: skip
 
 
+_HOMES = frozenset("house flat apartment condo home place bungalow cottage townhouse".split())
 _NOT_WORK = frozenset("work home living fun money nights night days weekends free".split())
 
 
@@ -53,13 +54,17 @@ _MONEY = re.compile(r"\d|\$|€|£")
 
 def _live(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
+    if c.owner is not None:
+        return []  # "my team lives in Linear", "our stuff lives in the garage": not the speaker
     places = preps(p, pred, "in", "on", "near", "outside")
+    # "I live with my partner in Leeds": the place hung on whom one lives with
+    places += [h for w in preps(p, pred, "with") for h in preps(p, w, "in")]
     where = any(a.lower == "where" for a in p.children(pred, "advmod"))
     if not places and pred.dep == "relcl" and where:
         places = [t for t in [p.head(pred)] if t is not None]
     if not places and where:  # "Berlin is where I live now"
         places = [t for t in [clefted(p, pred, None)] if t is not None]
-    found = (place_of(c, h) for h in places)
+    found = (place_of(c, h) or _typed_place(c, h) for h in places)
     settled = pred.lemma.lower() == "settle"  # "we finally settled in Rotterdam": a move
     return some(*(fact("location", value_span(c, h), change=settled) for h in found
                   if h is not None))  # fmt: skip
@@ -82,7 +87,13 @@ def _move(c: Clause) -> list[Reading]:
     moved = _moved_to_another(c, to, [h for t in holders for h in preps(p, t, "from")])
     if moved:
         return some(*moved)
-    out = [fact("location", value_span(c, t), change=True) for h in to if (t := place_of(c, h))]
+    told, role = _role_told(c)
+    if told:
+        # "I moved to Aldi, same role, store manager", "moved to Google as a PM": a new employer
+        return some(*(fact("employer", value_span(c, h), change=True) for h in to
+                       if h.pos == "PROPN"), role)  # fmt: skip
+    out = [fact("location", value_span(c, t), change=True) for h in to
+           if (t := place_of(c, h) or _typed_place(c, h))]  # fmt: skip
     away = [h for t in holders for h in preps(p, t, "from")]
     away += [h for out_ in p.children(pred, "prep", "prt") if out_.lower == "out"
              for h in preps(p, out_, "of")]  # fmt: skip
@@ -91,17 +102,46 @@ def _move(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+# Nouns after "live in" that are no place, for text typed in lower case.
+_NOT_PLACES = frozenset("fear hope sin denial peace harmony luxury poverty comfort style town "
+                        "squalor hiding exile limbo debt love panic dread".split())  # fmt: skip
+
+
+def _typed_place(c: Clause, head: Token) -> Token | None:
+    """ "i live in denver now", "moved to lisbon": a place name typed in lower case, in a
+    sentence with no capital but "I" (a bare noun, not "in fear" or "in town")."""
+    p = c.parsed
+    lower = not any(t.text[:1].isupper() for t in p.tokens if t.lower not in ("i", "i'm"))
+    bare = head.pos in ("NOUN", "PROPN") and not p.children(head, "det", "poss", "amod")
+    return head if lower and bare and head.lower not in _NOT_PLACES else None
+
+
+def _role_told(c: Clause) -> tuple[bool, Reading | None]:
+    """Whether a move is told with a role ("as a PM", ", same role, store manager"), which
+    makes it a move to another employer, and the role where it is named."""
+    p, pred = c.parsed, c.pred
+    roles = [h for h in preps(p, pred, "as") if h.lemma.lower() in lx.OCCUPATIONS]
+    asides = [t for t in p.children(pred, "npadvmod", "appos") if t.lemma.lower() in lx.JOB_NOUNS]
+    roles += [
+        a for t in asides for a in p.children(t, "appos") if a.lemma.lower() in lx.OCCUPATIONS
+    ]
+    if roles:
+        return True, fact("occupation", value_span(c, roles[0]), change=True)
+    return bool(asides), None
+
+
 def _moved_to_another(c: Clause, to: list[Token], away: list[Token]) -> list[Reading | None]:
     """ "I've moved to oil painting", "moved from tennis to padel": a move to a pastime or a
     tool, not a place, is a switch in the family either value names (what it moved from is
     withdrawn)."""
     p = c.parsed
-    if not to or any(h.pos == "PROPN" for h in to):
+    if not to or any(h.pos == "PROPN" and h.lower not in lx.DIETS for h in to):
         return []
     named = (activity(h) or vs.classify(p, h, entities=c.entities) for h in [*to, *away])
     family = next((f for f in named if f is not None), None)
     # a named device may be an employer ("moved to Spotify"): only common nouns
-    if family != "hobby" and not (family == "device" and all(h.pos == "NOUN" for h in to)):
+    common = all(h.pos == "NOUN" or h.lower in lx.DIETS for h in to)  # "from keto to paleo"
+    if family != "hobby" and not (family in ("device", "diet") and common):
         return []
     return [fact(family, value_span(c, h), change=True, revoke=revoke)
             for heads, revoke in ((to, False), (away, True)) for h in heads]  # fmt: skip
@@ -122,6 +162,8 @@ def _origin(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     if pred.lemma == "grow" and not any(t.lower == "up" for t in p.children(pred, "prt")):
         return []
+    if pred.lemma == "bear" and pred.lower != "born":
+        return _dislike(c)  # "I can't bear jazz fusion"
     out = []
     for prep in p.children(pred, "prep"):
         head = p.child(prep, "pobj")
@@ -141,6 +183,7 @@ def _work(c: Clause) -> list[Reading]:
     places = [h for t in holders for h in preps(p, t, "at", "for")]
     places += [h for t in holders for h in preps(p, t, "with") if h.pos == "PROPN"]
     places = [clefted(p, pred, h) or h for h in places]  # "Deutsche Bahn is who I work for"
+    places += _worked_at(p, pred)
     out = [fact("employer", value_span(c, name_of(c, h))) for h in places
            if h.lower not in _NOT_WORK and (organisation(c, h) or h.pos == "PROPN")
            and generic(p, h, definite_ok=True)]  # fmt: skip
@@ -151,6 +194,19 @@ def _work(c: Clause) -> list[Reading]:
     if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]
     return some(*out)
+
+
+def _worked_at(p: Parsed, pred: Token) -> list[Token]:
+    """ "the bakery I work at", "the hospital I work for": the noun a relative clause with a
+    stranded "at"/"for" describes is the workplace."""
+    noun = p.head(pred)
+    if pred.dep != "relcl" or noun is None or noun.pos not in ("NOUN", "PROPN"):
+        return []
+    if noun.lower in ("company", "firm", "business", "organisation", "organization"):
+        return []  # "the company I work for": names no one
+    stranded = [t for t in p.children(pred, "prep") if t.lower in ("at", "for")
+                and p.child(t, "pobj") is None]  # fmt: skip
+    return [noun] if stranded else []
 
 
 def _join(c: Clause) -> list[Reading]:
@@ -212,9 +268,81 @@ def _study(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     fields = [o for o in objects(p, pred) if not p.children(o, "det", "poss")
               and (o.tag != "NNS" or o.lower.endswith(("ics", "maths")))]  # fmt: skip
+    if pred.lemma.lower() in ("major", "minor", "specialise", "specialize"):
+        fields += preps(p, pred, "in")  # "majoring in chemistry": the field, not a place
     schools = [h for h in preps(p, pred, "at", "in") if organisation(c, h) or h.pos == "PROPN"]
     schools += [h for h in preps(p, pred, "for") if h.lemma.lower() in lx.EDUCATION_NOUNS]
-    return some(*(fact("education", value_span(c, h)) for h in [*fields, *schools]))
+    return some(*(fact("education", value_span(c, h)) for h in dict.fromkeys([*fields, *schools])))
+
+
+def _enrolled(c: Clause) -> list[Reading]:
+    """ "I'm enrolled in a coding bootcamp", "enrolled at the Open University": a course or a
+    school the speaker studies at."""
+    p = c.parsed
+    heads = [
+        h
+        for h in preps(p, c.pred, "in", "at", "on")
+        if organisation(c, h) or vs.classify(p, h, entities=c.entities) == "education"
+    ]
+    return some(*(fact("education", value_span(c, h), change=True) for h in heads))
+
+
+def _school(c: Clause, head: Token) -> bool:
+    """Whether *head* names a school by its name ("Leeds University", "the Open University")."""
+    words = {t.lower for t in c.parsed.subtree(head)}
+    return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
+
+
+# Whom one may be seeing or dating without naming them yet.
+_SOMEONE = frozenset("someone somebody guy girl woman man boy lady".split())
+
+
+def _dating(c: Clause) -> list[Reading]:
+    """ "I've been seeing someone, her name's Priya", "I'm dating Tom": the partner of now,
+    where a name is given. Only in the progressive: "I saw someone" is an event."""
+    p, pred = c.parsed, c.pred
+    if pred.tag != "VBG" or c.negated:
+        return []
+    partner = p.child(pred, "dobj")
+    if partner is None or not (partner.lower in _SOMEONE or partner.pos == "PROPN"):
+        return []
+    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE:
+        return []  # "I'm seeing Tom tonight": a plan
+    # "I'm seeing someone" alone names nobody to keep
+    name = partner if partner.pos == "PROPN" else _named_after(p)
+    return some(fact("relationship", name.text, kind="partner")) if name is not None else []
+
+
+def _named_after(p: Parsed) -> Token | None:
+    """The name "her name's X" or "his name is X" gives in the same sentence."""
+    for token in p.tokens:
+        if token.lower != "name" or not any(o.lower in ("her", "his", "their")
+                                             for o in p.children(token, "poss")):  # fmt: skip
+            continue
+        after = [t for t in p.tokens[token.i + 1 : token.i + 4] if t.pos == "PROPN"]
+        if after and after[0].text[:1].isupper():
+            return after[0]
+    return None
+
+
+def _cut(c: Clause) -> list[Reading]:
+    """ "I've cut out sugar", "I'm cutting out dairy": a food avoided from now on."""
+    if not any(t.lower == "out" for t in c.parsed.children(c.pred, "prt", "advmod", "prep")):
+        return []
+    heads = objects(c.parsed, c.pred)
+    heads += [h for t in c.parsed.children(c.pred, "prep") if t.lower == "out"
+              for h in c.parsed.children(t, "pobj")]  # fmt: skip
+    found = [fact("diet", value_span(c, h), change=True) for h in heads
+             if h.lemma.lower() in lx.FOODS or h.lower in lx.FOODS]  # fmt: skip
+    return [replace(r, negated=True) for r in some(*found)]
+
+
+def _follow(c: Clause) -> list[Reading]:
+    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet."""
+    p = c.parsed
+    diets = [o for o in objects(p, c.pred) if o.lemma.lower() in ("diet", "plan", "regime")
+             and vs.classify(p, o, entities=c.entities) == "diet"]  # fmt: skip
+    return some(*(fact("diet", value_span(c, o)) for o in diets))
 
 
 def _speak(c: Clause) -> list[Reading]:
@@ -254,12 +382,23 @@ def _light(c: Clause) -> list[Reading]:
         return _taken_up(c)
     out = []
     for head in objects(p, pred):
+        if (spoken := _language_lessons(p, head)) is not None:
+            out.append(fact("language", spoken, verb="is learning"))
+            continue
         if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
             head = preps(p, head, "of")[0]  # "I've played 8 games of soccer"
         elif p.child(head, "nummod") is not None or any(
                 d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
             continue  # "doing some online shopping": a spell, not a pastime
-        studies = vs.classify(p, head, entities=c.entities) == "education"
+        if head.lemma.lower() in ("role", "part"):
+            continue  # "I play a key role in the project"
+        if lemma == "do" and mine(p, head):
+            continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
+        kind = vs.classify(p, head, entities=c.entities)
+        if lemma == "do" and kind in ("diet", "device"):
+            out.append(fact(kind, value_span(c, head)))  # "I do intermittent fasting", "Duolingo"
+            continue
+        studies = kind == "education"
         # "I'm doing the CELTA course": a course is named with its article
         if not generic(p, head, definite_ok=lemma == "play" or (studies and lemma == "do")):
             continue
@@ -271,8 +410,36 @@ def _light(c: Clause) -> list[Reading]:
             if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
                     "hobby", "education"):  # fmt: skip
                 continue
+        if lemma == "do" and head.lower in lx.FIELDS and family == "hobby":
+            out += _field_done(c, head)  # "I do marketing at Google": work, not a pastime
+            continue
         out.append(fact(family, _field(c, head)))
+        if family == "education":  # "doing a PhD at Leeds University": the school too
+            out += [fact("education", value_span(c, h)) for h in preps(p, pred, "at")
+                    if _school(c, h)]  # fmt: skip
     return some(*out)
+
+
+def _field_done(c: Clause, field: Token) -> list[Reading | None]:
+    """ "I do marketing at Google" (occupation, employer), "doing engineering at Delft
+    University" (what and where the speaker studies)."""
+    p = c.parsed
+    places = [h for t in (c.pred, field) for h in preps(p, t, "at", "for") if organisation(c, h)]
+    schools = [h for h in places if _school(c, h)]
+    if schools:
+        return [fact("education", field.text), *(fact("education", value_span(c, h))
+                                                  for h in schools)]  # fmt: skip
+    return [fact("occupation", field.text),
+            *(fact("employer", value_span(c, name_of(c, h))) for h in places)]  # fmt: skip
+
+
+def _language_lessons(p: Parsed, head: Token) -> str | None:
+    """ "taking Japanese lessons", "doing French classes": the language being learned (a
+    class of one's own, "my Spanish class", is a course: education)."""
+    if head.lemma.lower() not in ("lesson", "class", "course", "tutoring") or mine(p, head):
+        return None
+    spoken = [m for m in p.children(head, "compound", "amod") if m.lower in lx.LANGUAGES]
+    return spoken[0].text if spoken else None
 
 
 def _taken_up(c: Clause) -> list[Reading]:
@@ -360,7 +527,7 @@ def _own_activity(p: Parsed, head: Token) -> bool:
 
 def _dislike(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
-    if pred.lemma == "stand" and not (c.negated and p.child(pred, "aux")):
+    if pred.lemma in ("stand", "bear") and not (c.negated and p.child(pred, "aux")):
         return []
     heads = objects(p, pred) or loose_objects(p, pred)
     if not heads or not generic(p, heads[0]) or mine(p, heads[0]):
@@ -399,18 +566,46 @@ def _have(c: Clause) -> list[Reading]:
             what = [m for m in what if m.lower not in ("severe", "mild", "bad", "serious")]
             if what:  # "a peanut allergy", "a tree nut allergy"
                 out.append(fact("allergy", p.span(what), change=change))
+        elif head.lemma.lower() in _HOMES and pred.lemma.lower() in ("buy", "get", "own", "rent"):
+            # "we bought a house in Halifax": where the speaker lives (not "a house for my mum")
+            places = [
+                t
+                for h in preps(p, head, "in") + preps(p, pred, "in")
+                if (t := place_of(c, h)) is not None and not preps(p, head, "for")
+            ]
+            out += [fact("location", value_span(c, t), change=True) for t in places[:1]]
         elif pred.lemma.lower() == "own" and head.lemma.lower() in lx.WORKPLACE_NOUNS:
             out.append(fact("employer", value_span(c, head)))
+        elif family is None and _aged(p, head):
+            out.append(fact("family", vs.hyphenated(p, head)))  # "we have a 3-year-old"
+        elif (
+            family is None
+            and pred.lemma.lower() in ("buy", "get")
+            and head.pos == "PROPN"
+            and any(d.lower in ("a", "an") for d in p.children(head, "det"))
+        ):
+            out.append(fact("device", value_span(c, head), change=True))  # "bought a Steam Deck"
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
     return some(*out)
 
 
+def _aged(p: Parsed, head: Token) -> bool:
+    """ "a 3-year-old", "a six-month-old": a child told by their age."""
+    years = [a for a in p.children(head, "npadvmod") if a.lemma.lower() in ("year", "month")]
+    return head.lower == "old" and any(p.child(y, "nummod") is not None for y in years)
+
+
 def _take(c: Clause) -> list[Reading]:
     """ "I took a job at Amazon" (as "got a job"); else "take" as a light verb ("I take
     ballet classes")."""
-    if any(o.lemma.lower() in lx.JOB_NOUNS for o in objects(c.parsed, c.pred)):
+    heads = objects(c.parsed, c.pred)
+    if any(o.lemma.lower() in lx.JOB_NOUNS for o in heads):
         return _have(c)
+    # "I take insulin", "stopped taking antidepressants": a treatment kept up (health)
+    drugs = [h for h in heads if vs.medication(c.parsed, h) and not mine(c.parsed, h)]
+    if drugs:
+        return some(*(fact("health", value_span(c, h)) for h in drugs))
     return _light(c)
 
 
@@ -474,8 +669,11 @@ def _run(c: Clause) -> list[Reading]:
         elif head.lemma.lower() in lx.WORKPLACE_NOUNS and generic(p, head):
             out.append(fact("employer", value_span(c, name_of(c, head))))
     habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
-    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt"):
-        out.append(fact("hobby", pred.text))
+    late = any(
+        t.lower in ("late", "out", "low", "short") for t in p.subtree(pred) if t.i == pred.i + 1
+    )
+    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt") and not late:
+        out.append(fact("hobby", pred.text))  # not "I run late", "we run out of milk"
     return some(*out)
 
 
@@ -497,6 +695,12 @@ def _hobby_verb(c: Clause) -> list[Reading]:
     if pred.tag == "VBG" and c.tense == "present" and progressive:
         return []  # "I'm baking a cake": now, not a habit
     obj = p.child(pred, "dobj")
+    if (
+        obj is not None
+        and obj.lemma.lower() in _AMOUNTS
+        and not p.children(pred, "advmod", "acomp")
+    ):
+        return some(fact("hobby", pred.lower))  # "I knit a lot": how much, not what
     if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
         return []
     return some(fact("hobby", verb_phrase(p, pred)))
@@ -505,8 +709,14 @@ def _hobby_verb(c: Clause) -> list[Reading]:
 def _eat(c: Clause) -> list[Reading]:
     p = c.parsed
     out = []
+    if c.pred.lemma.lower() == "drink" and not objects(p, c.pred) and not loose_objects(p, c.pred):
+        return some(fact("diet", "drinking"))  # "I don't drink (anymore)": alcohol
     for head in objects(p, c.pred) or loose_objects(p, c.pred):
         word = vs.obj(value_span(c, head))
+        kinds = [m for m in p.children(head, "amod", "compound") if m.lower in lx.DIETS]
+        if kinds and not c.negated:  # "I only eat halal meat": the diet, not the food
+            out.append(fact("diet", kinds[0].lower))
+            continue
         if word in lx.DIETS or head.lemma.lower() in lx.FOODS or (c.negated and generic(p, head)):
             out.append(fact("diet", value_span(c, head)))
     return some(*out)
@@ -524,9 +734,11 @@ def _avoid(c: Clause) -> list[Reading]:
 
 
 def _graduate(c: Clause) -> list[Reading]:
-    heads = preps(c.parsed, c.pred, "from")
-    return some(*(fact("education", value_span(c, h), change=True) for h in heads
-                   if organisation(c, h)))  # fmt: skip
+    heads = [h for h in preps(c.parsed, c.pred, "from") if organisation(c, h)]
+    # "I graduated in nursing": the field (not "in 2019", "in May")
+    heads += [h for h in preps(c.parsed, c.pred, "in") if generic(c.parsed, h)
+              and h.pos == "NOUN" and not h.text[:1].isdigit()]  # fmt: skip
+    return some(*(fact("education", value_span(c, h), change=True) for h in heads))
 
 
 def _health(c: Clause) -> list[Reading]:
@@ -649,7 +861,9 @@ def _keep(c: Clause) -> list[Reading]:
     p = c.parsed
     heads = [*objects(p, c.pred), *loose_objects(p, c.pred)]
     kept = [h for h in heads if mine(p, h) and vs.classify(p, h, entities=c.entities) == "device"]
+    pets = [h for h in heads if not mine(p, h) and vs.classify(p, h, entities=c.entities) == "pet"]
     return some(*(fact("diet", h.lower) for h in heads if h.lower in lx.DIETS),
+                *(fact("pet", value_span(c, h)) for h in pets),  # "I keep chickens"
                 *(fact("device", value_span(c, h)) for h in kept))  # fmt: skip
 
 
@@ -672,9 +886,10 @@ def _table() -> dict[str, Frame]:
         (lx.LIVE_VERBS, _live), (lx.MOVE_VERBS, _move),
         (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
         (("work", "intern", "freelance", "deliver", "moonlight"), _work), (("promote",), _promoted),
-        (("join",), _join), (("hire", "employ"), _hired),
+        (("join",), _join), (("hire", "employ", "poach", "headhunt", "recruit"), _hired),
         (("start", "begin"), _start), (("teach",), _teach), (("study", "major"), _study),
-        (("speak",), _speak), (("learn",), _learn),
+        (("see", "date"), _dating), (("speak", "sign"), _speak), (("follow",), _follow),
+        (("cut",), _cut), (("learn",), _learn),
         (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
@@ -684,12 +899,13 @@ def _table() -> dict[str, Frame]:
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
-        (("marry", "married", "divorce", "divorced", "engage", "engaged"), _marry),
+        (("marry", "married", "divorce", "divorced", "engage", "engaged", "widow"), _marry),
         (("call",), _call),
         (("reach", "contact", "text", "email", "message"), _reach),
         (("smoke",), _smoke), (("keep",), _keep),
         (("base", "locate"), _located), (("listen",), _listen),
         (("code", "program"), _code), (("turn",), _become),
+        (("enrol", "enroll"), _enrolled),
     ]  # fmt: skip
     groups += CHANGE_GROUPS
     for words, frame in groups:
