@@ -28,7 +28,7 @@ log = logging.getLogger("kenning")
 
 # How long a reader pauses after a job before it claims the next, so that a loop writing a
 # turn at a time is read a few turns a job (measured on LoCoMo dev, one ``add_events`` per
-# turn: fact reading's CPU per turn, docs/experiments/2026-12-03-06-write-path-cpu.md).
+# turn: fact reading's CPU per turn, docs/experiments/2026-12-03-10-write-path-cpu.md).
 # ``wait_for_facts`` and ``close`` end the pause.
 SETTLE_S = 1.0
 
