@@ -63,12 +63,16 @@ class LeasedPool(ABC, Generic[J]):
     ``failed`` and ``lost`` (taken over by another worker).
     """
 
-    def __init__(self, *, threads: int, name: str, what: str) -> None:
+    def __init__(self, *, threads: int, name: str, what: str, settle_s: float = 0.0) -> None:
         self._size = max(1, threads)
         self._name = name
         self._what = what
+        self._settle_s = settle_s
         self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
         self._threads: list[threading.Thread] = []
+        self._settling = 0  # threads pausing after a job (see _settle)
+        self._waiters = 0  # callers in wait() or close(): no thread pauses meanwhile
         self._again = False
         self._closed = False
         self.completed = 0
@@ -82,9 +86,9 @@ class LeasedPool(ABC, Generic[J]):
 
     @property
     def busy(self) -> int:
-        """Threads working now."""
+        """Threads working now (not those pausing between jobs)."""
         with self._lock:
-            return len(self._threads)
+            return len(self._threads) - self._settling
 
     @property
     def closed(self) -> bool:
@@ -106,23 +110,31 @@ class LeasedPool(ABC, Generic[J]):
     def wait(self, timeout: float | None = None) -> bool:
         """Block until every thread is idle (or *timeout*); True if they are."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            with self._lock:
-                threads = list(self._threads)
-            if not threads:
-                return True
-            for thread in threads:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                thread.join(left)
-            if deadline is not None and time.monotonic() >= deadline:
+        with self._cond:
+            self._waiters += 1
+            self._cond.notify_all()  # a thread pausing after a job goes on now
+        try:
+            while True:
                 with self._lock:
-                    return not self._threads
+                    threads = list(self._threads)
+                if not threads:
+                    return True
+                for thread in threads:
+                    left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                    thread.join(left)
+                if deadline is not None and time.monotonic() >= deadline:
+                    with self._lock:
+                        return not self._threads
+        finally:
+            with self._lock:
+                self._waiters -= 1
 
     def close(self) -> None:
         """Stop taking work; waits for the running jobs to stop at their next step."""
-        with self._lock:
+        with self._cond:
             self._closed = True
             threads = list(self._threads)
+            self._cond.notify_all()
         for thread in threads:
             thread.join()
 
@@ -137,6 +149,20 @@ class LeasedPool(ABC, Generic[J]):
     @abstractmethod
     def _run(self, job: J) -> bool:
         """Run one claimed job; False when this thread should stop."""
+
+    def _settle(self) -> None:
+        """Pause up to ``settle_s`` after a job, so that the work queued meanwhile (the next
+        turns of a loop that keeps writing) is claimed as one job: a job's fixed cost (its
+        claim, lease, reads and the model calls it makes) is then paid once for all of it. A
+        caller of :meth:`wait` or :meth:`close` ends the pause."""
+        if self._settle_s <= 0:
+            return
+        with self._cond:
+            self._settling += 1
+            try:
+                self._cond.wait_for(lambda: self._closed or self._waiters > 0, self._settle_s)
+            finally:
+                self._settling -= 1
 
     def _drain(self) -> None:
         me = threading.current_thread()
@@ -157,6 +183,7 @@ class LeasedPool(ABC, Generic[J]):
                         return
                 if not self._run(job):
                     return
+                self._settle()
         finally:
             with self._lock:
                 if me in self._threads:

@@ -176,15 +176,19 @@ def _version() -> str | None:
 
 class StageTimes:
     """Seconds spent in each named stage, summed over threads, while :func:`collect_stages`
-    is on."""
+    is on: wall clock (``seconds``) and the CPU time of the thread that ran the stage
+    (``cpu_seconds``; not the CPU of other threads it waited for, such as onnxruntime's own
+    pool)."""
 
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
+        self.cpu_seconds: defaultdict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
 
-    def add(self, name: str, seconds: float) -> None:
+    def add(self, name: str, seconds: float, cpu_seconds: float = 0.0) -> None:
         with self._lock:
             self.seconds[name] += seconds
+            self.cpu_seconds[name] += cpu_seconds
 
 
 _stages: StageTimes | None = None
@@ -206,17 +210,21 @@ class stage:  # noqa: N801 (used like a function: ``with stage("model"):``)
     """Time the block under *name* while stages are collected; otherwise nothing but one
     global lookup (nested stages are each counted whole)."""
 
-    __slots__ = ("_name", "_started")
+    __slots__ = ("_cpu", "_name", "_started")
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._started = 0.0
+        self._cpu = 0.0
 
     def __enter__(self) -> None:
         if _stages is not None:
             self._started = time.perf_counter()
+            self._cpu = time.thread_time()
 
     def __exit__(self, *exc: object) -> None:
         times = _stages
         if times is not None and self._started:
-            times.add(self._name, time.perf_counter() - self._started)
+            times.add(
+                self._name, time.perf_counter() - self._started, time.thread_time() - self._cpu
+            )

@@ -40,6 +40,9 @@ def test_bench_ingest_measures_every_system_in_one_run(
         split = report["systems"][name]["split_ms"]
         assert set(split) == {"model", "plan", "pins", "sql", "index", "other"}
         assert split["model"] > 0 and split["sql"] > 0
+        cpu = report["systems"][name]["cpu_split_ms"]
+        assert set(cpu) == {"model", "plan", "pins", "sql", "index", "facts", "rest"}
+        assert cpu["model"] > 0 and all(v >= 0 for k, v in cpu.items() if k != "rest")
     assert set(report["vs_langgraph"]) == SYSTEMS - {"langgraph_inmemory"} | {"kenning_server"}
     event, session = report["tokens"]["event"], report["tokens"]["session"]
     # 5 turns, one of several sentences ("Welcome back! Look at this." + the image caption)
@@ -48,6 +51,7 @@ def test_bench_ingest_measures_every_system_in_one_run(
     assert event["model_calls_per_turn"] >= 1 > session["model_calls_per_turn"]
     assert 0 <= event["padding_share"] < 1
     assert "× LangGraph" in capsys.readouterr().out
+    assert "CPU ms per turn by stage" in (out / "report.md").read_text()
 
 
 def test_bench_ingest_refuses_a_missing_file(tmp_path: Path) -> None:

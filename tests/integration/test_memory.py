@@ -299,6 +299,10 @@ def test_a_repeated_query_is_embedded_once(real_embedder: MemoEmbedder) -> None:
     scope = Scope("acme", "u", "s")
     with Memory.open(":memory:", embedder=real_embedder) as memory:
         memory.add_events(scope, [{"role": "user", "content": "my kettle is broken"}])
+        # Only the queries are counted: the turn's vectors and the fact reader's (which
+        # embeds the fact it reads) are stored first.
+        memory.wait_for_facts()
+        memory.flush()
         before = real_embedder.calls
         first = memory.search(scope, "broken kettle")
         again = memory.search(scope, "broken kettle")

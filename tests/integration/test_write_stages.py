@@ -53,6 +53,9 @@ def test_a_write_reports_its_stages_while_collected(
     seconds = dict(times.seconds)
     for name in ("model", "plan", "pins", "store", "index"):
         assert seconds[name] > 0, name
+    # A thread's CPU in a stage: the model's call does work on the thread that makes it.
+    assert times.cpu_seconds["model"] > 0
+    assert set(times.cpu_seconds) == set(times.seconds)
     if not defer:  # the transaction holds the catch-up of the loaded partition
         assert seconds["store"] > seconds["index"]
     assert seconds == dict(times.seconds)  # nothing was added after the block

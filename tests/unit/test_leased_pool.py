@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 
 from kenning.lease import LeasedPool
 
@@ -57,3 +58,52 @@ def test_a_pool_runs_every_job_on_at_most_its_threads_and_stops_when_closed() ->
     pool.jobs.append(99)
     pool.wake()
     assert pool.wait(1) and pool.ran.count(99) == 0
+
+
+class _Batches(LeasedPool[list[int]]):
+    """A pool whose job is everything queued when it claims (as a fact reader reads every
+    unread turn of a session), pausing *settle_s* after each job."""
+
+    def __init__(self, settle_s: float) -> None:
+        super().__init__(threads=1, name="test-pool", what="test pool", settle_s=settle_s)
+        self.queued: list[int] = []
+        self.jobs: list[list[int]] = []
+        self.started = threading.Event()
+
+    def _claim(self) -> list[int] | None:
+        job, self.queued = self.queued, []
+        return job or None
+
+    def _run(self, job: list[int]) -> bool:
+        self.jobs.append(job)
+        self.started.set()
+        return True
+
+
+def test_work_queued_while_a_thread_pauses_after_a_job_is_read_as_one_job() -> None:
+    pool = _Batches(settle_s=30)
+    pool.queued.append(1)
+    pool.wake()  # the first job is claimed at once: no pause before it
+    assert pool.started.wait(10)
+    for n in (2, 3, 4):
+        pool.queued.append(n)
+        pool.wake()
+    started = time.monotonic()
+    assert pool.wait(10)  # a waiter ends the pause: not 30 s
+    assert time.monotonic() - started < 10
+    assert pool.jobs == [[1], [2, 3, 4]] and pool.busy == 0
+    pool.close()
+
+
+def test_a_pausing_thread_is_not_busy_and_close_ends_its_pause() -> None:
+    pool = _Batches(settle_s=30)
+    pool.queued.append(1)
+    pool.wake()
+    assert pool.started.wait(10)
+    deadline = time.monotonic() + 10
+    while pool.busy and time.monotonic() < deadline:  # the job ends, the pause begins
+        time.sleep(0.01)
+    assert pool.busy == 0 and pool.jobs == [[1]]
+    started = time.monotonic()
+    pool.close()
+    assert time.monotonic() - started < 10

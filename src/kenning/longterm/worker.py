@@ -26,6 +26,13 @@ __all__ = ["FactWorker"]
 log = logging.getLogger("kenning")
 
 
+# How long a reader pauses after a job before it claims the next, so that a loop writing a
+# turn at a time is read a few turns a job (measured on LoCoMo dev, one ``add_events`` per
+# turn: fact reading's CPU per turn, docs/experiments/2026-12-03-10-write-path-cpu.md).
+# ``wait_for_facts`` and ``close`` end the pause.
+SETTLE_S = 1.0
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -34,7 +41,9 @@ class FactWorker(LeasedPool[ExtractionJob]):
     """Reads pending sessions for facts on at most *threads* threads at once."""
 
     def __init__(self, facts: LongTermMemory, store: FactStore, *, threads: int = 1) -> None:
-        super().__init__(threads=threads, name="kenning-facts", what="fact extraction")
+        super().__init__(
+            threads=threads, name="kenning-facts", what="fact extraction", settle_s=SETTLE_S
+        )
         self._facts = facts
         self._store = store
         self._lease_s = facts.settings.lease_s
