@@ -178,17 +178,26 @@ class StageTimes:
     """Seconds spent in each named stage, summed over threads, while :func:`collect_stages`
     is on: wall clock (``seconds``) and the CPU time of the thread that ran the stage
     (``cpu_seconds``; not the CPU of other threads it waited for, such as onnxruntime's own
-    pool)."""
+    pool). ``own_seconds`` and ``own_cpu_seconds`` leave out the stages opened inside it on
+    the same thread (``store`` without the ``index`` it runs)."""
 
     def __init__(self) -> None:
         self.seconds: defaultdict[str, float] = defaultdict(float)
         self.cpu_seconds: defaultdict[str, float] = defaultdict(float)
+        self.own_seconds: defaultdict[str, float] = defaultdict(float)
+        self.own_cpu_seconds: defaultdict[str, float] = defaultdict(float)
         self._lock = threading.Lock()
 
-    def add(self, name: str, seconds: float, cpu_seconds: float = 0.0) -> None:
+    def add(
+        self, name: str, seconds: float, cpu_seconds: float = 0.0, *,
+        inner: tuple[float, float] = (0.0, 0.0),
+    ) -> None:  # fmt: skip
+        """Count a stage that took *seconds* (*cpu_seconds*), *inner* of it in nested ones."""
         with self._lock:
             self.seconds[name] += seconds
             self.cpu_seconds[name] += cpu_seconds
+            self.own_seconds[name] += seconds - inner[0]
+            self.own_cpu_seconds[name] += cpu_seconds - inner[1]
 
 
 _stages: StageTimes | None = None
@@ -206,25 +215,44 @@ def collect_stages() -> Iterator[StageTimes]:
         _stages = None
 
 
+_open_stages = threading.local()  # per thread: [wall, cpu] of the stages nested in each
+
+
 class stage:  # noqa: N801 (used like a function: ``with stage("model"):``)
     """Time the block under *name* while stages are collected; otherwise nothing but one
-    global lookup (nested stages are each counted whole)."""
+    global lookup (nested stages are each counted whole, and apart in the ``own`` figures)."""
 
-    __slots__ = ("_cpu", "_name", "_started")
+    __slots__ = ("_cpu", "_inner", "_name", "_started")
 
     def __init__(self, name: str) -> None:
         self._name = name
         self._started = 0.0
         self._cpu = 0.0
+        self._inner = [0.0, 0.0]
 
     def __enter__(self) -> None:
         if _stages is not None:
             self._started = time.perf_counter()
             self._cpu = time.thread_time()
+            _stack().append(self._inner)
 
     def __exit__(self, *exc: object) -> None:
+        if not self._started:
+            return
+        wall, cpu = time.perf_counter() - self._started, time.thread_time() - self._cpu
+        stack = _stack()
+        if stack and stack[-1] is self._inner:
+            stack.pop()
+        if stack:
+            stack[-1][0] += wall
+            stack[-1][1] += cpu
         times = _stages
-        if times is not None and self._started:
-            times.add(
-                self._name, time.perf_counter() - self._started, time.thread_time() - self._cpu
-            )
+        if times is not None:
+            times.add(self._name, wall, cpu, inner=(self._inner[0], self._inner[1]))
+
+
+def _stack() -> list[list[float]]:
+    stack: list[list[float]] | None = getattr(_open_stages, "stack", None)
+    if stack is None:
+        stack = _open_stages.stack = []
+    return stack

@@ -4,6 +4,8 @@ benchmark asks, on real stores with the real model; and the model spends its tok
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -73,6 +75,25 @@ def test_stages_cost_nothing_and_record_nothing_when_off() -> None:
     with stage("model"):
         pass
     assert set(times.seconds) == {"model"}
+
+
+def test_a_stage_own_time_leaves_out_the_stages_nested_in_it_on_its_thread() -> None:
+    def elsewhere() -> None:
+        with stage("index"):  # another thread's index stage is not inside this store stage
+            time.sleep(0.05)
+
+    with collect_stages() as times, stage("store"):
+        time.sleep(0.02)
+        with stage("index"):
+            time.sleep(0.03)
+        other = threading.Thread(target=elsewhere)
+        other.start()
+        other.join()
+    assert times.seconds["index"] >= 0.08
+    assert times.own_seconds["index"] == times.seconds["index"]
+    inner = times.seconds["store"] - times.own_seconds["store"]
+    assert 0.03 <= inner <= times.seconds["index"] - 0.05  # its own thread's index only
+    assert times.own_seconds["store"] >= 0.02 + 0.05  # the sleep and the wait for the thread
 
 
 def test_one_sentence_turns_are_one_text_and_repeated_units_are_not_embedded_again(

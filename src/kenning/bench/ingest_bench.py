@@ -119,12 +119,14 @@ def _kenning(
         memory.wait_for_facts()
         drained_s = time.perf_counter() - started
         drained_cpu_s = time.process_time() - cpu
-        seconds = dict(stages.seconds)
-        cpu_by_stage = dict(stages.cpu_seconds)
+        seconds, own = dict(stages.seconds), dict(stages.own_seconds)
+        cpu_by_stage, own_cpu = dict(stages.cpu_seconds), dict(stages.own_cpu_seconds)
+    # The index stage runs inside "store" on the write path and inside "facts" for facts'
+    # rows: only the part inside "store" belongs to a turn's write.
+    store, sql = seconds.get("store", 0.0), own.get("store", 0.0)
     split = {
         "model": seconds.get("model", 0.0), "plan": seconds.get("plan", 0.0),
-        "pins": seconds.get("pins", 0.0), "index": seconds.get("index", 0.0),
-        "sql": seconds.get("store", 0.0) - seconds.get("index", 0.0),
+        "pins": seconds.get("pins", 0.0), "index": store - sql, "sql": sql,
     }  # fmt: skip
     split["other"] = loop_s - sum(split.values())
     return {
@@ -132,20 +134,22 @@ def _kenning(
         "acked_seconds": acked_s, "cpu_seconds": cpu_s,
         "ms_per_turn": {k: 1000 * v / turns for k, v in split.items()},
         "facts_ms_per_turn": 1000 * seconds.get("facts", 0.0) / turns,
-        "cpu_split_ms": _cpu_split(cpu_by_stage, drained_cpu_s, turns),
+        "cpu_split_ms": _cpu_split(cpu_by_stage, own_cpu, drained_cpu_s, turns),
     }  # fmt: skip
 
 
-def _cpu_split(cpu: dict[str, float], total_s: float, turns: int) -> dict[str, float]:
+def _cpu_split(
+    cpu: dict[str, float], own: dict[str, float], total_s: float, turns: int
+) -> dict[str, float]:
     """CPU ms per turn by stage, each the CPU of the thread that ran it, up to the point fact
     reading is drained; ``rest`` is the process's CPU outside them: onnxruntime's own pool
     threads (a model call runs on its caller and on them), the loop and the writer's glue."""
     split = {
         "model": cpu.get("model", 0.0), "plan": cpu.get("plan", 0.0),
-        "pins": cpu.get("pins", 0.0), "index": cpu.get("index", 0.0),
-        "sql": cpu.get("store", 0.0) - cpu.get("index", 0.0), "facts": cpu.get("facts", 0.0),
+        "pins": cpu.get("pins", 0.0), "sql": own.get("store", 0.0),
+        "index": cpu.get("store", 0.0) - own.get("store", 0.0), "facts": cpu.get("facts", 0.0),
     }  # fmt: skip
-    # "index" also runs inside "facts" (its facts' rows): counted there, not in the sum.
+    # "index" also runs inside "facts" (its facts' rows): counted there, not in "index".
     inside = sum(cpu.get(k, 0.0) for k in ("model", "plan", "pins", "store", "facts"))
     split["rest"] = total_s - inside
     return {k: 1000 * v / turns for k, v in split.items()}
