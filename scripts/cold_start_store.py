@@ -14,7 +14,7 @@ from pathlib import Path
 from kenning.bench.synthetic import synthetic_events
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import NewEvent, Scope
+from kenning.records import Scope
 from kenning.settings import Settings
 
 path, n = Path(sys.argv[1]), int(sys.argv[2])
@@ -25,13 +25,7 @@ done, t0 = 0, time.time()
 while done < n:
     batch = []
     for _ in range(min(256, n - done)):
-        ev = next(stream)
-        batch.append(
-            (
-                Scope(ev.tenant, ev.user, ev.session),
-                NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}),
-            )
-        )
+        batch.append(next(stream).item())
     mem.ingest(batch)
     done += len(batch)
     if done % 5120 == 0:

@@ -14,7 +14,7 @@ import numpy as np
 from kenning.bench.synthetic import synthetic_events
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import NewEvent, Scope
+from kenning.records import Scope
 from kenning.settings import Settings
 
 
@@ -45,13 +45,7 @@ with tempfile.TemporaryDirectory() as tmp:
         while done < target:
             batch = []
             for _ in range(min(256, target - done)):
-                ev = next(stream)
-                batch.append(
-                    (
-                        Scope(ev.tenant, ev.user, ev.session),
-                        NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}),
-                    )
-                )
+                batch.append(next(stream).item())
             t = time.perf_counter()
             mem.ingest(batch)
             spent += time.perf_counter() - t

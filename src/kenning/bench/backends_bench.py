@@ -28,7 +28,7 @@ from kenning.bench.vector_cache import CachedEmbedder, embedded_texts
 from kenning.embed.minilm import MiniLMEmbedder
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
-from kenning.records import NewEvent, Scope
+from kenning.records import Scope
 from kenning.settings import Settings
 from kenning.store.postgres import redact
 from kenning.store.postgres.store import PostgresStore
@@ -99,11 +99,7 @@ def run_backends_bench(
     # 60 profiled searches: 42 vs 10 ms p50). The write path with facts is `kenning bench store
     # --write-path-events`.
     settings = Settings(longterm=LongTermSettings(extract=False))
-    rows = [
-        (Scope(e.tenant, e.user, e.session),
-         NewEvent(e.role, e.content, at=e.at, metadata={"speaker": e.speaker}))
-        for e in events
-    ]  # fmt: skip
+    rows = [e.item() for e in events]
     # What a store embeds is not the raw text (speaker, date, chunks): computed by the same
     # function ingest uses, then embedded once (or read from the cache file).
     texts = [*embedded_texts(rows, settings), *query_texts]

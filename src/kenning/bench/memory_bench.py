@@ -148,9 +148,7 @@ def _stage_events(
         batch: list[tuple[Scope, NewEvent]] = []
         for ev in synthetic_events(count):
             users.add(ev.user)
-            batch.append((Scope(ev.tenant, ev.user, ev.session),
-                          NewEvent(ev.role, ev.content, at=ev.at,
-                                   metadata={"speaker": ev.speaker})))  # fmt: skip
+            batch.append(ev.item())
             if len(batch) == 256:
                 memory.ingest(batch)
                 batch = []

@@ -166,11 +166,9 @@ def _after_write(
         started = time.perf_counter()
         memory.search(Scope("bench"), queries[(2 * i) % len(queries)], k=10)
         settled.append((time.perf_counter() - started) * 1000)
-        memory.ingest([
-            (Scope(ev.tenant, ev.user, f"written-{ev.session}"),
-             NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}))
-            for ev in (next(fresh), next(fresh))
-        ])  # fmt: skip
+        memory.ingest(
+            [ev.item(session=f"written-{ev.session}") for ev in (next(fresh), next(fresh))]
+        )
         started = time.perf_counter()
         memory.search(Scope("bench"), queries[(2 * i + 1) % len(queries)], k=10)
         after.append((time.perf_counter() - started) * 1000)
@@ -194,11 +192,7 @@ def _write_path(
     loads each once (its load time is reported on its own, not spread over one run)."""
     parser_load_s = _load_parser()
     stream = list(synthetic_events(events, seed=seed + 500, sentences=sentences))
-    rows = [
-        (Scope(ev.tenant, ev.user, ev.session),
-         NewEvent(ev.role, ev.content, at=ev.at, metadata={"speaker": ev.speaker}))
-        for ev in stream
-    ]  # fmt: skip
+    rows = [ev.item() for ev in stream]
     rates: dict[bool, list[float]] = {False: [], True: []}
     facts = 0
     for extract in (False, True) * 3:

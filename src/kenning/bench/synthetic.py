@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from kenning.records import NewEvent, Scope
+
 __all__ = ["SyntheticEvent", "synthetic_events", "synthetic_queries"]
 
 _NAMES = (
@@ -87,6 +89,12 @@ class SyntheticEvent:
     content: str
     at: datetime
     speaker: str
+
+    def item(self, *, session: str | None = None) -> tuple[Scope, NewEvent]:
+        """The event as :meth:`kenning.Memory.ingest` takes it (in *session* if given)."""
+        scope = Scope(self.tenant, self.user, session or self.session)
+        return scope, NewEvent(self.role, self.content, at=self.at,
+                               metadata={"speaker": self.speaker})  # fmt: skip
 
 
 def _fill(template: str, rng: random.Random) -> str:
