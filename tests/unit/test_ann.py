@@ -444,6 +444,25 @@ def test_forgetting_one_of_several_rows_sharing_a_vector(tmp_path: Path) -> None
     store.close()
 
 
+def test_a_vector_said_again_after_its_rows_were_forgotten_gets_a_node_of_its_own(
+    tmp_path: Path,
+) -> None:
+    dup = repeated()[:1_500]
+    store = SQLiteStore(tmp_path / "m.db", ann=SYNC)
+    ids = fill(store, dup)
+    nodes = store.vector_index("acme").nodes
+    twins = np.flatnonzero((dup == dup[3]).all(axis=1))
+    assert store.forget(Scope("acme"), ids=[ids[i] for i in twins]) == twins.size
+    assert store.vector_index("acme", wait_s=None).excluded == 1  # its node, cleared
+    again = fill(store, dup[3:4], start=10_000)
+    # Found by the graph with its full score: not mapped onto the cleared node.
+    status = store.vector_index("acme", wait_s=None)
+    assert (status.nodes, status.excluded) == (nodes + 1, 1)
+    best = store.nearest(Scope("acme"), dup[3], model=MODEL, filters=ALL, limit=1)
+    assert [c.id for c in best] == again and best[0].score == pytest.approx(1.0, abs=1e-5)
+    store.close()
+
+
 def test_an_index_file_of_the_previous_format_is_rebuilt(
     tmp_path: Path, data: npt.NDArray[np.float32]
 ) -> None:

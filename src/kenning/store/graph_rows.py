@@ -308,8 +308,16 @@ class GraphRows:
         for node in lost.tolist():
             live = self._rows_of(node, None, 1)
             current[node] = live[0] if live.size else -1
+        gone = lost[current[lost] < 0]
+        if not self._node_of_unbuilt:
+            # The vector may come back in a new row: it needs a node of its own then, not
+            # this one, whose vector is cleared.
+            prints = self._ann.prints[gone].tolist()
+            for fingerprint, node in zip(prints, gone.tolist(), strict=True):
+                if self._node_of.get(fingerprint) == node:
+                    del self._node_of[fingerprint]
         # An erased row's vector must not stay in memory, nor be saved, until a rebuild.
-        self._ann.clear(lost[current[lost] < 0])
+        self._ann.clear(gone)
         self._excluded = int(np.count_nonzero(current < 0))
 
     def _add_nodes(self, positions: npt.NDArray[np.int64]) -> None:
