@@ -21,6 +21,7 @@ __all__ = [
     "contact_kind",
     "contact_noun",
     "fact",
+    "field_named",
     "generic",
     "loose_objects",
     "mine",
@@ -30,6 +31,7 @@ __all__ = [
     "place_of",
     "preps",
     "qualifier",
+    "school_named",
     "some",
     "stopped_thing",
     "trimmed",
@@ -332,3 +334,24 @@ def value_of(c: Clause, value: Token) -> str:
         return verb_phrase(p, value)
     tokens = [t for t in vs.value_tokens(p, value, entities=c.entities)]
     return p.span(tokens)
+
+
+def school_named(c: Clause, head: Token) -> bool:
+    """Whether *head* names a school by its name ("Leeds University", "the Open University")."""
+    words = {t.lower for t in c.parsed.subtree(head)}
+    return bool(words & lx.SCHOOL_NOUNS) and organisation(c, head)
+
+
+def field_named(c: Clause, head: Token) -> str:
+    """ "an evening course in accounting": the field stays with a course, also where the
+    parser hung it on the verb."""
+    p = c.parsed
+    span = value_span(c, head)
+    after = head.i + 1 + sum(1 for t in p.children(head, "case") if t.i > head.i)  # "master's"
+    following = p.tokens[after] if after < len(p) else None
+    if head.lemma.lower() in lx.EDUCATION_NOUNS | {"class"} and following is not None and (
+            following.lower == "in" and following.dep == "prep"):  # fmt: skip
+        noun = p.child(following, "pobj")
+        if noun is not None:
+            return p.span([*vs.value_tokens(p, head, entities=c.entities), *p.subtree(noun)])
+    return span
