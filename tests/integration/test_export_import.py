@@ -52,7 +52,8 @@ def _fill(db: str | Path) -> None:
         task = TaskUpdate(task="Refund order A-1042", status="in_progress",
                           decisions=["refund, not replace"])  # fmt: skip
         memory.context.update_task(CHAT, task)
-        memory.context.compact(CHAT, budget_tokens=200, model="gpt-4o")
+        # A budget whose segments a summary shrinks (one that would not is left raw).
+        memory.context.compact(CHAT, budget_tokens=300, model="gpt-4o")
         memory.context.record_usage(CHAT, model="gpt-4o", output_tokens=12)
         memory.retention.set_policy("acme", TenantPolicy(episode_days=3650, fact_days=365))
         memory.retention.hold(Scope("acme", "lee"), reason="case 7")
