@@ -164,12 +164,12 @@ class Compactor:
             if not events:
                 continue
             before = self._tokens(scope, tokenizer.name, first, last)
-            summary, _ = self._made(
+            summary, _, after = self._made(
                 scope, events, pins, level=1, first=first, last=last,
                 max_tokens=self._settings.tokens(self._settings.segment_summary, budget),
                 tokens_before=before, tokenizer=tokenizer, summarizer=summarizer,
             )  # fmt: skip
-            if tokenizer.count(summary.text) >= before:
+            if after >= before:
                 break  # as compact() does: not smaller, left raw
             drafts.append(summary)
         return drafts
@@ -278,12 +278,11 @@ class Compactor:
         drafts = self._pin_first(scope, events, now=now, first=first, last=last,
                                  generation=generation)  # fmt: skip
         pins = self._store.pins(scope, history=True)
-        summary, result = self._made(
+        summary, result, tokens_after = self._made(
             scope, events, pins, level=level, first=first, last=last, max_tokens=max_tokens,
             tokens_before=tokens_before, tokenizer=tokenizer, summarizer=summarizer, now=now,
         )  # fmt: skip
         text = summary.text
-        tokens_after = tokenizer.count(text)
         if tokens_after >= tokens_before:
             log.info("range #%d-%d of %s left as it is: its summary (%d tokens) is not smaller",
                      first, last, scope.session, tokens_after)  # fmt: skip
@@ -325,19 +324,20 @@ class Compactor:
         tokenizer: Tokenizer,
         summarizer: Summarizer,
         now: datetime | None = None,
-    ) -> tuple[Summary, SummaryResult]:
-        """The summary of *events* (not stored), and what the summarizer said."""
+    ) -> tuple[Summary, SummaryResult, int]:
+        """The summary of *events* (not stored), what the summarizer said, and the summary's
+        tokens."""
         request = SummaryRequest(
             events=events, pins=list(pins), level=level, first_seq=first, last_seq=last,
             max_tokens=max_tokens,
         )  # fmt: skip
-        result, body, text = self._body(request, summarizer, tokenizer, tokens_before)
+        result, body, text, tokens = self._body(request, summarizer, tokenizer, tokens_before)
         summary = Summary(
             id=f"sum_{uuid.uuid4().hex}", scope=scope, level=level, first_seq=first,
             last_seq=last, text=text, body=body.to_json(), summarizer=result.summarizer,
             created_at=now or datetime.now(UTC),
         )  # fmt: skip
-        return summary, result
+        return summary, result, tokens
 
     def _pin_first(
         self,
@@ -375,9 +375,9 @@ class Compactor:
         summarizer: Summarizer,
         tokenizer: Tokenizer,
         tokens_before: int,
-    ) -> tuple[SummaryResult, SummaryBody, str]:
+    ) -> tuple[SummaryResult, SummaryBody, str, int]:
         """What *summarizer* made of the range, fitted to ``request.max_tokens`` and rendered;
-        the deterministic fallback's instead when it does not compress enough."""
+        the deterministic fallback's instead when it does not compress enough; with its tokens."""
         span = {"first_seq": request.first_seq, "last_seq": request.last_seq,
                 "level": request.level}  # fmt: skip
         result = summarizer.summarize(request)
@@ -392,7 +392,8 @@ class Compactor:
             result = replace(fallback, fallback_reason=note)
             body = fit_body(result.body, tokenizer, max_tokens=request.max_tokens, **span)
             text = body.render(**span)
-        return result, body, text
+            after = tokenizer.count(text)
+        return result, body, text, after
 
 
 def _audit(
