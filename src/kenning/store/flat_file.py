@@ -11,23 +11,34 @@ A file is written to a temporary name beside its place, flushed to disk, and the
 over it: a crash leaves the old file or the new one, never a torn one. Anything that does not
 read back as written (another format, a short file, a checksum that differs) raises
 :class:`FlatFileError`, and the caller rebuilds instead.
+
+Files that name each other (a snapshot and its graph) are put in place and read under one
+advisory lock on their folder (:func:`folder_lock`): writers exclusive, readers shared, so a
+reader in any process sees a pair that was put in place together. A temporary file carries
+its writer's process id, so one left by a process that died can be told and removed
+(:func:`left_by_dead_processes`).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import mmap
 import os
-import threading
+import uuid
 import zlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["FlatFileError", "read_flat", "write_flat"]
+__all__ = [
+    "FlatFileError", "folder_lock", "left_by_dead_processes", "read_flat", "temporary_name",
+    "write_flat",
+]  # fmt: skip
 
 _MAGIC = b"KENNING-FLAT\x01\n"
 _ALIGN = 64
@@ -80,7 +91,7 @@ def write_flat(
         if len(_MAGIC) + 8 + len(header) <= start:
             break
         start = _aligned(len(_MAGIC) + 8 + len(header) + 256)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = temporary_name(path)
     try:
         with open(tmp, "wb") as out:
             out.write(_MAGIC + len(header).to_bytes(8, "little") + header)
@@ -152,3 +163,59 @@ def _section(mapped: mmap.mmap, section: Mapping[str, Any], size: int) -> npt.ND
     if offset < 0 or offset + count * dtype.itemsize > size:
         raise FlatFileError(f"flat file section {section['name']!r} runs past its end")
     return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
+
+
+def temporary_name(path: Path, suffix: str = "tmp") -> Path:
+    """A name beside *path* that no other writer uses: ``<name>.<pid>-<random>.<suffix>``."""
+    return path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex}.{suffix}")
+
+
+def _writer_pid(name: str) -> int | None:
+    """The process id a temporary file's name carries (None: not one of ours)."""
+    parts = name.split(".")
+    if len(parts) < 3 or parts[-1] != "tmp":
+        return None
+    for part in reversed(parts[:-1]):
+        pid, dash, _ = part.partition("-")
+        if dash and pid.isdigit():
+            return int(pid)
+    return None
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: running
+    return True
+
+
+def left_by_dead_processes(folder: Path) -> list[Path]:
+    """Temporary files in *folder* whose writer is no longer running (a process killed
+    while it wrote): nothing will rename them into place."""
+    try:
+        names = [entry.name for entry in os.scandir(folder) if entry.is_file()]
+    except FileNotFoundError:
+        return []
+    found = []
+    for name in names:
+        pid = _writer_pid(name)
+        if pid is not None and pid != os.getpid() and not _running(pid):
+            found.append(folder / name)
+    return found
+
+
+@contextmanager
+def folder_lock(folder: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold an advisory lock on *folder* (``flock`` on its ``.lock`` file): exclusive to put
+    files that name each other in place, shared to read them. The lock belongs to an open
+    file, so two stores of one process exclude each other as two processes do."""
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the file releases its lock

@@ -21,7 +21,10 @@ with its vectors beside it), with the log position, high-water mark and erase ge
 hold. A new process reads the snapshot, mapped copy-on-write, and catches up from there by
 the same delta as any partition, instead of reading and indexing every row. A snapshot from
 before an erasure of the tenant is refused (and removed), as is one that does not read back
-whole; ``forget`` deletes the tenant's snapshots with its graph files.
+whole; ``forget`` deletes the tenant's snapshots with its graph files. Processes put a
+snapshot and its graph in place, and read them, under the folder's lock
+(:func:`~kenning.store.flat_file.folder_lock`), and a save removes the temporary files of
+processes that died while they wrote.
 """
 
 from __future__ import annotations
@@ -31,7 +34,6 @@ import logging
 import math
 import os
 import threading
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -44,7 +46,14 @@ import numpy.typing as npt
 from kenning.errors import InvalidInput, StoreError
 from kenning.records import Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
-from kenning.store.flat_file import FlatFileError, read_flat, write_flat
+from kenning.store.flat_file import (
+    FlatFileError,
+    folder_lock,
+    left_by_dead_processes,
+    read_flat,
+    temporary_name,
+    write_flat,
+)
 from kenning.store.partition import IndexRows, Partition, listed_once
 from kenning.store.partition_rows import turn_position
 from kenning.store.records import Candidate, ModelInfo
@@ -221,8 +230,14 @@ class SearchTables(search.SearchTables[_Follower], Database):
         if path is None or model is None or not path.exists():
             return None
         key = self._snapshot_key(tenant, model)
+        read: os.stat_result | None = None
         try:
-            meta, arrays = read_flat(path)
+            with folder_lock(path.parent, shared=True):
+                # Under the folder's lock: the snapshot and the graph it names were put in
+                # place together, and no other process replaces either while they are mapped.
+                read = path.stat()
+                meta, arrays = read_flat(path)
+                graph = self._saved_graph(path, meta, arrays)
             if meta.get("key") != key:
                 raise FlatFileError("saved for another model, weight or format")
             generation, log_pos = int(meta["generation"]), int(meta["log_pos"])
@@ -230,19 +245,15 @@ class SearchTables(search.SearchTables[_Follower], Database):
                 # Records were erased since (or the log that names them is gone): the
                 # snapshot may hold them, and it is never read.
                 raise FlatFileError("records were erased since it was saved")
-            graph = None
-            if "graph" in meta and self._ann.enabled and hnsw_available():
-                graph = HnswIndex.read(
-                    path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m
-                )
             partition = Partition.restored(
                 meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
             )
             partition.check_vectors()
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+            if read is None and isinstance(exc, FileNotFoundError):
+                return None  # removed since it was seen (another process found it stale)
             _log.info("rebuilding the partition of a tenant instead of %s: %s", path, exc)
-            with self._save_lock:
-                path.unlink(missing_ok=True)
+            self._drop_snapshot(path, read)
             return None
         follower = _Follower(partition, log_pos=log_pos, hwm=int(meta["hwm"]))
         follower.saved = partition.state
@@ -251,6 +262,28 @@ class SearchTables(search.SearchTables[_Follower], Database):
             # Saved with the snapshot, as the graph file was: closing does not write it again.
             self._saved_nodes[tenant] = (status.nodes, status.excluded)
         return follower
+
+    def _saved_graph(
+        self, path: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
+    ) -> HnswIndex | None:
+        """The graph a snapshot names, mapped from its file (None: saved without one, or
+        this store builds none)."""
+        if "graph" not in meta or not self._ann.enabled or not hnsw_available():
+            return None
+        return HnswIndex.read(
+            path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m
+        )
+
+    def _drop_snapshot(self, path: Path, read: os.stat_result | None) -> None:
+        """Remove a snapshot found unusable, unless another process has put a new one in
+        its place since it was read."""
+        with folder_lock(path.parent), self._save_lock:
+            try:
+                now = path.stat()
+            except FileNotFoundError:
+                return
+            if read is None or (now.st_ino, now.st_mtime_ns) == (read.st_ino, read.st_mtime_ns):
+                path.unlink(missing_ok=True)
 
     def _catch_up(self, conn: Tx, tenant: str, follower: _Follower) -> None:
         """Apply the deletion log and add the rows committed since the partition last looked.
@@ -520,7 +553,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
             dumped = partition.dump_ann()
             if dumped is None or self._saved_nodes.get(tenant) == dumped[1]:
                 return
-            tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp = temporary_name(path)
             if _write_file(tmp, dumped[0]):
                 self._land(tenant, tmp, path, nodes=dumped[1], erasures=erasures)
 
@@ -613,7 +646,7 @@ class SearchTables(search.SearchTables[_Follower], Database):
         it). The graph lands first, under the name the snapshot gives it."""
         tmp, graph_tmp = written
         graph = None if graph_tmp is None else _graph_file(path, graph_tmp)
-        with self._save_lock:
+        with folder_lock(path.parent), self._save_lock:
             try:
                 if self._erasures != erasures:
                     return
@@ -627,6 +660,8 @@ class SearchTables(search.SearchTables[_Follower], Database):
             for old in path.parent.glob(f"{path.name}.*.graph"):
                 if old != graph:
                     old.unlink(missing_ok=True)
+            for left in left_by_dead_processes(path.parent):
+                left.unlink(missing_ok=True)
         with self._read(None) as conn:
             if erase_generation(conn, tenant) != generation:
                 with self._save_lock:
@@ -649,7 +684,7 @@ def _write_snapshot(
     beside *path*; return both."""
     graph_tmp = None
     if graph is not None:
-        graph_tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex}.graph.tmp")
+        graph_tmp = temporary_name(path, "graph.tmp")
         try:
             graph.write(graph_tmp)
         except BaseException:
