@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kenning import Memory, Scope
+from kenning.context.window import Tier
 from kenning.records import FactStatus, Profile
 from tests.conftest import MemoEmbedder
 from tests.pg import PG_URL, fresh_postgres
@@ -143,3 +144,24 @@ def test_a_withdrawal_in_other_words_takes_jazz_out_of_every_view(
         assert "jazz" not in _known(memory, "what music do I like?")
         assert not [h for h in memory.search(SAM, "jazz", k=5) if h.kind == "fact"
                     and "jazz" in h.content]  # fmt: skip
+
+
+def test_a_fact_the_profile_states_is_not_repeated_among_the_memories(memory: Memory) -> None:
+    """The window's profile says where Sam lives; the search for the new session's question
+    finds the same fact, which the memories tier leaves out instead of spending tokens on it
+    again (before, the window said it twice: ``location: Berlin`` and the fact's line)."""
+    with memory:
+        memory.facts.set_consent(SAM, share_across_sessions=True)
+        _say(memory, "s1", "I live in Berlin.", days=0)
+        [fact] = [f for f in memory.facts.list(SAM) if f.attribute == "location"]
+        assert fact.id in [h.id for h in memory.search(SAM, MOVE, k=10)]
+        later = Scope("acme", "sam", "later")
+        memory.add_events(later, [{"role": "user", "content": MOVE, "at": T0 + timedelta(9)}])
+
+        window = memory.assemble(later, budget_tokens=2_000, model="gpt-4o", system="Hi.")
+        text = "\n".join(m["content"] for m in window.messages)
+        memories = [c["id"] for c in window.citations]
+        skipped = {s.key: s.reason for s in window.tiers[Tier.MEMORIES].skipped}
+        assert "location: Berlin" in text
+        assert fact.id not in memories and skipped[fact.id] == "stated by an earlier tier"
+        assert text.count("Berlin") == 1  # the profile line only

@@ -100,7 +100,8 @@ def test_pins_are_kept_whenever_they_fit_with_the_policy_and_goal(case) -> None:
 def test_tail_stops_at_the_first_message_that_does_not_fit() -> None:
     tail = [Piece(Tier.TAIL, f"m{i}", n) for i, n in enumerate([10, 10, 500, 5, 5])]
     pieces = {Tier.SYSTEM: [Piece(Tier.SYSTEM, "s", 10)], Tier.TAIL: tail}
-    plan = fill(pieces, budget=100, caps=TierCaps())
+    uncapped = TierCaps(profile=None, memories=None)
+    plan = fill(pieces, budget=100, caps=uncapped)
     assert [p.key for p in plan.pieces(Tier.TAIL)] == ["m0", "m1"]
     reasons = [s.reason for s in plan.accounts[Tier.TAIL].skipped]
     assert reasons == ["budget", "older than the tail that fits", "older than the tail that fits"]
@@ -117,3 +118,26 @@ def test_a_piece_that_does_not_fit_is_skipped_and_later_ones_still_enter() -> No
 def test_system_policy_too_big_alone_is_a_budget_error() -> None:
     with pytest.raises(BudgetError, match="system policy"):
         fill({Tier.SYSTEM: [Piece(Tier.SYSTEM, "s", 101)]}, budget=100, caps=TierCaps())
+
+
+def test_a_record_an_earlier_tier_states_is_not_shown_again() -> None:
+    """A profile line states a fact: the fact found again among the memories is left out,
+    with its reason, and costs nothing; one the profile could not fit is shown."""
+    profile = [
+        Piece(Tier.PROFILE, "profile:0", 8, states=frozenset({"fact-munich"})),
+        Piece(Tier.PROFILE, "profile:1", 500, states=frozenset({"fact-jazz"})),
+    ]
+    memories = [Piece(Tier.MEMORIES, key, 9) for key in ("fact-munich", "fact-jazz", "ev-1")]
+    pieces = {Tier.SYSTEM: [Piece(Tier.SYSTEM, "system", 5)], Tier.PROFILE: profile,
+              Tier.MEMORIES: memories}  # fmt: skip
+    uncapped = TierCaps(profile=None, memories=None)
+    plan = fill(pieces, budget=100, caps=uncapped)
+    assert [p.key for p in plan.pieces(Tier.PROFILE)] == ["profile:0"]
+    assert [p.key for p in plan.pieces(Tier.MEMORIES)] == ["fact-jazz", "ev-1"]
+    (skip,) = plan.accounts[Tier.MEMORIES].skipped
+    assert (skip.key, skip.reason) == ("fact-munich", "stated by an earlier tier")
+    assert plan.accounts[Tier.MEMORIES].tokens == 18
+    # Without the profile's claim the fact is a memory like any other.
+    plain = {**pieces, Tier.PROFILE: [Piece(Tier.PROFILE, "profile:0", 8)]}
+    shown = fill(plain, budget=100, caps=uncapped).pieces(Tier.MEMORIES)
+    assert [p.key for p in shown] == ["fact-munich", "fact-jazz", "ev-1"]

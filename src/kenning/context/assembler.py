@@ -38,7 +38,7 @@ from kenning.context.window import (
     TierCaps,
 )
 from kenning.errors import InvalidInput
-from kenning.records import PinStatus, Procedure, Role, Scope, Summary, TaskState
+from kenning.records import PinStatus, Procedure, ProfileLine, Role, Scope, Summary, TaskState
 from kenning.search.hits import SearchResults
 from kenning.store.records import ContextSnapshot, MessageRow
 from kenning.tokens.base import Tokenizer
@@ -178,7 +178,7 @@ def _standing_pieces(
     *,
     system: str,
     goal: str | None,
-    profile: Sequence[str],
+    profile: Sequence[ProfileLine],
     closed_pins: bool,
     actions: ActionLog | None = None,
 ) -> dict[Tier, list[Piece]]:
@@ -190,7 +190,14 @@ def _standing_pieces(
     pieces[Tier.SYSTEM].append(Piece(Tier.SYSTEM, "system", system_tokens, system))
     pieces[Tier.GOAL] = _goal_pieces(goal, snap.task, actions, tokenizer, cache)
     pieces[Tier.PROFILE] = [
-        _line(Tier.PROFILE, f"profile:{n}", line, tokenizer, cache)
+        _line(
+            Tier.PROFILE,
+            f"profile:{n}",
+            line.text,
+            tokenizer,
+            cache,
+            states=frozenset(() if line.fact is None else (line.fact,)),
+        )
         for n, line in enumerate(profile)
     ]
     shown = [p for p in snap.pins if closed_pins or p.status is not PinStatus.CLOSED]
@@ -213,7 +220,7 @@ def gather(
     query: str | None,
     tools_room: int,
     closed_pins: bool = False,
-    profile: Sequence[str] = (),
+    profile: Sequence[ProfileLine] = (),
     procedures: Sequence[Procedure] = (),
     drafts: Sequence[Summary] = (),
     actions: ActionLog | None = None,
@@ -447,9 +454,12 @@ def _latest_user(
 
 
 def _line(
-    tier: Tier, key: str, text: str, tokenizer: Tokenizer, cache: TokenCache, payload: Any = None
-) -> Piece:
-    return Piece(tier, key, cache.count(tokenizer, "\n" + text), text, payload=payload)
+    tier: Tier, key: str, text: str, tokenizer: Tokenizer, cache: TokenCache, payload: Any = None,
+    states: frozenset[str] = frozenset(),
+) -> Piece:  # fmt: skip
+    return Piece(
+        tier, key, cache.count(tokenizer, "\n" + text), text, payload=payload, states=states
+    )
 
 
 def memory_pieces(

@@ -6,7 +6,8 @@ user input are mandatory: they are placed first (too big together is a
 tiers left and under its tier's cap, else it is skipped and the next piece is tried; the tail
 is the exception, filled newest first and stopped at the first message that does not fit, so
 it stays one unbroken run of the latest messages. A later tier never takes room an earlier
-tier used.
+tier used, nor shows again a record an earlier tier's piece states (a fact the profile
+states is not repeated among the memories).
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ class Piece:
     ``tokens`` is what the piece adds: a tail event's whole cost (framing included); for a
     tier rendered as one block message, the cost of its line. ``messages`` are the chat
     messages a tail event (one, or a tool result's call and result) or a playbook becomes.
-    ``tail`` pieces come newest first.
+    ``tail`` pieces come newest first. ``states`` are the keys of records the piece
+    states (a profile line, its fact): a later piece with one of those keys is left out.
     """
 
     tier: Tier
@@ -38,6 +40,7 @@ class Piece:
     messages: tuple[Mapping[str, Any], ...] = ()
     payload: Any = None
     mandatory: bool = False
+    states: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +98,12 @@ def fill(
             f"{what} need {used + reserved} tokens, over the budget of {budget}; raise "
             "budget_tokens, lower reserve_output_tokens or shorten the system policy"
         )
+    stated: set[str] = set()
     for tier in TIER_ORDER[1:]:
         used, reserved = _fill_tier(
             tier, pieces.get(tier, ()), tallies[tier], used=used, reserved=reserved,
             budget=budget, cap=caps.cap(tier, budget), surcharge=extra.get(tier, 0),
-            max_tail=max_tail,
+            max_tail=max_tail, stated=stated,
         )  # fmt: skip
     return Plan(
         included={tier: tuple(t.pieces) for tier, t in tallies.items()},
@@ -145,9 +149,11 @@ def _fill_tier(
     cap: int | None,
     surcharge: int,
     max_tail: int | None,
+    stated: set[str],
 ) -> tuple[int, int]:
     """Place what fits of one tier's *pieces* into *tally*; return the tokens used in all and
-    those still reserved for mandatory pieces."""
+    those still reserved for mandatory pieces. *stated* gathers the keys the placed pieces
+    state."""
     stopped = False
     for piece in pieces:
         if piece.mandatory:
@@ -155,11 +161,14 @@ def _fill_tier(
             tally.pieces.append(piece)
             tally.tokens += piece.tokens
             used += piece.tokens
+            stated |= piece.states
             continue
         cost = piece.tokens + (surcharge if not tally.pieces else 0)
         reason = None
         if stopped:
             reason = "older than the tail that fits"
+        elif piece.key in stated:
+            reason = "stated by an earlier tier"
         elif (
             tier is Tier.TAIL
             and max_tail is not None
@@ -177,4 +186,5 @@ def _fill_tier(
         tally.pieces.append(piece)
         tally.tokens += cost
         used += cost
+        stated |= piece.states
     return used, reserved

@@ -53,6 +53,7 @@ from kenning.records import (
     PinKind,
     PinStatus,
     Procedure,
+    ProfileLine,
     Role,
     Scope,
     Summary,
@@ -93,8 +94,9 @@ class LongTermView(Protocol):
     """What the working context needs of long-term memory (implemented by ``memory.facts``):
     the profile and sharing of a window, and the fact path a promoted finding takes."""
 
-    def profile_lines(self, scope: Scope) -> list[str]:
-        """The profile of the session's user as lines (consent permitting)."""
+    def profile_lines(self, scope: Scope) -> list[ProfileLine]:
+        """The profile of the session's user as lines, each with the fact it states
+        (consent permitting)."""
         ...
 
     def shares_across_sessions(self, scope: Scope) -> bool:
@@ -448,7 +450,7 @@ class WorkingContext(ContextAPI, WindowAPI):
         """What one window is assembled from besides the session: the caller's input, the
         user's profile and the playbooks for the tools."""
         tokenizer = tokenizer_for(model)
-        profile: list[str] = []
+        profile: list[ProfileLine] = []
         if self._settings.profile and self._longterm is not None:
             profile = self._longterm.profile_lines(scope)
         playbooks: list[Procedure] = []
@@ -616,7 +618,7 @@ class _Request:
     goal: str | None
     tools: list[Mapping[str, Any]]
     query: str | None
-    profile: list[str]
+    profile: list[ProfileLine]
     playbooks: list[Procedure]
     actions: ActionLog
 

@@ -60,6 +60,7 @@ def build_profile(
     preferences: dict[str, str] = {}
     style: dict[str, str] = {}
     people: dict[str, dict[str, str]] = {}
+    fact_ids: dict[str, str] = {}
     for fact in current:
         key, value = _label(fact)
         if fact.qualifier:
@@ -68,12 +69,18 @@ def build_profile(
         if fact.subject != USER:
             if not fact.subject.startswith("tool:"):
                 people.setdefault(fact.subject, {})[key] = value
-        elif fact.attribute in _STYLE:
-            style[key] = value
+                fact_ids[f"{fact.subject} — {key}"] = fact.id
+            continue
+        if fact.attribute in _STYLE:
+            section = style
         elif kind in _PREFERENCE_KINDS or fact.attribute.startswith("favorite "):
-            preferences[key] = value
+            section = preferences
         elif kind in _BIOGRAPHY_KINDS or ":" not in fact.attribute:
-            biography[key] = value
+            section = biography
+        else:
+            continue
+        section[key] = value
+        fact_ids[key] = fact.id
     by_id = {f.id: f for f in [*current, *closed]}
     corrections = tuple(
         Correction(old.attribute, old.value, new.value, new.valid_from)
@@ -94,4 +101,5 @@ def build_profile(
         last_session=None if last is None else last.session,
         last_session_at=None if last is None else last.active_at,
         first_seen_at=first,
+        fact_ids=fact_ids,
     )

@@ -49,6 +49,7 @@ from kenning.records import (
     FactDraft,
     FactSource,
     FactStatus,
+    ProfileLine,
     Scope,
     UserSettings,
     check_text,
@@ -237,10 +238,11 @@ class LongTermMemory(FactsAPI):
         closed = self._store.facts(user, statuses=(FactStatus.SUPERSEDED,))
         return build_profile(user, current, closed, self._store.user_sessions(user))
 
-    def profile_lines(self, scope: Scope) -> list[str]:
+    def profile_lines(self, scope: Scope) -> list[ProfileLine]:
         """The profile a window of *scope*'s session shows: everything with the user's
         consent to share across sessions, else only what this session itself established;
-        with consent, also the latest summary of each of the user's recent other sessions."""
+        with consent, also the latest summary of each of the user's recent other sessions. Each
+        line names the fact it states, if one does."""
         if scope.user is None:
             return []
         user = user_of(scope)
@@ -249,9 +251,9 @@ class LongTermMemory(FactsAPI):
             own = sorted(  # facts sourced in this session, most important first
                 self._store.facts(scope), key=lambda f: -self.importance(f, now)
             )
-            return build_profile(user, own, (), ()).lines()
+            return build_profile(user, own, (), ()).stated_lines()
         profile = self.profile(scope)
-        lines = profile.lines(current_session=scope.session)
+        lines = profile.stated_lines(current_session=scope.session)
         policy = self._store.tenant_policy(scope.tenant)
         others = [s for s in self._store.user_sessions(user) if s.session != scope.session]
         recent = sorted(others, key=lambda s: (s.active_at, s.session))
@@ -260,7 +262,8 @@ class LongTermMemory(FactsAPI):
             if summaries:
                 latest = max(summaries, key=lambda s: (s.last_seq, s.level))
                 first = " ".join(latest.text.split())[:300]
-                lines.append(f"session {info.session} ({info.active_at:%Y-%m-%d}): {first}")
+                said = f"session {info.session} ({info.active_at:%Y-%m-%d}): {first}"
+                lines.append(ProfileLine(said))
         return lines
 
     # -- extraction ------------------------------------------------------------------------

@@ -38,7 +38,7 @@ from kenning.records.jobs import AuditAction, AuditEntry, CompactionJob, JobStat
 from kenning.records.keys import ApiKey, KeyScope, Quota, TenantUsage
 from kenning.records.pin_draft import PinDraft
 from kenning.records.policy import Consent, LegalHold, StoreStats, TenantPolicy, UserSettings
-from kenning.records.profile import Correction, Profile
+from kenning.records.profile import Correction, Profile, ProfileLine
 from kenning.records.task import Decision, TaskState, TaskStatus, TaskUpdate
 from kenning.records.values import (
     MAX_JSON_DEPTH,
@@ -86,6 +86,7 @@ __all__ = [
     "ProcedureMatch",
     "ProcedureStatus",
     "Profile",
+    "ProfileLine",
     "QueueStats",
     "Quota",
     "Role",

@@ -10,7 +10,7 @@ from typing import Any
 
 from kenning.records.core import Scope
 
-__all__ = ["Correction", "Profile"]
+__all__ = ["Correction", "Profile", "ProfileLine"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,15 @@ class Correction:
     old: str
     new: str
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileLine:
+    """One line of a profile as a window shows it, and the fact it states (None: a line
+    no single fact stands behind, such as the session count)."""
+
+    text: str
+    fact: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,22 +47,35 @@ class Profile:
     last_session_at: datetime | None = None
     #: When the user's first event happened.
     first_seen_at: datetime | None = None
+    #: The id of the fact behind each entry: by its key for the user's own entries, by
+    #: ``"<person> — <key>"`` for another person's.
+    fact_ids: Mapping[str, str] = field(default_factory=dict)
 
     def lines(self, *, current_session: str | None = None) -> list[str]:
         """The profile as short lines for a window, most useful first."""
-        out: list[str] = []
+        return [line.text for line in self.stated_lines(current_session=current_session)]
+
+    def stated_lines(self, *, current_session: str | None = None) -> list[ProfileLine]:
+        """:meth:`lines` with the fact each line states, so that a window does not show a
+        fact again among its memories."""
+        out: list[ProfileLine] = []
         if self.session_count:
             returning = self.session_count > 1 or (
                 self.last_session is not None and self.last_session != current_session
             )
             kind = "returning user" if returning else "new user"
-            out.append(f"{kind} (session {self.session_count})")
-        out += [f"{k}: {v}" for k, v in self.style.items()]
-        out += [f"{k}: {v}" for k, v in self.biography.items()]
-        out += [f"{k}: {v}" for k, v in self.preferences.items()]
+            out.append(ProfileLine(f"{kind} (session {self.session_count})"))
+        for entries in (self.style, self.biography, self.preferences):
+            out += [ProfileLine(f"{k}: {v}", self.fact_ids.get(k)) for k, v in entries.items()]
         for who, facts in self.people.items():
-            out += [f"{who} — {k}: {v}" for k, v in facts.items()]
-        out += [f"corrected {c.attribute}: {c.old} -> {c.new}" for c in self.corrections[-5:]]
+            out += [
+                ProfileLine(f"{who} — {k}: {v}", self.fact_ids.get(f"{who} — {k}"))
+                for k, v in facts.items()
+            ]
+        out += [
+            ProfileLine(f"corrected {c.attribute}: {c.old} -> {c.new}")
+            for c in self.corrections[-5:]
+        ]
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -72,6 +94,7 @@ class Profile:
             "last_session": self.last_session,
             "last_session_at": _iso(self.last_session_at),
             "first_seen_at": _iso(self.first_seen_at),
+            "fact_ids": dict(self.fact_ids),
         }
 
     @classmethod
@@ -91,6 +114,7 @@ class Profile:
             last_session=data.get("last_session"),
             last_session_at=_from_iso(data.get("last_session_at")),
             first_seen_at=_from_iso(data.get("first_seen_at")),
+            fact_ids=dict(data.get("fact_ids") or {}),
         )
 
 
