@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Protocol
 
 import numpy as np
@@ -56,6 +57,7 @@ def _as_new_event(value: EventLike) -> NewEvent:
     raise InvalidInput(f"an event must be a NewEvent or a mapping, not {type(value).__name__}")
 
 
+@dataclass(slots=True, eq=False)
 class IngestPipeline:
     """Validates, plans, embeds and appends batches of events to one event log.
 
@@ -66,28 +68,19 @@ class IngestPipeline:
     after; without one, the texts are embedded before the commit.
     """
 
-    def __init__(
-        self,
-        log: EventLog,
-        embedder: Embedder | None,
-        settings: Settings,
-        *,
-        pins: PinSource,
-        after_write: Callable[[], None] | None = None,
-        writer: VectorWriter | None = None,
-    ) -> None:
-        self._log = log
-        self._writer = writer
-        self._embedder = embedder
-        self._settings = settings
-        self._pins = pins
-        self._after_write = after_write
+    log: EventLog
+    embedder: Embedder | None
+    settings: Settings
+    _: KW_ONLY
+    pins: PinSource
+    after_write: Callable[[], None] | None = None
+    writer: VectorWriter | None = None
 
     def model(self) -> ModelInfo | None:
         """The embedder's model id and dimension (None without an embedder)."""
-        if self._embedder is None:
+        if self.embedder is None:
             return None
-        return ModelInfo(model_id=self._embedder.model_id, dimension=self._embedder.dimension)
+        return ModelInfo(model_id=self.embedder.model_id, dimension=self.embedder.dimension)
 
     def ingest(
         self, items: Sequence[tuple[Scope, EventLike]], *, quota: Quota | None = None
@@ -109,23 +102,23 @@ class IngestPipeline:
         missing = self._missing(texts, model) if model is not None else {}
         # A batch that fills a model call by itself (a bulk import) is embedded in the call
         # that writes it: the writer gains nothing by taking it.
-        writer = self._writer
+        writer = self.writer
         if writer is not None and model is not None and len(missing) < writer.max_texts:
             written = self._append_deferred(writes, missing, writer, quota)
         else:
             vectors = self._vectors_for(missing) if model is not None else None
             with stage("store"):
-                written = self._log.append_events(
+                written = self.log.append_events(
                     writes, model=model if vectors is not None else None, vectors=vectors,
                     quota=quota,
                 )  # fmt: skip
-        if written and self._after_write is not None:
-            self._after_write()
+        if written and self.after_write is not None:
+            self.after_write()
         return written
 
     def _validated(self, items: Sequence[tuple[Scope, EventLike]]) -> list[tuple[Scope, NewEvent]]:
         """Every event checked before any is planned: one bad event writes nothing."""
-        limit = self._settings.max_content_chars
+        limit = self.settings.max_content_chars
         events: list[tuple[Scope, NewEvent]] = []
         for index, (scope, raw) in enumerate(items):
             try:
@@ -145,7 +138,7 @@ class IngestPipeline:
         the session's stored last event for the first turn of a batch, the batch's previous
         turn after that.
         """
-        settings = self._settings
+        settings = self.settings
         mode = settings.embed_text
         writes: list[EventWrite] = []
         texts: _Texts = {}
@@ -153,7 +146,7 @@ class IngestPipeline:
         for scope, event in events:
             key = (scope.tenant, scope.session)
             if settings.embed_context and key not in previous:
-                tail = self._log.events(scope, tail=1)
+                tail = self.log.events(scope, tail=1)
                 previous[key] = embedding_text(tail[0], mode) if tail else None
             with stage("plan"):
                 plan = index_plan(
@@ -165,7 +158,7 @@ class IngestPipeline:
             texts.update(((scope.tenant, h), text) for h, text in plan.texts.items())
             event_id = new_event_id()
             with stage("pins"):
-                pins = tuple(self._pins.pin_drafts(scope, event, event_id=event_id))
+                pins = tuple(self.pins.pin_drafts(scope, event, event_id=event_id))
             writes.append(
                 EventWrite(
                     scope=scope, event=event, embed_hash=plan.embed_hash,
@@ -181,7 +174,7 @@ class IngestPipeline:
         """Commit the events with the texts they still need (*todo*) listed as pending, then
         hand those texts to the background writer (:mod:`kenning.vectors`)."""
         with stage("store"):
-            written = self._log.append_events(writes, quota=quota, pending=todo)
+            written = self.log.append_events(writes, quota=quota, pending=todo)
         by_tenant: dict[str, dict[str, str]] = {}
         for (tenant, digest), text in todo.items():
             by_tenant.setdefault(tenant, {})[digest] = text
@@ -198,7 +191,7 @@ class IngestPipeline:
             return {
                 (tenant, digest): texts[(tenant, digest)]
                 for tenant, hashes in by_tenant.items()
-                for digest in self._log.missing_vectors(tenant, model, hashes)
+                for digest in self.log.missing_vectors(tenant, model, hashes)
             }
 
     def _vectors_for(
@@ -207,14 +200,14 @@ class IngestPipeline:
         """Embed the texts the store lacks a vector for (*missing*), each distinct text once;
         None when the embedding model is unavailable (the events are stored without
         vectors)."""
-        assert self._embedder is not None
+        assert self.embedder is not None
         if not missing:
             return {}
         todo = list(missing)
         unique = list(dict.fromkeys(missing.values()))
         try:
             with stage("model"):
-                matrix = self._embedder.embed(unique)
+                matrix = self.embedder.embed(unique)
         except ModelUnavailable as exc:
             log.warning("embedding model unavailable, events stored without vectors: %s", exc)
             return None

@@ -193,9 +193,12 @@ def test_keys_are_shown_once_and_checked_against_a_hash() -> None:
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:
+    """The public methods of *cls*, its bases' included (a client's parts take their methods
+    from a base shared by the sync and async client), each as the class defines it."""
+    members = {name: m for base in reversed(cls.__mro__) for name, m in vars(base).items()}
     return {
         name: inspect.signature(member)
-        for name, member in vars(cls).items()
+        for name, member in members.items()
         if callable(member) and not name.startswith("_")
     }
 

@@ -148,8 +148,9 @@ def _events(data: Any) -> list[Event]:
     return [event_from_json(e) for e in data["events"]]
 
 
-def export(scope: Scope, vectors: bool) -> Call[list[str]]:
-    """``GET /v1/export``: the tenant's (or its user's) ``kenning-export`` lines."""
+def export(scope: Scope, *, vectors: bool = False) -> Call[list[str]]:
+    """The lines of the ``kenning-export`` file of *scope* (the key's tenant, or one of its
+    users) that ``kenning import`` reads; *vectors*: with the vectors (``GET /v1/export``)."""
     if scope.session is not None:
         raise InvalidScope("an export is of a tenant or of one user: leave the session out")
     params: dict[str, Any] = {"vectors": "true" if vectors else "false"}
@@ -184,7 +185,7 @@ def add_events(scope: Scope, events: Iterable[EventLike]) -> Call[list[Event]]:
     return Call("POST", f"/v1/sessions/{session}/events", _events, json=body, scope=scope)
 
 
-def get_session(scope: Scope, after_seq: int | None) -> Call[list[Event]]:
+def get_session(scope: Scope, *, after_seq: int | None = None) -> Call[list[Event]]:
     user, session = _session(scope)
     params: dict[str, Any] = {"user": user}
     if after_seq is not None:
@@ -194,9 +195,10 @@ def get_session(scope: Scope, after_seq: int | None) -> Call[list[Event]]:
 
 
 def search(
-    scope: Scope, query: str, *, k: int, min_score: float, filters: Mapping[str, object] | None,
-    kinds: Iterable[str] | None, since: datetime | str | float | None,
-    until: datetime | str | float | None, now: datetime | None,
+    scope: Scope, query: str, *, k: int = 10, min_score: float = 0.0,
+    filters: Mapping[str, object] | None = None, kinds: Iterable[str] | None = None,
+    since: datetime | str | float | None = None, until: datetime | str | float | None = None,
+    now: datetime | None = None,
 ) -> Call[SearchResults]:  # fmt: skip
     body = {
         "query": query, "user": scope.user, "session": scope.session, "k": k,
@@ -208,9 +210,9 @@ def search(
 
 
 def assemble(
-    scope: Scope, *, budget_tokens: int, model: str, reserve_output_tokens: int, system: str,
-    goal: str | None, tools: Sequence[Mapping[str, Any]] | None, query: str | None,
-    retrieve_from: Scope | None,
+    scope: Scope, *, budget_tokens: int, model: str, reserve_output_tokens: int = 0, system: str,
+    goal: str | None = None, tools: Sequence[Mapping[str, Any]] | None = None,
+    query: str | None = None, retrieve_from: Scope | None = None,
 ) -> Call[ContextWindow]:  # fmt: skip
     user, session = _session(scope)
     source = window_source(scope, retrieve_from)
@@ -226,8 +228,9 @@ def assemble(
 
 
 def forget(
-    scope: Scope, ids: Sequence[str] | None, before: datetime | str | float | None
-) -> Call[int]:
+    scope: Scope, *, ids: Sequence[str] | None = None,
+    before: datetime | str | float | None = None,
+) -> Call[int]:  # fmt: skip
     # A tenant-wide erase says so: the server refuses a body that names no user without it.
     body = {"user": scope.user, "session": scope.session, "tenant": scope.user is None or None,
             "ids": None if ids is None else list(ids), "before": _when(before)}  # fmt: skip
@@ -238,9 +241,10 @@ def forget(
 
 
 def set_pin(
-    scope: Scope, kind: PinKind | str, value: str, *, key: str | None,
-    amount: Decimal | str | None, currency: str | None, status: PinStatus | str,
-    source_event_id: str | None, metadata: Mapping[str, JSONScalar] | None,
+    scope: Scope, kind: PinKind | str, value: str, *, key: str | None = None,
+    amount: Decimal | str | None = None, currency: str | None = None,
+    status: PinStatus | str = PinStatus.OPEN, source_event_id: str | None = None,
+    metadata: Mapping[str, JSONScalar] | None = None,
 ) -> Call[Pin]:  # fmt: skip
     user, session = _session(scope)
     body = {
@@ -259,7 +263,7 @@ def close_pin(scope: Scope, key: str) -> Call[Pin]:
                 json={"user": user, "key": key}, scope=scope)  # fmt: skip
 
 
-def pins(scope: Scope, history: bool) -> Call[list[Pin]]:
+def pins(scope: Scope, *, history: bool = False) -> Call[list[Pin]]:
     user, session = _session(scope)
     return Call("GET", f"/v1/sessions/{session}/pins",
                 lambda d: [pin_from_json(p) for p in d["pins"]],
@@ -288,8 +292,9 @@ def update_task(scope: Scope, update: TaskUpdate) -> Call[TaskState]:
 
 
 def promote_finding(
-    scope: Scope, finding_id: str, *, attribute: str, value: str | None, subject: str = USER,
-    qualifier: str = "", category: FactCategory | str = FactCategory.GENERAL,
+    scope: Scope, finding_id: str, *, attribute: str, value: str | None = None,
+    subject: str = USER, qualifier: str = "",
+    category: FactCategory | str = FactCategory.GENERAL,
 ) -> Call[Fact]:  # fmt: skip
     user, session = _session(scope)
     if not isinstance(finding_id, str) or not finding_id:
@@ -319,14 +324,14 @@ def summaries(scope: Scope) -> Call[list[Summary]]:
                 params={"user": user}, scope=scope)  # fmt: skip
 
 
-def compaction_log(scope: Scope, limit: int) -> Call[list[AuditEntry]]:
+def compaction_log(scope: Scope, *, limit: int = 1_000) -> Call[list[AuditEntry]]:
     user, session = _session(scope)
     return Call("GET", f"/v1/sessions/{session}/compaction",
                 lambda d: [audit_from_json(a) for a in d["audit"]],
                 params={"user": user, "limit": limit}, scope=scope)  # fmt: skip
 
 
-def compact(scope: Scope, budget_tokens: int, model: str) -> Call[list[Summary]]:
+def compact(scope: Scope, *, budget_tokens: int, model: str) -> Call[list[Summary]]:
     user, session = _session(scope)
     return Call("POST", f"/v1/sessions/{session}/compact",
                 lambda d: [summary_from_json(s) for s in d["summaries"]],
@@ -338,12 +343,14 @@ def compact(scope: Scope, budget_tokens: int, model: str) -> Call[list[Summary]]
 
 
 def tools() -> Call[list[dict[str, Any]]]:
+    """The agent tools in the OpenAI function-calling format."""
     return Call("GET", "/v1/tools", lambda d: list(d["tools"]))
 
 
 def call_tool(
-    scope: Scope, name: str, arguments: Mapping[str, Any], share_sessions: bool
+    scope: Scope, name: str, arguments: Mapping[str, Any], *, share_sessions: bool = False
 ) -> Call[Any]:
+    """Run the agent tool *name* bound to the session of *scope*."""
     user, session = _session(scope)
     body = {"user": user, "session": session, "arguments": dict(arguments),
             "share_sessions": share_sessions}  # fmt: skip

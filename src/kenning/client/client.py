@@ -19,9 +19,7 @@ tenant is refused before anything is sent.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
-from decimal import Decimal
+from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -34,35 +32,19 @@ from kenning.client.longterm import (
     AsyncFacts,
     AsyncProcedures,
     AsyncRetention,
-    AsyncRuns,
     Facts,
-    Part,
     Procedures,
     Retention,
-    Runs,
 )
-from kenning.context.actions import ActionLog
+from kenning.client.part import AsyncRuns, Part, R, Runs, Sent
 from kenning.context.api import ContextAPI
-from kenning.context.window import ContextWindow
 from kenning.errors import ConnectionFailed, InvalidInput, KenningError
 from kenning.records import (
-    USER,
-    AuditEntry,
     Event,
-    Fact,
-    FactCategory,
-    JSONScalar,
-    Pin,
-    PinKind,
-    PinStatus,
     Scope,
-    Summary,
-    TaskState,
-    TaskUpdate,
     check_json,
     too_deep,
 )
-from kenning.search.hits import SearchResults
 from kenning.version import __version__
 from kenning.wire import error_from_json
 
@@ -133,52 +115,42 @@ class _Connection(Generic[H]):
         self.identity: Identity | None = None
 
 
-class _ClientContext(Part[Runs], ContextAPI):
+class _ContextCalls(Part[R]):
+    set_pin = Sent(calls.set_pin)
+    close_pin = Sent(calls.close_pin)
+    pins = Sent(calls.pins)
+    update_task = Sent(calls.update_task)
+    task_state = Sent(calls.task_state)
+    action_log = Sent(calls.action_log)
+    summaries = Sent(calls.summaries)
+    compaction_log = Sent(calls.compaction_log)
+    compact = Sent(calls.compact)
+    promote_finding = Sent(calls.promote_finding)
+
+
+class _ClientContext(_ContextCalls[Runs], ContextAPI):
     """``client.context``: pins, task state, summaries and compaction of served sessions."""
 
-    def set_pin(self, scope: Scope, kind: PinKind | str, value: str, *, key: str | None = None,
-                amount: Decimal | str | None = None, currency: str | None = None,
-                status: PinStatus | str = PinStatus.OPEN, source_event_id: str | None = None,
-                metadata: Mapping[str, JSONScalar] | None = None) -> Pin:  # fmt: skip
-        return self._c._run(calls.set_pin(
-            scope, kind, value, key=key, amount=amount, currency=currency, status=status,
-            source_event_id=source_event_id, metadata=metadata,
-        ))  # fmt: skip
 
-    def close_pin(self, scope: Scope, key: str) -> Pin:
-        return self._c._run(calls.close_pin(scope, key))
-
-    def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
-        return self._c._run(calls.pins(scope, history))
-
-    def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
-        return self._c._run(calls.update_task(scope, update))
-
-    def task_state(self, scope: Scope) -> TaskState:
-        return self._c._run(calls.task_state(scope))
-
-    def action_log(self, scope: Scope) -> ActionLog:
-        return self._c._run(calls.action_log(scope))
-
-    def summaries(self, scope: Scope) -> list[Summary]:
-        return self._c._run(calls.summaries(scope))
-
-    def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        return self._c._run(calls.compaction_log(scope, limit))
-
-    def compact(self, scope: Scope, *, budget_tokens: int, model: str) -> list[Summary]:
-        return self._c._run(calls.compact(scope, budget_tokens, model))
-
-    def promote_finding(self, scope: Scope, finding_id: str, *, attribute: str,
-                        value: str | None = None, subject: str = USER, qualifier: str = "",
-                        category: FactCategory | str = FactCategory.GENERAL) -> Fact:  # fmt: skip
-        return self._c._run(calls.promote_finding(
-            scope, finding_id, attribute=attribute, value=value, subject=subject,
-            qualifier=qualifier, category=category,
-        ))  # fmt: skip
+class _AsyncClientContext(_ContextCalls[AsyncRuns]):
+    """``async_client.context``: the awaitable twin of ``client.context``."""
 
 
-class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAPI):
+class _MemoryCalls:
+    """The facade's calls, on :class:`Client` and :class:`AsyncClient` alike (each is its own
+    runner)."""
+
+    add_events = Sent(calls.add_events)
+    export = Sent(calls.export)
+    get_session = Sent(calls.get_session)
+    search = Sent(calls.search)
+    assemble = Sent(calls.assemble)
+    forget = Sent(calls.forget)
+    tool_definitions = Sent(calls.tools)
+    call_tool = Sent(calls.call_tool)
+
+
+class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], _MemoryCalls, MemoryAPI):
     """A kenning server, with :class:`kenning.Memory`'s methods.
 
     Arguments:
@@ -225,54 +197,9 @@ class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAP
         self._conn.identity = self._send(calls.whoami())
         return self._conn.identity
 
-    def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
-        return self._run(calls.add_events(scope, events))
-
-    def export(self, scope: Scope, *, vectors: bool = False) -> list[str]:
-        """The lines of the ``kenning-export`` file of *scope* (the key's tenant, or one of
-        its users) that ``kenning import`` reads; *vectors*: with the vectors."""
-        return self._run(calls.export(scope, vectors))
-
     def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
         """Append events of several sessions: one atomic request per session, in order."""
         return [e for s, events in _by_session(items).items() for e in self.add_events(s, events)]
-
-    def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]:
-        return self._run(calls.get_session(scope, after_seq))
-
-    def search(self, scope: Scope, query: str, *, k: int = 10, min_score: float = 0.0,
-               filters: Mapping[str, object] | None = None, kinds: Iterable[str] | None = None,
-               since: datetime | str | float | None = None,
-               until: datetime | str | float | None = None,
-               now: datetime | None = None) -> SearchResults:  # fmt: skip
-        return self._run(calls.search(
-            scope, query, k=k, min_score=min_score, filters=filters, kinds=kinds, since=since,
-            until=until, now=now,
-        ))  # fmt: skip
-
-    def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
-                 reserve_output_tokens: int = 0, system: str, goal: str | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
-                 retrieve_from: Scope | None = None) -> ContextWindow:  # fmt: skip
-        return self._run(calls.assemble(
-            scope, budget_tokens=budget_tokens, model=model,
-            reserve_output_tokens=reserve_output_tokens, system=system, goal=goal, tools=tools,
-            query=query, retrieve_from=retrieve_from,
-        ))  # fmt: skip
-
-    def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
-               before: datetime | str | float | None = None) -> int:  # fmt: skip
-        return self._run(calls.forget(scope, ids, before))
-
-    def tool_definitions(self) -> list[dict[str, Any]]:
-        """The agent tools in the OpenAI function-calling format."""
-        return self._run(calls.tools())
-
-    def call_tool(
-        self, scope: Scope, name: str, arguments: Mapping[str, Any], *, share_sessions: bool = False
-    ) -> Any:
-        """Run the agent tool *name* bound to the session of *scope*."""
-        return self._run(calls.call_tool(scope, name, arguments, share_sessions))
 
     def close(self) -> None:
         if self._conn.owned:
@@ -285,56 +212,9 @@ class Client(MemoryParts[_ClientContext, Facts, Procedures, Retention], MemoryAP
         self.close()
 
 
-class _AsyncClientContext(Part[AsyncRuns]):
-    """``async_client.context``: the awaitable twin of ``client.context``."""
-
-    async def set_pin(self, scope: Scope, kind: PinKind | str, value: str, *,
-                      key: str | None = None, amount: Decimal | str | None = None,
-                      currency: str | None = None, status: PinStatus | str = PinStatus.OPEN,
-                      source_event_id: str | None = None,
-                      metadata: Mapping[str, JSONScalar] | None = None) -> Pin:  # fmt: skip
-        return await self._c._run(calls.set_pin(
-            scope, kind, value, key=key, amount=amount, currency=currency, status=status,
-            source_event_id=source_event_id, metadata=metadata,
-        ))  # fmt: skip
-
-    async def close_pin(self, scope: Scope, key: str) -> Pin:
-        return await self._c._run(calls.close_pin(scope, key))
-
-    async def pins(self, scope: Scope, *, history: bool = False) -> list[Pin]:
-        return await self._c._run(calls.pins(scope, history))
-
-    async def update_task(self, scope: Scope, update: TaskUpdate) -> TaskState:
-        return await self._c._run(calls.update_task(scope, update))
-
-    async def task_state(self, scope: Scope) -> TaskState:
-        return await self._c._run(calls.task_state(scope))
-
-    async def action_log(self, scope: Scope) -> ActionLog:
-        return await self._c._run(calls.action_log(scope))
-
-    async def summaries(self, scope: Scope) -> list[Summary]:
-        return await self._c._run(calls.summaries(scope))
-
-    async def compaction_log(self, scope: Scope, *, limit: int = 1_000) -> list[AuditEntry]:
-        return await self._c._run(calls.compaction_log(scope, limit))
-
-    async def compact(self, scope: Scope, *, budget_tokens: int, model: str) -> list[Summary]:
-        return await self._c._run(calls.compact(scope, budget_tokens, model))
-
-    async def promote_finding(self, scope: Scope, finding_id: str, *, attribute: str,
-                              value: str | None = None, subject: str = USER,
-                              qualifier: str = "",
-                              category: FactCategory | str = FactCategory.GENERAL,
-                              ) -> Fact:  # fmt: skip
-        """See :meth:`kenning.context.api.ContextAPI.promote_finding`."""
-        return await self._c._run(calls.promote_finding(
-            scope, finding_id, attribute=attribute, value=value, subject=subject,
-            qualifier=qualifier, category=category,
-        ))  # fmt: skip
-
-
-class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, AsyncRetention]):
+class AsyncClient(
+    MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, AsyncRetention], _MemoryCalls
+):
     """:class:`Client` for asyncio: the same methods, awaitable (``httpx.AsyncClient``)."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8080", *, api_key: str,
@@ -369,51 +249,10 @@ class AsyncClient(MemoryParts[_AsyncClientContext, AsyncFacts, AsyncProcedures, 
         self._conn.identity = await self._send(calls.whoami())
         return self._conn.identity
 
-    async def add_events(self, scope: Scope, events: Iterable[EventLike]) -> list[Event]:
-        return await self._run(calls.add_events(scope, events))
-
-    async def export(self, scope: Scope, *, vectors: bool = False) -> list[str]:
-        return await self._run(calls.export(scope, vectors))
-
     async def ingest(self, items: Sequence[tuple[Scope, EventLike]]) -> list[Event]:
+        """Append events of several sessions: one atomic request per session, in order."""
         return [e for s, events in _by_session(items).items()
                 for e in await self.add_events(s, events)]  # fmt: skip
-
-    async def get_session(self, scope: Scope, *, after_seq: int | None = None) -> list[Event]:
-        return await self._run(calls.get_session(scope, after_seq))
-
-    async def search(self, scope: Scope, query: str, *, k: int = 10, min_score: float = 0.0,
-                     filters: Mapping[str, object] | None = None,
-                     kinds: Iterable[str] | None = None,
-                     since: datetime | str | float | None = None,
-                     until: datetime | str | float | None = None,
-                     now: datetime | None = None) -> SearchResults:  # fmt: skip
-        return await self._run(calls.search(
-            scope, query, k=k, min_score=min_score, filters=filters, kinds=kinds, since=since,
-            until=until, now=now,
-        ))  # fmt: skip
-
-    async def assemble(self, scope: Scope, *, budget_tokens: int, model: str,
-                       reserve_output_tokens: int = 0, system: str, goal: str | None = None,
-                       tools: Sequence[Mapping[str, Any]] | None = None, query: str | None = None,
-                       retrieve_from: Scope | None = None) -> ContextWindow:  # fmt: skip
-        return await self._run(calls.assemble(
-            scope, budget_tokens=budget_tokens, model=model,
-            reserve_output_tokens=reserve_output_tokens, system=system, goal=goal, tools=tools,
-            query=query, retrieve_from=retrieve_from,
-        ))  # fmt: skip
-
-    async def forget(self, scope: Scope, *, ids: Sequence[str] | None = None,
-                     before: datetime | str | float | None = None) -> int:  # fmt: skip
-        return await self._run(calls.forget(scope, ids, before))
-
-    async def tool_definitions(self) -> list[dict[str, Any]]:
-        return await self._run(calls.tools())
-
-    async def call_tool(
-        self, scope: Scope, name: str, arguments: Mapping[str, Any], *, share_sessions: bool = False
-    ) -> Any:
-        return await self._run(calls.call_tool(scope, name, arguments, share_sessions))
 
     async def aclose(self) -> None:
         if self._conn.owned:

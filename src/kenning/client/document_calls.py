@@ -107,9 +107,9 @@ def get(
 
 
 def search(
-    scope: Scope, prefix: Namespace, *, filter: Mapping[str, Any] | None, limit: int,
-    offset: int, query: str | None, vector: Vector | None, model: str | None, refresh: bool,
-    omit_expired: bool,
+    scope: Scope, prefix: Namespace = (), *, filter: Mapping[str, Any] | None = None,
+    limit: int = 10, offset: int = 0, query: str | None = None, vector: Vector | None = None,
+    model: str | None = None, refresh: bool = False, omit_expired: bool = False,
 ) -> Call[list[ScoredDocument]]:  # fmt: skip
     body = _base(_scope(scope))
     parse_document_filter(filter)
@@ -131,8 +131,8 @@ def search(
 
 
 def namespaces(
-    scope: Scope, *, conditions: Iterable[tuple[Literal["prefix", "suffix"], Namespace]],
-    max_depth: int | None, limit: int, offset: int, omit_expired: bool,
+    scope: Scope, *, conditions: Iterable[tuple[Literal["prefix", "suffix"], Namespace]] = (),
+    max_depth: int | None = None, limit: int = 100, offset: int = 0, omit_expired: bool = False,
 ) -> Call[list[Namespace]]:  # fmt: skip
     checked = NamespaceQuery(conditions=conditions, max_depth=max_depth, limit=limit,
                              offset=offset)  # fmt: skip

@@ -17,6 +17,7 @@ from kenning.client.calls import Call
 from kenning.errors import InvalidInput
 from kenning.longterm.api import user_of
 from kenning.records import (
+    USER,
     Consent,
     Fact,
     FactCategory,
@@ -105,7 +106,11 @@ def _tools(tools: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def list_facts(
-    scope: Scope, subject: str | None, as_of: datetime | None, include_closed: bool
+    scope: Scope,
+    *,
+    subject: str | None = None,
+    as_of: datetime | None = None,
+    include_closed: bool = False,
 ) -> Call[list[Fact]]:
     params: dict[str, Any] = {"include_closed": str(bool(include_closed)).lower()}
     if scope.session is not None:
@@ -123,8 +128,9 @@ def history(scope: Scope, fact_id: str) -> Call[list[Fact]]:
 
 
 def remember(
-    scope: Scope, attribute: str, value: str, *, subject: str, qualifier: str,
-    category: FactCategory | str, source_event_id: str | None, within_session: bool,
+    scope: Scope, attribute: str, value: str, *, subject: str = USER, qualifier: str = "",
+    category: FactCategory | str = FactCategory.GENERAL, source_event_id: str | None = None,
+    within_session: bool = False,
 ) -> Call[Fact]:  # fmt: skip
     user = _user(scope)
     scope.require_session()
@@ -158,7 +164,10 @@ def consent(scope: Scope) -> Call[Consent]:
 
 
 def set_consent(
-    scope: Scope, share_across_sessions: bool | None, sensitive_facts: bool | None
+    scope: Scope,
+    *,
+    share_across_sessions: bool | None = None,
+    sensitive_facts: bool | None = None,
 ) -> Call[Consent]:
     body = {"share_across_sessions": share_across_sessions, "sensitive_facts": sensitive_facts}
     path = f"/v1/users/{_user(scope)}/consent"
@@ -177,7 +186,7 @@ def holds(tenant: str) -> Call[list[LegalHold]]:
                 scope=Scope(tenant))  # fmt: skip
 
 
-def stats(scope: Scope, now: datetime | None) -> Call[StoreStats]:
+def stats(scope: Scope, *, now: datetime | None = None) -> Call[StoreStats]:
     params: dict[str, Any] = {}
     if scope.user is not None:
         params["user"] = scope.user
@@ -186,11 +195,11 @@ def stats(scope: Scope, now: datetime | None) -> Call[StoreStats]:
     return Call("GET", "/v1/stats", stats_from_json, params=params, scope=scope)
 
 
-def set_policy(tenant: str, value: TenantPolicy) -> Call[None]:
-    if not isinstance(value, TenantPolicy):
+def set_policy(tenant: str, policy: TenantPolicy) -> Call[None]:
+    if not isinstance(policy, TenantPolicy):
         raise InvalidInput("policy must be a kenning.TenantPolicy")
     path = f"/v1/admin/tenants/{Scope(tenant).tenant}/policy"
-    return Call("PUT", path, lambda d: None, json=value.to_json())
+    return Call("PUT", path, lambda d: None, json=policy.to_json())
 
 
 def _held(scope: Scope) -> tuple[str, dict[str, Any]]:
@@ -200,7 +209,7 @@ def _held(scope: Scope) -> tuple[str, dict[str, Any]]:
     return f"/v1/admin/tenants/{scope.tenant}/holds", body
 
 
-def hold(scope: Scope, reason: str) -> Call[LegalHold]:
+def hold(scope: Scope, *, reason: str) -> Call[LegalHold]:
     path, body = _held(scope)
     return Call("POST", path, hold_from_json, json=body | {"reason": reason})
 
@@ -210,7 +219,7 @@ def release(scope: Scope) -> Call[bool]:
     return Call("POST", f"{path}/release", lambda d: bool(d["released"]), json=body)
 
 
-def purge(tenant: str, now: datetime | None) -> Call[int]:
+def purge(tenant: str, *, now: datetime | None = None) -> Call[int]:
     path = f"/v1/admin/tenants/{Scope(tenant).tenant}/purge"
     body = {} if now is None else {"now": _time(now, "now")}
     return Call("POST", path, lambda d: int(d["removed"]), json=body)
@@ -221,7 +230,7 @@ def purge(tenant: str, now: datetime | None) -> Call[int]:
 
 def record(
     scope: Scope, name: str, steps: Sequence[str], *, tools: Sequence[Mapping[str, Any]],
-    description: str, active: bool,
+    description: str = "", active: bool = False,
 ) -> Call[Procedure]:  # fmt: skip
     if isinstance(steps, str):
         raise InvalidInput("steps must be a list of strings")
@@ -235,7 +244,7 @@ def record(
 
 
 def candidate_from_task(
-    scope: Scope, name: str, tools: Sequence[Mapping[str, Any]]
+    scope: Scope, name: str, *, tools: Sequence[Mapping[str, Any]]
 ) -> Call[Procedure]:
     user = _user(scope)
     scope.require_session()
@@ -265,13 +274,13 @@ def show(tenant: str, procedure_id: str) -> Call[Procedure]:
     return _procedure(tenant, procedure_id)
 
 
-def list_procedures(tenant: str, name: str | None) -> Call[list[Procedure]]:
+def list_procedures(tenant: str, *, name: str | None = None) -> Call[list[Procedure]]:
     params = {} if name is None else {"name": name}
     return Call("GET", "/v1/procedures", _procedures, params=params, scope=Scope(tenant))
 
 
 def get_procedure(
-    tenant: str, name: str, tools: Sequence[Mapping[str, Any]], include_drift: bool
+    tenant: str, name: str, *, tools: Sequence[Mapping[str, Any]], include_drift: bool = False
 ) -> Call[ProcedureMatch]:
     scope = Scope(tenant)
     body = {"name": name, "tools": _tools(tools), "include_drift": include_drift}

@@ -27,10 +27,6 @@ log = logging.getLogger("kenning")
 _MAX_ATTEMPTS = 3
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class CompactionWorker(LeasedPool[CompactionJob]):
     """Runs queued compactions on at most *threads* threads at once."""
 
@@ -43,7 +39,7 @@ class CompactionWorker(LeasedPool[CompactionJob]):
         self._lease_s = lease_s
 
     def _claim(self) -> CompactionJob | None:
-        return self._store.claim_compaction(at=_now(), lease_s=self._lease_s)
+        return self._store.claim_compaction(at=datetime.now(UTC), lease_s=self._lease_s)
 
     def _run(self, job: CompactionJob) -> bool:
         """Run one claimed job; False when the worker should stop."""
@@ -51,7 +47,7 @@ class CompactionWorker(LeasedPool[CompactionJob]):
         token = job.lease
         lease = Lease(
             lambda: self._store.renew_compaction(
-                job.id, lease=token, at=_now(), lease_s=self._lease_s
+                job.id, lease=token, at=datetime.now(UTC), lease_s=self._lease_s
             ),
             self._lease_s,
             what=f"compaction job {job.id}",
@@ -84,7 +80,7 @@ class CompactionWorker(LeasedPool[CompactionJob]):
     def _finish(self, job: CompactionJob, status: JobStatus, *, error: str | None = None) -> bool:
         try:
             return self._store.finish_compaction(
-                job.id, status=status, at=_now(), error=error, lease=job.lease
+                job.id, status=status, at=datetime.now(UTC), error=error, lease=job.lease
             )
         except Exception:
             log.exception("could not record the end of compaction job %d", job.id)

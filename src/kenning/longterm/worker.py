@@ -33,10 +33,6 @@ log = logging.getLogger("kenning")
 SETTLE_S = 1.0
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
-
-
 class FactWorker(LeasedPool[ExtractionJob]):
     """Reads pending sessions for facts on at most *threads* threads at once."""
 
@@ -55,12 +51,12 @@ class FactWorker(LeasedPool[ExtractionJob]):
             self.wake()
 
     def _claim(self) -> ExtractionJob | None:
-        return self._store.claim_extraction(at=_now(), lease_s=self._lease_s)
+        return self._store.claim_extraction(at=datetime.now(UTC), lease_s=self._lease_s)
 
     def _run(self, job: ExtractionJob) -> bool:
         """Read one claimed session; False when this reader should stop."""
         lease = Lease(
-            lambda: self._store.renew_extraction(job, at=_now(), lease_s=self._lease_s),
+            lambda: self._store.renew_extraction(job, at=datetime.now(UTC), lease_s=self._lease_s),
             self._lease_s,
             what=f"the fact extraction of {job.scope}",
         )

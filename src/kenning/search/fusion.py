@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime
 from itertools import repeat
 from operator import attrgetter
@@ -333,59 +333,47 @@ def _timed_contenders(
     return [ids[i] for i in np.flatnonzero(kept).tolist()]
 
 
+@dataclass(slots=True, eq=False)
 class Fusion:
     """Candidates fused (:func:`fuse_scores`): ``ranked`` best first, ties by id, each with
     its score but not yet what it was made of; :meth:`explain` adds that to the few a search
     keeps (building it for every candidate was a third of fusion's time)."""
 
-    __slots__ = (
-        "_candidates", "_fused", "_lex", "_method", "_methods", "_session", "_vec", "ranked",
-    )  # fmt: skip
-
-    def __init__(
-        self,
-        ranked: list[Fused],
-        *,
-        method: str,
-        methods: dict[str, float],
-        fused: dict[str, float],
-        session: bool,
-        candidates: tuple[Sequence[Candidate], Sequence[Candidate]],
-    ) -> None:
-        self.ranked = ranked
-        self._method = method
-        self._methods = methods
-        self._fused = fused
-        self._session = session
-        self._candidates = candidates
-        # Each signal's candidates by id, built on first use (None: not yet).
-        self._lex: dict[str, Candidate] | None = None
-        self._vec: dict[str, Candidate] = {}
+    ranked: list[Fused]
+    _: KW_ONLY
+    method: str
+    methods: dict[str, float]
+    fused: dict[str, float]
+    session: bool
+    candidates: tuple[Sequence[Candidate], Sequence[Candidate]]
+    # Each signal's candidates by id, built on first use (None: not yet).
+    lexical: dict[str, Candidate] | None = field(default=None, init=False)
+    vector: dict[str, Candidate] = field(default_factory=dict, init=False)
 
     def _by_id(self) -> dict[str, Candidate]:
         """Build both maps; return the lexical one."""
-        lexical, vector = self._candidates
-        self._vec = dict(zip(map(_id, vector), vector, strict=True))
-        self._lex = dict(zip(map(_id, lexical), lexical, strict=True))
-        return self._lex
+        lexical, vector = self.candidates
+        self.vector = dict(zip(map(_id, vector), vector, strict=True))
+        self.lexical = dict(zip(map(_id, lexical), lexical, strict=True))
+        return self.lexical
 
     def explain(self, fused: Fused) -> Fused:
         """*fused* with every signal that contributed (``scores``), if not yet explained: the
         method's score, ``bm25`` and ``cosine`` where that signal found it, the ``session``
         lift, then what was recorded since fusion (a ``partner`` lift), and ``score``."""
         key = fused.id
-        if key not in self._methods or self._method in fused.scores:
+        if key not in self.methods or self.method in fused.scores:
             return fused
-        lex = self._lex if self._lex is not None else self._by_id()
-        vec = self._vec
-        own = self._methods[key]
-        scores: dict[str, float] = {self._method: own}
+        lex = self.lexical if self.lexical is not None else self._by_id()
+        vec = self.vector
+        own = self.methods[key]
+        scores: dict[str, float] = {self.method: own}
         if key in lex:
             scores["bm25"] = lex[key].score
         if key in vec:
             scores["cosine"] = vec[key].score
-        if self._session:
-            scores["session"] = self._fused[key] - own
+        if self.session:
+            scores["session"] = self.fused[key] - own
         scores["score"] = fused.score
         if fused.scores:
             scores.update(fused.scores)
@@ -394,8 +382,8 @@ class Fusion:
     def position(self, key: str) -> Position | None:
         """Where the candidate *key* sits in its conversation, as the index gave it (None: not
         a candidate, not a turn, or not known)."""
-        lex = self._lex if self._lex is not None else self._by_id()
-        found = lex.get(key) or self._vec.get(key)
+        lex = self.lexical if self.lexical is not None else self._by_id()
+        found = lex.get(key) or self.vector.get(key)
         return None if found is None else found.position
 
 

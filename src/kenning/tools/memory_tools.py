@@ -32,27 +32,19 @@ _TIME = {
 }
 
 
+def _said(item: Hit | Event) -> dict[str, Any]:
+    """What an agent is shown of a hit and of an event alike: its id, text, role, place in
+    its session and time."""
+    return {"id": item.id, "content": item.content, "role": item.role.value, "seq": item.seq,
+            "at": item.at.isoformat()}  # fmt: skip
+
+
 def _hit(hit: Hit) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "content": hit.content,
-        "role": hit.role.value,
-        "session": hit.session,
-        "seq": hit.seq,
-        "at": hit.at.isoformat(),
-        "score": round(hit.score, 4),
-    }
+    return {**_said(hit), "session": hit.session, "score": round(hit.score, 4)}
 
 
 def _event(event: Event) -> dict[str, Any]:
-    return {
-        "id": event.id,
-        "content": event.content,
-        "role": event.role.value,
-        "seq": event.seq,
-        "at": event.at.isoformat(),
-        "tool_name": event.tool_name,
-    }
+    return {**_said(event), "tool_name": event.tool_name}
 
 
 def search_memory(memory: MemoryTarget, binding: ToolBinding, args: dict[str, Any]) -> Any:
