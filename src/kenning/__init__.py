@@ -5,10 +5,12 @@ remembers across turns and sessions: an episodic record, pinned structured facts
 long-term facts and hybrid retrieval. Embedded on one SQLite file with a local embedding model.
 
 Importing kenning does nothing but define names: no model load, no environment reads, no
-network, no logging setup.
+network, no logging setup. The service clients (``Client``, ``AsyncClient``) are imported on
+first use: they bring an HTTP stack that embedded use and the command line do not need.
 """
 
-from kenning.client import AsyncClient, Client
+from typing import TYPE_CHECKING
+
 from kenning.compaction.body import SummaryBody, SummaryItem, SummaryResult
 from kenning.compaction.extractive import ExtractiveSummarizer
 from kenning.compaction.llm import LLMSettings, LLMSummarizer
@@ -111,6 +113,9 @@ from kenning.store.protocol import (
 from kenning.store.sqlite.store import SQLiteStore
 from kenning.tokens.base import Tokenizer
 from kenning.version import __version__
+
+if TYPE_CHECKING:
+    from kenning.client import AsyncClient, Client
 
 __all__ = [
     "Action",
@@ -219,3 +224,11 @@ __all__ = [
     "WorkingContext",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name in ("AsyncClient", "Client"):
+        from kenning import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'kenning' has no attribute {name!r}")

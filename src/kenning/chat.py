@@ -20,12 +20,13 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kenning.checks import is_int, is_number
 from kenning.errors import InvalidInput
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "ChatClient",
@@ -167,6 +168,10 @@ class ChatClient:
             client.close()
 
     def _http(self) -> httpx.Client:
+        # Imported here: embedded use and the command line load this module without calling
+        # an LLM, and httpx is a tenth of a second of start-up.
+        import httpx
+
         with self._lock:
             if self._client is None:
                 headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -214,6 +219,8 @@ class ChatClient:
             raise _Retryable(str(exc)) from exc
 
     def _post(self, payload: bytes) -> bytes:
+        import httpx
+
         try:
             response = self._http().post(self._settings.endpoint, content=payload)
         except httpx.TimeoutException as exc:
