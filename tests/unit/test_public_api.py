@@ -77,14 +77,16 @@ def test_import_loads_no_model_and_reads_no_environment() -> None:
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
-def test_the_command_line_and_embedded_use_load_no_http_stack() -> None:
-    """The service client and the LLM summarizer's HTTP client load when they are used, not
-    when ``kenning`` or its command line is imported (a cold ``kenning search`` pays for what
-    it runs)."""
+def test_the_command_line_loads_no_http_stack_and_no_statement_reader() -> None:
+    """The service client, the LLM summarizer's HTTP client and the statement reader's rules
+    load when they are used, not when ``kenning`` or its command line is imported (a cold
+    ``kenning search`` pays for what it runs)."""
     code = (
         "import sys\n"
         "import kenning, kenning.cli.main\n"
-        "loaded = {'httpx', 'kenning.client'} & set(sys.modules)\n"
+        "lazy = {'httpx', 'kenning.client', 'kenning.longterm.extract',\n"
+        "        'kenning.longterm.statements'}\n"
+        "loaded = lazy & set(sys.modules)\n"
         "assert not loaded, loaded\n"
         "assert kenning.Client.__module__ == 'kenning.client.client'\n"
         "assert kenning.AsyncClient.__name__ == 'AsyncClient'\n"

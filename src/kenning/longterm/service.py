@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import builtins
 import logging
+import threading
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -34,10 +35,7 @@ from kenning.longterm.consolidate import (
     said,
     withdrawn_kin,
 )
-from kenning.longterm.extract import statement
-from kenning.longterm.parsing.parser import SpacyParser
 from kenning.longterm.profile import Profile, build_profile
-from kenning.longterm.statements import ParsedStatements, StatementReader
 from kenning.longterm.timeline import Said
 from kenning.longterm.tool_facts import discovered_facts
 from kenning.records import (
@@ -58,6 +56,9 @@ from kenning.records import (
 from kenning.search.hits import SearchResults
 from kenning.store.protocol import ContextState, EventLog, FactStore, PolicyStore
 from kenning.store.records import ExtractionJob, FactChanges, FactInsert, ModelInfo
+
+if TYPE_CHECKING:
+    from kenning.longterm.statements import StatementReader
 from kenning.telemetry import scope_attributes, traced
 
 __all__ = ["FactExtractor", "LongTermMemory", "LongTermSettings", "LongTermStore", "importance"]
@@ -86,14 +87,27 @@ class RuleExtractor:
     Self-statements are read by *statements*: by default their parse
     (:class:`~kenning.longterm.statements.ParsedStatements` over spaCy's small English
     pipeline, ``pip install 'kenning[nlp]'``), which falls back to the phrase rules of
-    :mod:`kenning.longterm.extract` with one log line where spaCy is not installed.
+    :mod:`kenning.longterm.extract` with one log line where spaCy is not installed. The default
+    reader and its rules are imported when first used: a process that only searches (a cold
+    ``kenning search``) does not compile them.
     """
 
     def __init__(
         self, *, tool_facts: bool = True, statements: StatementReader | None = None
     ) -> None:
         self._tool_facts = tool_facts
-        self._statements = statements or ParsedStatements(SpacyParser())
+        self._given = statements
+        self._lock = threading.Lock()
+
+    @property
+    def _statements(self) -> StatementReader:
+        with self._lock:
+            if self._given is None:
+                from kenning.longterm.parsing.parser import SpacyParser
+                from kenning.longterm.statements import ParsedStatements
+
+                self._given = ParsedStatements(SpacyParser())
+            return self._given
 
     @property
     def name(self) -> str:
@@ -495,6 +509,8 @@ class LongTermMemory(FactsAPI):
             raise InvalidInput(
                 f"category must be one of {[c.value for c in FactCategory]}"
             ) from exc
+        from kenning.longterm.extract import statement
+
         attribute = " ".join(attribute.lower().split())
         qualifier = " ".join(qualifier.lower().split())
         draft = FactDraft(
