@@ -5,6 +5,15 @@ glibc gives each thread that allocates its own malloc arena (up to eight per cor
 memory freed in one arena is reused only by the threads that share it. A server's request,
 embedding, extraction and search threads each leave their arena holding their high-water
 mark, so the process keeps several copies of its working set (about 50 MB on LoCoMo dev).
+
+glibc also raises its mmap threshold each time a large block is freed (up to 32 MB), after
+which the model's per-call buffers and a partition's arrays are carved from the heap instead
+of mapped; freed between live blocks, those pages stay in the process. A fixed threshold of
+1 MiB keeps every larger block in its own mapping, returned to the system when it is freed.
+LoCoMo dev, the first 400 turns, one ``add_events`` each with the model and fact reading: RSS
+after the ingest 337-342 MB with the moving threshold, 283-290 with 1 MiB (CPU time +2 %),
+273 with 128 KiB (CPU time +9 %: ten times the page faults, every model call mapping its
+buffers afresh).
 """
 
 from __future__ import annotations
@@ -14,9 +23,15 @@ import ctypes.util
 import functools
 from typing import Any
 
-__all__ = ["limit_malloc_arenas", "release_free_memory"]
+__all__ = ["MMAP_THRESHOLD", "configure_heap", "limit_malloc_arenas", "release_free_memory"]
 
-_M_ARENA_MAX = -8  # from glibc's malloc.h
+# From glibc's malloc.h.
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
+
+#: Blocks of this many bytes or more get their own mapping, unmapped when freed.
+MMAP_THRESHOLD = 1024 * 1024
 
 
 @functools.lru_cache(maxsize=1)
@@ -39,6 +54,26 @@ def limit_malloc_arenas(arenas: int = 2) -> bool:
     if set. Call it before the process starts its threads: arenas already made stay."""
     libc = _libc()
     return libc is not None and bool(libc.mallopt(_M_ARENA_MAX, int(arenas)))
+
+
+def configure_heap(*, arenas: int = 2, mmap_threshold: int = MMAP_THRESHOLD) -> bool:
+    """Set up glibc's allocator for a long-running process; True if every setting took.
+
+    At most *arenas* malloc arenas (:func:`limit_malloc_arenas`), and a fixed mmap threshold:
+    blocks of *mmap_threshold* bytes or more are mapped on their own and unmapped when freed,
+    and the heap's top is given back above the same size. Call it once, before the process
+    starts its threads (``kenning serve``, each server worker, ``kenning bench memory``).
+
+    >>> configure_heap()  # doctest: +SKIP
+    True
+    """
+    libc = _libc()
+    if libc is None:
+        return False
+    arenas_set = limit_malloc_arenas(arenas)
+    mapped = bool(libc.mallopt(_M_MMAP_THRESHOLD, int(mmap_threshold)))
+    trimmed = bool(libc.mallopt(_M_TRIM_THRESHOLD, int(mmap_threshold)))
+    return arenas_set and mapped and trimmed
 
 
 def release_free_memory() -> bool:

@@ -173,9 +173,9 @@ def _stage_events(
 
 def _child(spec: dict[str, Any]) -> dict[str, Any]:
     """Run one stage in this (fresh) process and report its RSS."""
-    from kenning.runtime import limit_malloc_arenas
+    from kenning.runtime import configure_heap
 
-    limit_malloc_arenas()
+    configure_heap()
     mark = _Checkpoints()
     mark("start")
     stage = str(spec["stage"])

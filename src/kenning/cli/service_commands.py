@@ -204,7 +204,7 @@ def _settings(args: argparse.Namespace) -> Any:
 def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from kenning.runtime import limit_malloc_arenas
+    from kenning.runtime import configure_heap
     from kenning.server.app import ENV_SETTINGS, create_app
     from kenning.server.logs import configure_logging
     from kenning.server.protocol import NoDelayH11Protocol, set_header_timeout
@@ -212,7 +212,7 @@ def serve(args: argparse.Namespace) -> int:
     from kenning.store.open import open_store
 
     settings = _settings(args)
-    limit_malloc_arenas()  # before any thread starts (see kenning.runtime)
+    configure_heap()  # before any thread starts (see kenning.runtime)
     configure_logging(json_logs=settings.json_logs)
     set_header_timeout(settings.header_timeout_s)
     _check_listen(settings.host, settings.port)

@@ -17,6 +17,7 @@ import importlib.resources
 import importlib.util
 import math
 import os
+import tempfile
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -28,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kenning.embed.base import Matrix, check_texts
+from kenning.embed.onnx_edit import gather_first
 from kenning.errors import InvalidInput, ModelUnavailable
 from kenning.runtime import release_free_memory
 
@@ -81,6 +83,31 @@ def _explicit_file(path: Path, what: str) -> Path:
     if not path.is_file():
         raise ModelUnavailable(f"the {what} file {path} does not exist")
     return path
+
+
+def _session(ort: Any, path: Path, options: Any) -> Any:
+    """The model's session, its word-embedding rows dequantized as they are read.
+
+    :func:`~kenning.embed.onnx_edit.gather_first` keeps the int8 table int8 instead of letting
+    onnxruntime fold it to float32 at load: the same vectors, bit for bit, with 34 MB less held
+    and a load peak 50 MB lower. The edited model goes through a temporary file, not bytes:
+    an ``InferenceSession`` built from bytes keeps them (22 MB) for its life.
+    """
+    model = path.read_bytes()
+    edited = gather_first(model)
+    if edited is model:
+        del model, edited
+        return ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+    del model
+    with tempfile.TemporaryDirectory(prefix="kenning-model-") as folder:
+        copy = Path(folder) / path.name
+        copy.write_bytes(edited)
+        del edited
+        return ort.InferenceSession(
+            str(copy), sess_options=options, providers=["CPUExecutionProvider"]
+        )
 
 
 def _default_threads() -> int:
@@ -277,9 +304,7 @@ class MiniLMEmbedder:
             # The arena keeps the largest batch's buffers for the life of the process (a
             # 64-text batch left ~300 MB behind); without it they are freed after each call.
             options.enable_cpu_mem_arena = False
-            session = ort.InferenceSession(
-                str(path), sess_options=options, providers=["CPUExecutionProvider"]
-            )
+            session = _session(ort, path, options)
         except Exception as exc:  # onnxruntime raises its own non-exported exception types
             raise ModelUnavailable(f"cannot load the MiniLM model {path}: {exc}") from exc
         inputs = {i.name for i in session.get_inputs()}

@@ -29,7 +29,7 @@ from kenning.errors import InvalidInput, KenningError, NotFound
 from kenning.longterm.service import LongTermSettings
 from kenning.memory import Memory
 from kenning.records import Quota, too_deep
-from kenning.runtime import limit_malloc_arenas, release_free_memory
+from kenning.runtime import configure_heap, release_free_memory
 from kenning.server import document_routes, inspect_routes, longterm_routes, ops, routes
 from kenning.server.config import ServerSettings
 from kenning.server.gate import Gate
@@ -269,7 +269,7 @@ def app_from_environment() -> FastAPI:
     text = os.environ.get(ENV_SETTINGS)
     if not text:
         raise RuntimeError(f"{ENV_SETTINGS} is not set: start the server with `kenning serve`")
-    limit_malloc_arenas()  # before this worker starts its threads
+    configure_heap()  # before this worker starts its threads
     settings = ServerSettings.from_json(text)
     if settings.admin_token_file:
         token = Path(settings.admin_token_file).read_text(encoding="utf-8")
