@@ -66,7 +66,7 @@ def _leave(c: Clause) -> list[Reading]:
             kind = "partner" if family == "relationship" else ""  # "I left my husband"
             out.append(fact(family or "", value_span(c, head), kind=kind, change=True,
                             revoke=True))  # fmt: skip
-        elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
+        elif head.lemma.lower() in lx.CLUBS or activity(head):  # "left the choir", "quit golf"
             out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
         elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
             out.append(fact("location", value_span(c, head), change=True, revoke=True))
