@@ -39,3 +39,34 @@ def _read(text: str) -> Facts:
 )  # fmt: skip
 def test_withdrawals(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # "switched from X to Y" where the parser hangs "to Y" on X; where, when named
+        ("I switched from teaching to UX design.",
+         {("occupation", "UX design", False), ("occupation", "teaching", True)}),
+        ("I switched from nursing to research at Pfizer.",
+         {("occupation", "research", False), ("occupation", "nursing", True),
+          ("employer", "Pfizer", False)}),
+        ("I switched from iPhone to Android.",
+         {("uses:android", "uses", False), ("uses:iphone", "uses", True)}),
+        # an agent noun with what it works on is a line of work; without one, who one is
+        ("I'm a dog walker.", {("occupation", "dog walker", False)}),
+        ("I work as a house painter.", {("occupation", "house painter", False)}),
+        ("Cabinet maker here, what finish for oak?", {("occupation", "Cabinet maker", False)}),
+        ("I'm a hard worker.", {("is_a:hard worker", "yes", False)}),
+        ("I'm a dog lover.", {("is_a:dog lover", "yes", False)}),
+        # a pastime taken up, however the parser hangs the gerund; not an offer taken up
+        ("Since I took up climbing my hands are wrecked.", {("hobby:climbing", "does", False)}),
+        ("I took up the cello.", {("hobby:cello", "does", False)}),
+        ("I took up the offer.", set()),
+        ("I've taken up the challenge.", set()),
+        # a job told only as new names no occupation
+        ("I got a new job.", set()),
+        ("I got a nursing job.", {("occupation", "nursing job", False)}),
+    ],
+)  # fmt: skip
+def test_roles_and_pastimes(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

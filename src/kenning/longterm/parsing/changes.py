@@ -224,6 +224,8 @@ def switch(c: Clause) -> list[Reading]:
     holders = [*own, *(q for t in own for q in p.children(t, "prep"))]
     tos = [_being(p, h) for t in holders for h in preps(p, t, "to", "for", "with", "into")]
     tos += [x for x in p.children(pred, "advcl") if p.child(x, "aux") and x.tag == "VB"]
+    # "switched from teaching to UX design": the parser may hang "to Y" on X
+    tos += [_being(p, h) for f in froms for h in preps(p, f, "to", "into")]
     froms = [_being(p, h) for h in froms]
     if not froms and named is not None and tos:
         froms, named = [named], None
@@ -234,6 +236,9 @@ def switch(c: Clause) -> list[Reading]:
         return []
     out = [_switched(c, h, family, kind, revoke=False) for h in tos]
     out += [_switched(c, h, family, kind, revoke=True) for h in froms]
+    if family == "occupation":  # "from sales to customer success at HubSpot": where, too
+        places = [x for h in (pred, *tos) for x in preps(p, h, "at") if organisation(c, x)]
+        out += [fact("employer", value_span(c, name_of(c, x)), change=True) for x in places]
     return some(*out)
 
 

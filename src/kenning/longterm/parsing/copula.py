@@ -149,20 +149,21 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     if lemma == "speaker":  # "a native Spanish speaker"
         spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
         return some(*out, *(fact("language", m.text) for m in spoken))
-    bare_role = lemma in lx.OCCUPATIONS and noun.pos == "NOUN"  # "I'm assistant manager"
+    is_role = vs.role(p, noun)
+    bare_role = is_role and noun.pos == "NOUN"  # "I'm assistant manager"
     if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not (
         p.children(noun, "det") or bare_role
     ):
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
-    if not places and lemma not in lx.OCCUPATIONS and _passing(c, noun):
+    if not places and not is_role and _passing(c, noun):
         return some(*out)  # "a mess today", "a believer in second chances", "a sucker for X"
     if lemma in _STAFF:  # "the newest hire at Canva": where, not a role
         return some(*out, *(fact("employer", value_span(c, h)) for h in places))
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
-    kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
+    kind = "occupation" if places or is_role else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
 

@@ -197,7 +197,7 @@ def _fragment(c: Clause) -> list[Reading]:
         what = [t for m in p.children(pred, "compound", "nmod") for t in p.subtree(m)]
         return some(fact("allergy", p.span(what)))
     # "Speech therapist here": a role is an occupation, anything else who they are
-    family = "occupation" if pred.lemma.lower() in lx.OCCUPATIONS else "identity"
+    family = "occupation" if vs.role(p, pred) else "identity"
     return some(fact(family, value_span(c, pred)))
 
 

@@ -104,7 +104,7 @@ def _role_told(c: Clause) -> tuple[bool, Reading | None]:
     """Whether a move is told with a role ("as a PM", ", same role, store manager"), which
     makes it a move to another employer, and the role where it is named."""
     p, pred = c.parsed, c.pred
-    roles = [h for h in preps(p, pred, "as") if h.lemma.lower() in lx.OCCUPATIONS]
+    roles = [h for h in preps(p, pred, "as") if vs.role(p, h)]
     asides = [t for t in p.children(pred, "npadvmod", "appos") if t.lemma.lower() in lx.JOB_NOUNS]
     roles += [
         a for t in asides for a in p.children(t, "appos") if a.lemma.lower() in lx.OCCUPATIONS

@@ -166,6 +166,12 @@ OCCUPATIONS: Final = _words(
     "surveyor tailor teacher technician tester therapist trader trainer translator tutor vet "
     "veterinarian waiter waitress welder writer"
 )
+# Agent nouns that name a line of work when a noun before them says what it is done to or
+# with: "a dog walker", "a house sitter", "a baggage handler" (not "a hard worker", "a walker").
+WORK_AGENTS: Final = _words(
+    "walker groomer sitter painter handler maker fitter installer repairer washer picker "
+    "packer loader mover breeder worker seller dealer keeper"
+)
 OCCUPATION_ADJECTIVES: Final = _words("retired self-employed unemployed freelance jobless employed")
 CONTACT_NOUNS: Final = {
     "email": "email", "e-mail": "email", "mail": "email", "phone": "phone number",

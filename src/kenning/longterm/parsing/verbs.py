@@ -221,9 +221,19 @@ def _language_lessons(p: Parsed, head: Token) -> str | None:
 
 
 def _taken_up(c: Clause) -> list[Reading]:
-    """ "I've taken up knitting", "took up the cello": a pastime begun."""
+    """ "I've taken up knitting", "took up the cello": a pastime begun; "took up the offer"
+    (a particular thing, not a pastime) and "took up a job" state none."""
     p = c.parsed
-    heads = [h for h in objects(p, c.pred) if generic(p, h, definite_ok=True)]
+    heads = [
+        h for h in objects(p, c.pred)
+        if generic(p, h, definite_ok=True) and h.lemma.lower() not in lx.JOB_NOUNS
+        and (activity(h) or not vs.is_definite(p, h))
+    ]  # fmt: skip
+    if not heads:
+        # "Since I took up woodworking my garage is full": the gerund, whatever the parser
+        # hangs on it
+        heads = [x for x in p.children(c.pred, "xcomp") if x.tag == "VBG" and x.i > c.pred.i]
+        return some(*(fact("hobby", x.text, change=True) for x in heads))
     return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
 
 
@@ -318,7 +328,9 @@ def _have(c: Clause) -> list[Reading]:
             out += [fact("employer", value_span(c, name_of(c, h)), change=change) for h in places]
             roles = [h for t in (head, pred) for h in preps(p, t, "as")]  # "a job as a nurse"
             out += [fact("occupation", value_span(c, h), change=change) for h in roles]
-            if not places and not roles and p.children(head, "compound", "amod"):
+            mods = p.children(head, "compound", "amod")
+            kinds = [m for m in mods if m.lower not in lx.EVALUATIVE]
+            if not places and not roles and kinds:  # "a nursing job"; not "a new job"
                 out.append(fact("occupation", value_span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
