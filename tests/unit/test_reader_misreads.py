@@ -70,3 +70,21 @@ def test_withdrawals(text: str, facts: Facts) -> None:
 )  # fmt: skip
 def test_roles_and_pastimes(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a line of work as the bare object of "work"
+        ("I work sales.", {("occupation", "sales", False)}),
+        ("I work construction, mostly roofing.", {("occupation", "construction", False)}),
+        ("I work retail at Walmart.",
+         {("occupation", "retail", False), ("employer", "Walmart", False)}),
+        ("I work nights.", set()),
+        ("I work hard.", set()),
+        ("I work the sales floor.", set()),
+        ("Do you work retail?", set()),
+    ],
+)  # fmt: skip
+def test_work_with_a_bare_field(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

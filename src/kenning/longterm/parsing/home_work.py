@@ -158,6 +158,13 @@ def _work(c: Clause) -> list[Reading]:
     out += [
         fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
     ]
+    # "I work sales", "i work retail at Target": a line of work as the bare object (not "I
+    # work nights", "work miracles")
+    fields = [
+        t for t in p.children(pred, "dobj", "advmod", "npadvmod")
+        if t.i > pred.i and t.lower in lx.FIELDS and not p.children(t, "det", "poss")
+    ]  # fmt: skip
+    out += [fact("occupation", t.text) for t in fields[:1]]
     # "I don't work there anymore": whatever employer is held (not "my phone doesn't work")
     if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]

@@ -257,7 +257,7 @@ ACTIVITIES: Final = _words(
 FIELDS: Final = _words(
     "teaching nursing law medicine design engineering accounting marketing finance sales "
     "consulting journalism research academia software programming development management "
-    "retail hospitality tech ux banking architecture"
+    "retail hospitality tech ux banking architecture construction logistics insurance"
 )
 STUDENTS: Final = _words(
     "student pupil junior senior sophomore freshman undergrad undergraduate postgrad grad"
