@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pytest
 
 from kenning.longterm.parsing.parser import SpacyParser
-from kenning.longterm.statements import ParsedStatements
+from kenning.longterm.statements import ParsedStatements, candidate_sentences
 from kenning.records import USER, Event, Role, Scope
 
 SAID = datetime(2026, 1, 10, 12, tzinfo=UTC)
@@ -88,3 +88,13 @@ def test_roles_and_pastimes(text: str, facts: Facts) -> None:
 )  # fmt: skip
 def test_work_with_a_bare_field(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
+    assert candidate_sentences("I moved to Lisbon.I love it here.") == [
+        "I moved to Lisbon.", "I love it here."]  # fmt: skip
+    assert candidate_sentences("Big news!I got a job at Stripe.") == ["I got a job at Stripe."]
+    assert candidate_sentences("I write Node.js at work.") == ["I write Node.js at work."]
+    assert candidate_sentences("I live near St.Mary's.") == ["I live near St.Mary's."]
+    assert _read("Quick update: we moved to Porto.My wife loves it.") == {
+        ("location", "Porto", False)}  # fmt: skip

@@ -37,8 +37,13 @@ log = logging.getLogger("kenning")
 
 # A spaced dash after a word ends a sentence too: what follows is an aside ("I'm learning
 # German now - tough but fun", "I quit my job - best decision ever") that the parser would
-# otherwise hang the clause on.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
+# otherwise hang the clause on. A full stop typed without its space ends one as well, where a
+# word of lower-case letters comes before it and a capitalised word after ("I moved to
+# Lisbon.I love it"; not "Node.js", "St.Mary's" or "e.g.").
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)"
+    r"|(?<=[a-z][a-z][.!?])(?=(?:I|[A-Z][a-z]+)\b)"
+)
 # A statement with a question after it, as people type to an assistant: "I live in Brighton so
 # there are loads of cafes, which ones are safe?", "I'm allergic to penicillin, what should I
 # tell the dentist?". The statement is a sentence of its own; the question stays one.
