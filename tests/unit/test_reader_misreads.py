@@ -98,3 +98,29 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
     assert candidate_sentences("I live near St.Mary's.") == ["I live near St.Mary's."]
     assert _read("Quick update: we moved to Porto.My wife loves it.") == {
         ("location", "Porto", False)}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a sentence-final stop the tokenizer keeps on an abbreviation
+        ("I dropped out of my PhD.", {("education:phd", "studies", True)}),
+        ("I moved to the U.S.", {("location", "U.S", False)}),
+        # a second allergen whose first word the tagger took for an adjective
+        ("I'm allergic to penicillin and bee stings.",
+         {("allergy:penicillin", "allergic", False), ("allergy:bee stings", "allergic", False)}),
+        ("I'm allergic to shellfish and very annoyed.", {("allergy:shellfish", "allergic", False)}),
+        # the speaker among others: "me and X"
+        ("Me and my sister live in Cork.", {("location", "Cork", False)}),
+        ("Help me and my wife plan a trip.", set()),
+        # "go" + the kind of an activity, whole
+        ("We go ballroom dancing on Thursdays.", {("hobby:ballroom dancing", "does", False)}),
+        ("I go fly fishing most weekends.", {("hobby:fly fishing", "does", False)}),
+        ("I often go swimming.", {("hobby:swimming", "does", False)}),
+        ("We go camping every summer.", {("hobby:camping", "does", False)}),
+        ("I go home feeling tired.", set()),
+        ("I'm going shopping tomorrow.", set()),
+    ],
+)  # fmt: skip
+def test_misparses_read_through(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

@@ -223,16 +223,36 @@ def fan(c: Clause, noun: Token) -> list[Reading]:
     return found
 
 
+def _noun_run(p: Parsed, start: Token) -> str:
+    """The words from *start* to the first noun after it ("bee stings"), "" where a word
+    that is no adjective or noun comes first."""
+    for t in p.tokens[start.i :]:
+        if t.pos in ("NOUN", "PROPN"):
+            return p.span(p.tokens[start.i : t.i + 1])
+        if t.pos != "ADJ":
+            return ""
+    return ""
+
+
 def be_adjective(c: Clause, adj: Token) -> list[Reading]:
     p = c.parsed
     word = adj.lower
     if adj.lemma.lower() == "allergic":
         heads = preps(p, adj, "to") or p.children(adj, "xcomp")
         # "allergic to shellfish and pollen" with "to shellfish" misread as an infinitive
-        heads += [x for h in heads if h.pos == "VERB" for x in p.children(h, "conj")
-                  if x.pos == "NOUN"]  # fmt: skip
-        return some(*(fact("allergy", value_span(c, v), verb="allergic") for h in heads
-                       for v in vs.coordinated(p, h)))  # fmt: skip
+        conjs = [x for h in heads if h.pos == "VERB" for x in p.children(h, "conj")]
+        heads += [x for x in conjs if x.pos == "NOUN"]
+        # "... and bee stings" with "bee" taken for an adjective: the words up to the noun
+        runs = [_noun_run(p, x) for x in conjs if x.pos != "NOUN"]
+        values = [v for h in heads for v in vs.coordinated(p, h)]
+        # "to penicillin and bee stings" read as one phrase with "penicillin and bee" its
+        # modifier: two things
+        split = [(m, v) for v in values for m in p.children(v, "nmod", "compound")
+                 if m.i < v.i and p.child(m, "cc") and p.child(m, "conj")]  # fmt: skip
+        runs += [p.span(p.tokens[p.children(m, "conj")[0].i : v.i + 1]) for m, v in split]
+        spans = [m.text for m, _ in split] or [value_span(c, v) for v in values]
+        return some(*(fact("allergy", span, verb="allergic") for span in spans),
+                    *(fact("allergy", run, verb="allergic") for run in runs if run))  # fmt: skip
     if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed
         at = adj.i - 2 if adj.i > 1 and p[adj.i - 1].text == "-" else adj.i - 1
         before = p[at] if at >= 0 else None

@@ -260,9 +260,36 @@ def _go(c: Clause) -> list[Reading]:
     names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
     if names:
         return some(fact("name", value_span(c, names[0]), kind="preferred name"))
-    doing = [x for x in p.children(pred, "xcomp", "advcl") if x.tag == "VBG" and x.i > pred.i]
+    doing = [
+        x for x in p.children(pred, "xcomp", "advcl", "dobj") if x.tag == "VBG" and x.i > pred.i
+    ]
     places = [h for h in preps(p, pred, "to") if h.lemma.lower() in _GO_PLACES]
+    if (kind := _gone_doing(p, pred)) and (not doing or kind.endswith(f" {doing[0].text}")):
+        # "go rock climbing", "go ballroom dancing", "go fly fishing": the kind, whole
+        return some(fact("hobby", kind), *(fact("hobby", value_span(c, h)) for h in places))
     return some(*(fact("hobby", value_span(c, h)) for h in [*doing, *places]))
+
+
+def _gone_doing(p: Parsed, pred: Token) -> str:
+    """The two or three words right after "go" that end in an "-ing" word and name a kind of
+    it ("rock climbing", "fly fishing"); "" for any other words."""
+    words = p.tokens[pred.i + 1 : pred.i + 4]
+    for n, word in enumerate(words):
+        if word.lower.endswith("ing") and word.text.isalpha() and len(word.text) > 4:
+            run = words[: n + 1]
+            kinds = ("NOUN", "PROPN", "ADJ", "VERB")
+            complements = p.children(word, "acomp", "dobj", "attr", "ccomp", "xcomp")
+            if (
+                all(t.pos in kinds and t.text.isalpha() for t in run)
+                and run[0].tag != "VBG"
+                and run[0].lower not in ("home", "back", "out", "away", "off")
+                and not complements  # "go home feeling tired"
+            ):
+                return p.span(run)
+            return ""
+        if word.pos not in ("NOUN", "PROPN", "ADJ", "VERB") or not word.text.isalpha():
+            return ""
+    return ""
 
 
 def _like(c: Clause) -> list[Reading]:
