@@ -124,3 +124,25 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
 )  # fmt: skip
 def test_misparses_read_through(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # "Being X, ...?": the speaker's state, said to frame a question
+        ("Being allergic to penicillin, what antibiotics are safe?",
+         {("allergy:penicillin", "allergic", False)}),
+        ("Being vegan, where do I get B12?", {("is_a:vegan", "yes", False)}),
+        ("Being honest, what do you think?", set()),
+        # "I'm out doing X" told as a habit, not of the moment
+        ("On Sundays I'm out cycling with friends.", {("hobby:cycling", "does", False)}),
+        ("I'm out running most mornings.", {("hobby:running", "does", False)}),
+        ("I'm out shopping, call me later.", set()),
+        # a place among siblings counts them
+        ("I'm the eldest of three sisters.", {("family:three sisters", "has", False)}),
+        ("I'm the middle child of four siblings.", {("family:four siblings", "has", False)}),
+        ("I'm the youngest of three kids.", set()),
+    ],
+)  # fmt: skip
+def test_states_and_habits_told_in_passing(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

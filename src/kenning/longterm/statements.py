@@ -79,8 +79,9 @@ _REQUEST = re.compile(
     r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
-# "As a paramedic, what's the best shoe?": the speaker's role, said to frame a question.
-_AS_A_ROLE = re.compile(r"^\W*as an? \w", re.IGNORECASE)
+# "As a paramedic, what's the best shoe?", "Being allergic to penicillin, what ...?": the
+# speaker's role or state, said to frame a question.
+_AS_A_ROLE = re.compile(r"^\W*(?:as an?|being) \w", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
 # month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle",

@@ -60,9 +60,41 @@ def copula(c: Clause) -> list[Reading]:
         if adv.lower == "longer" and p.child(adv, "neg") is not None:
             gone = [r for prep in p.children(adv, "prep") for r in be_prep(c, prep)]
             out += [replace(r, revoke=True, change=True) for r in gone]
+    if not out and (doing := _out_doing(c)) is not None:
+        out.append(doing)
     if not out and c.withdrawn and c.negated:
         out.append(Reading("", "", "", anaphor=True))  # "I'm not anymore"
     return out
+
+
+# Places among siblings: "the oldest of five", "the middle one of three kids".
+_RANKS = frozenset("oldest eldest youngest middle second third fourth only".split())
+_SIBLINGS = frozenset({"sibling", "brother", "sister"})
+
+
+def _one_of(c: Clause, noun: Token) -> list[Reading]:
+    """ "I'm the oldest of five siblings", "the middle child of four siblings": the siblings
+    counted, the speaker among them."""
+    p = c.parsed
+    if noun.lower not in _RANKS and not any(m.lower in _RANKS for m in p.children(noun, "amod")):
+        return []
+    # siblings only: "the youngest of three kids" counts no children of the speaker's
+    kin = [h for h in preps(p, noun, "of") if h.lemma.lower() in _SIBLINGS and p.child(h, "nummod")]
+    return some(*(fact("family", value_span(c, h)) for h in kin))
+
+
+def _out_doing(c: Clause) -> Reading | None:
+    """ "Every weekend I'm out sailing": a pastime told as a habit (not "I'm out shopping",
+    said of the moment)."""
+    p, pred = c.parsed, c.pred
+    if not any(a.lower == "out" for a in p.children(pred, "advmod")):
+        return None
+    doing = [x for x in p.children(pred, "attr", "advcl", "xcomp") if x.tag == "VBG"]
+    habit = any(
+        t.lower in ("every", "most") or (t.lower.endswith("s") and t.lower[:-1] in _WEEKDAYS)
+        for t in p.tokens
+    )
+    return fact("hobby", doing[0].text) if doing and habit else None
 
 
 def _be_noun(c: Clause, noun: Token) -> list[Reading]:
@@ -77,7 +109,7 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
              if named_place(c, h) is not None and not _temporary(c)]  # fmt: skip
     # "I'm Leila, 34, ...": an age beside the name
     ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
-    found = _be_noun_itself(c, noun)
+    found = _be_noun_itself(c, noun) or _one_of(c, noun)
     return found + some(
         *(fact("location", value_span(c, h)) for h in homes), *(fact("age", a) for a in ages)
     )
