@@ -146,3 +146,21 @@ def test_misparses_read_through(text: str, facts: Facts) -> None:
 )  # fmt: skip
 def test_states_and_habits_told_in_passing(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a pastime told by what it does for the speaker, or as part of them
+        ("Knitting keeps me calm in the evenings.", {("hobby:knitting", "does", False)}),
+        ("Yoga helps me unwind.", {("hobby:yoga", "does", False)}),
+        ("Work keeps me busy.", set()),
+        ("Swimming helps my back.", set()),
+        ("Painting is a big part of my life.", {("hobby:painting", "does", False)}),
+        ("Cooking's a huge part of me.", {("hobby:cooking", "does", False)}),
+        ("Family is a big part of my life.", set()),
+        ("The meeting is part of my routine.", set()),
+    ],
+)  # fmt: skip
+def test_pastimes_told_by_what_they_are_to_the_speaker(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

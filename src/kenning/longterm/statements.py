@@ -79,6 +79,8 @@ _REQUEST = re.compile(
     r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
+# "Painting is a big part of my life", "Writing's a huge part of me now".
+_PART_OF_ME = re.compile(r"\bpart of (?:me|us|my life|our lives)\b", re.IGNORECASE)
 # "As a paramedic, what's the best shoe?", "Being allergic to penicillin, what ...?": the
 # speaker's role or state, said to frame a question.
 _AS_A_ROLE = re.compile(r"^\W*(?:as an?|being) \w", re.IGNORECASE)
@@ -218,6 +220,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
     opening = opening or _HOME.search(sentence) or _BARE_ATTRIBUTE.match(sentence)
+    opening = opening or _PART_OF_ME.search(sentence)
     return named or bool(opening)
 
 

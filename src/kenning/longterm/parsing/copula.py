@@ -13,6 +13,7 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import (
     Reading,
+    activity,
     clause_tokens,
     contact_noun,
     fact,
@@ -553,6 +554,8 @@ def _topic(c: Clause) -> list[Reading]:
     if (home := _home(c, topic)) is not None:
         return some(fact("location", value_span(c, home)))
     for comp in p.children(c.pred, "attr"):
+        if _part_of_me(p, comp, c.pred) and (activity(topic) or topic.lower.endswith("ing")):
+            return some(fact("hobby", value_of(c, topic)))  # "Music is a big part of my life"
         if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
             continue
         family = lx.OWN_NOUNS.get(comp.lemma.lower()) or lx.OWN_NOUNS.get(comp.lower)
@@ -562,6 +565,16 @@ def _topic(c: Clause) -> list[Reading]:
             return some(fact(family, value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip
     return []
+
+
+def _part_of_me(p: Parsed, comp: Token, pred: Token) -> bool:
+    """ "a huge part of me", "a big part of my life": what the speaker is made of (the "of"
+    hung on the part, or on the verb)."""
+    if comp.lemma.lower() != "part":
+        return False
+    of = preps(p, comp, "of") + preps(p, pred, "of")
+    return any(h.lower in ("me", "us") or (h.lemma.lower() in ("life", "identity", "routine")
+                                            and mine(p, h)) for h in of)  # fmt: skip
 
 
 def _home(c: Clause, topic: Token) -> Token | None:

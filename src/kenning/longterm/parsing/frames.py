@@ -12,7 +12,15 @@ from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
-from kenning.longterm.parsing.arguments import Frame, Reading, fact, preps, some, value_span
+from kenning.longterm.parsing.arguments import (
+    Frame,
+    Reading,
+    activity,
+    fact,
+    preps,
+    some,
+    value_span,
+)
 from kenning.longterm.parsing.changes import lapsed
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
@@ -42,6 +50,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_prep(c, pred)
     if c.topic is not None and pred.lemma.lower() in ("give", "make"):
         return _reaction(c, c.topic)
+    if c.topic is not None and pred.lemma.lower() in ("keep", "help"):
+        return _sustains(c, c.topic)
     told = c.topic is not None or c.owner is not None  # "doctor switched me", "my GP put me"
     if told and pred.lemma.lower() in ("switch", "put", "start", "take", "change"):
         return _prescribed(c)
@@ -102,6 +112,17 @@ def _reaction(c: Clause, food: Token) -> list[Reading]:
     if vs.classify(p, food, entities=c.entities) != "diet" and food.lemma.lower() not in lx.FOODS:
         return []
     return some(fact("allergy", value_span(c, food), verb="allergic"))
+
+
+def _sustains(c: Clause, doing: Token) -> list[Reading]:
+    """ "Gardening keeps me sane", "Yoga helps me unwind": a pastime, told by what it does for
+    the speaker (an activity or a gerund; not "Work keeps me busy")."""
+    p = c.parsed
+    if not any(o.lower == "me" for o in p.children(c.pred, "dobj", "nsubj", "ccomp")
+               for o in [o, *p.subtree(o)]) or p.children(doing, "det", "poss"):  # fmt: skip
+        return []
+    gerund = doing.lower.endswith("ing") and doing.lower not in ("thing", "morning", "evening")
+    return some(fact("hobby", doing.text)) if activity(doing) or gerund else []
 
 
 def _prescribed(c: Clause) -> list[Reading]:

@@ -138,7 +138,8 @@ def _have_restored(p: Parsed) -> Parsed:
 
 
 def _copula_contracted(p: Parsed) -> Parsed:
-    if any(t.pos in ("VERB", "AUX") for t in p.tokens):
+    # the "'s" itself may be tagged AUX while hung as a possessive's case
+    if any(t.pos in ("VERB", "AUX") and t.dep != "case" for t in p.tokens):
         return p
     for s in p.tokens:
         owner = p.head(s)
