@@ -164,3 +164,31 @@ def test_states_and_habits_told_in_passing(text: str, facts: Facts) -> None:
 )  # fmt: skip
 def test_pastimes_told_by_what_they_are_to_the_speaker(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a pet named by a participle the parser took for a clause of its own
+        ("We have a golden retriever called Max.", {("pet:golden retriever", "has", False)}),
+        ("We adopted a rescue greyhound called Pip.", {("pet:rescue greyhound", "has", False)}),
+        ("I have a friend called Jo.", set()),
+        # a home rented; a car rented for a trip says nothing
+        ("We're renting a flat in Glasgow now.", {("location", "Glasgow", False)}),
+        ("We're renting a car for the trip.", set()),
+        # the degree one graduated with
+        ("I graduated from Leeds with a history degree.",
+         {("education:leeds", "studies", False), ("education:history degree", "studies", False)}),
+        # the language, without how well
+        ("I speak fluent German.", {("language:german", "speaks", False)}),
+        # a role named with a workplace begun
+        ("I just started at Spotify as a data engineer.",
+         {("employer", "Spotify", False), ("occupation", "data engineer", False)}),
+        # "X isn't my thing": a dislike; "not my passion anymore": withdrawn
+        ("Horror movies aren't my thing.", {("preference:horror movies", "dislikes", False)}),
+        ("Golf is not my passion anymore.", {("hobby:golf", "does", True)}),
+        ("That isn't my problem.", set()),
+    ],
+)  # fmt: skip
+def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

@@ -60,13 +60,14 @@ _TRAILING_QUESTION = re.compile(
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
 # "my X" states something when X is someone, or with a verb of being or having ("my sister
-# lives in Boston", "my email is ...", "my dog died", "Photography is my thing"), or withdrawn
-# ("forget my old number"); not in "my order arrived damaged".
+# lives in Boston", "my email is ...", "my dog died", "Photography is (not) my thing"), or
+# withdrawn ("forget my old number"); not in "my order arrived damaged".
 _MY = re.compile(
     r"\b(?:my|our)\b(?:[^.,;!?]{0,40}?\b(?:is|are|was|were|'s|'re|has|have|had|lives?|"
     r"works?|moved|just|got|died|passed|turned)\b|\s+(?:"
     + "|".join(sorted(RELATIONS, key=len, reverse=True))
-    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)\s+(?:\w+\s+){0,2}?"
+    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)(?:n't|\s+not)?\s+"
+    r"(?:\w+\s+){0,2}?"
     r"(?:my|our)\b",
     re.IGNORECASE,
 )

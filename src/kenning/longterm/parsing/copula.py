@@ -561,6 +561,9 @@ def _topic(c: Clause) -> list[Reading]:
         family = lx.OWN_NOUNS.get(comp.lemma.lower()) or lx.OWN_NOUNS.get(comp.lower)
         if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(comp, "amod")):
             family = "preference"  # "Pizza is my favorite food"
+        if family is not None and c.negated and not c.withdrawn and family == "hobby":
+            # "Horror movies aren't my thing": a dislike (read so by the clause's "not")
+            return some(fact("preference", value_of(c, topic)))
         if family is not None:
             return some(fact(family, value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip

@@ -217,8 +217,11 @@ def _start(c: Clause) -> list[Reading]:
         return some(*(fact("education", field_named(c, o), change=True) for o in studies))
     if not jobs and p.child(pred, "dobj") is not None:
         return []
-    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
-                   if organisation(c, h)))  # fmt: skip
+    employers = [h for h in places if organisation(c, h)]
+    # "I just started at Spotify as a data engineer": the role, where a workplace is named
+    roles = [h for t in [pred, *jobs, *employers] for h in preps(p, t, "as")] if employers else []
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in employers),
+                *(fact("occupation", value_span(c, h), change=True) for h in roles))  # fmt: skip
 
 
 def _pointed_at(p: Parsed, head: Token) -> bool:

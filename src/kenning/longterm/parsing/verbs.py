@@ -128,8 +128,15 @@ def _speak(c: Clause) -> list[Reading]:
     heads = objects(p, c.pred)
     # "a bit of Italian", "a little Spanish"
     heads += [h for t in heads if t.lemma.lower() in _AMOUNTS for h in preps(p, t, "of")]
-    return some(*(fact("language", value_span(c, h), verb="speaks") for h in heads
+    return some(*(fact("language", _spoken(c, h), verb="speaks") for h in heads
                    if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+
+
+def _spoken(c: Clause, head: Token) -> str:
+    """The language itself, without how well it is spoken ("fluent German" -> German)."""
+    if head.lower in lx.LANGUAGES:
+        return head.text
+    return value_span(c, head)
 
 
 _AMOUNTS = frozenset("bit little lot touch smattering".split())
@@ -392,6 +399,12 @@ def _have(c: Clause) -> list[Reading]:
     return some(*out)
 
 
+def _rent(c: Clause) -> list[Reading]:
+    """ "We're renting a flat in Glasgow": where the speaker lives (a car or a room for a
+    trip says nothing)."""
+    return [r for r in _have(c) if r.family == "location"]
+
+
 def _aged(p: Parsed, head: Token) -> bool:
     """ "a 3-year-old", "a six-month-old": a child told by their age."""
     years = [a for a in p.children(head, "npadvmod") if a.lemma.lower() in ("year", "month")]
@@ -540,6 +553,9 @@ def _graduate(c: Clause) -> list[Reading]:
     # "I graduated in nursing": the field (not "in 2019", "in May")
     heads += [h for h in preps(c.parsed, c.pred, "in") if generic(c.parsed, h)
               and h.pos == "NOUN" and not h.text[:1].isdigit()]  # fmt: skip
+    # "graduated from Edinburgh with a law degree": the degree too
+    heads += [h for h in preps(c.parsed, c.pred, "with")
+              if vs.classify(c.parsed, h, entities=c.entities) == "education"]  # fmt: skip
     return some(*(fact("education", value_span(c, h), change=True) for h in heads))
 
 
@@ -693,7 +709,7 @@ def _table() -> dict[str, Frame]:
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
-        (("graduate",), _graduate), (("use", "wear"), _use),
+        (("graduate",), _graduate), (("use", "wear"), _use), (("rent",), _rent),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
