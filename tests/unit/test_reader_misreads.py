@@ -192,3 +192,33 @@ def test_pastimes_told_by_what_they_are_to_the_speaker(text: str, facts: Facts) 
 )  # fmt: skip
 def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # a partner no longer seen; a plan to see someone is nothing
+        ("I'm not seeing Tom anymore.", {("partner", "Tom", True)}),
+        ("I'm seeing Tom tonight.", set()),
+        ("I'm not seeing Tom tonight.", set()),
+        # "after all" corrects what was said
+        ("I'm not allergic to nuts after all.", {("allergy:nuts", "allergic", True)}),
+        ("I'm a nurse after all.", {("occupation", "nurse", False)}),
+        # a sport or a competition followed, and no longer
+        ("I follow cricket closely.", {("preference:cricket", "likes", False)}),
+        ("I don't follow the Premier League anymore.",
+         {("preference:premier league", "likes", True)}),
+        ("I follow her on Instagram.", set()),
+        ("I follow the recipe.", set()),
+        # an account deleted is the thing it is of
+        ("I deleted my Twitter account.", {("uses:twitter", "uses", True)}),
+        # a contact detail that no longer works
+        ("My email doesn't work anymore.", {("email", "", True)}),
+        ("My old email doesn't work anymore.", set()),
+        ("My old number 555-0133 is dead.", {("phone number", "555-0133", True)}),
+        ("My phone doesn't work anymore.", set()),
+        ("My laptop is old.", set()),
+    ],
+)  # fmt: skip
+def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

@@ -34,7 +34,7 @@ from kenning.longterm.parsing.arguments import (
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Parsed, Token
 
-__all__ = ["CHANGE_GROUPS", "lapsed", "switch"]
+__all__ = ["CHANGE_GROUPS", "lapsed", "shown", "switch"]
 
 
 def _retire(c: Clause) -> list[Reading]:
@@ -300,22 +300,27 @@ def _retract(c: Clause) -> list[Reading]:
         family = vs.classify(p, head, entities=c.entities)
         named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
         if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
-            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+            thing = _held_through(p, head)  # "deleted my Twitter account": Twitter
+            out.append(fact(family or "", value_span(c, thing), change=True, revoke=True))
         if mine(p, head) and (whole := _whole_attribute(head)) is not None:
             out.append(whole)  # "please forget my birthday": whatever is held
             continue
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
-        shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
-                 and (child.i > head.i or child.dep == "nummod")
-                 for t in p.subtree(child)]  # fmt: skip
-        text = p.span([t for t in shown if t.pos != "PUNCT" or t.text == "-"])
-        if text:
+        if text := shown(p, head):
             out.append(fact("contact", text, kind=contact_kind(text), revoke=True))
         else:
             kind = contact_noun(p, head)
             out.append(Reading("contact", kind, "", revoke=True, change=True))
     return some(*out, *_retracted_about(c))
+
+
+def shown(p: Parsed, head: Token) -> str:
+    """The value written beside a contact noun ("my old number 555-0199"), "" for none."""
+    beside = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
+              and (child.i > head.i or child.dep == "nummod")
+              for t in p.subtree(child)]  # fmt: skip
+    return p.span([t for t in beside if t.pos != "PUNCT" or t.text == "-"])
 
 
 def _retracted_about(c: Clause) -> list[Reading | None]:

@@ -43,7 +43,7 @@ _QUESTION_START = re.compile(
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|scratch that|i was (?:just )?(?:joking|kidding)|i meant|"
-    r"to correct|that was a mistake|not true)\b",
+    r"to correct|that was a mistake|not true|after all)\b",
     re.IGNORECASE,
 )
 _SARCASM = re.compile(

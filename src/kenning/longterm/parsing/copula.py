@@ -507,8 +507,8 @@ def _owned(c: Clause) -> list[Reading]:
     value = values[0]
     if favourite:
         return some(fact("preference", value_of(c, value), kind=f"favorite {owner.lower}", verb=""))
-    if lemma in lx.DEVICE_NOUNS:
-        return some(fact("device", value_of(c, value)))
+    if lemma in lx.DEVICE_NOUNS:  # "my phone is a Pixel"; not "my phone is dead"
+        return some(fact("device", value_of(c, value))) if value.pos != "ADJ" else []
     family = lx.OWN_ATTRIBUTES.get(lemma)
     if family is None:
         return []

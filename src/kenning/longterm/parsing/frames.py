@@ -16,12 +16,14 @@ from kenning.longterm.parsing.arguments import (
     Frame,
     Reading,
     activity,
+    contact_kind,
+    contact_noun,
     fact,
     preps,
     some,
     value_span,
 )
-from kenning.longterm.parsing.changes import lapsed
+from kenning.longterm.parsing.changes import lapsed, shown
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
 from kenning.longterm.parsing.parsed import Token
@@ -61,6 +63,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_adjective(c, joined)
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
         return _gone(c, c.owner)
+    if c.owner is not None and (dead := _dead_contact(c, c.owner)) is not None:
+        return [dead]
     if c.owner is not None and pred.lemma.lower() in ("steal", "lose") and pred.tag == "VBN":
         return _taken_away(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
@@ -184,6 +188,29 @@ def _gone(c: Clause, owner: Token) -> list[Reading]:
     kind = "partner" if family == "relationship" else ""
     found = fact(family, value_span(c, owner), kind=kind, change=True, revoke=True)
     return some(found)
+
+
+# What a contact detail no longer in use is: "my number is dead".
+_DEAD = frozenset("dead gone inactive disconnected deactivated closed defunct".split())
+
+
+def _dead_contact(c: Clause, owner: Token) -> Reading | None:
+    """ "My email doesn't work anymore", "my old number 555-0133 is dead": the contact detail
+    named (or of that kind, whichever is held), withdrawn."""
+    p, pred = c.parsed, c.pred
+    lemma = owner.lemma.lower()
+    if lemma not in lx.CONTACT_NOUNS or lemma in ("phone", "mobile", "cell", "mail"):
+        return None  # "my phone is dead": the device, or its battery
+    text = shown(p, owner)  # "my old number 555-0133 is dead"
+    if not text and any(m.lower in ("old", "previous", "former") for m in p.children(owner)):
+        return None  # "my old number doesn't work": one already replaced, not the one held
+    kind = contact_kind(text) if text else contact_noun(p, owner)
+    if pred.lemma.lower() == "work" and c.withdrawn:
+        return Reading("contact", kind, text, change=True)  # withdrawn by the clause's "anymore"
+    dead = any(a.lower in _DEAD for a in p.children(pred, "acomp"))
+    if pred.lemma == "be" and dead and not c.negated:
+        return Reading("contact", kind, text, revoke=True, change=True)
+    return None
 
 
 def _taken_away(c: Clause, owner: Token) -> list[Reading]:

@@ -79,12 +79,13 @@ def _dating(c: Clause) -> list[Reading]:
     """ "I've been seeing someone, her name's Priya", "I'm dating Tom": the partner of now,
     where a name is given. Only in the progressive: "I saw someone" is an event."""
     p, pred = c.parsed, c.pred
-    if pred.tag != "VBG" or c.negated:
+    # "I'm not seeing Tom anymore": no longer a partner (read withdrawn by the clause)
+    if pred.tag != "VBG" or (c.negated and not c.withdrawn):
         return []
     partner = p.child(pred, "dobj")
     if partner is None or not (partner.lower in _SOMEONE or partner.pos == "PROPN"):
         return []
-    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE:
+    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE and not c.withdrawn:
         return []  # "I'm seeing Tom tonight": a plan
     # "I'm seeing someone" alone names nobody to keep
     name = partner if partner.pos == "PROPN" else _named_after(p)
@@ -116,11 +117,18 @@ def _cut(c: Clause) -> list[Reading]:
 
 
 def _follow(c: Clause) -> list[Reading]:
-    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet."""
+    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet; "I follow the
+    Premier League", "I follow cricket": a sport or a competition the speaker likes."""
     p = c.parsed
     diets = [o for o in objects(p, c.pred) if o.lemma.lower() in ("diet", "plan", "regime")
              and vs.classify(p, o, entities=c.entities) == "diet"]  # fmt: skip
-    return some(*(fact("diet", value_span(c, o)) for o in diets))
+    sports = [o for o in objects(p, c.pred) if o.lemma.lower() in _COMPETITIONS
+              or (activity(o) and not p.children(o, "det", "poss"))]  # fmt: skip
+    return some(*(fact("diet", value_span(c, o)) for o in diets),
+                *(fact("preference", value_span(c, o)) for o in sports))  # fmt: skip
+
+
+_COMPETITIONS = frozenset("league cup championship championships tour series".split())
 
 
 def _speak(c: Clause) -> list[Reading]:
