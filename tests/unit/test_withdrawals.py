@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from kenning.longterm.consolidate import names_part_of, withdrawn_kin
+from kenning.longterm.consolidate import names_another, names_part_of, nearest_kin, withdrawn_kin
 from kenning.records import USER, Fact, FactDraft, FactStatus, Scope
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -56,3 +56,25 @@ def test_a_withdrawal_of_a_held_key_is_left_to_that_key() -> None:
     assert _kin(_withdrawal("employer", "Google"), employer) == "employer"
     assert _kin(_withdrawal("employer", "google llc"), employer) is None
     assert _kin(_withdrawal("employer", "Netflix"), employer) is None
+
+
+def test_other_names_of_a_closed_set_are_never_the_same_thing() -> None:
+    spanish = _withdrawal("language:spanish")
+    assert _kin(spanish, [_held("language:portuguese")], {"language:portuguese": 0.9}) is None
+    assert _kin(spanish, [_held("language:spanish lessons")]) == "language:spanish lessons"
+    vegan = _withdrawal("is_a:vegan")
+    assert _kin(vegan, [_held("is_a:vegetarian")], {"is_a:vegetarian": 0.9}) is None
+    # other wordings still close by their likeness: "no meat" / "vegetarian"
+    meat = _withdrawal("diet:no meat")
+    assert _kin(meat, [_held("diet:vegetarian")], {"diet:vegetarian": 0.8}) == "diet:vegetarian"
+    assert names_another("french", "no french") is False
+    assert names_another("spanish", "portuguese") and not names_another("jazz", "blues")
+
+
+def test_a_restatement_in_another_name_of_a_closed_set_is_another_fact() -> None:
+    learning = FactDraft(subject=USER, attribute="language:portuguese", value="is learning",
+                         text="")  # fmt: skip
+    held = [_held("language:spanish", "is learning")]
+    assert nearest_kin(learning, held, lambda f: 0.95, 0.9) is None
+    again = FactDraft(subject=USER, attribute="language:spanish", value="is learning", text="")
+    assert nearest_kin(again, held, lambda f: 0.95, 0.9) is not None

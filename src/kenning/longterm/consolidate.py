@@ -32,13 +32,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from kenning.longterm.parsing.lexicon import DIETS, LANGUAGES
 from kenning.longterm.timeline import Said, Segment, fold, lay_out, said_by, same_value
 from kenning.records import Fact, FactDraft, FactStatus
 from kenning.store.records import FactInsert, FactState
 
 __all__ = [
-    "KeyChanges", "core", "family", "key_changes", "names_part_of", "nearest_kin", "numbers",
-    "recounted", "said", "withdrawn_kin",
+    "KeyChanges", "core", "family", "key_changes", "names_another", "names_part_of", "nearest_kin",
+    "numbers", "recounted", "said", "withdrawn_kin",
 ]  # fmt: skip
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -137,9 +138,31 @@ def withdrawn_kin(
     matches = [
         f for f in kin
         if names_part_of(core(draft), core(f)) or abbreviates(core(draft), core(f))
-        or similarity(f) >= threshold
+        or (similarity(f) >= threshold and not names_another(core(draft), core(f)))
     ]  # fmt: skip
     return max(matches, key=similarity, default=None)
+
+
+# Closed sets of names, one member never another however alike their embeddings read.
+_NAMED_KINDS = (LANGUAGES, DIETS)
+
+
+def names_another(one: str, other: str) -> bool:
+    """Whether two values name different members of one closed set of names (languages,
+    diets): "Spanish" is never "Portuguese", nor "vegan" "vegetarian", where "Spanish" is
+    "Spanish lessons".
+
+    >>> names_another("spanish", "portuguese"), names_another("vegan", "vegetarian")
+    (True, True)
+    >>> names_another("spanish", "spanish lessons"), names_another("no meat", "vegetarian")
+    (False, False)
+    """
+    words, others = _WORD.findall(one.lower()), _WORD.findall(other.lower())
+    for kind in _NAMED_KINDS:
+        named, named_other = kind.intersection(words), kind.intersection(others)
+        if named and named_other and not named & named_other:
+            return True
+    return False
 
 
 def _counted(text: str) -> frozenset[str]:
@@ -188,8 +211,8 @@ def nearest_kin(
 ) -> Fact | None:
     """The active fact *draft* restates in other words ("likes hiking in the Alps" / "likes
     hiking in the Swiss Alps"), if any: same subject, attribute family and qualifier, the same
-    numbers, a statement at least *threshold* similar, and the same key or a multi-valued
-    attribute."""
+    numbers, no other name of a closed set ("Spanish" / "Portuguese"), a statement at least
+    *threshold* similar, and the same key or a multi-valued attribute."""
     if draft.revoke:
         return None
     kin = [
@@ -200,6 +223,7 @@ def nearest_kin(
         and family(f.attribute) == family(draft.attribute)
         and f.qualifier == draft.qualifier
         and numbers(core(f)) == numbers(core(draft))
+        and not names_another(core(f), core(draft))
     ]
     best = max(kin, key=similarity, default=None)
     if best is None or similarity(best) < threshold:

@@ -37,8 +37,13 @@ log = logging.getLogger("kenning")
 
 # A spaced dash after a word ends a sentence too: what follows is an aside ("I'm learning
 # German now - tough but fun", "I quit my job - best decision ever") that the parser would
-# otherwise hang the clause on.
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)")
+# otherwise hang the clause on. A full stop typed without its space ends one as well, where a
+# word of lower-case letters comes before it and a capitalised word after ("I moved to
+# Lisbon.I love it"; not "Node.js", "St.Mary's" or "e.g.").
+_SENTENCE = re.compile(
+    r"(?<=[.!?])\s+(?=\S)|\n+|(?<=[^\W\d])\s+[-–—]{1,2}\s+(?=\S)"
+    r"|(?<=[a-z][a-z][.!?])(?=(?:I|[A-Z][a-z]+)\b)"
+)
 # A statement with a question after it, as people type to an assistant: "I live in Brighton so
 # there are loads of cafes, which ones are safe?", "I'm allergic to penicillin, what should I
 # tell the dentist?". The statement is a sentence of its own; the question stays one.
@@ -55,13 +60,14 @@ _TRAILING_QUESTION = re.compile(
 _ABBREVIATION = re.compile(r"(?:\b(?i:st|dr|mr|mrs|ms|mt|jr|sr|prof|vs|etc|e\.g|i\.e)|\b[A-Z])\.$")
 _SPEAKER = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|i'll|me|myself|we|we're|we've|us)\b", re.I)
 # "my X" states something when X is someone, or with a verb of being or having ("my sister
-# lives in Boston", "my email is ...", "my dog died", "Photography is my thing"), or withdrawn
-# ("forget my old number"); not in "my order arrived damaged".
+# lives in Boston", "my email is ...", "my dog died", "Photography is (not) my thing"), or
+# withdrawn ("forget my old number"); not in "my order arrived damaged".
 _MY = re.compile(
     r"\b(?:my|our)\b(?:[^.,;!?]{0,40}?\b(?:is|are|was|were|'s|'re|has|have|had|lives?|"
     r"works?|moved|just|got|died|passed|turned)\b|\s+(?:"
     + "|".join(sorted(RELATIONS, key=len, reverse=True))
-    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)\s+(?:\w+\s+){0,2}?"
+    + r")\b)|\b(?:is|are|'s|forget|ignore|disregard|remove|delete|erase)(?:n't|\s+not)?\s+"
+    r"(?:\w+\s+){0,2}?"
     r"(?:my|our)\b",
     re.IGNORECASE,
 )
@@ -74,8 +80,11 @@ _REQUEST = re.compile(
     r"I'?m (?:moving|going|planning|thinking|looking|hoping|considering|getting married))\b",
     re.IGNORECASE,
 )
-# "As a paramedic, what's the best shoe?": the speaker's role, said to frame a question.
-_AS_A_ROLE = re.compile(r"^\W*as an? \w", re.IGNORECASE)
+# "Painting is a big part of my life", "Writing's a huge part of me now".
+_PART_OF_ME = re.compile(r"\bpart of (?:me|us|my life|our lives)\b", re.IGNORECASE)
+# "As a paramedic, what's the best shoe?", "Being allergic to penicillin, what ...?": the
+# speaker's role or state, said to frame a question.
+_AS_A_ROLE = re.compile(r"^\W*(?:as an?|being) \w", re.IGNORECASE)
 _SUBORDINATE = re.compile(r"\b(?:since|because|as|where|so)\s+(?:I|we|my)\b", re.IGNORECASE)
 # Subjectless openings that tell of the speaker: "Just moved to Berlin", "Left Google last
 # month", "Born and raised in Cork", "Severely allergic to shellfish", "No longer in Seattle",
@@ -212,6 +221,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
     opening = opening or _HOME.search(sentence) or _BARE_ATTRIBUTE.match(sentence)
+    opening = opening or _PART_OF_ME.search(sentence)
     return named or bool(opening)
 
 

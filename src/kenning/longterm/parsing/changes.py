@@ -34,7 +34,7 @@ from kenning.longterm.parsing.arguments import (
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.parsed import Parsed, Token
 
-__all__ = ["CHANGE_GROUPS", "lapsed", "switch"]
+__all__ = ["CHANGE_GROUPS", "lapsed", "shown", "switch"]
 
 
 def _retire(c: Clause) -> list[Reading]:
@@ -66,7 +66,7 @@ def _leave(c: Clause) -> list[Reading]:
             kind = "partner" if family == "relationship" else ""  # "I left my husband"
             out.append(fact(family or "", value_span(c, head), kind=kind, change=True,
                             revoke=True))  # fmt: skip
-        elif head.lemma.lower() in lx.CLUBS:  # "I left the choir"
+        elif head.lemma.lower() in lx.CLUBS or activity(head):  # "left the choir", "quit golf"
             out.append(fact("hobby", value_span(c, head), change=True, revoke=True))
         elif (c.entities and head.ent in ("GPE", "LOC")) or head.lower in lx.COUNTRIES:
             out.append(fact("location", value_span(c, head), change=True, revoke=True))
@@ -224,6 +224,8 @@ def switch(c: Clause) -> list[Reading]:
     holders = [*own, *(q for t in own for q in p.children(t, "prep"))]
     tos = [_being(p, h) for t in holders for h in preps(p, t, "to", "for", "with", "into")]
     tos += [x for x in p.children(pred, "advcl") if p.child(x, "aux") and x.tag == "VB"]
+    # "switched from teaching to UX design": the parser may hang "to Y" on X
+    tos += [_being(p, h) for f in froms for h in preps(p, f, "to", "into")]
     froms = [_being(p, h) for h in froms]
     if not froms and named is not None and tos:
         froms, named = [named], None
@@ -234,6 +236,9 @@ def switch(c: Clause) -> list[Reading]:
         return []
     out = [_switched(c, h, family, kind, revoke=False) for h in tos]
     out += [_switched(c, h, family, kind, revoke=True) for h in froms]
+    if family == "occupation":  # "from sales to customer success at HubSpot": where, too
+        places = [x for h in (pred, *tos) for x in preps(p, h, "at") if organisation(c, x)]
+        out += [fact("employer", value_span(c, name_of(c, x)), change=True) for x in places]
     return some(*out)
 
 
@@ -295,22 +300,27 @@ def _retract(c: Clause) -> list[Reading]:
         family = vs.classify(p, head, entities=c.entities)
         named = head.pos == "PROPN" and family == "device"  # "Deleted Tinder."
         if (mine(p, head) or named) and family in ("device", "pet"):  # "deleted my Instagram"
-            out.append(fact(family or "", value_span(c, head), change=True, revoke=True))
+            thing = _held_through(p, head)  # "deleted my Twitter account": Twitter
+            out.append(fact(family or "", value_span(c, thing), change=True, revoke=True))
         if mine(p, head) and (whole := _whole_attribute(head)) is not None:
             out.append(whole)  # "please forget my birthday": whatever is held
             continue
         if not mine(p, head) or lemma not in lx.CONTACT_NOUNS:
             continue
-        shown = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
-                 and (child.i > head.i or child.dep == "nummod")
-                 for t in p.subtree(child)]  # fmt: skip
-        text = p.span([t for t in shown if t.pos != "PUNCT" or t.text == "-"])
-        if text:
+        if text := shown(p, head):
             out.append(fact("contact", text, kind=contact_kind(text), revoke=True))
         else:
             kind = contact_noun(p, head)
             out.append(Reading("contact", kind, "", revoke=True, change=True))
     return some(*out, *_retracted_about(c))
+
+
+def shown(p: Parsed, head: Token) -> str:
+    """The value written beside a contact noun ("my old number 555-0199"), "" for none."""
+    beside = [t for child in p.children(head) if child.dep in ("nummod", "appos", "punct")
+              and (child.i > head.i or child.dep == "nummod")
+              for t in p.subtree(child)]  # fmt: skip
+    return p.span([t for t in beside if t.pos != "PUNCT" or t.text == "-"])
 
 
 def _retracted_about(c: Clause) -> list[Reading | None]:

@@ -43,7 +43,7 @@ _QUESTION_START = re.compile(
 )
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|scratch that|i was (?:just )?(?:joking|kidding)|i meant|"
-    r"to correct|that was a mistake|not true)\b",
+    r"to correct|that was a mistake|not true|after all)\b",
     re.IGNORECASE,
 )
 _SARCASM = re.compile(
@@ -213,6 +213,8 @@ def _subject(sentence: Sentence, pred: Token) -> tuple[str, Token | None, Token 
     if any(c.lower in ("i", "we") for c in p.children(subj, "conj")):
         return USER, None, None  # "Laura and I divorced", "my wife and I moved to Leeds"
     word = subj.lower
+    if word in ("me", "us") and p.children(subj, "conj") and p.child(subj, "cc"):
+        return USER, None, None  # "Me and my husband go dancing": the speaker among others
     if word in ("me", "us"):
         # "forget the bit about me liking sushi": a gerund's subject, withdrawn
         if pred.tag == "VBG" and _retracted(p, pred):

@@ -13,6 +13,7 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import (
     Reading,
+    activity,
     clause_tokens,
     contact_noun,
     fact,
@@ -60,9 +61,41 @@ def copula(c: Clause) -> list[Reading]:
         if adv.lower == "longer" and p.child(adv, "neg") is not None:
             gone = [r for prep in p.children(adv, "prep") for r in be_prep(c, prep)]
             out += [replace(r, revoke=True, change=True) for r in gone]
+    if not out and (doing := _out_doing(c)) is not None:
+        out.append(doing)
     if not out and c.withdrawn and c.negated:
         out.append(Reading("", "", "", anaphor=True))  # "I'm not anymore"
     return out
+
+
+# Places among siblings: "the oldest of five", "the middle one of three kids".
+_RANKS = frozenset("oldest eldest youngest middle second third fourth only".split())
+_SIBLINGS = frozenset({"sibling", "brother", "sister"})
+
+
+def _one_of(c: Clause, noun: Token) -> list[Reading]:
+    """ "I'm the oldest of five siblings", "the middle child of four siblings": the siblings
+    counted, the speaker among them."""
+    p = c.parsed
+    if noun.lower not in _RANKS and not any(m.lower in _RANKS for m in p.children(noun, "amod")):
+        return []
+    # siblings only: "the youngest of three kids" counts no children of the speaker's
+    kin = [h for h in preps(p, noun, "of") if h.lemma.lower() in _SIBLINGS and p.child(h, "nummod")]
+    return some(*(fact("family", value_span(c, h)) for h in kin))
+
+
+def _out_doing(c: Clause) -> Reading | None:
+    """ "Every weekend I'm out sailing": a pastime told as a habit (not "I'm out shopping",
+    said of the moment)."""
+    p, pred = c.parsed, c.pred
+    if not any(a.lower == "out" for a in p.children(pred, "advmod")):
+        return None
+    doing = [x for x in p.children(pred, "attr", "advcl", "xcomp") if x.tag == "VBG"]
+    habit = any(
+        t.lower in ("every", "most") or (t.lower.endswith("s") and t.lower[:-1] in _WEEKDAYS)
+        for t in p.tokens
+    )
+    return fact("hobby", doing[0].text) if doing and habit else None
 
 
 def _be_noun(c: Clause, noun: Token) -> list[Reading]:
@@ -77,7 +110,7 @@ def _be_noun(c: Clause, noun: Token) -> list[Reading]:
              if named_place(c, h) is not None and not _temporary(c)]  # fmt: skip
     # "I'm Leila, 34, ...": an age beside the name
     ages = [a.text for a in p.children(noun, "appos") if a.text.isdigit() and 0 < int(a.text) < 120]
-    found = _be_noun_itself(c, noun)
+    found = _be_noun_itself(c, noun) or _one_of(c, noun)
     return found + some(
         *(fact("location", value_span(c, h)) for h in homes), *(fact("age", a) for a in ages)
     )
@@ -149,20 +182,21 @@ def _be_role(c: Clause, noun: Token) -> list[Reading]:
     if lemma == "speaker":  # "a native Spanish speaker"
         spoken = [m for m in p.children(noun, "amod", "compound") if m.lower in lx.LANGUAGES]
         return some(*out, *(fact("language", m.text) for m in spoken))
-    bare_role = lemma in lx.OCCUPATIONS and noun.pos == "NOUN"  # "I'm assistant manager"
+    is_role = vs.role(p, noun)
+    bare_role = is_role and noun.pos == "NOUN"  # "I'm assistant manager"
     if lemma in ("bit", "lot", "part", "kind", "sort", "member") or not (
         p.children(noun, "det") or bare_role
     ):
         return some(*out)
     student = lemma in lx.STUDENTS
     places = [h for h in preps(p, noun, "at", "for", "with") if organisation(c, h)]
-    if not places and lemma not in lx.OCCUPATIONS and _passing(c, noun):
+    if not places and not is_role and _passing(c, noun):
         return some(*out)  # "a mess today", "a believer in second chances", "a sucker for X"
     if lemma in _STAFF:  # "the newest hire at Canva": where, not a role
         return some(*out, *(fact("employer", value_span(c, h)) for h in places))
     out += [fact("education" if student else "employer", value_span(c, h)) for h in places]
     role = value_span(c, noun) if not states else noun.text
-    kind = "occupation" if places or lemma in lx.OCCUPATIONS else "identity"
+    kind = "occupation" if places or is_role else "identity"
     out.append(fact(kind, role) if kind == "occupation" else fact("identity", role))
     return some(*out)
 
@@ -222,16 +256,36 @@ def fan(c: Clause, noun: Token) -> list[Reading]:
     return found
 
 
+def _noun_run(p: Parsed, start: Token) -> str:
+    """The words from *start* to the first noun after it ("bee stings"), "" where a word
+    that is no adjective or noun comes first."""
+    for t in p.tokens[start.i :]:
+        if t.pos in ("NOUN", "PROPN"):
+            return p.span(p.tokens[start.i : t.i + 1])
+        if t.pos != "ADJ":
+            return ""
+    return ""
+
+
 def be_adjective(c: Clause, adj: Token) -> list[Reading]:
     p = c.parsed
     word = adj.lower
     if adj.lemma.lower() == "allergic":
         heads = preps(p, adj, "to") or p.children(adj, "xcomp")
         # "allergic to shellfish and pollen" with "to shellfish" misread as an infinitive
-        heads += [x for h in heads if h.pos == "VERB" for x in p.children(h, "conj")
-                  if x.pos == "NOUN"]  # fmt: skip
-        return some(*(fact("allergy", value_span(c, v), verb="allergic") for h in heads
-                       for v in vs.coordinated(p, h)))  # fmt: skip
+        conjs = [x for h in heads if h.pos == "VERB" for x in p.children(h, "conj")]
+        heads += [x for x in conjs if x.pos == "NOUN"]
+        # "... and bee stings" with "bee" taken for an adjective: the words up to the noun
+        runs = [_noun_run(p, x) for x in conjs if x.pos != "NOUN"]
+        values = [v for h in heads for v in vs.coordinated(p, h)]
+        # "to penicillin and bee stings" read as one phrase with "penicillin and bee" its
+        # modifier: two things
+        split = [(m, v) for v in values for m in p.children(v, "nmod", "compound")
+                 if m.i < v.i and p.child(m, "cc") and p.child(m, "conj")]  # fmt: skip
+        runs += [p.span(p.tokens[p.children(m, "conj")[0].i : v.i + 1]) for m, v in split]
+        spans = [m.text for m, _ in split] or [value_span(c, v) for v in values]
+        return some(*(fact("allergy", span, verb="allergic") for span in spans),
+                    *(fact("allergy", run, verb="allergic") for run in runs if run))  # fmt: skip
     if word == "intolerant":  # "lactose intolerant": the word before, however it was parsed
         at = adj.i - 2 if adj.i > 1 and p[adj.i - 1].text == "-" else adj.i - 1
         before = p[at] if at >= 0 else None
@@ -453,8 +507,8 @@ def _owned(c: Clause) -> list[Reading]:
     value = values[0]
     if favourite:
         return some(fact("preference", value_of(c, value), kind=f"favorite {owner.lower}", verb=""))
-    if lemma in lx.DEVICE_NOUNS:
-        return some(fact("device", value_of(c, value)))
+    if lemma in lx.DEVICE_NOUNS:  # "my phone is a Pixel"; not "my phone is dead"
+        return some(fact("device", value_of(c, value))) if value.pos != "ADJ" else []
     family = lx.OWN_ATTRIBUTES.get(lemma)
     if family is None:
         return []
@@ -500,15 +554,30 @@ def _topic(c: Clause) -> list[Reading]:
     if (home := _home(c, topic)) is not None:
         return some(fact("location", value_span(c, home)))
     for comp in p.children(c.pred, "attr"):
+        if _part_of_me(p, comp, c.pred) and (activity(topic) or topic.lower.endswith("ing")):
+            return some(fact("hobby", value_of(c, topic)))  # "Music is a big part of my life"
         if not any(m.lower in ("my", "our") for m in p.children(comp, "poss")):
             continue
         family = lx.OWN_NOUNS.get(comp.lemma.lower()) or lx.OWN_NOUNS.get(comp.lower)
         if any(m.lower in ("favorite", "favourite", "fave") for m in p.children(comp, "amod")):
             family = "preference"  # "Pizza is my favorite food"
+        if family is not None and c.negated and not c.withdrawn and family == "hobby":
+            # "Horror movies aren't my thing": a dislike (read so by the clause's "not")
+            return some(fact("preference", value_of(c, topic)))
         if family is not None:
             return some(fact(family, value_of(c, topic), verb="loves" if family ==
                               "preference" else None))  # fmt: skip
     return []
+
+
+def _part_of_me(p: Parsed, comp: Token, pred: Token) -> bool:
+    """ "a huge part of me", "a big part of my life": what the speaker is made of (the "of"
+    hung on the part, or on the verb)."""
+    if comp.lemma.lower() != "part":
+        return False
+    of = preps(p, comp, "of") + preps(p, pred, "of")
+    return any(h.lower in ("me", "us") or (h.lemma.lower() in ("life", "identity", "routine")
+                                            and mine(p, h)) for h in of)  # fmt: skip
 
 
 def _home(c: Clause, topic: Token) -> Token | None:

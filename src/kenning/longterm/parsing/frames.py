@@ -12,8 +12,18 @@ from dataclasses import replace
 
 from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
-from kenning.longterm.parsing.arguments import Frame, Reading, fact, preps, some, value_span
-from kenning.longterm.parsing.changes import lapsed
+from kenning.longterm.parsing.arguments import (
+    Frame,
+    Reading,
+    activity,
+    contact_kind,
+    contact_noun,
+    fact,
+    preps,
+    some,
+    value_span,
+)
+from kenning.longterm.parsing.changes import lapsed, shown
 from kenning.longterm.parsing.clauses import Clause, contrastive
 from kenning.longterm.parsing.copula import be_adjective, be_prep, copula, fan
 from kenning.longterm.parsing.parsed import Token
@@ -42,6 +52,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_prep(c, pred)
     if c.topic is not None and pred.lemma.lower() in ("give", "make"):
         return _reaction(c, c.topic)
+    if c.topic is not None and pred.lemma.lower() in ("keep", "help"):
+        return _sustains(c, c.topic)
     told = c.topic is not None or c.owner is not None  # "doctor switched me", "my GP put me"
     if told and pred.lemma.lower() in ("switch", "put", "start", "take", "change"):
         return _prescribed(c)
@@ -51,6 +63,8 @@ def read_clause(c: Clause) -> list[Reading]:
         return be_adjective(c, joined)
     if c.owner is not None and pred.lemma.lower() in ("die", "pass"):
         return _gone(c, c.owner)
+    if c.owner is not None and (dead := _dead_contact(c, c.owner)) is not None:
+        return [dead]
     if c.owner is not None and pred.lemma.lower() in ("steal", "lose") and pred.tag == "VBN":
         return _taken_away(c, c.owner)
     frame = _FRAMES.get(pred.lemma.lower()) or _FRAMES.get(pred.lower) or _by_stem(pred)
@@ -102,6 +116,17 @@ def _reaction(c: Clause, food: Token) -> list[Reading]:
     if vs.classify(p, food, entities=c.entities) != "diet" and food.lemma.lower() not in lx.FOODS:
         return []
     return some(fact("allergy", value_span(c, food), verb="allergic"))
+
+
+def _sustains(c: Clause, doing: Token) -> list[Reading]:
+    """ "Gardening keeps me sane", "Yoga helps me unwind": a pastime, told by what it does for
+    the speaker (an activity or a gerund; not "Work keeps me busy")."""
+    p = c.parsed
+    if not any(o.lower == "me" for o in p.children(c.pred, "dobj", "nsubj", "ccomp")
+               for o in [o, *p.subtree(o)]) or p.children(doing, "det", "poss"):  # fmt: skip
+        return []
+    gerund = doing.lower.endswith("ing") and doing.lower not in ("thing", "morning", "evening")
+    return some(fact("hobby", doing.text)) if activity(doing) or gerund else []
 
 
 def _prescribed(c: Clause) -> list[Reading]:
@@ -165,6 +190,29 @@ def _gone(c: Clause, owner: Token) -> list[Reading]:
     return some(found)
 
 
+# What a contact detail no longer in use is: "my number is dead".
+_DEAD = frozenset("dead gone inactive disconnected deactivated closed defunct".split())
+
+
+def _dead_contact(c: Clause, owner: Token) -> Reading | None:
+    """ "My email doesn't work anymore", "my old number 555-0133 is dead": the contact detail
+    named (or of that kind, whichever is held), withdrawn."""
+    p, pred = c.parsed, c.pred
+    lemma = owner.lemma.lower()
+    if lemma not in lx.CONTACT_NOUNS or lemma in ("phone", "mobile", "cell", "mail"):
+        return None  # "my phone is dead": the device, or its battery
+    text = shown(p, owner)  # "my old number 555-0133 is dead"
+    if not text and any(m.lower in ("old", "previous", "former") for m in p.children(owner)):
+        return None  # "my old number doesn't work": one already replaced, not the one held
+    kind = contact_kind(text) if text else contact_noun(p, owner)
+    if pred.lemma.lower() == "work" and c.withdrawn:
+        return Reading("contact", kind, text, change=True)  # withdrawn by the clause's "anymore"
+    dead = any(a.lower in _DEAD for a in p.children(pred, "acomp"))
+    if pred.lemma == "be" and dead and not c.negated:
+        return Reading("contact", kind, text, revoke=True, change=True)
+    return None
+
+
 def _taken_away(c: Clause, owner: Token) -> list[Reading]:
     """ "my iPad got stolen", "my bike was stolen": a thing of one's own no longer held."""
     if vs.classify(c.parsed, owner, entities=c.entities) != "device":
@@ -197,7 +245,7 @@ def _fragment(c: Clause) -> list[Reading]:
         what = [t for m in p.children(pred, "compound", "nmod") for t in p.subtree(m)]
         return some(fact("allergy", p.span(what)))
     # "Speech therapist here": a role is an occupation, anything else who they are
-    family = "occupation" if pred.lemma.lower() in lx.OCCUPATIONS else "identity"
+    family = "occupation" if vs.role(p, pred) else "identity"
     return some(fact(family, value_span(c, pred)))
 
 

@@ -104,7 +104,7 @@ def _role_told(c: Clause) -> tuple[bool, Reading | None]:
     """Whether a move is told with a role ("as a PM", ", same role, store manager"), which
     makes it a move to another employer, and the role where it is named."""
     p, pred = c.parsed, c.pred
-    roles = [h for h in preps(p, pred, "as") if h.lemma.lower() in lx.OCCUPATIONS]
+    roles = [h for h in preps(p, pred, "as") if vs.role(p, h)]
     asides = [t for t in p.children(pred, "npadvmod", "appos") if t.lemma.lower() in lx.JOB_NOUNS]
     roles += [
         a for t in asides for a in p.children(t, "appos") if a.lemma.lower() in lx.OCCUPATIONS
@@ -158,6 +158,13 @@ def _work(c: Clause) -> list[Reading]:
     out += [
         fact("occupation", value_span(c, h)) for t in [pred, *places] for h in preps(p, t, "as")
     ]
+    # "I work sales", "i work retail at Target": a line of work as the bare object (not "I
+    # work nights", "work miracles")
+    fields = [
+        t for t in p.children(pred, "dobj", "advmod", "npadvmod")
+        if t.i > pred.i and t.lower in lx.FIELDS and not p.children(t, "det", "poss")
+    ]  # fmt: skip
+    out += [fact("occupation", t.text) for t in fields[:1]]
     # "I don't work there anymore": whatever employer is held (not "my phone doesn't work")
     if not out and c.withdrawn and c.owner is None:
         return [Reading("employer", "employer", "")]
@@ -210,8 +217,11 @@ def _start(c: Clause) -> list[Reading]:
         return some(*(fact("education", field_named(c, o), change=True) for o in studies))
     if not jobs and p.child(pred, "dobj") is not None:
         return []
-    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in places
-                   if organisation(c, h)))  # fmt: skip
+    employers = [h for h in places if organisation(c, h)]
+    # "I just started at Spotify as a data engineer": the role, where a workplace is named
+    roles = [h for t in [pred, *jobs, *employers] for h in preps(p, t, "as")] if employers else []
+    return some(*(fact("employer", value_span(c, name_of(c, h)), change=True) for h in employers),
+                *(fact("occupation", value_span(c, h), change=True) for h in roles))  # fmt: skip
 
 
 def _pointed_at(p: Parsed, head: Token) -> bool:

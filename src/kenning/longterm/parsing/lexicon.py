@@ -166,6 +166,12 @@ OCCUPATIONS: Final = _words(
     "surveyor tailor teacher technician tester therapist trader trainer translator tutor vet "
     "veterinarian waiter waitress welder writer"
 )
+# Agent nouns that name a line of work when a noun before them says what it is done to or
+# with: "a dog walker", "a house sitter", "a baggage handler" (not "a hard worker", "a walker").
+WORK_AGENTS: Final = _words(
+    "walker groomer sitter painter handler maker fitter installer repairer washer picker "
+    "packer loader mover breeder worker seller dealer keeper"
+)
 OCCUPATION_ADJECTIVES: Final = _words("retired self-employed unemployed freelance jobless employed")
 CONTACT_NOUNS: Final = {
     "email": "email", "e-mail": "email", "mail": "email", "phone": "phone number",
@@ -251,7 +257,7 @@ ACTIVITIES: Final = _words(
 FIELDS: Final = _words(
     "teaching nursing law medicine design engineering accounting marketing finance sales "
     "consulting journalism research academia software programming development management "
-    "retail hospitality tech ux banking architecture"
+    "retail hospitality tech ux banking architecture construction logistics insurance"
 )
 STUDENTS: Final = _words(
     "student pupil junior senior sophomore freshman undergrad undergraduate postgrad grad"

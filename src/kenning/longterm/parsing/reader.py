@@ -252,7 +252,7 @@ def _as_a(sentence: Sentence) -> Iterator[Reading]:
             if mod.lower in lx.DIETS and (diet := fact("diet", mod.lower)) is not None:
                 yield diet
     # "As a paramedic, what's the best shoe?": an occupation frames the speaker's question.
-    role = noun is not None and noun.lemma.lower() in lx.OCCUPATIONS
+    role = noun is not None and vs.role(p, noun)
     if (
         noun is None
         or noun.pos != "NOUN"

@@ -22,6 +22,13 @@ word is the verb, and the words up to the first comma are its clause.
 And it hangs an opening "still on my old ThinkPad, it's slow" (a state told without "I'm",
 marked "still", "now" or "currently") on the clause after the comma: the opening is a
 fragment of its own.
+
+And it reads "we have a golden retriever called Max", where the model takes "called" for a
+clause of its own with the thing (and its modifiers) hung on it: the thing is the verb's
+object, and "called Max" a clause on it.
+
+And it keeps the full stop that ends a sentence on a word it knows as an abbreviation ("I
+dropped out of my PhD."): the word is the word, and the stop a token of its own.
 """
 
 from __future__ import annotations
@@ -40,8 +47,47 @@ _NOMINAL = frozenset({"NOUN", "PROPN"})
 def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
-    p = _retraction_restored(_opening_state(p))
+    p = _retraction_restored(_opening_state(_called_restored(_final_stop(p))))
     return _runs_joined(_copula_contracted(_have_restored(p)))
+
+
+def _called_restored(p: Parsed) -> Parsed:
+    for x in p.tokens:
+        verb = p.head(x)
+        if x.lemma.lower() not in ("call", "name") or x.tag != "VBN" or x.dep != "ccomp":
+            continue
+        things = [t for t in p.children(x, "npadvmod", "nsubj", "nsubjpass")
+                  if t.pos == "NOUN" and t.i < x.i]  # fmt: skip
+        if verb is None or not things or p.children(verb, "dobj"):
+            continue
+        thing = things[-1]
+        changed = {
+            thing.i: replace(thing, dep="dobj", head=verb.i),
+            x.i: replace(x, dep="acl", head=thing.i),
+        }
+        tokens = [changed.get(t.i, t) for t in p.tokens]
+        # what came before the thing and hung on "called" ("a", "golden") modifies the thing
+        tokens = [replace(t, head=thing.i) if t.head == x.i and t.i < thing.i else t
+                  for t in tokens]  # fmt: skip
+        return Parsed.of(p.text, tokens)
+    return p
+
+
+def _final_stop(p: Parsed) -> Parsed:
+    """ "my PhD." read as one token at the end: "PhD" and "." (not "the U.S.", whose stops
+    are its own)."""
+    last = p.tokens[-1] if p.tokens else None
+    if last is None or len(last.text) < 3 or not last.text.endswith("."):
+        return p
+    word = last.text[:-1]
+    if "." in word or not word.isalpha():
+        return p
+    lemma = last.lemma[:-1] if last.lemma.endswith(".") else last.lemma
+    root = [*p.ancestors(last)][-1] if p.head(last) is not None else last
+    stop = Token(i=last.i + 1, text=".", lemma=".", pos="PUNCT", tag=".", dep="punct",
+                 head=root.i, ent="", space=False)  # fmt: skip
+    return Parsed.of(p.text, [*p.tokens[:-1], replace(last, text=word, lemma=lemma, space=False),
+                              stop])  # fmt: skip
 
 
 # What follows an imperative of withdrawal: "scratch what ...", "forget my ...", "ignore the
@@ -118,7 +164,8 @@ def _have_restored(p: Parsed) -> Parsed:
 
 
 def _copula_contracted(p: Parsed) -> Parsed:
-    if any(t.pos in ("VERB", "AUX") for t in p.tokens):
+    # the "'s" itself may be tagged AUX while hung as a possessive's case
+    if any(t.pos in ("VERB", "AUX") and t.dep != "case" for t in p.tokens):
         return p
     for s in p.tokens:
         owner = p.head(s)

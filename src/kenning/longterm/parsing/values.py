@@ -23,6 +23,7 @@ __all__ = [
     "is_name",
     "noun_of",
     "obj",
+    "role",
     "span",
     "value_tokens",
 ]
@@ -213,6 +214,18 @@ def is_name(token: Token, *, entities: bool = True) -> bool:
     if entities and token.ent:
         return token.ent == "PERSON"
     return token.pos == "PROPN" and token.text[:1].isupper()
+
+
+def role(p: Parsed, noun: Token) -> bool:
+    """Whether *noun* names a paid line of work: "nurse", or an agent noun with what it works
+    on before it ("dog walker", "house sitter"; not "a hard worker")."""
+    lemma = noun.lemma.lower()
+    if lemma in lx.OCCUPATIONS:
+        return True
+    if lemma not in lx.WORK_AGENTS and noun.lower not in lx.WORK_AGENTS:
+        return False
+    before = [m for m in p.children(noun, "compound") if m.i == noun.i - 1]
+    return any(m.pos in ("NOUN", "PROPN") for m in before)
 
 
 def noun_of(p: Parsed, token: Token) -> Token:

@@ -79,12 +79,13 @@ def _dating(c: Clause) -> list[Reading]:
     """ "I've been seeing someone, her name's Priya", "I'm dating Tom": the partner of now,
     where a name is given. Only in the progressive: "I saw someone" is an event."""
     p, pred = c.parsed, c.pred
-    if pred.tag != "VBG" or c.negated:
+    # "I'm not seeing Tom anymore": no longer a partner (read withdrawn by the clause)
+    if pred.tag != "VBG" or (c.negated and not c.withdrawn):
         return []
     partner = p.child(pred, "dobj")
     if partner is None or not (partner.lower in _SOMEONE or partner.pos == "PROPN"):
         return []
-    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE:
+    if pred.lemma.lower() == "see" and partner.lower not in _SOMEONE and not c.withdrawn:
         return []  # "I'm seeing Tom tonight": a plan
     # "I'm seeing someone" alone names nobody to keep
     name = partner if partner.pos == "PROPN" else _named_after(p)
@@ -116,11 +117,18 @@ def _cut(c: Clause) -> list[Reading]:
 
 
 def _follow(c: Clause) -> list[Reading]:
-    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet."""
+    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet; "I follow the
+    Premier League", "I follow cricket": a sport or a competition the speaker likes."""
     p = c.parsed
     diets = [o for o in objects(p, c.pred) if o.lemma.lower() in ("diet", "plan", "regime")
              and vs.classify(p, o, entities=c.entities) == "diet"]  # fmt: skip
-    return some(*(fact("diet", value_span(c, o)) for o in diets))
+    sports = [o for o in objects(p, c.pred) if o.lemma.lower() in _COMPETITIONS
+              or (activity(o) and not p.children(o, "det", "poss"))]  # fmt: skip
+    return some(*(fact("diet", value_span(c, o)) for o in diets),
+                *(fact("preference", value_span(c, o)) for o in sports))  # fmt: skip
+
+
+_COMPETITIONS = frozenset("league cup championship championships tour series".split())
 
 
 def _speak(c: Clause) -> list[Reading]:
@@ -128,8 +136,15 @@ def _speak(c: Clause) -> list[Reading]:
     heads = objects(p, c.pred)
     # "a bit of Italian", "a little Spanish"
     heads += [h for t in heads if t.lemma.lower() in _AMOUNTS for h in preps(p, t, "of")]
-    return some(*(fact("language", value_span(c, h), verb="speaks") for h in heads
+    return some(*(fact("language", _spoken(c, h), verb="speaks") for h in heads
                    if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
+
+
+def _spoken(c: Clause, head: Token) -> str:
+    """The language itself, without how well it is spoken ("fluent German" -> German)."""
+    if head.lower in lx.LANGUAGES:
+        return head.text
+    return value_span(c, head)
 
 
 _AMOUNTS = frozenset("bit little lot touch smattering".split())
@@ -221,9 +236,19 @@ def _language_lessons(p: Parsed, head: Token) -> str | None:
 
 
 def _taken_up(c: Clause) -> list[Reading]:
-    """ "I've taken up knitting", "took up the cello": a pastime begun."""
+    """ "I've taken up knitting", "took up the cello": a pastime begun; "took up the offer"
+    (a particular thing, not a pastime) and "took up a job" state none."""
     p = c.parsed
-    heads = [h for h in objects(p, c.pred) if generic(p, h, definite_ok=True)]
+    heads = [
+        h for h in objects(p, c.pred)
+        if generic(p, h, definite_ok=True) and h.lemma.lower() not in lx.JOB_NOUNS
+        and (activity(h) or not vs.is_definite(p, h))
+    ]  # fmt: skip
+    if not heads:
+        # "Since I took up woodworking my garage is full": the gerund, whatever the parser
+        # hangs on it
+        heads = [x for x in p.children(c.pred, "xcomp") if x.tag == "VBG" and x.i > c.pred.i]
+        return some(*(fact("hobby", x.text, change=True) for x in heads))
     return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
 
 
@@ -250,9 +275,36 @@ def _go(c: Clause) -> list[Reading]:
     names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
     if names:
         return some(fact("name", value_span(c, names[0]), kind="preferred name"))
-    doing = [x for x in p.children(pred, "xcomp", "advcl") if x.tag == "VBG" and x.i > pred.i]
+    doing = [
+        x for x in p.children(pred, "xcomp", "advcl", "dobj") if x.tag == "VBG" and x.i > pred.i
+    ]
     places = [h for h in preps(p, pred, "to") if h.lemma.lower() in _GO_PLACES]
+    if (kind := _gone_doing(p, pred)) and (not doing or kind.endswith(f" {doing[0].text}")):
+        # "go rock climbing", "go ballroom dancing", "go fly fishing": the kind, whole
+        return some(fact("hobby", kind), *(fact("hobby", value_span(c, h)) for h in places))
     return some(*(fact("hobby", value_span(c, h)) for h in [*doing, *places]))
+
+
+def _gone_doing(p: Parsed, pred: Token) -> str:
+    """The two or three words right after "go" that end in an "-ing" word and name a kind of
+    it ("rock climbing", "fly fishing"); "" for any other words."""
+    words = p.tokens[pred.i + 1 : pred.i + 4]
+    for n, word in enumerate(words):
+        if word.lower.endswith("ing") and word.text.isalpha() and len(word.text) > 4:
+            run = words[: n + 1]
+            kinds = ("NOUN", "PROPN", "ADJ", "VERB")
+            complements = p.children(word, "acomp", "dobj", "attr", "ccomp", "xcomp")
+            if (
+                all(t.pos in kinds and t.text.isalpha() for t in run)
+                and run[0].tag != "VBG"
+                and run[0].lower not in ("home", "back", "out", "away", "off")
+                and not complements  # "go home feeling tired"
+            ):
+                return p.span(run)
+            return ""
+        if word.pos not in ("NOUN", "PROPN", "ADJ", "VERB") or not word.text.isalpha():
+            return ""
+    return ""
 
 
 def _like(c: Clause) -> list[Reading]:
@@ -318,7 +370,9 @@ def _have(c: Clause) -> list[Reading]:
             out += [fact("employer", value_span(c, name_of(c, h)), change=change) for h in places]
             roles = [h for t in (head, pred) for h in preps(p, t, "as")]  # "a job as a nurse"
             out += [fact("occupation", value_span(c, h), change=change) for h in roles]
-            if not places and not roles and p.children(head, "compound", "amod"):
+            mods = p.children(head, "compound", "amod")
+            kinds = [m for m in mods if m.lower not in lx.EVALUATIVE]
+            if not places and not roles and kinds:  # "a nursing job"; not "a new job"
                 out.append(fact("occupation", value_span(c, head), change=change))
         elif family == "relationship":
             out.append(fact("relationship", value_span(c, head), kind="partner", change=change))
@@ -351,6 +405,12 @@ def _have(c: Clause) -> list[Reading]:
         elif family in ("family", "pet", "device", "health", "education", "allergy"):
             out.append(fact(family, value_span(c, head), change=change or _born(c, head)))
     return some(*out)
+
+
+def _rent(c: Clause) -> list[Reading]:
+    """ "We're renting a flat in Glasgow": where the speaker lives (a car or a room for a
+    trip says nothing)."""
+    return [r for r in _have(c) if r.family == "location"]
 
 
 def _aged(p: Parsed, head: Token) -> bool:
@@ -501,6 +561,9 @@ def _graduate(c: Clause) -> list[Reading]:
     # "I graduated in nursing": the field (not "in 2019", "in May")
     heads += [h for h in preps(c.parsed, c.pred, "in") if generic(c.parsed, h)
               and h.pos == "NOUN" and not h.text[:1].isdigit()]  # fmt: skip
+    # "graduated from Edinburgh with a law degree": the degree too
+    heads += [h for h in preps(c.parsed, c.pred, "with")
+              if vs.classify(c.parsed, h, entities=c.entities) == "education"]  # fmt: skip
     return some(*(fact("education", value_span(c, h), change=True) for h in heads))
 
 
@@ -654,7 +717,7 @@ def _table() -> dict[str, Frame]:
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
-        (("graduate",), _graduate), (("use", "wear"), _use),
+        (("graduate",), _graduate), (("use", "wear"), _use), (("rent",), _rent),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
