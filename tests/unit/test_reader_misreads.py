@@ -222,3 +222,28 @@ def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> 
 )  # fmt: skip
 def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # "going" with where it goes; nowhere named is nothing
+        ("I love going to concerts.", {("preference:going to concerts", "loves", False)}),
+        ("I hate going to the dentist.",
+         {("preference:going to the dentist", "dislikes", False)}),
+        ("I love going.", set()),
+        # "a lot" says how much, whatever adverb follows; a comparison is no amount
+        ("I've been painting a lot lately.", {("hobby:painting", "does", False)}),
+        # a pastime picked up by name; not milk, nor one's kids
+        ("I picked up the guitar again last month.", {("hobby:guitar", "does", False)}),
+        ("I picked up milk.", set()),
+        ("I picked up my kids from school.", set()),
+        # back in a place named, now; "back in 2010" is the past
+        ("I'm back in Leeds now.", {("location", "Leeds", False)}),
+        ("I'll be back in London next week.", set()),
+        ("Back in 2010 I lived in Rome.", set()),
+        ("I was back in Leeds for Christmas.", set()),
+    ],
+)  # fmt: skip
+def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

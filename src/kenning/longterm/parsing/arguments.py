@@ -268,6 +268,12 @@ def verb_phrase(p: Parsed, verb: Token) -> str:
     if obj is None:
         if p.children(verb, "ccomp", "xcomp", "oprd", "attr"):
             return ""
+        if verb.lemma.lower() == "go":  # "going to concerts", "going on long walks": where
+            for prep in (t for t in p.children(verb, "prep") if t.lower in ("to", "on")):
+                to = p.child(prep, "pobj")
+                if to is not None and generic(p, to, definite_ok=True):
+                    return p.span([verb, prep, *trimmed(p, to)])
+            return ""  # "I love going": nowhere named
         return p.span([verb, *p.children(verb, "prt")])
     if not generic(p, obj, definite_ok=True):
         return ""

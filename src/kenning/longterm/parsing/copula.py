@@ -58,6 +58,8 @@ def copula(c: Clause) -> list[Reading]:
     for prep in p.children(pred, "prep"):
         out += be_prep(c, prep)
     for adv in p.children(pred, "advmod"):
+        if adv.lower == "back":  # "I'm back in London after two years in Tokyo"
+            out += [r for prep in preps_of(p, adv, "in") for r in be_prep(c, prep)]
         if adv.lower == "longer" and p.child(adv, "neg") is not None:
             gone = [r for prep in p.children(adv, "prep") for r in be_prep(c, prep)]
             out += [replace(r, revoke=True, change=True) for r in gone]
@@ -82,6 +84,11 @@ def _one_of(c: Clause, noun: Token) -> list[Reading]:
     # siblings only: "the youngest of three kids" counts no children of the speaker's
     kin = [h for h in preps(p, noun, "of") if h.lemma.lower() in _SIBLINGS and p.child(h, "nummod")]
     return some(*(fact("family", value_span(c, h)) for h in kin))
+
+
+def preps_of(p: Parsed, token: Token, *words: str) -> list[Token]:
+    """*token*'s prepositions among *words* (the prepositions, not their objects)."""
+    return [t for t in p.children(token, "prep") if t.lower in words]
 
 
 def _out_doing(c: Clause) -> Reading | None:

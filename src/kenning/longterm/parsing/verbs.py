@@ -252,6 +252,17 @@ def _taken_up(c: Clause) -> list[Reading]:
     return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
 
 
+def _picked_up(c: Clause) -> list[Reading]:
+    """ "I picked up the guitar again", "picked up running": a pastime begun, where it is
+    one by name (not "picked up milk", "picked up my kids")."""
+    p = c.parsed
+    if not any(t.lower == "up" for t in p.children(c.pred, "prt")):
+        return []
+    heads = [*objects(p, c.pred), *p.children(c.pred, "xcomp")]
+    return some(*(fact("hobby", h.text if h.pos == "VERB" else value_span(c, h), change=True)
+                  for h in heads if activity(h) and not mine(p, h)))  # fmt: skip
+
+
 def _become(c: Clause) -> list[Reading]:
     """ "I went vegan", "turned pescatarian", "I just turned 40": go and turn as "become",
     with a diet or (for turn) an age for complement."""
@@ -347,7 +358,8 @@ def _dislike(c: Clause) -> list[Reading]:
     heads = objects(p, pred) or loose_objects(p, pred)
     if not heads or not generic(p, heads[0]) or mine(p, heads[0]):
         return []
-    found = [fact("preference", value_span(c, h), verb="dislikes") for h in heads]
+    found = [fact("preference", verb_phrase(p, h) if h.pos == "VERB" else value_span(c, h),
+                  verb="dislikes") for h in heads]  # fmt: skip
     return [replace(r, negated=True) for r in some(*found)]
 
 
@@ -518,11 +530,10 @@ def _hobby_verb(c: Clause) -> list[Reading]:
     if pred.tag == "VBG" and c.tense == "present" and progressive:
         return []  # "I'm baking a cake": now, not a habit
     obj = p.child(pred, "dobj")
-    if (
-        obj is not None
-        and obj.lemma.lower() in _AMOUNTS
-        and not p.children(pred, "advmod", "acomp")
-    ):
+    # "I paint a lot lately"; not "I bake a lot better now", a comparison
+    compared = any(a.tag in ("JJR", "RBR") or a.pos == "ADJ"
+                   for a in p.children(pred, "advmod", "acomp"))  # fmt: skip
+    if obj is not None and obj.lemma.lower() in _AMOUNTS and not compared:
         return some(fact("hobby", pred.lower))  # "I knit a lot": how much, not what
     if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
         return []
@@ -718,6 +729,7 @@ def _table() -> dict[str, Frame]:
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
         (("graduate",), _graduate), (("use", "wear"), _use), (("rent",), _rent),
+        (("pick",), _picked_up),
         (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
