@@ -247,3 +247,24 @@ def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
 )  # fmt: skip
 def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
     assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # one's own home told by where it is
+        ("Our new place is in Hackney.", {("location", "Hackney", False)}),
+        ("My flat is in Leith.", {("location", "Leith", False)}),
+        ("My parents' house is in York.", set()),
+        ("My place is in chaos.", set()),
+        ("Our office is in Berlin.", set()),
+        # studies done as one's own ("doing my PhD"), the field without what hangs on it
+        ("I'm doing my PhD in chemistry.", {("education:phd in chemistry", "studies", False)}),
+        # (a school named only by its initials is not read as one)
+        ("I'm doing my PhD in chemistry at UCL.",
+         {("education:phd in chemistry", "studies", False)}),
+        ("I'm doing my taxes.", set()),
+    ],
+)  # fmt: skip
+def test_homes_and_studies_of_ones_own(text: str, facts: Facts) -> None:
+    assert _read(text) == facts

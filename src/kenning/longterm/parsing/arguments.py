@@ -358,6 +358,7 @@ def field_named(c: Clause, head: Token) -> str:
     if head.lemma.lower() in lx.EDUCATION_NOUNS | {"class"} and following is not None and (
             following.lower == "in" and following.dep == "prep"):  # fmt: skip
         noun = p.child(following, "pobj")
-        if noun is not None:
-            return p.span([*vs.value_tokens(p, head, entities=c.entities), *p.subtree(noun)])
+        if noun is not None:  # the field without what hangs on it ("at UCL")
+            field = vs.value_tokens(p, noun, entities=c.entities)
+            return p.span([*vs.value_tokens(p, head, entities=c.entities), *field])
     return span

@@ -496,6 +496,10 @@ def _be_on(c: Clause, head: Token) -> list[Reading]:
     return []
 
 
+# One's own home, told by where it is: "my flat is in Leith", "our new place is in Hackney".
+_OWN_HOMES = frozenset("place flat apartment house home condo".split())
+
+
 def _owned(c: Clause) -> list[Reading]:
     """ "my X is Y": Y as what X names ("my email is ...", "my phone is a Galaxy S21", "my
     favourite colour is green", "my hobby is woodworking", "my birthday is March 3rd")."""
@@ -508,6 +512,9 @@ def _owned(c: Clause) -> list[Reading]:
     if lemma in lx.CONTACT_NOUNS and not favourite and said:
         # Read as written, whatever the parse makes of it: "555-0100" is often no attribute.
         return _contact(c, owner, said)
+    if lemma in _OWN_HOMES:  # "our new place is in Hackney": where the speaker lives
+        homes = [t for h in preps(p, c.pred, "in") if (t := named_place(c, h)) is not None]
+        return some(*(fact("location", value_span(c, t)) for t in homes[:1]))
     if not values:  # "my pronouns are she/her": read as written
         family = lx.OWN_ATTRIBUTES.get(lemma)
         return some(fact(family, said)) if family in ("identity", "age") else []

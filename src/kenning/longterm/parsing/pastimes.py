@@ -109,9 +109,9 @@ def light(c: Clause) -> list[Reading]:
             continue  # "doing some online shopping": a spell, not a pastime
         if head.lemma.lower() in ("role", "part"):
             continue  # "I play a key role in the project"
-        if lemma == "do" and mine(p, head):
-            continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
         kind = vs.classify(p, head, entities=c.entities)
+        if lemma == "do" and mine(p, head) and kind != "education":
+            continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
         if lemma == "do" and kind in ("diet", "device"):
             out.append(fact(kind, value_span(c, head)))  # "I do intermittent fasting", "Duolingo"
             continue
@@ -132,8 +132,10 @@ def light(c: Clause) -> list[Reading]:
             continue
         out.append(fact(family, field_named(c, head)))
         if family == "education":  # "doing a PhD at Leeds University": the school too
-            out += [fact("education", value_span(c, h)) for h in preps(p, pred, "at")
-                    if school_named(c, h)]  # fmt: skip
+            # "my PhD in chemistry at UCL": the "at" may hang on the field
+            holders = [pred, head, *preps(p, head, "in")]
+            out += [fact("education", value_span(c, h)) for t in holders
+                    for h in preps(p, t, "at") if school_named(c, h)]  # fmt: skip
     return some(*out)
 
 
