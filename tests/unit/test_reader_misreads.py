@@ -110,6 +110,9 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
         ("I'm allergic to penicillin and bee stings.",
          {("allergy:penicillin", "allergic", False), ("allergy:bee stings", "allergic", False)}),
         ("I'm allergic to shellfish and very annoyed.", {("allergy:shellfish", "allergic", False)}),
+        # "my partner and I split": the noun and "I" the verb's subject, not a root of its own
+        ("My wife and I split up in March.", {("partner", "wife", True)}),
+        ("My sister and I went vegan.", {("is_a:vegan", "yes", False)}),
         # the speaker among others: "me and X"
         ("Me and my sister live in Cork.", {("location", "Cork", False)}),
         ("Help me and my wife plan a trip.", set()),
