@@ -255,6 +255,10 @@ def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
 @pytest.mark.parametrize(
     ("text", "facts"),
     [
+        # one's job told by where it is; not what it is like
+        ("My new job is with Shopify.", {("employer", "Shopify", False)}),
+        ("My job is at the office today.", set()),
+        ("My job is stressful.", set()),
         # one's own home told by where it is
         ("Our new place is in Hackney.", {("location", "Hackney", False)}),
         ("My flat is in Leith.", {("location", "Leith", False)}),

@@ -512,6 +512,11 @@ def _owned(c: Clause) -> list[Reading]:
     if lemma in lx.CONTACT_NOUNS and not favourite and said:
         # Read as written, whatever the parse makes of it: "555-0100" is often no attribute.
         return _contact(c, owner, said)
+    if lemma in lx.JOB_NOUNS and (places := [h for h in preps(p, c.pred, "at", "with", "for")
+                                             if organisation(c, h)
+                                             and not vs.is_definite(p, h)]):  # fmt: skip
+        # "My job is at a hospital in Leeds": where the speaker works
+        return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
     if lemma in _OWN_HOMES:  # "our new place is in Hackney": where the speaker lives
         homes = [t for h in preps(p, c.pred, "in") if (t := named_place(c, h)) is not None]
         return some(*(fact("location", value_span(c, t)) for t in homes[:1]))
@@ -526,6 +531,12 @@ def _owned(c: Clause) -> list[Reading]:
     family = lx.OWN_ATTRIBUTES.get(lemma)
     if family is None:
         return []
+    if (
+        family == "occupation"
+        and value.pos == "ADJ"
+        and value.lower not in lx.OCCUPATION_ADJECTIVES
+    ):
+        return []  # "my job is stressful": what it is like, not what it is
     kind = {"age": "birthday" if lemma == "birthday" else "age", "finance": lemma,
             "origin": "nationality" if lemma == "nationality" else ""}.get(family, "")  # fmt: skip
     return some(fact(family, said if family in ("age", "identity") else value_of(c, value),
