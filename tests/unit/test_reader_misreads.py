@@ -255,6 +255,10 @@ def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
 @pytest.mark.parametrize(
     ("text", "facts"),
     [
+        # "Name's Dev": a self-introduction; not a name talked about
+        ("Name's Dev, by the way.", {("name", "Dev", False)}),
+        ("The name is misleading.", set()),
+        ("The name's not important.", set()),
         # one's job told by where it is; not what it is like
         ("My new job is with Shopify.", {("employer", "Shopify", False)}),
         ("My job is at the office today.", set()),
