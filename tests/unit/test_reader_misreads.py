@@ -110,6 +110,9 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
         ("I'm allergic to penicillin and bee stings.",
          {("allergy:penicillin", "allergic", False), ("allergy:bee stings", "allergic", False)}),
         ("I'm allergic to shellfish and very annoyed.", {("allergy:shellfish", "allergic", False)}),
+        # "my partner and I split": the noun and "I" the verb's subject, not a root of its own
+        ("My wife and I split up in March.", {("partner", "wife", True)}),
+        ("My sister and I went vegan.", {("is_a:vegan", "yes", False)}),
         # the speaker among others: "me and X"
         ("Me and my sister live in Cork.", {("location", "Cork", False)}),
         ("Help me and my wife plan a trip.", set()),
@@ -221,4 +224,58 @@ def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> 
     ],
 )  # fmt: skip
 def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # "going" with where it goes; nowhere named is nothing
+        ("I love going to concerts.", {("preference:going to concerts", "loves", False)}),
+        ("I hate going to the dentist.",
+         {("preference:going to the dentist", "dislikes", False)}),
+        ("I love going.", set()),
+        # "a lot" says how much, whatever adverb follows; a comparison is no amount
+        ("I've been painting a lot lately.", {("hobby:painting", "does", False)}),
+        # a pastime picked up by name; not milk, nor one's kids
+        ("I picked up the guitar again last month.", {("hobby:guitar", "does", False)}),
+        ("I picked up milk.", set()),
+        ("I picked up my kids from school.", set()),
+        # back in a place named, now; "back in 2010" is the past
+        ("I'm back in Leeds now.", {("location", "Leeds", False)}),
+        ("I'll be back in London next week.", set()),
+        ("Back in 2010 I lived in Rome.", set()),
+        ("I was back in Leeds for Christmas.", set()),
+    ],
+)  # fmt: skip
+def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
+        # "Name's Dev": a self-introduction; not a name talked about
+        ("Name's Dev, by the way.", {("name", "Dev", False)}),
+        ("The name is misleading.", set()),
+        ("The name's not important.", set()),
+        # one's job told by where it is; not what it is like
+        ("My new job is with Shopify.", {("employer", "Shopify", False)}),
+        ("My job is at the office today.", set()),
+        ("My job is stressful.", set()),
+        # one's own home told by where it is
+        ("Our new place is in Hackney.", {("location", "Hackney", False)}),
+        ("My flat is in Leith.", {("location", "Leith", False)}),
+        ("My parents' house is in York.", set()),
+        ("My place is in chaos.", set()),
+        ("Our office is in Berlin.", set()),
+        # studies done as one's own ("doing my PhD"), the field without what hangs on it
+        ("I'm doing my PhD in chemistry.", {("education:phd in chemistry", "studies", False)}),
+        # (a school named only by its initials is not read as one)
+        ("I'm doing my PhD in chemistry at UCL.",
+         {("education:phd in chemistry", "studies", False)}),
+        ("I'm doing my taxes.", set()),
+    ],
+)  # fmt: skip
+def test_homes_and_studies_of_ones_own(text: str, facts: Facts) -> None:
     assert _read(text) == facts

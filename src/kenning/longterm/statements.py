@@ -170,6 +170,8 @@ _ROLE_AT = re.compile(
 
 # "Employer's SAP", "new number: 555-0199", "Mailing address is ...": a profile line, the
 # attribute without its "my"; read as "My employer is SAP".
+# "The name's Rafael", "Name's Dev": a self-introduction, read as "My name is Rafael".
+_THE_NAME = re.compile(r"^\W*(?:[Tt]he\s+)?[Nn]ame's\s+(?=[A-Z][a-z])")
 _BARE_ATTRIBUTE = re.compile(
     r"^\W*((?:(?:new|current|mailing|home|work|postal|cell|mobile)\s+)?(?:email|e-mail|number|"
     r"phone number|phone|address|username|handle|employer|pronouns|birthday))\s*(?:'s|is|:)\s+"
@@ -198,6 +200,7 @@ def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
             sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
             sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
             sentence = _BARE_ATTRIBUTE.sub(lambda m: f"My {m.group(1).lower()} is ", sentence)
+            sentence = _THE_NAME.sub("My name is ", sentence)
             if _ROLE_AT.match(sentence):
                 sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
             # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
@@ -221,7 +224,7 @@ def _states(sentence: str, speaker: str | None) -> bool:
     opening = opening or _NOT_ANYMORE.match(sentence) or _ROLE_AT.match(sentence)
     opening = opening or _PLACED_NOW.match(sentence) or _COUNT_NOW.search(sentence)
     opening = opening or _HOME.search(sentence) or _BARE_ATTRIBUTE.match(sentence)
-    opening = opening or _PART_OF_ME.search(sentence)
+    opening = opening or _PART_OF_ME.search(sentence) or _THE_NAME.match(sentence)
     return named or bool(opening)
 
 

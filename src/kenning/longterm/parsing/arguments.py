@@ -268,6 +268,12 @@ def verb_phrase(p: Parsed, verb: Token) -> str:
     if obj is None:
         if p.children(verb, "ccomp", "xcomp", "oprd", "attr"):
             return ""
+        if verb.lemma.lower() == "go":  # "going to concerts", "going on long walks": where
+            for prep in (t for t in p.children(verb, "prep") if t.lower in ("to", "on")):
+                to = p.child(prep, "pobj")
+                if to is not None and generic(p, to, definite_ok=True):
+                    return p.span([verb, prep, *trimmed(p, to)])
+            return ""  # "I love going": nowhere named
         return p.span([verb, *p.children(verb, "prt")])
     if not generic(p, obj, definite_ok=True):
         return ""
@@ -352,6 +358,7 @@ def field_named(c: Clause, head: Token) -> str:
     if head.lemma.lower() in lx.EDUCATION_NOUNS | {"class"} and following is not None and (
             following.lower == "in" and following.dep == "prep"):  # fmt: skip
         noun = p.child(following, "pobj")
-        if noun is not None:
-            return p.span([*vs.value_tokens(p, head, entities=c.entities), *p.subtree(noun)])
+        if noun is not None:  # the field without what hangs on it ("at UCL")
+            field = vs.value_tokens(p, noun, entities=c.entities)
+            return p.span([*vs.value_tokens(p, head, entities=c.entities), *field])
     return span

@@ -553,6 +553,14 @@ def _tense(p: Parsed, pred: Token) -> str:
     return "present"
 
 
+def _back_home(p: Parsed, pred: Token, prep: Token) -> bool:
+    """ "I'm back in Leeds": a return to a place named, told in the present (not "back in
+    2010", "back in college")."""
+    place = p.child(prep, "pobj")
+    present = pred.tag in ("VBP", "VBZ")
+    return present and place is not None and place.pos == "PROPN" and not place.text.isdigit()
+
+
 def _before(p: Parsed, pred: Token) -> bool:
     """Held only before: "until last year", "as a kid", "when I was a kid", "back in 2010"."""
     for child in p.children(pred):
@@ -565,6 +573,7 @@ def _before(p: Parsed, pred: Token) -> bool:
         if when and (child.tag == "VBD" or any(a.tag == "VBD" for a in p.children(child, "aux"))):
             return True
         back = child.dep == "advmod" and child.lower == "back"
-        if back and any(c.lower in ("in", "when") for c in p.children(child)):
-            return True  # "back in 2010", not "moved back to Chicago"
+        if back and any(c.lower in ("in", "when") and not _back_home(p, pred, c)
+                        for c in p.children(child)):  # fmt: skip
+            return True  # "back in 2010", not "moved back to Chicago", "I'm back in Leeds"
     return False

@@ -58,6 +58,8 @@ def copula(c: Clause) -> list[Reading]:
     for prep in p.children(pred, "prep"):
         out += be_prep(c, prep)
     for adv in p.children(pred, "advmod"):
+        if adv.lower == "back":  # "I'm back in London after two years in Tokyo"
+            out += [r for prep in preps_of(p, adv, "in") for r in be_prep(c, prep)]
         if adv.lower == "longer" and p.child(adv, "neg") is not None:
             gone = [r for prep in p.children(adv, "prep") for r in be_prep(c, prep)]
             out += [replace(r, revoke=True, change=True) for r in gone]
@@ -82,6 +84,11 @@ def _one_of(c: Clause, noun: Token) -> list[Reading]:
     # siblings only: "the youngest of three kids" counts no children of the speaker's
     kin = [h for h in preps(p, noun, "of") if h.lemma.lower() in _SIBLINGS and p.child(h, "nummod")]
     return some(*(fact("family", value_span(c, h)) for h in kin))
+
+
+def preps_of(p: Parsed, token: Token, *words: str) -> list[Token]:
+    """*token*'s prepositions among *words* (the prepositions, not their objects)."""
+    return [t for t in p.children(token, "prep") if t.lower in words]
 
 
 def _out_doing(c: Clause) -> Reading | None:
@@ -489,6 +496,10 @@ def _be_on(c: Clause, head: Token) -> list[Reading]:
     return []
 
 
+# One's own home, told by where it is: "my flat is in Leith", "our new place is in Hackney".
+_OWN_HOMES = frozenset("place flat apartment house home condo".split())
+
+
 def _owned(c: Clause) -> list[Reading]:
     """ "my X is Y": Y as what X names ("my email is ...", "my phone is a Galaxy S21", "my
     favourite colour is green", "my hobby is woodworking", "my birthday is March 3rd")."""
@@ -501,6 +512,14 @@ def _owned(c: Clause) -> list[Reading]:
     if lemma in lx.CONTACT_NOUNS and not favourite and said:
         # Read as written, whatever the parse makes of it: "555-0100" is often no attribute.
         return _contact(c, owner, said)
+    if lemma in lx.JOB_NOUNS and (places := [h for h in preps(p, c.pred, "at", "with", "for")
+                                             if organisation(c, h)
+                                             and not vs.is_definite(p, h)]):  # fmt: skip
+        # "My job is at a hospital in Leeds": where the speaker works
+        return some(*(fact("employer", value_span(c, name_of(c, h))) for h in places))
+    if lemma in _OWN_HOMES:  # "our new place is in Hackney": where the speaker lives
+        homes = [t for h in preps(p, c.pred, "in") if (t := named_place(c, h)) is not None]
+        return some(*(fact("location", value_span(c, t)) for t in homes[:1]))
     if not values:  # "my pronouns are she/her": read as written
         family = lx.OWN_ATTRIBUTES.get(lemma)
         return some(fact(family, said)) if family in ("identity", "age") else []
@@ -512,6 +531,12 @@ def _owned(c: Clause) -> list[Reading]:
     family = lx.OWN_ATTRIBUTES.get(lemma)
     if family is None:
         return []
+    if (
+        family == "occupation"
+        and value.pos == "ADJ"
+        and value.lower not in lx.OCCUPATION_ADJECTIVES
+    ):
+        return []  # "my job is stressful": what it is like, not what it is
     kind = {"age": "birthday" if lemma == "birthday" else "age", "finance": lemma,
             "origin": "nationality" if lemma == "nationality" else ""}.get(family, "")  # fmt: skip
     return some(fact(family, said if family in ("age", "identity") else value_of(c, value),

@@ -27,6 +27,9 @@ And it reads "we have a golden retriever called Max", where the model takes "cal
 clause of its own with the thing (and its modifiers) hung on it: the thing is the verb's
 object, and "called Max" a clause on it.
 
+And it reads "my partner and I split last year", where the model takes the noun for the root
+and "and I split" for a clause joined to it: the noun and "I" are the verb's subject.
+
 And it keeps the full stop that ends a sentence on a word it knows as an abbreviation ("I
 dropped out of my PhD."): the word is the word, and the stop a token of its own.
 """
@@ -48,7 +51,32 @@ def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
     p = _retraction_restored(_opening_state(_called_restored(_final_stop(p))))
+    p = _joint_subject(p)
     return _runs_joined(_copula_contracted(_have_restored(p)))
+
+
+def _joint_subject(p: Parsed) -> Parsed:
+    root = next((t for t in p.tokens if t.dep == "ROOT"), None)
+    if root is None or root.pos not in _NOMINAL:
+        return p
+    cc = p.child(root, "cc")
+    verbs = [v for v in p.children(root, "conj") if v.pos == "VERB" and v.i > root.i]
+    if cc is None or cc.lower != "and" or not verbs:
+        return p
+    verb = verbs[0]
+    me = [s for s in p.children(verb, "nsubj") if s.lower in ("i", "we") and s.i == cc.i + 1]
+    if not me or cc.i > me[0].i or any(t.dep == "ROOT" for t in p.tokens if t.i > root.i):
+        return p
+    changed = {
+        verb.i: replace(verb, dep="ROOT", head=verb.i),
+        root.i: replace(root, dep="nsubj", head=verb.i),
+        me[0].i: replace(me[0], dep="conj", head=root.i),
+    }
+    tokens = [changed.get(t.i, t) for t in p.tokens]
+    # what hung on the noun as the root's (the final stop, other clauses) moves to the verb
+    tokens = [replace(t, head=verb.i) if t.head == root.i and t.dep in ("punct", "conj")
+              and t.i != me[0].i else t for t in tokens]  # fmt: skip
+    return Parsed.of(p.text, tokens)
 
 
 def _called_restored(p: Parsed) -> Parsed:

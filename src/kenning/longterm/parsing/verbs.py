@@ -1,8 +1,9 @@
 """Verb frames (pure): what a clause states by its verb and the verb's arguments.
 
 "have X" states a child, a pet, a device or a condition by what X names, "like X" a
-preference, "play X" and "do X" a hobby, "was born in X" an origin. Where one lives, works and
-studies ("live in X", "move to X", "work at X", "study X") is read in
+preference, "was born in X" an origin. Pastimes and languages ("play X", "do X", "go X-ing",
+"take up X", "speak X") are read in :mod:`~kenning.longterm.parsing.pastimes`, where one
+lives, works and studies ("live in X", "move to X", "work at X", "study X") in
 :mod:`~kenning.longterm.parsing.home_work`, the verbs of change ("stop", "leave", "switch from
 X to Y") in :mod:`~kenning.longterm.parsing.changes`; :data:`VERB_FRAMES` has them all.
 """
@@ -18,11 +19,9 @@ from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import (
     Frame,
     Reading,
-    activity,
     clefted,
     contact_kind,
     fact,
-    field_named,
     generic,
     loose_objects,
     mine,
@@ -32,21 +31,17 @@ from kenning.longterm.parsing.arguments import (
     place_of,
     preps,
     qualifier,
-    school_named,
     some,
-    stopped_thing,
     value_span,
     verb_phrase,
 )
-from kenning.longterm.parsing.changes import CHANGE_GROUPS, switch
+from kenning.longterm.parsing.changes import CHANGE_GROUPS
 from kenning.longterm.parsing.clauses import Clause
 from kenning.longterm.parsing.home_work import HOME_WORK_GROUPS
 from kenning.longterm.parsing.parsed import Parsed, Token
+from kenning.longterm.parsing.pastimes import PASTIME_GROUPS, become, hobby_verb, light
 
 __all__ = ["VERB_FRAMES"]
-
-_GO_PLACES = frozenset("gym church mosque synagogue temple pool yoga pilates class classes "
-                       "practice choir rehearsal rehearsals".split())  # fmt: skip
 
 
 _HOMES = frozenset("house flat apartment condo home place bungalow cottage townhouse".split())
@@ -116,197 +111,6 @@ def _cut(c: Clause) -> list[Reading]:
     return [replace(r, negated=True) for r in some(*found)]
 
 
-def _follow(c: Clause) -> list[Reading]:
-    """ "I follow a Mediterranean diet", "I follow a low FODMAP plan": a diet; "I follow the
-    Premier League", "I follow cricket": a sport or a competition the speaker likes."""
-    p = c.parsed
-    diets = [o for o in objects(p, c.pred) if o.lemma.lower() in ("diet", "plan", "regime")
-             and vs.classify(p, o, entities=c.entities) == "diet"]  # fmt: skip
-    sports = [o for o in objects(p, c.pred) if o.lemma.lower() in _COMPETITIONS
-              or (activity(o) and not p.children(o, "det", "poss"))]  # fmt: skip
-    return some(*(fact("diet", value_span(c, o)) for o in diets),
-                *(fact("preference", value_span(c, o)) for o in sports))  # fmt: skip
-
-
-_COMPETITIONS = frozenset("league cup championship championships tour series".split())
-
-
-def _speak(c: Clause) -> list[Reading]:
-    p = c.parsed
-    heads = objects(p, c.pred)
-    # "a bit of Italian", "a little Spanish"
-    heads += [h for t in heads if t.lemma.lower() in _AMOUNTS for h in preps(p, t, "of")]
-    return some(*(fact("language", _spoken(c, h), verb="speaks") for h in heads
-                   if vs.classify(p, h, entities=c.entities) == "language"))  # fmt: skip
-
-
-def _spoken(c: Clause, head: Token) -> str:
-    """The language itself, without how well it is spoken ("fluent German" -> German)."""
-    if head.lower in lx.LANGUAGES:
-        return head.text
-    return value_span(c, head)
-
-
-_AMOUNTS = frozenset("bit little lot touch smattering".split())
-
-
-def _learn(c: Clause) -> list[Reading]:
-    out = []
-    for head in objects(c.parsed, c.pred):
-        family = vs.classify(c.parsed, head, entities=c.entities) or activity(head)
-        if family == "language":
-            out.append(fact("language", value_span(c, head), verb="is learning"))
-        elif family == "hobby":
-            out.append(fact("hobby", value_span(c, head)))
-    return some(*out)
-
-
-def _light(c: Clause) -> list[Reading]:
-    """play, do, practice, go, take: the activity is the object ("I play the guitar" ->
-    guitar, "I go climbing" -> climbing, "I take yoga classes" -> yoga classes)."""
-    p, pred = c.parsed, c.pred
-    lemma = pred.lemma.lower()
-    if lemma == "go":
-        return _go(c)
-    if pred.lower == "done":
-        return [replace(r, revoke=True, change=True) for h in preps(p, pred, "with")
-                for r in stopped_thing(c, h)]  # fmt: skip
-    if lemma == "take" and any(t.lower == "up" for t in p.children(pred, "prt")):
-        return _taken_up(c)
-    out = []
-    for head in objects(p, pred):
-        if (spoken := _language_lessons(p, head)) is not None:
-            out.append(fact("language", spoken, verb="is learning"))
-            continue
-        if head.lemma.lower() in ("game", "match", "round") and preps(p, head, "of"):
-            head = preps(p, head, "of")[0]  # "I've played 8 games of soccer"
-        elif p.child(head, "nummod") is not None or any(
-                d.lower == "some" for d in p.children(head, "det")):  # fmt: skip
-            continue  # "doing some online shopping": a spell, not a pastime
-        if head.lemma.lower() in ("role", "part"):
-            continue  # "I play a key role in the project"
-        if lemma == "do" and mine(p, head):
-            continue  # "I do all my banking online", "doing my taxes": a chore, not a pastime
-        kind = vs.classify(p, head, entities=c.entities)
-        if lemma == "do" and kind in ("diet", "device"):
-            out.append(fact(kind, value_span(c, head)))  # "I do intermittent fasting", "Duolingo"
-            continue
-        studies = kind == "education"
-        # "I'm doing the CELTA course": a course is named with its article
-        if not generic(p, head, definite_ok=lemma == "play" or (studies and lemma == "do")):
-            continue
-        family = "hobby"
-        if studies and lemma in ("do", "take"):
-            family = "education"  # "I'm doing a master's in economics", "taking a course"
-        elif lemma == "take":
-            family = vs.classify(p, head, entities=c.entities) or "hobby"
-            if head.lemma.lower() not in ("class", "lesson", "course") or family not in (
-                    "hobby", "education"):  # fmt: skip
-                continue
-        if lemma == "do" and head.lower in lx.FIELDS and family == "hobby":
-            out += _field_done(c, head)  # "I do marketing at Google": work, not a pastime
-            continue
-        out.append(fact(family, field_named(c, head)))
-        if family == "education":  # "doing a PhD at Leeds University": the school too
-            out += [fact("education", value_span(c, h)) for h in preps(p, pred, "at")
-                    if school_named(c, h)]  # fmt: skip
-    return some(*out)
-
-
-def _field_done(c: Clause, field: Token) -> list[Reading | None]:
-    """ "I do marketing at Google" (occupation, employer), "doing engineering at Delft
-    University" (what and where the speaker studies)."""
-    p = c.parsed
-    places = [h for t in (c.pred, field) for h in preps(p, t, "at", "for") if organisation(c, h)]
-    schools = [h for h in places if school_named(c, h)]
-    if schools:
-        return [fact("education", field.text), *(fact("education", value_span(c, h))
-                                                  for h in schools)]  # fmt: skip
-    return [fact("occupation", field.text),
-            *(fact("employer", value_span(c, name_of(c, h))) for h in places)]  # fmt: skip
-
-
-def _language_lessons(p: Parsed, head: Token) -> str | None:
-    """ "taking Japanese lessons", "doing French classes": the language being learned (a
-    class of one's own, "my Spanish class", is a course: education)."""
-    if head.lemma.lower() not in ("lesson", "class", "course", "tutoring") or mine(p, head):
-        return None
-    spoken = [m for m in p.children(head, "compound", "amod") if m.lower in lx.LANGUAGES]
-    return spoken[0].text if spoken else None
-
-
-def _taken_up(c: Clause) -> list[Reading]:
-    """ "I've taken up knitting", "took up the cello": a pastime begun; "took up the offer"
-    (a particular thing, not a pastime) and "took up a job" state none."""
-    p = c.parsed
-    heads = [
-        h for h in objects(p, c.pred)
-        if generic(p, h, definite_ok=True) and h.lemma.lower() not in lx.JOB_NOUNS
-        and (activity(h) or not vs.is_definite(p, h))
-    ]  # fmt: skip
-    if not heads:
-        # "Since I took up woodworking my garage is full": the gerund, whatever the parser
-        # hangs on it
-        heads = [x for x in p.children(c.pred, "xcomp") if x.tag == "VBG" and x.i > c.pred.i]
-        return some(*(fact("hobby", x.text, change=True) for x in heads))
-    return some(*(fact("hobby", value_span(c, h), change=True) for h in heads))
-
-
-def _become(c: Clause) -> list[Reading]:
-    """ "I went vegan", "turned pescatarian", "I just turned 40": go and turn as "become",
-    with a diet or (for turn) an age for complement."""
-    p, pred = c.parsed, c.pred
-    out = []
-    for comp in p.children(pred, "dobj", "acomp", "oprd", "attr"):
-        word = vs.hyphenated(p, comp).lower()
-        if word in lx.DIETS:
-            out.append(fact("diet", word, change=True))
-        elif pred.lemma.lower() == "turn" and comp.text.isdigit():
-            out.append(fact("age", comp.text, change=True))
-    return some(*out)
-
-
-def _go(c: Clause) -> list[Reading]:
-    p, pred = c.parsed, c.pred
-    if preps(p, pred, "from"):
-        return switch(c)
-    if became := _become(c):
-        return became
-    names = [h for h in preps(p, pred, "by") if vs.is_name(h, entities=c.entities)]
-    if names:
-        return some(fact("name", value_span(c, names[0]), kind="preferred name"))
-    doing = [
-        x for x in p.children(pred, "xcomp", "advcl", "dobj") if x.tag == "VBG" and x.i > pred.i
-    ]
-    places = [h for h in preps(p, pred, "to") if h.lemma.lower() in _GO_PLACES]
-    if (kind := _gone_doing(p, pred)) and (not doing or kind.endswith(f" {doing[0].text}")):
-        # "go rock climbing", "go ballroom dancing", "go fly fishing": the kind, whole
-        return some(fact("hobby", kind), *(fact("hobby", value_span(c, h)) for h in places))
-    return some(*(fact("hobby", value_span(c, h)) for h in [*doing, *places]))
-
-
-def _gone_doing(p: Parsed, pred: Token) -> str:
-    """The two or three words right after "go" that end in an "-ing" word and name a kind of
-    it ("rock climbing", "fly fishing"); "" for any other words."""
-    words = p.tokens[pred.i + 1 : pred.i + 4]
-    for n, word in enumerate(words):
-        if word.lower.endswith("ing") and word.text.isalpha() and len(word.text) > 4:
-            run = words[: n + 1]
-            kinds = ("NOUN", "PROPN", "ADJ", "VERB")
-            complements = p.children(word, "acomp", "dobj", "attr", "ccomp", "xcomp")
-            if (
-                all(t.pos in kinds and t.text.isalpha() for t in run)
-                and run[0].tag != "VBG"
-                and run[0].lower not in ("home", "back", "out", "away", "off")
-                and not complements  # "go home feeling tired"
-            ):
-                return p.span(run)
-            return ""
-        if word.pos not in ("NOUN", "PROPN", "ADJ", "VERB") or not word.text.isalpha():
-            return ""
-    return ""
-
-
 def _like(c: Clause) -> list[Reading]:
     p, pred = c.parsed, c.pred
     verb = lx.LIKE_VERBS.get(pred.lemma.lower(), "likes")
@@ -347,7 +151,8 @@ def _dislike(c: Clause) -> list[Reading]:
     heads = objects(p, pred) or loose_objects(p, pred)
     if not heads or not generic(p, heads[0]) or mine(p, heads[0]):
         return []
-    found = [fact("preference", value_span(c, h), verb="dislikes") for h in heads]
+    found = [fact("preference", verb_phrase(p, h) if h.pos == "VERB" else value_span(c, h),
+                  verb="dislikes") for h in heads]  # fmt: skip
     return [replace(r, negated=True) for r in some(*found)]
 
 
@@ -429,7 +234,7 @@ def _take(c: Clause) -> list[Reading]:
     drugs = [h for h in heads if vs.medication(c.parsed, h) and not mine(c.parsed, h)]
     if drugs:
         return some(*(fact("health", value_span(c, h)) for h in drugs))
-    return _light(c)
+    return light(c)
 
 
 def _promoted(c: Clause) -> list[Reading]:
@@ -483,50 +288,13 @@ def _drive(c: Clause) -> list[Reading]:
     return some(*out)
 
 
-def _run(c: Clause) -> list[Reading]:
-    p, pred = c.parsed, c.pred
-    out = []
-    for head in objects(p, pred):
-        if head.lemma.lower() in ("marathon", "race", "5k", "10k", "ultra", "triathlon"):
-            out.append(fact("hobby", value_span(c, head)))
-        elif head.lemma.lower() in lx.WORKPLACE_NOUNS and generic(p, head):
-            out.append(fact("employer", value_span(c, name_of(c, head))))
-    habit = (c.tense == "perfect" and pred.tag == "VBG") or pred.tag in ("VBP", "VBZ")
-    late = any(
-        t.lower in ("late", "out", "low", "short") for t in p.subtree(pred) if t.i == pred.i + 1
-    )
-    if not p.children(pred, "dobj") and habit and not p.children(pred, "prt") and not late:
-        out.append(fact("hobby", pred.text))  # not "I run late", "we run out of milk"
-    return some(*out)
-
-
 def _code(c: Clause) -> list[Reading]:
     """ "I code in Python": the language is a tool the speaker uses."""
     tools = preps(c.parsed, c.pred, "in")
     if tools:
         return some(*(fact("device", value_span(c, t)) for t in tools if t.pos == "PROPN"
                       or t.lower in lx.DEVICE_NOUNS))  # fmt: skip
-    return _hobby_verb(c)
-
-
-def _hobby_verb(c: Clause) -> list[Reading]:
-    """knit, bake, paint, volunteer...: the activity is the verb with its object as written
-    ("I knit", "I bake sourdough"), when it is a habit: the simple present, or the present
-    perfect ("I've been painting watercolors since 2018"), or begun ("I started surfing")."""
-    p, pred = c.parsed, c.pred
-    progressive = any(a.lemma == "be" for a in p.children(pred, "aux"))
-    if pred.tag == "VBG" and c.tense == "present" and progressive:
-        return []  # "I'm baking a cake": now, not a habit
-    obj = p.child(pred, "dobj")
-    if (
-        obj is not None
-        and obj.lemma.lower() in _AMOUNTS
-        and not p.children(pred, "advmod", "acomp")
-    ):
-        return some(fact("hobby", pred.lower))  # "I knit a lot": how much, not what
-    if (obj is not None and not generic(p, obj)) or preps(p, pred, "about"):
-        return []
-    return some(fact("hobby", verb_phrase(p, pred)))
+    return hobby_verb(c)
 
 
 def _eat(c: Clause) -> list[Reading]:
@@ -709,16 +477,14 @@ def _table() -> dict[str, Frame]:
     """Each verb (a lemma) with its frame."""
     table: dict[str, Frame] = {}
     groups: list[tuple[Iterable[str], Frame]] = [
-        (lx.ORIGIN_VERBS, _origin), (lx.HOBBY_VERBS, _hobby_verb),
-        (("promote",), _promoted),
-        (("see", "date"), _dating), (("speak", "sign"), _speak), (("follow",), _follow),
-        (("cut",), _cut), (("learn",), _learn),
-        (("play", "do", "practice", "practise", "go"), _light), (("take",), _take),
+        *PASTIME_GROUPS, (lx.ORIGIN_VERBS, _origin),
+        (("promote",), _promoted), (("see", "date"), _dating), (("cut",), _cut),
+        (("take",), _take),
         (lx.LIKE_VERBS, _like),
         (("hate", "dislike", "detest", "loathe", "despise", "stand"), _dislike),
         (("have", "own", "get", "adopt", "buy", "land"), _have), (("avoid",), _avoid),
         (("graduate",), _graduate), (("use", "wear"), _use), (("rent",), _rent),
-        (("drive", "ride"), _drive), (("run",), _run), (("eat", "drink"), _eat),
+        (("drive", "ride"), _drive), (("eat", "drink"), _eat),
         (("suffer", "diagnose", "recover", "struggle", "deal", "cope"), _health),
         (("earn", "make"), _earn),
         (("owe",), _owe), (("bank",), _bank), (("pay",), _pay),
@@ -727,7 +493,7 @@ def _table() -> dict[str, Frame]:
         (("reach", "contact", "text", "email", "message"), _reach),
         (("smoke",), _smoke), (("keep",), _keep),
         (("base", "locate"), _located), (("listen",), _listen),
-        (("code", "program"), _code), (("turn",), _become),
+        (("code", "program"), _code), (("turn",), become),
     ]  # fmt: skip
     groups += HOME_WORK_GROUPS + CHANGE_GROUPS
     for words, frame in groups:
