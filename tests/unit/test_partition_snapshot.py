@@ -253,6 +253,32 @@ def test_flat_file_round_trip_and_checks(tmp_path: Path) -> None:
         read_flat(path)
 
 
+def _mapped_kib(path: Path) -> int:
+    """Resident KiB of this process's mappings of *path* (/proc/self/smaps)."""
+    total, current = 0, ""
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5:
+            current = fields[5] if len(fields) > 5 else ""
+        elif fields[0] == "Rss:" and current == str(path):
+            total += int(fields[1])
+    return total
+
+
+def test_sampled_rows_are_read_from_the_file_not_through_its_mapping(tmp_path: Path) -> None:
+    """The rows a load checks come from the file: the mapping keeps (almost) none of the
+    matrix, whatever the page cache holds (a 24 MiB matrix, its writer's pages still cached)."""
+    path = tmp_path / "f"
+    matrix = np.random.default_rng(3).standard_normal((16_384, 384)).astype(np.float32)
+    write_flat(path, {}, {"m": matrix, "a": np.arange(5)}, unchecked=("m",)).replace(path)
+    _, back = read_flat(path)
+    rows = np.unique(np.linspace(0, len(matrix) - 1, num=256, dtype=np.int64))
+    assert np.array_equal(back.rows("m", rows), matrix[rows])
+    assert _mapped_kib(path) * 1024 < matrix.nbytes // 4
+    with pytest.raises(IndexError):
+        back.rows("m", np.array([len(matrix)], dtype=np.int64))
+
+
 def test_a_graph_read_with_its_snapshot_takes_erasures_and_new_rows(tmp_path: Path) -> None:
     """The graph's vectors are mapped from the snapshot's file (read only): clearing an
     erased node or adding one copies them out first."""

@@ -36,8 +36,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "FlatFileError", "folder_lock", "left_by_dead_processes", "read_flat", "temporary_name",
-    "write_flat",
+    "FlatFileError", "MappedArrays", "folder_lock", "left_by_dead_processes", "read_flat",
+    "temporary_name", "write_flat",
 ]  # fmt: skip
 
 _MAGIC = b"KENNING-FLAT\x01\n"
@@ -106,7 +106,38 @@ def write_flat(
     return tmp
 
 
-def read_flat(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
+class MappedArrays(dict[str, npt.NDArray[Any]]):
+    """A flat file's arrays by name, mapped, and a way to read a few rows of one without the
+    mapping.
+
+    A page read through a mapping stays in the process's memory until it exits, and the
+    kernel may map a whole large folio of the page cache for one fault (on a file its writer
+    has just written, reading 256 rows of a 147 MiB matrix mapped nearly all of it): rows
+    read once, such as a sample checked at load, are read with ``pread`` instead.
+    """
+
+    def __init__(self, path: Path, arrays: dict[str, npt.NDArray[Any]], offsets: dict[str, int]):
+        super().__init__(arrays)
+        self.path = path
+        self._offsets = offsets
+
+    def rows(self, name: str, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        """Rows *rows* of the array *name* (its first axis), read from the file."""
+        whole = self[name]
+        size = whole.dtype.itemsize * int(np.prod(whole.shape[1:], dtype=np.int64))
+        out = np.empty((len(rows), *whole.shape[1:]), dtype=whole.dtype)
+        with open(self.path, "rb", buffering=0) as f:
+            for i, row in enumerate(rows.tolist()):
+                if not 0 <= row < whole.shape[0]:
+                    raise IndexError(f"row {row} of {name!r} is out of range")
+                data = os.pread(f.fileno(), size, self._offsets[name] + row * size)
+                if len(data) != size:
+                    raise FlatFileError("flat file is truncated")
+                out[i] = np.frombuffer(data, dtype=whole.dtype).reshape(whole.shape[1:])
+        return out
+
+
+def read_flat(path: Path) -> tuple[dict[str, Any], MappedArrays]:
     """The meta and the arrays of a flat file, mapped copy-on-write; raises
     :class:`FlatFileError` for a file that is not whole and unchanged (OSError if it cannot
     be opened)."""
@@ -130,7 +161,7 @@ def read_flat(path: Path) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]]]:
     arrays = {s["name"]: _section(mapped, s, size) for s in sections}
     if _file_crc(path, meta, sections, header["unchecked"]) != header["crc"]:
         raise FlatFileError("flat file checksum differs")
-    return meta, arrays
+    return meta, MappedArrays(path, arrays, {s["name"]: int(s["offset"]) for s in sections})
 
 
 def _file_crc(

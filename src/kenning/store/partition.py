@@ -187,15 +187,20 @@ class Partition(GraphRows):
         """Rows added and rows removed so far: it moves whenever what is searched changes."""
         return self._n, self._removed
 
-    def check_vectors(self, sample: int = 256) -> None:
+    def check_vectors(
+        self, sample: int = 256, read: Callable[[npt.NDArray[np.int64]], F32] | None = None
+    ) -> None:
         """Raise ValueError if a sample of rows' vectors (spread over the partition) differ
         from their fingerprints: a restored matrix that is not what was saved. A no-op
-        where fingerprints are not kept (no graph config)."""
+        where fingerprints are not kept (no graph config). *read* gives the sampled rows of
+        the matrix (default: from the matrix itself; a restored one reads them from its file,
+        see :class:`~kenning.store.flat_file.MappedArrays`)."""
         if self._ann_config is None or self._n == 0:
             return
         rows = np.unique(np.linspace(0, self._n - 1, num=min(sample, self._n), dtype=np.int64))
         rows = rows[self._has_vector[rows]]
-        if rows.size and (fingerprints(self._matrix[rows]) != self._row_print[rows]).any():
+        vectors = self._matrix[rows] if read is None else read(rows)
+        if rows.size and (fingerprints(vectors) != self._row_print[rows]).any():
             raise ValueError("saved vectors differ from their fingerprints")
 
     @property

@@ -234,21 +234,22 @@ class SearchTables(search.SearchTables[_Follower], Database):
         try:
             with folder_lock(path.parent, shared=True):
                 # Under the folder's lock: the snapshot and the graph it names were put in
-                # place together, and no other process replaces either while they are mapped.
+                # place together, and no other process replaces either while they are mapped
+                # (or while the sampled rows are read from the file by name).
                 read = path.stat()
                 meta, arrays = read_flat(path)
                 graph = self._saved_graph(path, meta, arrays)
-            if meta.get("key") != key:
-                raise FlatFileError("saved for another model, weight or format")
-            generation, log_pos = int(meta["generation"]), int(meta["log_pos"])
-            if erase_generation(conn, tenant) != generation or _log_floor(conn) > log_pos:
-                # Records were erased since (or the log that names them is gone): the
-                # snapshot may hold them, and it is never read.
-                raise FlatFileError("records were erased since it was saved")
-            partition = Partition.restored(
-                meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
-            )
-            partition.check_vectors()
+                if meta.get("key") != key:
+                    raise FlatFileError("saved for another model, weight or format")
+                generation, log_pos = int(meta["generation"]), int(meta["log_pos"])
+                if erase_generation(conn, tenant) != generation or _log_floor(conn) > log_pos:
+                    # Records were erased since (or the log that names them is gone): the
+                    # snapshot may hold them, and it is never read.
+                    raise FlatFileError("records were erased since it was saved")
+                partition = Partition.restored(
+                    meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
+                )
+                partition.check_vectors(read=lambda rows: arrays.rows("_matrix", rows))
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             if read is None and isinstance(exc, FileNotFoundError):
                 return None  # removed since it was seen (another process found it stale)
