@@ -381,3 +381,24 @@ def test_the_loaded_model_keeps_its_word_table_int8() -> None:
                               env=dict(os.environ, ORT_DISABLE_TELEMETRY="1"))  # fmt: skip
         held[mode] = json.loads(done.stdout.strip().splitlines()[-1])
     assert held["folded"] - held["edited"] > 25, held
+
+
+def test_without_a_writable_temporary_folder_the_model_loads_as_shipped() -> None:
+    """A read-only container has no temporary folder for the edited model: the shipped file
+    loads instead, with one warning, and embeds the same vectors."""
+    script = textwrap.dedent("""
+        import json, logging, tempfile
+        logging.basicConfig(level=logging.WARNING, format="%(message)s")
+        from kenning.embed.minilm import MiniLMEmbedder
+
+        texts = ["where is my refund", "I moved to Lisbon last month"]
+        want = MiniLMEmbedder(threads=1).embed(texts)
+        tempfile.tempdir = "/nonexistent/kenning-test"
+        got = MiniLMEmbedder(threads=1).embed(texts)
+        print(json.dumps(got.tobytes() == want.tobytes()))
+    """)  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True, timeout=120,
+                          env=dict(os.environ, ORT_DISABLE_TELEMETRY="1"))  # fmt: skip
+    assert json.loads(done.stdout.strip().splitlines()[-1]) is True
+    assert "loading the model unedited" in done.stderr

