@@ -64,7 +64,9 @@ def configure_heap(*, arenas: int = 2, mmap_threshold: int = MMAP_THRESHOLD) -> 
     and the heap's top is given back above the same size. Call it once, before the process
     starts its threads (``kenning serve``, each server worker, ``kenning bench memory``).
 
-    >>> configure_heap()  # doctest: +SKIP
+    The threshold is 1 MiB unless given:
+
+    >>> MMAP_THRESHOLD == 1 << 20
     True
     """
     libc = _libc()
