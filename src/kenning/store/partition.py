@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
-from sys import intern
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
+from kenning.store.ann import AnnConfig, HnswIndex, evenly_spaced, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
+from kenning.store.positions import Positions, saved_positions
 from kenning.store.records import Candidate, Position
 from kenning.store.rwlock import RWLock
 
@@ -163,7 +163,7 @@ class Partition(GraphRows):
         self._roles = np.zeros(0, dtype=np.int16)
         self._kinds = np.zeros(0, dtype=np.int16)
         self._ids: list[str] = []
-        self._positions: list[Position | None] = []
+        self._positions = Positions()
         self._weights = np.zeros(0, dtype=np.float32)
         self._shared_ids = False  # some record has several rows (chunks)
         self._user_codes = _Codes()
@@ -197,7 +197,7 @@ class Partition(GraphRows):
         see :class:`~kenning.store.flat_file.MappedArrays`)."""
         if self._ann_config is None or self._n == 0:
             return
-        rows = np.unique(np.linspace(0, self._n - 1, num=min(sample, self._n), dtype=np.int64))
+        rows = evenly_spaced(self._n, sample)
         rows = rows[self._has_vector[rows]]
         vectors = self._matrix[rows] if read is None else read(rows)
         if rows.size and (fingerprints(vectors) != self._row_print[rows]).any():
@@ -244,7 +244,7 @@ class Partition(GraphRows):
             for name in _SAVED_ARRAYS:
                 whole = getattr(self, name)[:n]
                 arrays[name] = whole if keep is None else whole[keep]
-            ids, positions = self._ids[:n], self._positions[:n]
+            ids, positions = self._ids[:n], self._positions.head(n)
             if keep is not None:
                 ids, positions = [ids[i] for i in keep.tolist()], [positions[i] for i in keep]
             meta.update(
@@ -253,8 +253,8 @@ class Partition(GraphRows):
                 shared_ids=bool((arrays["_weights"] < 1).any()),
             )  # fmt: skip
             self._save_codes(meta, arrays)
-            saved_positions, meta["position_strings"] = _saved_positions(positions)
-            arrays.update(saved_positions)
+            positions_saved, meta["position_strings"] = saved_positions(positions)
+            arrays.update(positions_saved)
             graph = self._graph_saved(keep)
             if graph is not None:
                 arrays.update(graph[1])
@@ -312,7 +312,7 @@ class Partition(GraphRows):
         for code, values in zip(codes, meta["codes"], strict=True):
             code.values = list(values)
             code._codes = {value: i for i, value in enumerate(values)}
-        part._positions = _restored_positions(arrays, meta["position_strings"])
+        part._positions = Positions(arrays, meta["position_strings"])
         part._lexical = LexicalIndex.restored(meta, arrays)
         if len(part._ids) != n or len(part._positions) != n or len(part._lexical) != n:
             raise ValueError("saved partition's rows do not agree")
@@ -736,44 +736,6 @@ class Partition(GraphRows):
             top = np.arange(k)
         ranked: npt.NDArray[np.intp] = top[np.lexsort((positions[top], -scores[top]))][:k]
         return ranked
-
-
-def _saved_positions(
-    positions: Sequence[Position | None],
-) -> tuple[dict[str, npt.NDArray[Any]], list[str | None]]:
-    """Turn positions as arrays: a code into the strings (-1: no position) for the session and
-    the author, the sequence number, whether the turn asks."""
-    strings: dict[str | None, int] = {}
-    n = len(positions)
-    session = np.full(n, -1, dtype=np.int32)
-    writer = np.full(n, -1, dtype=np.int32)
-    seq = np.zeros(n, dtype=np.int64)
-    asks = np.zeros(n, dtype=np.bool_)
-    for i, pos in enumerate(positions):
-        if pos is not None:
-            session[i] = strings.setdefault(pos.session, len(strings))
-            writer[i] = strings.setdefault(pos.author, len(strings))
-            seq[i], asks[i] = pos.seq, pos.asks
-    arrays: dict[str, npt.NDArray[Any]] = {
-        "pos_session": session,
-        "pos_author": writer,
-        "pos_seq": seq,
-        "pos_asks": asks,
-    }
-    return arrays, list(strings)
-
-
-def _restored_positions(
-    arrays: dict[str, npt.NDArray[Any]], strings: list[str],
-) -> list[Position | None]:  # fmt: skip
-    """The positions :func:`_saved_positions` wrote (their strings interned again)."""
-    table = [intern(s) if s is not None else s for s in strings]
-    sessions, authors = arrays["pos_session"].tolist(), arrays["pos_author"].tolist()
-    seqs, asks = arrays["pos_seq"].tolist(), arrays["pos_asks"].tolist()
-    return [
-        None if s < 0 else Position(table[s], q, table[a] or "", k)
-        for s, a, q, k in zip(sessions, authors, seqs, asks, strict=True)
-    ]
 
 
 def _member(
