@@ -25,8 +25,8 @@ import numpy.typing as npt
 from kenning.store.ann import AnnConfig, HnswIndex, evenly_spaced, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
-from kenning.store.positions import Positions, saved_positions
 from kenning.store.records import Candidate, Position
+from kenning.store.row_columns import Positions, RowIds, saved_ids, saved_positions
 from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "listed_once"]
@@ -162,7 +162,7 @@ class Partition(GraphRows):
         self._sessions = np.zeros(0, dtype=np.int32)
         self._roles = np.zeros(0, dtype=np.int16)
         self._kinds = np.zeros(0, dtype=np.int16)
-        self._ids: list[str] = []
+        self._ids = RowIds()
         self._positions = Positions()
         self._weights = np.zeros(0, dtype=np.float32)
         self._shared_ids = False  # some record has several rows (chunks)
@@ -183,9 +183,11 @@ class Partition(GraphRows):
             return int(live.max()) if live.size else 0
 
     @property
-    def state(self) -> tuple[int, int]:
-        """Rows added and rows removed so far: it moves whenever what is searched changes."""
-        return self._n, self._removed
+    def state(self) -> tuple[int, int, bool]:
+        """Rows added and rows removed so far, and whether a graph is held: it moves whenever
+        what is searched, or how, changes (a graph built after a snapshot was saved without
+        one is saved at close, so the next process maps it instead of building it again)."""
+        return self._n, self._removed, self._ann is not None
 
     def check_vectors(
         self, sample: int = 256, read: Callable[[npt.NDArray[np.int64]], F32] | None = None
@@ -244,17 +246,18 @@ class Partition(GraphRows):
             for name in _SAVED_ARRAYS:
                 whole = getattr(self, name)[:n]
                 arrays[name] = whole if keep is None else whole[keep]
-            ids, positions = self._ids[:n], self._positions.head(n)
+            ids, positions = self._ids.head(n), self._positions.head(n)
             if keep is not None:
                 ids, positions = [ids[i] for i in keep.tolist()], [positions[i] for i in keep]
             meta.update(
-                dimension=self._dim, n=len(ids), ids=ids,
+                dimension=self._dim, n=len(ids),
                 vectorless=int(np.count_nonzero(~arrays["_has_vector"])),
                 shared_ids=bool((arrays["_weights"] < 1).any()),
             )  # fmt: skip
             self._save_codes(meta, arrays)
             positions_saved, meta["position_strings"] = saved_positions(positions)
             arrays.update(positions_saved)
+            arrays.update(saved_ids(ids))
             graph = self._graph_saved(keep)
             if graph is not None:
                 arrays.update(graph[1])
@@ -307,7 +310,7 @@ class Partition(GraphRows):
                 strict=True,
             )
         )
-        part._ids = list(meta["ids"])
+        part._ids = RowIds(arrays)
         codes = (part._user_codes, part._session_codes, part._role_codes, part._kind_codes)
         for code, values in zip(codes, meta["codes"], strict=True):
             code.values = list(values)

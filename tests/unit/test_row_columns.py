@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kenning.store.positions import Positions, saved_positions
 from kenning.store.records import Position
+from kenning.store.row_columns import Positions, RowIds, saved_ids, saved_positions
 
 positions = st.one_of(
     st.none(),
@@ -53,3 +53,21 @@ def test_arrays_of_different_lengths_are_refused() -> None:
     arrays["pos_seq"] = arrays["pos_seq"][:0]
     with pytest.raises(ValueError, match="length"):
         Positions(arrays, strings)
+
+
+@given(st.lists(st.text(max_size=12), max_size=40), st.lists(st.text(max_size=12), max_size=10))
+def test_restored_ids_read_back_as_saved(saved: list[str], added: list[str]) -> None:
+    ids = RowIds(saved_ids(saved))
+    ids.extend(added)
+    want = saved + added
+    assert len(ids) == len(want)
+    assert [ids[row] for row in range(len(want))] == want
+    assert ids.head(len(saved)) == saved
+    assert ids.head(len(want) + 3) == want
+
+
+def test_ids_whose_ends_do_not_match_their_bytes_are_refused() -> None:
+    arrays = saved_ids(["evt_01", "évt_02"])
+    arrays["id_bytes"] = arrays["id_bytes"][:-1]
+    with pytest.raises(ValueError, match="ends"):
+        RowIds(arrays)
