@@ -5,6 +5,7 @@ never undone by a snapshot; a damaged snapshot is ignored and rebuilt."""
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from kenning.search.filters import parse_filters
 from kenning.store.ann import AnnConfig
 from kenning.store.flat_file import FlatFileError, read_flat, write_flat
 from kenning.store.records import Candidate, EventWrite, ModelInfo, SessionCandidate
+from kenning.store.row_columns import RowIds
 from kenning.store.sqlite.store import SQLiteStore
 
 DIM = 32
@@ -183,8 +185,9 @@ def test_an_erasure_after_a_snapshot_is_never_undone(tmp_path: Path) -> None:
     assert len(served) == 490 and not served & set(ids[10:20])
     reopened.close()
     # Saved again on close, without the erased rows.
-    meta, _ = read_flat(snapshot(db))
-    assert not set(meta["ids"]) & set(ids[10:20])
+    _, arrays = read_flat(snapshot(db))
+    saved_ids = RowIds(arrays)
+    assert not set(saved_ids.head(len(saved_ids))) & set(ids[10:20])
 
 
 @pytest.mark.parametrize(
@@ -305,3 +308,26 @@ def test_a_graph_read_with_its_snapshot_takes_erasures_and_new_rows(tmp_path: Pa
     assert from_snapshot(again) and not {c.id for c in found} & set(erased)
     assert again.partition_status("acme").rows == len(found) == 598
     again.close()
+
+
+def test_a_snapshot_saved_before_its_graph_is_saved_again_with_it(tmp_path: Path) -> None:
+    """A process that read the rows saves a snapshot before any graph exists (a CLI search
+    that exits first); the next process builds the graph from it and, on close, saves the
+    snapshot again with the graph, so a third maps the graph instead of building it."""
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, ann=replace(SYNC, min_rows=100_000))  # no graph at 500 rows
+    fill(store, 500)
+    answers(store)
+    store.close()
+    assert "graph" not in read_flat(snapshot(db))[0]
+    builder = SQLiteStore(db, ann=SYNC)
+    found = answers(builder)
+    assert from_snapshot(builder) and builder._partitions["acme"].partition.has_graph
+    assert builder.vector_index("acme").build_s is not None  # built here
+    builder.close()
+    assert "graph" in read_flat(snapshot(db))[0]
+    mapped = SQLiteStore(db, ann=SYNC)
+    assert answers(mapped) == found and from_snapshot(mapped)
+    assert mapped._partitions["acme"].partition.has_graph
+    assert mapped.vector_index("acme").build_s is None  # came with the snapshot
+    mapped.close()

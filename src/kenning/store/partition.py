@@ -17,16 +17,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from itertools import repeat
-from sys import intern
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, HnswIndex, fingerprints
+from kenning.store.ann import AnnConfig, HnswIndex, evenly_spaced, fingerprints
 from kenning.store.graph_rows import F32, AnnStatus, GraphRows
 from kenning.store.lexical_index import LexicalIndex
 from kenning.store.records import Candidate, Position
+from kenning.store.row_columns import Positions, RowIds, saved_ids, saved_positions
 from kenning.store.rwlock import RWLock
 
 __all__ = ["AnnStatus", "IndexRows", "Partition", "RowSelector", "listed_once"]
@@ -162,8 +162,8 @@ class Partition(GraphRows):
         self._sessions = np.zeros(0, dtype=np.int32)
         self._roles = np.zeros(0, dtype=np.int16)
         self._kinds = np.zeros(0, dtype=np.int16)
-        self._ids: list[str] = []
-        self._positions: list[Position | None] = []
+        self._ids = RowIds()
+        self._positions = Positions()
         self._weights = np.zeros(0, dtype=np.float32)
         self._shared_ids = False  # some record has several rows (chunks)
         self._user_codes = _Codes()
@@ -183,9 +183,11 @@ class Partition(GraphRows):
             return int(live.max()) if live.size else 0
 
     @property
-    def state(self) -> tuple[int, int]:
-        """Rows added and rows removed so far: it moves whenever what is searched changes."""
-        return self._n, self._removed
+    def state(self) -> tuple[int, int, bool]:
+        """Rows added and rows removed so far, and whether a graph is held: it moves whenever
+        what is searched, or how, changes (a graph built after a snapshot was saved without
+        one is saved at close, so the next process maps it instead of building it again)."""
+        return self._n, self._removed, self._ann is not None
 
     def check_vectors(
         self, sample: int = 256, read: Callable[[npt.NDArray[np.int64]], F32] | None = None
@@ -197,7 +199,7 @@ class Partition(GraphRows):
         see :class:`~kenning.store.flat_file.MappedArrays`)."""
         if self._ann_config is None or self._n == 0:
             return
-        rows = np.unique(np.linspace(0, self._n - 1, num=min(sample, self._n), dtype=np.int64))
+        rows = evenly_spaced(self._n, sample)
         rows = rows[self._has_vector[rows]]
         vectors = self._matrix[rows] if read is None else read(rows)
         if rows.size and (fingerprints(vectors) != self._row_print[rows]).any():
@@ -244,17 +246,18 @@ class Partition(GraphRows):
             for name in _SAVED_ARRAYS:
                 whole = getattr(self, name)[:n]
                 arrays[name] = whole if keep is None else whole[keep]
-            ids, positions = self._ids[:n], self._positions[:n]
+            ids, positions = self._ids.head(n), self._positions.head(n)
             if keep is not None:
                 ids, positions = [ids[i] for i in keep.tolist()], [positions[i] for i in keep]
             meta.update(
-                dimension=self._dim, n=len(ids), ids=ids,
+                dimension=self._dim, n=len(ids),
                 vectorless=int(np.count_nonzero(~arrays["_has_vector"])),
                 shared_ids=bool((arrays["_weights"] < 1).any()),
             )  # fmt: skip
             self._save_codes(meta, arrays)
-            saved_positions, meta["position_strings"] = _saved_positions(positions)
-            arrays.update(saved_positions)
+            positions_saved, meta["position_strings"] = saved_positions(positions)
+            arrays.update(positions_saved)
+            arrays.update(saved_ids(ids))
             graph = self._graph_saved(keep)
             if graph is not None:
                 arrays.update(graph[1])
@@ -307,12 +310,12 @@ class Partition(GraphRows):
                 strict=True,
             )
         )
-        part._ids = list(meta["ids"])
+        part._ids = RowIds(arrays)
         codes = (part._user_codes, part._session_codes, part._role_codes, part._kind_codes)
         for code, values in zip(codes, meta["codes"], strict=True):
             code.values = list(values)
             code._codes = {value: i for i, value in enumerate(values)}
-        part._positions = _restored_positions(arrays, meta["position_strings"])
+        part._positions = Positions(arrays, meta["position_strings"])
         part._lexical = LexicalIndex.restored(meta, arrays)
         if len(part._ids) != n or len(part._positions) != n or len(part._lexical) != n:
             raise ValueError("saved partition's rows do not agree")
@@ -736,44 +739,6 @@ class Partition(GraphRows):
             top = np.arange(k)
         ranked: npt.NDArray[np.intp] = top[np.lexsort((positions[top], -scores[top]))][:k]
         return ranked
-
-
-def _saved_positions(
-    positions: Sequence[Position | None],
-) -> tuple[dict[str, npt.NDArray[Any]], list[str | None]]:
-    """Turn positions as arrays: a code into the strings (-1: no position) for the session and
-    the author, the sequence number, whether the turn asks."""
-    strings: dict[str | None, int] = {}
-    n = len(positions)
-    session = np.full(n, -1, dtype=np.int32)
-    writer = np.full(n, -1, dtype=np.int32)
-    seq = np.zeros(n, dtype=np.int64)
-    asks = np.zeros(n, dtype=np.bool_)
-    for i, pos in enumerate(positions):
-        if pos is not None:
-            session[i] = strings.setdefault(pos.session, len(strings))
-            writer[i] = strings.setdefault(pos.author, len(strings))
-            seq[i], asks[i] = pos.seq, pos.asks
-    arrays: dict[str, npt.NDArray[Any]] = {
-        "pos_session": session,
-        "pos_author": writer,
-        "pos_seq": seq,
-        "pos_asks": asks,
-    }
-    return arrays, list(strings)
-
-
-def _restored_positions(
-    arrays: dict[str, npt.NDArray[Any]], strings: list[str],
-) -> list[Position | None]:  # fmt: skip
-    """The positions :func:`_saved_positions` wrote (their strings interned again)."""
-    table = [intern(s) if s is not None else s for s in strings]
-    sessions, authors = arrays["pos_session"].tolist(), arrays["pos_author"].tolist()
-    seqs, asks = arrays["pos_seq"].tolist(), arrays["pos_asks"].tolist()
-    return [
-        None if s < 0 else Position(table[s], q, table[a] or "", k)
-        for s, a, q, k in zip(sessions, authors, seqs, asks, strict=True)
-    ]
 
 
 def _member(

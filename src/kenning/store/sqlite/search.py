@@ -75,7 +75,7 @@ _log = logging.getLogger(__name__)
 
 # Bump when what a partition holds, or how it indexes a row (tokens, stems, reply mixing,
 # fingerprints), changes: a snapshot of another format is rebuilt, never read.
-_SNAPSHOT_FORMAT = 1
+_SNAPSHOT_FORMAT = 2
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
@@ -111,7 +111,7 @@ class _Follower(Follower):
 
     log_pos: int  # the last index_log id applied
     hwm: int  # rows with a larger rowid are new to the partition
-    saved: tuple[int, int] | None = None  # the partition's state its snapshot holds
+    saved: tuple[int, int, bool] | None = None  # the partition's state its snapshot holds
     # Per reading connection: its data_version when it last caught up (nothing new since).
     seen: dict[int, int] = field(default_factory=dict)
 
