@@ -83,6 +83,35 @@ def test_a_subject_left_out(text: str, facts: Facts) -> None:
 @pytest.mark.parametrize(
     ("text", "facts"),
     [
+        # a gerund told without its "I'm" is read as with it, plans and events included
+        ("doing keto these days, any snack ideas?", {("is_a:keto", "yes", False)}),
+        ("Recovering from a torn ligament, walking with a cane.",
+         {("condition:torn ligament", "has", False)}),
+        ("Learning Korean these days.", {("language:korean", "is learning", False)}),
+        ("Playing bass in a covers band these days.", {("hobby:bass", "does", False)}),
+        ("Thinking of moving to Denver.", set()),
+        ("Going to Paris next week.", set()),
+        ("Looking for a new job.", set()),
+        ("Reading a great book about Rome.", set()),
+        ("Meeting at 3 tomorrow.", set()),
+        ("Making pasta tonight, any tips?", set()),
+        # a gerund that is a subject, and nouns in -ing
+        ("Cooking is my passion.", {("hobby:cooking", "does", False)}),
+        ("Running keeps me sane.", {("hobby:running", "does", False)}),
+        ("Morning! Quick question.", set()),
+        ("Wedding was lovely.", set()),
+        ("Something came up.", set()),
+        # about someone named before
+        ("My sister is pregnant. Expecting twins in May.", set()),
+    ],
+)  # fmt: skip
+def test_a_gerund_without_its_subject(text: str, facts: Facts) -> None:
+    assert _read(text) == facts
+
+
+@pytest.mark.parametrize(
+    ("text", "facts"),
+    [
         ("fyi i moved to Seattle", {("location", "Seattle", False)}),
         ("btw im vegan now", {("is_a:vegan", "yes", False)}),
         ("tbh i work at a bakery", {("employer", "bakery", False)}),

@@ -212,6 +212,10 @@ _BARE_VERB = re.compile(
     re.IGNORECASE,
 )
 _SPEAKER_SUBJECT = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|we|we're|we've)\b", re.IGNORECASE)
+_GERUND = re.compile(
+    r"^\W*(?:(?:just|still|also|really|mostly|currently|now|finally|slowly)\s+)*[a-z]{2,}ing\b(?!')",
+    re.IGNORECASE,
+)
 # A sentence about someone else sets the topic of a subjectless one after it.
 _SOMEONE_ELSE = re.compile(
     r"\b(?:he|she|they|his|her|their|him|them|he's|she's|they're)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
@@ -266,11 +270,22 @@ def _candidates(text: str, speaker: str | None) -> list[_Candidate]:
             found = _Candidate(_as_parsed(sentence))
         elif last is not None and _FRAGMENT.match(sentence) and len(sentence.split()) <= 8:
             out.append(_Candidate(_ended(sentence), follows=last))
+        elif _gerund_opens(sentence, before):
+            found = _Candidate(_as_parsed(f"I'm {sentence[:1].lower()}{sentence[1:]}"), "")
         last = None if found is None else len(out)
         if found is not None:
             out.append(found)
         before = sentence
     return out
+
+
+def _gerund_opens(sentence: str, before: str) -> bool:
+    """A sentence that opens with a gerund told without "I'm" ("doing intermittent fasting,
+    16:8", "Recovering from a broken wrist"), under the conditions of
+    :func:`_subject_left_out`."""
+    if sentence.rstrip().endswith("?") or asks(sentence) or not _GERUND.match(sentence):
+        return False
+    return not _SOMEONE_ELSE.search(before)
 
 
 def _as_parsed(sentence: str) -> str:

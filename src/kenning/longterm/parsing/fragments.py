@@ -2,10 +2,11 @@
 sentence without a verb.
 
 People chatting leave out the "I" ("Live in Seoul, work remotely for a US company", "Love
-hiking on weekends"). The text shell (:mod:`kenning.longterm.statements`) writes the "I" back
-before an opening verb of state or habit and parses that; :func:`speaker_restored` then keeps
-the reading only where the parse makes the restored "I" the subject of that verb, in the
-present, with no one addressed: an imperative to the assistant ("Tell me about Seoul", "Help
+hiking on weekends", "doing intermittent fasting"). The text shell
+(:mod:`kenning.longterm.statements`) writes the "I" back before an opening verb of state or
+habit ("I'm" before a gerund) and parses that; :func:`speaker_restored` then keeps the
+reading only where the parse makes the restored "I" the subject of that verb, in the present,
+with no one addressed: an imperative to the assistant ("Tell me about Seoul", "Help
 me write ...", "Play some jazz") is no statement of the speaker's.
 
 People also finish a statement in the sentence after it, without a verb: "I started uni!
@@ -78,14 +79,27 @@ def speaker_restored(p: Parsed) -> bool:
     verb = p.head(first) if first is not None and first.text == "I" else None
     if first is None or verb is None or first.dep != "nsubj" or verb.dep != "ROOT":
         return False
-    if verb.pos != "VERB" or verb.tag not in ("VBP", "VB"):
+    if verb.pos != "VERB" or verb.tag not in ("VBP", "VB", "VBG"):
         return False
     if any(t.lower in _PLEASE or (t.lower in _ADDRESSED and t.pos == "PRON") for t in p.tokens):
         return False  # "Tell me about Seoul", "Play some jazz for us", "Love you"
+    if verb.tag == "VBG":
+        return _progressive(p, verb)
     word = verb.lower
     if word in STATE_VERBS:
         return True
     return word in HABIT_VERBS and _habitual(p, verb)
+
+
+def _progressive(p: Parsed, verb: Token) -> bool:
+    """ "I'm doing intermittent fasting", restored from "doing intermittent fasting": the
+    "'m" is the gerund's auxiliary, and no other verb lacks its subject ("Cooking is my
+    passion" has the gerund for one: "I'm cooking is my passion" is no clause)."""
+    if not any(a.lemma == "be" and a.i == 1 for a in p.children(verb, "aux")):
+        return False
+    finite = ("VBZ", "VBD", "VBP")
+    return not any(t.tag in finite and t.i > verb.i and p.child(t, "nsubj", "expl") is None
+                   and t.dep not in ("aux", "auxpass") for t in p.tokens)  # fmt: skip
 
 
 def _habitual(p: Parsed, verb: Token) -> bool:
