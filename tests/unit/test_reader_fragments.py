@@ -134,6 +134,7 @@ def test_a_gerund_without_its_subject(text: str, facts: Facts) -> None:
         ("so tired of my job", set()),
         ("btw can you find flights to Denver", set()),
         ("fyi tell me about Seoul", set()),
+        ("K-pop is my thing.", {("hobby:k-pop", "does", False)}),
     ],
 )  # fmt: skip
 def test_discourse_openers(text: str, facts: Facts) -> None:
@@ -144,6 +145,8 @@ def test_openers_are_left_out_before_the_parse() -> None:
     assert candidate_sentences("fyi i moved to Seattle") == ["I moved to Seattle."]
     assert candidate_sentences("btw love hiking on weekends") == ["I love hiking on weekends."]
     assert candidate_sentences("so tired of my job") == ["so tired of my job."]
+    assert candidate_sentences("Random House is my employer.") == ["Random House is my employer."]
+    assert candidate_sentences("random but i moved to Austin") == ["I moved to Austin."]
 
 
 @pytest.mark.parametrize(

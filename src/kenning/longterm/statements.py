@@ -186,13 +186,13 @@ _OPENER = re.compile(
     r"^\W*(by the way|to be honest|just so you know|for what it'?s worth|heads up|random(?:ly)?"
     r"|fyi|btw|tbh|tbf|ngl|imo|imho|fwiw|lol|lmao|omg|ugh|welp|yeah|yep|yup|ok(?:ay)?|kk?"
     r"|anyways?|alright|h[ae]h[ae]\w*|hm+|so|well|and|also|plus|oh|ah|but"
-    r"|(?:(?:big|quick|small|little|some|good|exciting)\s+)?(?:news|update))\b(?!')"
+    r"|(?:(?:big|quick|small|little|some|good|exciting)\s+)?(?:news|update))\b(?![-'’])"
     r"(\s*[,:;!.…]+)?\s*",
     re.IGNORECASE,
 )
 _HARD_OPENERS = frozenset(
-    "by the way|to be honest|just so you know|for what it's worth|for what its worth|heads up|"
-    "random|randomly|fyi|btw|tbh|tbf|ngl|imo|imho|fwiw|lol|lmao|omg|ugh|welp|yeah|yep|yup|ok|"
+    "by the way|to be honest|just so you know|for what it's worth|for what its worth|"
+    "fyi|btw|tbh|tbf|ngl|imo|imho|fwiw|lol|lmao|omg|ugh|welp|yeah|yep|yup|ok|"
     "okay|k|kk|anyway|anyways|alright".split("|")
 )
 # After a soft opener ("so", "well", "update"), what shows it was one: the speaker, or a
@@ -313,9 +313,10 @@ def _ended(sentence: str) -> str:
 def _unopened(sentence: str) -> str:
     """*sentence* without the discourse openers it starts with ("fyi", "btw", "tbh", "ok
     so", "lol", "by the way"): they carry no fact, and before a sentence told without its
-    subject they make the parser misread it. "so", "well", "and", "also", "oh", "but" and
-    "update" are openers only before a comma or a colon, another opener, the speaker or a
-    "not" ("so I moved ...", "update: not vegan anymore"; not "so tired of my job")."""
+    subject they make the parser misread it. "so", "well", "and", "also", "oh", "but",
+    "random", "heads up" and "update" are openers only before a comma or a colon, another
+    opener, the speaker or a "not" ("so I moved ...", "update: not vegan anymore"; not "so
+    tired of my job", "Random House")."""
     rest = sentence
     while (found := _OPENER.match(rest)) is not None:
         after = rest[found.end() :]
