@@ -34,7 +34,6 @@ FIX_HALF_MISSES = frozenset(
         "I switched from Deloitte to KPMG.",  # an employer or a bank? nothing says which
         "I'm a second-year law student.",
         "I love classical music and old movies.",
-        "fyi i moved to seattle",  # the parser takes "to seattle" for an infinitive
         "My phone number changed, it's 555-9000 now.",
         "Scratch that, I'm in Lyon not Nice.",  # "Nice" is hung outside the clause
         "Because I live in Kyoto, I bike everywhere.",  # "bike" is read as a pastime
@@ -45,7 +44,7 @@ FIX_HALF_MISSES = frozenset(
     }
 )
 # How many sentences of the "check" half the reader reads as labelled (a floor: it may rise).
-CHECK_HALF_FLOOR = 241
+CHECK_HALF_FLOOR = 242
 
 
 _READER: list[ParsedStatements] = []

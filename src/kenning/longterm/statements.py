@@ -15,14 +15,15 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from kenning.errors import ModelUnavailable
 from kenning.longterm.extract import extract_facts
 from kenning.longterm.parsing.clauses import asks, jokes
+from kenning.longterm.parsing.fragments import HABIT_VERBS, STATE_VERBS, speaker_restored
 from kenning.longterm.parsing.lexicon import DIETS, FAMILY_NOUNS, OCCUPATIONS, PETS, RELATIONS
 from kenning.longterm.parsing.parsed import Parsed
-from kenning.longterm.parsing.reader import read_statements
+from kenning.longterm.parsing.reader import read_continuation, read_statements
 from kenning.records import Event, FactDraft, Role
 
 __all__ = [
@@ -179,34 +180,168 @@ _BARE_ATTRIBUTE = re.compile(
     re.IGNORECASE,
 )
 
+# Discourse openers: chat abbreviations and interjections ("fyi", "btw", "tbh", "ngl", "lol",
+# "ok so"), and the asides also said at a sentence's end ("by the way", "to be honest").
+_OPENER = re.compile(
+    r"^\W*(by the way|to be honest|just so you know|for what it'?s worth|heads up|random(?:ly)?"
+    r"|fyi|btw|tbh|tbf|ngl|imo|imho|fwiw|lol|lmao|omg|ugh|welp|yeah|yep|yup|ok(?:ay)?|kk?"
+    r"|anyways?|alright|h[ae]h[ae]\w*|hm+|so|well|and|also|plus|oh|ah|but"
+    r"|(?:(?:big|quick|small|little|some|good|exciting)\s+)?(?:news|update))\b(?![-'’])"
+    r"(\s*[,:;!.…]+)?\s*",
+    re.IGNORECASE,
+)
+_HARD_OPENERS = frozenset(
+    "by the way|to be honest|just so you know|for what it's worth|for what its worth|"
+    "fyi|btw|tbh|tbf|ngl|imo|imho|fwiw|lol|lmao|omg|ugh|welp|yeah|yep|yup|ok|"
+    "okay|k|kk|anyway|anyways|alright".split("|")
+)
+# After a soft opener ("so", "well", "update"), what shows it was one: the speaker, or a
+# withdrawal or a change told without the subject ("so not vegan anymore").
+_SPEAKER_FIRST = re.compile(
+    r"(?:i|i'm|im|i've|ive|i'd|we|we're|we've|my|our|not|no longer|just|never|still)\b",
+    re.IGNORECASE,
+)
+# An opening verb of state or habit in its bare form, after adverbs of time or degree or a
+# "don't": "Live in Seoul", "Really love hiking", "Don't like olives" (not "Lives in Seoul":
+# someone else's).
+_BARE_VERB = re.compile(
+    r"^\W*(?:(?:just|still|also|really|mostly|currently|now|usually|honestly|totally|"
+    r"absolutely|kinda|only|actually|genuinely|do(?:n'?t|\s+not)|never)\s+)*(?:"
+    + "|".join(sorted(STATE_VERBS | HABIT_VERBS, key=len, reverse=True))
+    + r")\b(?!')",
+    re.IGNORECASE,
+)
+_SPEAKER_SUBJECT = re.compile(r"\b(?:i|i'm|im|i've|ive|i'd|we|we're|we've)\b", re.IGNORECASE)
+_GERUND = re.compile(
+    r"^\W*(?:(?:just|still|also|really|mostly|currently|now|finally|slowly)\s+)*[a-z]{2,}ing\b(?!')",
+    re.IGNORECASE,
+)
+# A sentence about someone else sets the topic of a subjectless one after it.
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:he|she|they|his|her|their|him|them|he's|she's|they're)\b|\b(?:my|our)\s+(?:\w+\s+)?(?:"
+    + "|".join(sorted(RELATIONS, key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+# A short sentence with a preposition that may finish the statement before it ("Engineering
+# at Monash."); whether it has no verb and fits is decided on its parse.
+_FRAGMENT = re.compile(r"^[^?]*\b(?:at|in|for|with)\b[^?]*$", re.IGNORECASE)
+
 
 def candidate_sentences(text: str, *, speaker: str | None = None) -> list[str]:
     """The sentences of *text* that may state something about its speaker, as they are
-    parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so).
+    parsed (a lower-case "i" written "I": the parser reads "i live in austin" better so; an
+    opening told without its subject with its "I" written back: "Live in Seoul" as "I live in
+    Seoul").
 
     >>> candidate_sentences("Can you help? Big news: i moved to Lisbon. Thanks!")
     ['I moved to Lisbon.']
+    >>> candidate_sentences("btw love hiking on weekends")
+    ['I love hiking on weekends.']
     """
-    out = []
+    return [c.text for c in _candidates(text, speaker) if c.follows is None]
+
+
+class _Candidate(NamedTuple):
+    """A sentence to parse: a statement, one whose subject was written back (*restored*:
+    the sentence as typed, or ``""`` where it states nothing as typed), or a fragment without
+    a verb that may finish the statement at index *follows*."""
+
+    text: str
+    restored: str | None = None
+    follows: int | None = None
+
+
+def _candidates(text: str, speaker: str | None) -> list[_Candidate]:
+    out: list[_Candidate] = []
+    last: int | None = None  # the statement made by the sentence before, if any
+    before = ""
     for sentence in _sentences(text):
-        sentence = sentence.strip()
+        sentence = _unopened(sentence.strip())
+        found: _Candidate | None = None
         if not sentence or len(sentence) > _MAX_CHARS:
-            continue
-        if _states(sentence, speaker):
-            for pattern, written in _LOWER_I:
-                sentence = pattern.sub(written, sentence)
-            for noise in _NOISE:
-                sentence = noise.sub("", sentence)
-            sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
-            sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
-            sentence = _BARE_ATTRIBUTE.sub(lambda m: f"My {m.group(1).lower()} is ", sentence)
-            sentence = _THE_NAME.sub("My name is ", sentence)
-            if _ROLE_AT.match(sentence):
-                sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
-            # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence
-            # once it ends like one.
-            out.append(sentence if sentence[-1:] in ".!?" else f"{sentence}.")
+            pass
+        elif _subject_left_out(sentence, before):
+            # "Golf is not my passion anymore": where the "I" does not fit, the sentence is
+            # read as it was typed
+            typed = _as_parsed(sentence) if _states(sentence, speaker) else ""
+            found = _Candidate(_as_parsed(f"I {sentence[:1].lower()}{sentence[1:]}"), typed)
+        elif _states(sentence, speaker):
+            found = _Candidate(_as_parsed(sentence))
+        elif last is not None and _FRAGMENT.match(sentence) and len(sentence.split()) <= 8:
+            out.append(_Candidate(_ended(sentence), follows=last))
+        elif _gerund_opens(sentence, before):
+            found = _Candidate(_as_parsed(f"I'm {sentence[:1].lower()}{sentence[1:]}"), "")
+        last = None if found is None else len(out)
+        if found is not None:
+            out.append(found)
+        before = sentence
     return out
+
+
+def _gerund_opens(sentence: str, before: str) -> bool:
+    """A sentence that opens with a gerund told without "I'm" ("doing intermittent fasting,
+    16:8", "Recovering from a broken wrist"), under the conditions of
+    :func:`_subject_left_out`."""
+    if sentence.rstrip().endswith("?") or asks(sentence) or not _GERUND.match(sentence):
+        return False
+    return not _SOMEONE_ELSE.search(before)
+
+
+def _as_parsed(sentence: str) -> str:
+    """*sentence* as it is parsed: "i" written "I", asides and openers left out, profile
+    lines and fragments given the words the parser needs."""
+    for pattern, written in _LOWER_I:
+        sentence = pattern.sub(written, sentence)
+    for noise in _NOISE:
+        sentence = noise.sub("", sentence)
+    sentence = _NOT_ANYMORE.sub("I'm ", sentence.strip())
+    sentence = _PAST_BEFORE_NAME.sub(lambda m: m.group().lower(), sentence)
+    sentence = _BARE_ATTRIBUTE.sub(lambda m: f"My {m.group(1).lower()} is ", sentence)
+    sentence = _THE_NAME.sub("My name is ", sentence)
+    if _ROLE_AT.match(sentence):
+        sentence = f"I'm a {sentence[:1].lower()}{sentence[1:]}"
+    return _ended(sentence)
+
+
+def _ended(sentence: str) -> str:
+    # The parser learnt from punctuated text: "I can't eat gluten" parses as a sentence once
+    # it ends like one.
+    return sentence if sentence[-1:] in ".!?" else f"{sentence}."
+
+
+def _unopened(sentence: str) -> str:
+    """*sentence* without the discourse openers it starts with ("fyi", "btw", "tbh", "ok
+    so", "lol", "by the way"): they carry no fact, and before a sentence told without its
+    subject they make the parser misread it. "so", "well", "and", "also", "oh", "but",
+    "random", "heads up" and "update" are openers only before a comma or a colon, another
+    opener, the speaker or a "not" ("so I moved ...", "update: not vegan anymore"; not "so
+    tired of my job", "Random House")."""
+    rest = sentence
+    while (found := _OPENER.match(rest)) is not None:
+        after = rest[found.end() :]
+        if not after.strip():
+            break
+        word = found.group(1).lower()
+        soft = word not in _HARD_OPENERS and not word.startswith(("hm", "ha", "he"))
+        soft = soft and not found.group(2)
+        if soft and not (_OPENER.match(after) or _SPEAKER_FIRST.match(after)):
+            break
+        rest = after
+    return rest
+
+
+def _subject_left_out(sentence: str, before: str) -> bool:
+    """An opening verb of state or habit told without its subject ("Live in Seoul", "Love
+    hiking on weekends", "Don't like olives"), not asked, and not after a sentence about
+    someone else ("My parents retired. Live in Spain now." is about them). Whether it is the
+    speaker's is decided on its parse (:func:`~kenning.longterm.parsing.fragments.
+    speaker_restored`)."""
+    if sentence.rstrip().endswith("?") or asks(sentence) or not _BARE_VERB.match(sentence):
+        return False
+    if _SPEAKER_SUBJECT.search(sentence):
+        return False  # "Love it, I live here now": the subject is said
+    return not _SOMEONE_ELSE.search(before)
 
 
 def _states(sentence: str, speaker: str | None) -> bool:
@@ -308,18 +443,34 @@ class ParsedStatements:
         if self._fallen_back:
             return self._rules.read(events)
         users = [e for e in events if e.role is Role.USER and not jokes(e.content)]
-        batch = [(e, s) for e in users for s in candidate_sentences(e.content, speaker=_speaker(e))]
+        batch: list[tuple[Event, _Candidate]] = []
+        for event in users:
+            first = len(batch)
+            for c in _candidates(event.content, _speaker(event)):
+                follows = None if c.follows is None else first + c.follows
+                batch.append((event, c._replace(follows=follows)))
+        typed = [c.restored for _, c in batch if c.restored]
         try:
-            parsed = self._parser.parse([s for _, s in batch])
+            parsed = self._parser.parse([*(c.text for _, c in batch), *typed])
         except ModelUnavailable as exc:
             log.warning("fact extraction reads with the rules: %s", exc)
             self._fallen_back = True
             return self._rules.read(events)
+        as_typed = iter(parsed[len(batch) :])
         out: list[FactDraft] = []
-        for (event, _), sentence in zip(batch, parsed, strict=True):
-            drafts = read_statements(
-                sentence, said=event.at, speaker=_speaker(event), entities=self._parser.entities
-            )
+        for (event, c), sentence in zip(batch, parsed[: len(batch)], strict=True):
+            speaker, entities = _speaker(event), self._parser.entities
+            if c.follows is not None:
+                drafts = read_continuation(parsed[c.follows], sentence, said=event.at,
+                                           speaker=speaker, entities=entities)  # fmt: skip
+            else:
+                original = next(as_typed) if c.restored else None
+                if c.restored is not None and not speaker_restored(sentence):
+                    if original is None:
+                        continue
+                    sentence = original
+                drafts = read_statements(sentence, said=event.at, speaker=speaker,
+                                         entities=entities)  # fmt: skip
             out.extend(replace(d, source_event_id=event.id) for d in drafts)
         return out
 

@@ -254,6 +254,8 @@ def _inherited(p: Parsed, pred: Token) -> Token | None:
         return None
     if pred.dep == "conj" and head.pos in ("VERB", "AUX", "ADJ"):
         return head
+    if _listed(p, pred, head):
+        return head
     if pred.dep == "pcomp" and (up := p.head(head)) is not None and up.pos in ("NOUN", "PROPN"):
         return None  # "after a year of eating meat": a noun's gerund, not a clause
     if pred.dep == "advcl" and pred.tag == "VB":
@@ -261,6 +263,18 @@ def _inherited(p: Parsed, pred: Token) -> Token | None:
     if pred.dep in ("xcomp", "pcomp", "advcl", "acomp") and pred.tag in ("VB", "VBG", "VBN"):
         return next((up for up in [head, *p.ancestors(head)] if up.pos in ("VERB", "AUX")), None)
     return None
+
+
+def _listed(p: Parsed, pred: Token, head: Token) -> bool:
+    """A verb listed after another with only a comma between, in the same tense ("I live in
+    Seoul, work remotely for a US company"): the parser leaves it unattached (``dep``), but
+    it is coordinated all the same."""
+    if pred.dep != "dep" or head.pos != "VERB" or pred.pos != "VERB" or pred.i < head.i:
+        return False
+    if p.child(pred, "nsubj", "nsubjpass") is not None or p[pred.i - 1].text != ",":
+        return False
+    present = ("VBP", "VBZ", "VB")
+    return pred.tag == head.tag or (pred.tag in present and head.tag in present)
 
 
 def _opens(p: Parsed, pred: Token) -> bool:

@@ -26,12 +26,13 @@ from kenning.longterm.parsing import lexicon as lx
 from kenning.longterm.parsing import values as vs
 from kenning.longterm.parsing.arguments import Reading, activity, fact
 from kenning.longterm.parsing.clauses import Clause, Sentence, clauses, follows_from, sentence_of
+from kenning.longterm.parsing.fragments import continued
 from kenning.longterm.parsing.frames import read_clause, settle
 from kenning.longterm.parsing.parsed import Parsed, Token
 from kenning.longterm.parsing.repairs import repaired
 from kenning.records import USER, FactCategory, FactDraft, FactSource
 
-__all__ = ["read_statements"]
+__all__ = ["read_continuation", "read_statements"]
 
 _CATEGORIES = {
     "allergy": FactCategory.HEALTH, "health": FactCategory.HEALTH,
@@ -78,6 +79,27 @@ def read_statements(
         draft = _draft(reading, USER, hedged=False, start=start)
         out.setdefault((draft.subject, draft.attribute, draft.qualifier, draft.revoke), draft)
     return list(out.values())
+
+
+def read_continuation(
+    previous: Parsed,
+    fragment: Parsed,
+    *,
+    said: datetime,
+    speaker: str | None = None,
+    entities: bool = True,
+) -> list[FactDraft]:
+    """The facts *fragment*, a sentence without a verb, adds to the first-person statement
+    *previous* said right before it ("I started uni! Engineering at Monash.": education
+    engineering and Monash; see :func:`~kenning.longterm.parsing.fragments.continued`).
+
+    >>> read_continuation(Parsed.of("", ()), Parsed.of("", ()), said=datetime(2026, 1, 1))
+    []
+    """
+    first = sentence_of(repaired(previous), speaker=speaker, entities=entities)
+    then = sentence_of(repaired(fragment), speaker=speaker, entities=entities)
+    start = stated_start(fragment.text, said)
+    return [_draft(r, USER, hedged=False, start=start) for r in continued(first, then)]
 
 
 def _consumed(p: Parsed, pred: Token) -> bool:

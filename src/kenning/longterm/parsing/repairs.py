@@ -30,6 +30,11 @@ object, and "called Max" a clause on it.
 And it reads "my partner and I split last year", where the model takes the noun for the root
 and "and I split" for a clause joined to it: the noun and "I" are the verb's subject.
 
+And it reads a place typed in lower case after a verb of moving ("i moved to seattle") as an
+infinitive ("to" and a verb "seattle" with nothing of its own): in a sentence without
+capitals but "I", a bare word there that is no verb one moves to do ("moved to study") is
+the place.
+
 And it keeps the full stop that ends a sentence on a word it knows as an abbreviation ("I
 dropped out of my PhD."): the word is the word, and the stop a token of its own.
 """
@@ -38,7 +43,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from kenning.longterm.parsing.lexicon import RETRACT_VERBS
+from kenning.longterm.parsing.lexicon import MOVE_VERBS, RETRACT_VERBS
 from kenning.longterm.parsing.parsed import Parsed, Token
 
 __all__ = ["repaired"]
@@ -51,6 +56,7 @@ def repaired(p: Parsed) -> Parsed:
     """*p* with each run of side-by-side sibling objects made one noun phrase, and a
     verbless "X's Y" read as "X is Y"."""
     p = _retraction_restored(_opening_state(_called_restored(_final_stop(p))))
+    p = _typed_place(p)
     p = _joint_subject(p)
     return _runs_joined(_copula_contracted(_have_restored(p)))
 
@@ -77,6 +83,29 @@ def _joint_subject(p: Parsed) -> Parsed:
     tokens = [replace(t, head=verb.i) if t.head == root.i and t.dep in ("punct", "conj")
               and t.i != me[0].i else t for t in tokens]  # fmt: skip
     return Parsed.of(p.text, tokens)
+
+
+# What one moves to do, told bare: "we moved to retire", "I moved to study".
+_MOVED_TO_DO = frozenset("study work retire teach help live stay be rest heal recover".split())
+
+
+def _typed_place(p: Parsed) -> Parsed:
+    if any(t.text[:1].isupper() for t in p.tokens if t.lower not in ("i", "i'm", "i've")):
+        return p
+    for x in p.tokens:
+        verb, to = p.head(x), p.child(x, "aux")
+        if verb is None or to is None or x.dep != "xcomp" or x.tag != "VB":
+            continue
+        if verb.lemma.lower() not in MOVE_VERBS or to.lower != "to" or x.lower in _MOVED_TO_DO:
+            continue
+        if len(p.children(x)) != 1 or not x.text.isalpha():
+            continue
+        changed = {
+            to.i: replace(to, pos="ADP", tag="IN", dep="prep", head=verb.i),
+            x.i: replace(x, lemma=x.lower, pos="PROPN", tag="NNP", dep="pobj", head=to.i),
+        }
+        return Parsed.of(p.text, [changed.get(t.i, t) for t in p.tokens])
+    return p
 
 
 def _called_restored(p: Parsed) -> Parsed:
