@@ -17,13 +17,15 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
+from kenning.store.ann import AnnConfig, HnswIndex, evenly_spaced, hnsw_available, nodes_to_fetch
 
 __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
 # Nodes a build adds between looks at its cancel flag (a closing store waits for one step).
 _BUILD_CHUNK = 512
+# Rows the graph's 8-bit ranges are learnt from (spread over the rows it is built from).
+_TRAIN_ROWS = 20_000
 # Nodes left without a row are excluded from searches; past this share of the graph it is
 # rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
 _EXCLUDED_SHARE = 0.125
@@ -415,6 +417,7 @@ class GraphRows:
             _, first = np.unique(prints[positions], return_index=True)
             reps = positions[np.sort(first)]
             index = HnswIndex(self._dim, m=cfg.m, ef_construction=cfg.ef_construction)
+            index.train(matrix[reps[evenly_spaced(reps.size, _TRAIN_ROWS)]])
             for at in range(0, reps.size, _BUILD_CHUNK):
                 if self._cancel.is_set():
                     return
@@ -570,7 +573,7 @@ class GraphRows:
                 allowed[picked[picked >= 0]] = True
             elif self._excluded:
                 allowed = self._node_rep >= 0
-            nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
+            nodes = index.search(query, nodes_to_fetch(k), ef_search=cfg.ef_search, allowed=allowed)
             scores, positions = self._pending_nearest(query, k, mask)
             if nodes.size == 0 and not scores:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
