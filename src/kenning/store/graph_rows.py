@@ -67,6 +67,9 @@ class GraphRows:
     _dim: int
     _removed: int
     _matrix: F32
+    # Reads rows of the matrix from the snapshot file it is mapped from, while no row of it
+    # has changed (None otherwise): see _vectors.
+    _file_rows: Callable[[npt.NDArray[np.int64]], F32] | None
     _has_vector: npt.NDArray[np.bool_]
     _alive: npt.NDArray[np.bool_]
     _row_print: npt.NDArray[np.uint64]
@@ -349,6 +352,14 @@ class GraphRows:
             row = int(row_next[row])
         return np.asarray(found, dtype=np.int64)
 
+    def _vectors(self, rows: npt.NDArray[np.int64]) -> F32:
+        """The vectors of a search's few *rows*. A matrix restored from a snapshot is mapped
+        from its file, and reading a row through the mapping can map a large folio of it
+        (most of a 147 MiB matrix for a cold search's candidates); while the rows are as
+        saved, they are read from the file instead."""
+        reader = self._file_rows
+        return self._matrix[rows] if reader is None else reader(rows)
+
     def _pending_nearest(
         self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.int64]]]:
@@ -358,7 +369,7 @@ class GraphRows:
             rows = rows[mask[rows]]
         if rows.size == 0:
             return [], []
-        scores = self._matrix[rows] @ query
+        scores = self._vectors(rows) @ query
         if rows.size > k:
             # Rows tied with the k-th score all stay: ties are ranked by insertion order.
             kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
@@ -577,7 +588,7 @@ class GraphRows:
             scores, positions = self._pending_nearest(query, k, mask)
             if nodes.size == 0 and not scores:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-            node_scores = self._matrix[self._node_rep[nodes]] @ query
+            node_scores = self._vectors(self._node_rep[nodes]) @ query
             total, last = 0, np.inf
             for i in np.argsort(-node_scores, kind="stable").tolist():
                 score = node_scores[i]

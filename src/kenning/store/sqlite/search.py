@@ -248,8 +248,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
                     # snapshot may hold them, and it is never read.
                     raise FlatFileError("records were erased since it was saved")
                 partition = Partition.restored(
-                    meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
-                )
+                    meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph,
+                    file_rows=lambda rows: arrays.rows("_matrix", rows),
+                )  # fmt: skip
                 partition.check_vectors(read=lambda rows: arrays.rows("_matrix", rows))
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             if read is None and isinstance(exc, FileNotFoundError):
