@@ -470,7 +470,7 @@ def test_an_index_file_of_the_previous_format_is_rebuilt(
 ) -> None:
     index = HnswIndex(DIM, m=16, ef_construction=32)
     index.add(data[:100])
-    old = index.dumps().replace(b'"format": 2', b'"format": 1')
+    old = index.dumps().replace(b'"format": 3', b'"format": 2')
     with pytest.raises(ValueError, match="format"):
         HnswIndex.loads(old, lambda prints: data[:100])
     path = tmp_path / "m.db"
@@ -479,7 +479,7 @@ def test_an_index_file_of_the_previous_format_is_rebuilt(
     assert store.vector_index("acme").state == "ready"
     store.close()
     (index_file,) = (tmp_path / "m.db.ann").glob("*.hnsw")
-    index_file.write_bytes(index_file.read_bytes().replace(b'"format": 2', b'"format": 1'))
+    index_file.write_bytes(index_file.read_bytes().replace(b'"format": 3', b'"format": 2'))
     for snapshot in (tmp_path / "m.db.ann").glob("*.part*"):
         snapshot.unlink()  # the partition is read from the rows, and the graph file with it
     reopened = SQLiteStore(path, ann=SYNC)

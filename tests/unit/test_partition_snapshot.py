@@ -331,3 +331,48 @@ def test_a_snapshot_saved_before_its_graph_is_saved_again_with_it(tmp_path: Path
     assert mapped._partitions["acme"].partition.has_graph
     assert mapped.vector_index("acme").build_s is None  # came with the snapshot
     mapped.close()
+
+
+def test_rows_are_read_from_the_file_that_was_mapped_after_another_replaced_it(
+    tmp_path: Path,
+) -> None:
+    """Another process may put a new snapshot in place while this one searches the old:
+    rows are read through the descriptor of the file that was mapped, not by its name."""
+    path = tmp_path / "f"
+    old = np.arange(12, dtype=np.float32).reshape(4, 3)
+    write_flat(path, {}, {"m": old}).replace(path)
+    _, back = read_flat(path)
+    write_flat(path, {}, {"m": -old}).replace(path)  # renamed over it
+    assert np.array_equal(back.rows("m", np.array([3, 1], dtype=np.int64)), old[[3, 1]])
+
+
+def test_a_restored_partition_reads_its_candidates_rows_from_the_file_until_one_changes(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "m.db"
+    store = SQLiteStore(db, ann=SYNC)
+    ids = fill(store, 500)
+    query = vectors(1, 5)[0]
+    store.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=10)  # loads, saves
+    store.close()
+    reopened = SQLiteStore(db, ann=SYNC)
+    want = reopened.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=10)
+    partition = reopened._partitions["acme"].partition
+    assert from_snapshot(reopened) and partition.has_graph
+    reader = partition._file_rows
+    assert reader is not None
+    asked: list[int] = []
+
+    def counted(rows: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+        asked.extend(rows.tolist())
+        return reader(rows)
+
+    partition._file_rows = counted
+    assert reopened.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=10) == want
+    assert 10 <= len(asked) < 500  # the candidates' rows, from the file
+    reopened.forget(Scope("acme"), ids=[want[0].id])
+    assert partition._file_rows is None  # a row changed: the matrix is read from now on
+    after = reopened.nearest(Scope("acme"), query, model=MODEL, filters=ALL, limit=10)
+    assert [c.id for c in after][:9] == [c.id for c in want][1:10]
+    assert want[0].id in ids
+    reopened.close()

@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,17 @@ import numpy.typing as npt
 
 from kenning.checks import check_numbers
 
-__all__ = ["AnnConfig", "HnswIndex", "evenly_spaced", "fingerprints", "hnsw_available"]
+__all__ = [
+    "AnnConfig", "HnswIndex", "evenly_spaced", "fingerprints", "hnsw_available", "nodes_to_fetch",
+]  # fmt: skip
 
 _log = logging.getLogger(__name__)
 
 F32 = npt.NDArray[np.float32]
 _MAGIC = b"KENNING-HNSW\x01\n"
-# 2: one node per distinct vector, fingerprints only (1 held a node per row and its rowid).
-_FORMAT = 2
+# 3: the graph's vectors are 8-bit codes, with the quantiser's ranges in the file (2: float32;
+# 2 and 3: one node per distinct vector, fingerprints only; 1 held a node per row and its rowid).
+_FORMAT = 3
 # Odd 64-bit multipliers, one per vector component (fixed: fingerprints are persisted).
 _WEIGHTS_SEED = 0x6B656E6E
 _LOAD_CHUNK = 16_384
@@ -111,6 +115,16 @@ def evenly_spaced(n: int, count: int) -> npt.NDArray[np.int64]:
     return spots[keep]
 
 
+def nodes_to_fetch(k: int) -> int:
+    """How many nodes a search of the 8-bit graph returns for *k* results: the codes rank
+    near-ties in another order than the float32 rows, so the rows re-rank a wider set.
+
+    >>> nodes_to_fetch(10)
+    26
+    """
+    return max(2 * k, k + 16)
+
+
 def fingerprints(vectors: F32, *, chunk: int = 512) -> npt.NDArray[np.uint64]:
     """A 64-bit fingerprint of each row's exact bytes (a multiply-add hash, not a digest)."""
     # Each chunk is widened to uint64 twice over (16 bytes a dimension): 512 rows hold 3 MB
@@ -170,7 +184,13 @@ def _faiss() -> Any:
 
 
 class HnswIndex:
-    """An HNSW graph (faiss ``IndexHNSWFlat``, inner product) over unit vectors.
+    """An HNSW graph (faiss ``IndexHNSWSQ``, inner product) over unit vectors.
+
+    The graph holds each vector as 8-bit codes (faiss's scalar quantiser, a range per
+    component learnt by :meth:`train`): a quarter of float32, which is what a process maps
+    or holds for the graph (a 100k-event tenant's graph file: 158 to 58 MB). The codes only
+    choose the candidates: the partition scores them with its own float32 rows, and asks
+    for more than it keeps (:func:`nodes_to_fetch`).
 
     Not thread-safe: the owning partition serialises ``add`` against ``search``.
 
@@ -184,7 +204,9 @@ class HnswIndex:
         faiss = _faiss()
         self._dim = dimension
         self._m = m
-        self._index = faiss.IndexHNSWFlat(dimension, m, faiss.METRIC_INNER_PRODUCT)
+        self._index = faiss.IndexHNSWSQ(
+            dimension, faiss.ScalarQuantizer.QT_8bit, m, faiss.METRIC_INNER_PRODUCT
+        )
         self._index.hnsw.efConstruction = ef_construction
         self._storage: Any = None
         self._mapped = False  # vectors mapped from a file (read only), see read
@@ -206,15 +228,28 @@ class HnswIndex:
     def dimension(self) -> int:
         return self._dim
 
-    def add(self, vectors: F32, prints: npt.NDArray[np.uint64] | None = None) -> None:
-        """Append a node for each of *vectors* (unit rows); *prints*, when given, are their
-        :func:`fingerprints` (computed otherwise)."""
-        if vectors.shape[0] == 0:
+    def train(self, vectors: F32) -> None:
+        """Learn the codes' range of each component from *vectors* (a sample of the rows the
+        graph is built from); a no-op once trained. Later vectors outside a range are
+        clipped to it, which moves only which candidates are found."""
+        if self._index.is_trained or vectors.shape[0] == 0:
             return
+        self._index.train(self._block(vectors))
+
+    def _block(self, vectors: F32) -> F32:
         if vectors.ndim != 2 or vectors.shape[1] != self._dim:
             raise ValueError(f"expected vectors of dimension {self._dim}")
+        return np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def add(self, vectors: F32, prints: npt.NDArray[np.uint64] | None = None) -> None:
+        """Append a node for each of *vectors* (unit rows); *prints*, when given, are their
+        :func:`fingerprints` (computed otherwise). An index not trained yet learns its
+        ranges from these vectors first."""
+        if vectors.shape[0] == 0:
+            return
+        block = self._block(vectors)
         self._own()
-        block = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.train(block)
         if prints is None:
             prints = fingerprints(block)
         elif prints.shape[0] != block.shape[0]:
@@ -228,9 +263,7 @@ class HnswIndex:
         if nodes.size == 0:
             return
         self._own()
-        storage = _faiss().downcast_index(self._index.storage)
-        codes = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
-        codes.view(np.float32).reshape(-1, self._dim)[nodes] = 0.0
+        self._codes()[nodes] = 0
         self.prints[nodes] = 0
 
     def search(
@@ -261,13 +294,20 @@ class HnswIndex:
         return nodes[nodes >= 0]
 
     def dumps(self) -> bytes:
-        """The graph and the fingerprints, without the vectors."""
+        """The graph, the fingerprints and the quantiser's ranges, without the vectors."""
         faiss = _faiss()
         writer = faiss.VectorIOWriter()
         faiss.write_index(self._index, writer, faiss.IO_FLAG_SKIP_STORAGE)
         graph = faiss.vector_to_array(writer.data).tobytes()
+        ranges = faiss.vector_to_array(self._storage_index().sq.trained).tolist()
         header = json.dumps(
-            {"format": _FORMAT, "dimension": self._dim, "m": self._m, "count": len(self)}
+            {
+                "format": _FORMAT,
+                "dimension": self._dim,
+                "m": self._m,
+                "count": len(self),
+                "ranges": ranges,
+            }
         ).encode()
         return b"".join(
             [
@@ -287,15 +327,19 @@ class HnswIndex:
             os.fsync(f.fileno())
 
     @classmethod
-    def read(cls, path: Path, prints: npt.NDArray[np.uint64], *, m: int) -> HnswIndex:
-        """The index :meth:`write` wrote, whose nodes' fingerprints are *prints*. Raises
-        ValueError where it is not that index: another node count or dimension, or a sample
-        of its vectors that differ from their fingerprints (a damaged file)."""
+    def read(
+        cls, path: Path, prints: npt.NDArray[np.uint64], *, m: int,
+        exact: Callable[[npt.NDArray[np.int64]], F32],
+    ) -> HnswIndex:  # fmt: skip
+        """The index :meth:`write` wrote, whose nodes' fingerprints are *prints*; *exact*
+        gives the float32 vectors of live nodes (the rows that hold them). Raises ValueError
+        where it is not that index: another kind, node count or dimension, or a sample of
+        its codes that are not those of their nodes' vectors (a damaged file)."""
         faiss = _faiss()
-        # The vectors stay in the file, mapped: read as a search visits them (pages another
+        # The codes stay in the file, mapped: read as a search visits them (pages another
         # process reads too are shared), copied out only when the graph changes.
         graph = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
-        if not isinstance(graph, faiss.IndexHNSWFlat) or graph.ntotal != prints.shape[0]:
+        if not isinstance(graph, faiss.IndexHNSWSQ) or graph.ntotal != prints.shape[0]:
             raise ValueError("saved graph does not match its snapshot")
         index = cls.__new__(cls)
         index._dim, index._m, index._index = int(graph.d), m, graph
@@ -303,8 +347,8 @@ class HnswIndex:
         index.prints = np.array(prints, dtype=np.uint64)
         live = np.flatnonzero(index.prints)
         sample = live[evenly_spaced(live.size, 256)]
-        if live.size and (fingerprints(index.vectors(sample)) != index.prints[sample]).any():
-            raise ValueError("saved graph's vectors differ from their fingerprints")
+        if live.size and not index.holds(sample, exact(sample)):
+            raise ValueError("saved graph's codes differ from its nodes' vectors")
         return index
 
     def _own(self) -> None:
@@ -316,11 +360,20 @@ class HnswIndex:
         self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
         self._mapped = False
 
-    def vectors(self, nodes: npt.NDArray[np.int64]) -> F32:
-        """A copy of the vectors of *nodes*."""
-        storage = _faiss().downcast_index(self._index.storage)
+    def _storage_index(self) -> Any:
+        return _faiss().downcast_index(self._index.storage)
+
+    def _codes(self) -> npt.NDArray[np.uint8]:
+        """The nodes' codes, one row a node (a view of the graph's storage)."""
+        storage = self._storage_index()
         flat = _faiss().rev_swig_ptr(storage.codes.data(), storage.ntotal * storage.code_size)
-        return np.array(flat.view(np.float32).reshape(-1, self._dim)[nodes])
+        codes: npt.NDArray[np.uint8] = flat.reshape(-1, storage.code_size)
+        return codes
+
+    def holds(self, nodes: npt.NDArray[np.int64], vectors: F32) -> bool:
+        """Whether the codes of *nodes* are those of *vectors* under this graph's ranges."""
+        encoded = self._storage_index().sa_encode(self._block(vectors))
+        return bool(np.array_equal(encoded, self._codes()[nodes]))
 
     @classmethod
     def loads(cls, blob: bytes, vectors_for: Any) -> HnswIndex:
@@ -349,8 +402,15 @@ class HnswIndex:
         graph = faiss.read_index(reader, faiss.IO_FLAG_SKIP_STORAGE)
         if graph.ntotal != count or graph.d != dim:
             raise ValueError("HNSW file header does not match its graph")
-        storage = faiss.IndexFlatIP(dim)
-        # In steps: the vectors are copied into the graph's storage, never held twice whole.
+        storage = faiss.IndexScalarQuantizer(
+            dim, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+        )
+        ranges = np.asarray(header.get("ranges", ()), dtype=np.float32)
+        if ranges.shape != (2 * dim,):
+            raise ValueError("HNSW file header lacks the quantiser's ranges")
+        faiss.copy_array_to_vector(ranges, storage.sq.trained)
+        storage.is_trained = True
+        # In steps: the vectors are encoded into the graph's storage, never held whole.
         for at in range(0, count, _LOAD_CHUNK):
             vectors = np.ascontiguousarray(vectors_for(prints[at : at + _LOAD_CHUNK]), np.float32)
             if vectors.shape != (min(_LOAD_CHUNK, count - at), dim):

@@ -26,6 +26,7 @@ import json
 import mmap
 import os
 import uuid
+import weakref
 import zlib
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -113,27 +114,34 @@ class MappedArrays(dict[str, npt.NDArray[Any]]):
     A page read through a mapping stays in the process's memory until it exits, and the
     kernel may map a whole large folio of the page cache for one fault (on a file its writer
     has just written, reading 256 rows of a 147 MiB matrix mapped nearly all of it): rows
-    read once, such as a sample checked at load, are read with ``pread`` instead.
+    read a few at a time, such as a sample checked at load or a search's candidates, are
+    read with ``pread`` instead. They are read through a descriptor of the file that was
+    mapped, held until these arrays are collected, so a file another process has since
+    renamed over it is never read instead.
     """
 
-    def __init__(self, path: Path, arrays: dict[str, npt.NDArray[Any]], offsets: dict[str, int]):
+    def __init__(
+        self, path: Path, arrays: dict[str, npt.NDArray[Any]], offsets: dict[str, int],
+        fd: int,
+    ) -> None:  # fmt: skip
         super().__init__(arrays)
         self.path = path
         self._offsets = offsets
+        self._fd = fd
+        weakref.finalize(self, os.close, fd)
 
     def rows(self, name: str, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
         """Rows *rows* of the array *name* (its first axis), read from the file."""
         whole = self[name]
         size = whole.dtype.itemsize * int(np.prod(whole.shape[1:], dtype=np.int64))
         out = np.empty((len(rows), *whole.shape[1:]), dtype=whole.dtype)
-        with open(self.path, "rb", buffering=0) as f:
-            for i, row in enumerate(rows.tolist()):
-                if not 0 <= row < whole.shape[0]:
-                    raise IndexError(f"row {row} of {name!r} is out of range")
-                data = os.pread(f.fileno(), size, self._offsets[name] + row * size)
-                if len(data) != size:
-                    raise FlatFileError("flat file is truncated")
-                out[i] = np.frombuffer(data, dtype=whole.dtype).reshape(whole.shape[1:])
+        for i, row in enumerate(rows.tolist()):
+            if not 0 <= row < whole.shape[0]:
+                raise IndexError(f"row {row} of {name!r} is out of range")
+            data = os.pread(self._fd, size, self._offsets[name] + row * size)
+            if len(data) != size:
+                raise FlatFileError("flat file is truncated")
+            out[i] = np.frombuffer(data, dtype=whole.dtype).reshape(whole.shape[1:])
         return out
 
 
@@ -146,6 +154,18 @@ def read_flat(path: Path) -> tuple[dict[str, Any], MappedArrays]:
         if size < len(_MAGIC) + 8:
             raise FlatFileError("flat file is truncated")
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        fd = os.dup(f.fileno())
+    try:
+        return _mapped_arrays(path, size, mapped, fd)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _mapped_arrays(
+    path: Path, size: int, mapped: mmap.mmap, fd: int
+) -> tuple[dict[str, Any], MappedArrays]:
+    """The meta and arrays of *mapped*, the file at *path* (*fd* a descriptor of it)."""
     mapped.madvise(mmap.MADV_RANDOM)
     if mapped[: len(_MAGIC)] != _MAGIC:
         raise FlatFileError("not a kenning flat file of this format")
@@ -159,31 +179,31 @@ def read_flat(path: Path) -> tuple[dict[str, Any], MappedArrays]:
     if header.get("size") != size:
         raise FlatFileError(f"flat file is {size} bytes, its header says {header.get('size')}")
     arrays = {s["name"]: _section(mapped, s, size) for s in sections}
-    if _file_crc(path, meta, sections, header["unchecked"]) != header["crc"]:
+    if _file_crc(fd, meta, sections, header["unchecked"]) != header["crc"]:
         raise FlatFileError("flat file checksum differs")
-    return meta, MappedArrays(path, arrays, {s["name"]: int(s["offset"]) for s in sections})
+    return meta, MappedArrays(path, arrays, {s["name"]: int(s["offset"]) for s in sections}, fd)
 
 
 def _file_crc(
-    path: Path, meta: Mapping[str, Any], sections: list[dict[str, Any]], unchecked: list[str]
+    fd: int, meta: Mapping[str, Any], sections: list[dict[str, Any]], unchecked: list[str]
 ) -> int:
-    """The checksum :func:`_crc` gave when written, of the file's bytes: read, not mapped
-    (pages read through the mapping would count in the process's memory until it exits)."""
+    """The checksum :func:`_crc` gave when written, of the mapped file's bytes: read, not
+    mapped (pages read through the mapping would count in the process's memory until it
+    exits)."""
     crc = zlib.crc32(json.dumps(meta, sort_keys=True).encode())
-    buffer = bytearray(1 << 20)
-    with open(path, "rb", buffering=0) as f:
-        for section in sections:
-            if section["name"] in unchecked:
-                continue
-            count = int(np.prod(section["shape"])) if section["shape"] else 1
-            left = count * np.dtype(section["dtype"]).itemsize
-            f.seek(int(section["offset"]))
-            while left:
-                got = f.readinto(memoryview(buffer)[: min(left, len(buffer))])
-                if not got:
-                    raise FlatFileError("flat file is truncated")
-                crc = zlib.crc32(memoryview(buffer)[:got], crc)
-                left -= got
+    buffer = memoryview(bytearray(1 << 20))
+    for section in sections:
+        if section["name"] in unchecked:
+            continue
+        count = int(np.prod(section["shape"])) if section["shape"] else 1
+        left = count * np.dtype(section["dtype"]).itemsize
+        at = int(section["offset"])
+        while left:
+            got = os.preadv(fd, [buffer[: min(left, len(buffer))]], at)
+            if not got:
+                raise FlatFileError("flat file is truncated")
+            crc = zlib.crc32(buffer[:got], crc)
+            left, at = left - got, at + got
     return crc
 
 

@@ -17,13 +17,15 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
+from kenning.store.ann import AnnConfig, HnswIndex, evenly_spaced, hnsw_available, nodes_to_fetch
 
 __all__ = ["F32", "AnnStatus", "GraphRows"]
 
 F32 = npt.NDArray[np.float32]
 # Nodes a build adds between looks at its cancel flag (a closing store waits for one step).
 _BUILD_CHUNK = 512
+# Rows the graph's 8-bit ranges are learnt from (spread over the rows it is built from).
+_TRAIN_ROWS = 20_000
 # Nodes left without a row are excluded from searches; past this share of the graph it is
 # rebuilt (a rebuild per closed fact or erasure redid minutes of work at 1M rows).
 _EXCLUDED_SHARE = 0.125
@@ -65,6 +67,9 @@ class GraphRows:
     _dim: int
     _removed: int
     _matrix: F32
+    # Reads rows of the matrix from the snapshot file it is mapped from, while no row of it
+    # has changed (None otherwise): see _vectors.
+    _file_rows: Callable[[npt.NDArray[np.int64]], F32] | None
     _has_vector: npt.NDArray[np.bool_]
     _alive: npt.NDArray[np.bool_]
     _row_print: npt.NDArray[np.uint64]
@@ -347,6 +352,14 @@ class GraphRows:
             row = int(row_next[row])
         return np.asarray(found, dtype=np.int64)
 
+    def _vectors(self, rows: npt.NDArray[np.int64]) -> F32:
+        """The vectors of a search's few *rows*. A matrix restored from a snapshot is mapped
+        from its file, and reading a row through the mapping can map a large folio of it
+        (most of a 147 MiB matrix for a cold search's candidates); while the rows are as
+        saved, they are read from the file instead."""
+        reader = self._file_rows
+        return self._matrix[rows] if reader is None else reader(rows)
+
     def _pending_nearest(
         self, query: F32, k: int, mask: npt.NDArray[np.bool_] | None
     ) -> tuple[list[npt.NDArray[np.float32]], list[npt.NDArray[np.int64]]]:
@@ -356,7 +369,7 @@ class GraphRows:
             rows = rows[mask[rows]]
         if rows.size == 0:
             return [], []
-        scores = self._matrix[rows] @ query
+        scores = self._vectors(rows) @ query
         if rows.size > k:
             # Rows tied with the k-th score all stay: ties are ranked by insertion order.
             kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
@@ -415,6 +428,7 @@ class GraphRows:
             _, first = np.unique(prints[positions], return_index=True)
             reps = positions[np.sort(first)]
             index = HnswIndex(self._dim, m=cfg.m, ef_construction=cfg.ef_construction)
+            index.train(matrix[reps[evenly_spaced(reps.size, _TRAIN_ROWS)]])
             for at in range(0, reps.size, _BUILD_CHUNK):
                 if self._cancel.is_set():
                     return
@@ -570,11 +584,11 @@ class GraphRows:
                 allowed[picked[picked >= 0]] = True
             elif self._excluded:
                 allowed = self._node_rep >= 0
-            nodes = index.search(query, k, ef_search=cfg.ef_search, allowed=allowed)
+            nodes = index.search(query, nodes_to_fetch(k), ef_search=cfg.ef_search, allowed=allowed)
             scores, positions = self._pending_nearest(query, k, mask)
             if nodes.size == 0 and not scores:
                 return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
-            node_scores = self._matrix[self._node_rep[nodes]] @ query
+            node_scores = self._vectors(self._node_rep[nodes]) @ query
             total, last = 0, np.inf
             for i in np.argsort(-node_scores, kind="stable").tolist():
                 score = node_scores[i]

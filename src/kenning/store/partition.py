@@ -147,6 +147,7 @@ class Partition(GraphRows):
         self._has_vector = np.zeros(0, dtype=np.bool_)
         self._vectorless = 0  # rows without a vector (removed rows among them)
         self._matrix = np.zeros((0, dimension), dtype=np.float32)
+        self._file_rows = None
         # Sum of the row vectors of each kind in each session: a session's centroid direction,
         # kept by kind because a search for events in a tenant with facts leaves the facts
         # out of every session (a gather of per-kind sums, not a pass over the rows).
@@ -290,11 +291,15 @@ class Partition(GraphRows):
         cls, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]], *,
         ann: AnnConfig | None = None, on_index: Callable[[Partition], None] | None = None,
         graph: HnswIndex | None = None,
+        file_rows: Callable[[npt.NDArray[np.int64]], F32] | None = None,
     ) -> Partition:  # fmt: skip
         """The partition :meth:`saved` gave, with its *graph* when saved with one (the arrays
         may be mapped copy-on-write: a row read for a search is the only page of it loaded).
+        *file_rows*, for a mapped matrix, reads rows of it from its file (see
+        ``GraphRows._vectors``) until the partition changes a row.
         """
         part = cls(int(meta["dimension"]), ann=ann, on_index=on_index)
+        part._file_rows = file_rows
         n = int(meta["n"])
         part._n = n
         part._vectorless, part._shared_ids = int(meta["vectorless"]), bool(meta["shared_ids"])
@@ -366,6 +371,7 @@ class Partition(GraphRows):
             self._vectorless += int(np.count_nonzero(self._has_vector[positions]))
             self._has_vector[positions] = False
             self._matrix[positions] = 0.0
+            self._file_rows = None  # the file holds the rows as they were
             if self._ann is not None:
                 self._repoint_nodes()
         self._maybe_build()
@@ -385,6 +391,7 @@ class Partition(GraphRows):
             self.add(read(stale.tolist()))
 
     def _add(self, rows: IndexRows, count: int) -> None:
+        self._file_rows = None  # the matrix is copied out of its file to grow
         self._grow(count)
         end = self._n + count
         self._matrix[self._n : end] = rows.vectors

@@ -48,6 +48,7 @@ from kenning.records import Filters, Scope
 from kenning.store.ann import AnnConfig, HnswIndex, hnsw_available
 from kenning.store.flat_file import (
     FlatFileError,
+    MappedArrays,
     folder_lock,
     left_by_dead_processes,
     read_flat,
@@ -75,7 +76,7 @@ _log = logging.getLogger(__name__)
 
 # Bump when what a partition holds, or how it indexes a row (tokens, stems, reply mixing,
 # fingerprints), changes: a snapshot of another format is rebuilt, never read.
-_SNAPSHOT_FORMAT = 2
+_SNAPSHOT_FORMAT = 3
 
 # One row per record, or per chunk of a chunked record (its text span, its own vector), or per
 # sentence unit (its own vector; the first unit's text is the record's, the others' none).
@@ -247,8 +248,9 @@ class SearchTables(search.SearchTables[_Follower], Database):
                     # snapshot may hold them, and it is never read.
                     raise FlatFileError("records were erased since it was saved")
                 partition = Partition.restored(
-                    meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph
-                )
+                    meta, arrays, ann=self._ann, on_index=self._index_saver(tenant), graph=graph,
+                    file_rows=lambda rows: arrays.rows("_matrix", rows),
+                )  # fmt: skip
                 partition.check_vectors(read=lambda rows: arrays.rows("_matrix", rows))
         except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
             if read is None and isinstance(exc, FileNotFoundError):
@@ -265,15 +267,17 @@ class SearchTables(search.SearchTables[_Follower], Database):
         return follower
 
     def _saved_graph(
-        self, path: Path, meta: dict[str, Any], arrays: dict[str, npt.NDArray[Any]]
+        self, path: Path, meta: dict[str, Any], arrays: MappedArrays
     ) -> HnswIndex | None:
         """The graph a snapshot names, mapped from its file (None: saved without one, or
         this store builds none)."""
         if "graph" not in meta or not self._ann.enabled or not hnsw_available():
             return None
+        node_rep = arrays["graph_node_rep"]
         return HnswIndex.read(
-            path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m
-        )
+            path.with_name(str(meta["graph"])), arrays["graph_prints"], m=self._ann.m,
+            exact=lambda nodes: arrays.rows("_matrix", node_rep[nodes]),
+        )  # fmt: skip
 
     def _drop_snapshot(self, path: Path, read: os.stat_result | None) -> None:
         """Remove a snapshot found unusable, unless another process has put a new one in
