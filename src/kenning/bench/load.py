@@ -20,6 +20,7 @@ import os
 import resource
 import secrets
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ import numpy as np
 
 from kenning.bench.harness import erase_bench_tenants
 from kenning.bench.report import heading, table, write_files
+from kenning.errors import InvalidInput
 from kenning.records import Scope
 from kenning.store.open import open_store
 
@@ -97,10 +99,28 @@ def wait_ready(url: str, server: subprocess.Popen[bytes], timeout: float = 120.0
     raise RuntimeError("the server did not become ready")
 
 
+def check_port_free(port: int) -> None:
+    """Raise InvalidInput if something listens on 127.0.0.1:*port*: a server left running
+    (by a bench that was killed, say) would answer the bench's requests in place of the one
+    it starts, and refuse its admin token."""
+    with socket.socket() as probe:
+        # Without SO_REUSEADDR, a port the previous run's server closed a moment ago (its
+        # connections in TIME_WAIT) would read as taken.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            raise InvalidInput(
+                f"port {port} on 127.0.0.1 is in use (a kenning serve left running?): "
+                "stop that process or pass --port"
+            ) from None
+
+
 def start_server(work: Path, port: int, flags: list[str]) -> tuple[subprocess.Popen[bytes], str]:
     """``kenning serve`` on *port* with *flags*, without rate limits or MCP, its admin token
     in ``work/admin`` and its output in ``work/server.log``; returns the process and the
     token (wait for it with :func:`wait_ready`)."""
+    check_port_free(port)
     token = secrets.token_hex(16)
     (work / "admin").write_text(token)
     cmd = [
