@@ -6,27 +6,12 @@ rule beside hard negatives, read by the real parser (spaCy's small English pipel
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from kenning.longterm.parsing.fragments import speaker_restored
 from kenning.longterm.parsing.parser import SpacyParser
-from kenning.longterm.statements import ParsedStatements, candidate_sentences
-from kenning.records import USER, Event, Role, Scope
-
-SAID = datetime(2026, 1, 10, 12, tzinfo=UTC)
-Facts = set[tuple[str, str, bool]]
-
-_READER: list[ParsedStatements] = []
-
-
-def _read(text: str) -> Facts:
-    if not _READER:
-        _READER.append(ParsedStatements(SpacyParser()))
-    event = Event(id="e0", scope=Scope("t", "u", "s"), seq=1, role=Role.USER, content=text,
-                  at=SAID)  # fmt: skip
-    return {(d.attribute, d.value, d.revoke) for d in _READER[0].read([event]) if d.subject == USER}
+from kenning.longterm.statements import candidate_sentences
+from tests.reading import Facts, read_facts
 
 
 @pytest.mark.parametrize(
@@ -83,7 +68,7 @@ def _read(text: str) -> Facts:
     ],
 )  # fmt: skip
 def test_a_subject_left_out(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -112,7 +97,7 @@ def test_a_subject_left_out(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_a_gerund_without_its_subject(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -144,7 +129,7 @@ def test_a_gerund_without_its_subject(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_discourse_openers(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 def test_openers_are_left_out_before_the_parse() -> None:
@@ -180,7 +165,7 @@ def test_openers_are_left_out_before_the_parse() -> None:
     ],
 )  # fmt: skip
 def test_a_fact_finished_in_the_next_sentence(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 def test_the_restored_subject_must_be_the_verbs() -> None:

@@ -16,17 +16,10 @@ reads as labelled; its misses are not looked at one by one).
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from kenning.longterm.parsing.parser import SpacyParser
-from kenning.longterm.statements import ParsedStatements
-from kenning.records import USER, Event, Role, Scope
+from tests.reading import read_facts
 from tests.unit.reader_probe import PROBE, Facts, half
-
-SAID = datetime(2026, 1, 10, 12, tzinfo=UTC)
-
 
 # Misses of the "fix" half that are left: each is expected to fail until the reader reads it.
 FIX_HALF_MISSES = frozenset(
@@ -47,17 +40,6 @@ FIX_HALF_MISSES = frozenset(
 CHECK_HALF_FLOOR = 242
 
 
-_READER: list[ParsedStatements] = []
-
-
-def _read(text: str) -> Facts:
-    if not _READER:
-        _READER.append(ParsedStatements(SpacyParser()))
-    event = Event(id="e0", scope=Scope("t", "u", "s"), seq=1, role=Role.USER, content=text,
-                  at=SAID)  # fmt: skip
-    return {(d.attribute, d.value, d.revoke) for d in _READER[0].read([event]) if d.subject == USER}
-
-
 def _fix_cases() -> list[object]:
     return [
         pytest.param(text, facts, id=text[:60],
@@ -76,7 +58,7 @@ def test_the_probe_has_both_halves_and_every_sentence_once() -> None:
 
 @pytest.mark.parametrize(("text", "facts"), _fix_cases())
 def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 # Sentences written after the rules they check (not part of the probe's measure).
@@ -197,7 +179,7 @@ def test_fix_half_sentences_are_read_as_labelled(text: str, facts: Facts) -> Non
     ],
 )  # fmt: skip
 def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 # Issue 27's everyday wordings, written for the rules of 2026-12-03 (verb classes, attribute
@@ -322,10 +304,10 @@ def test_rules_made_from_the_probe_hold_on_new_wordings(text: str, facts: Facts)
     ],
 )  # fmt: skip
 def test_everyday_wordings_written_for_issue_27(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 def test_check_half_is_read_as_labelled_at_least_as_often_as_measured() -> None:
     check = [(text, facts) for text, facts in PROBE if half(text) == "check"]
-    read = sum(_read(text) == facts for text, facts in check)
+    read = sum(read_facts(text) == facts for text, facts in check)
     assert read >= CHECK_HALF_FLOOR, f"{read} of {len(check)} read as labelled"

@@ -4,26 +4,10 @@ nor paraphrased from, a labelled set), each beside hard negatives, read by the r
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
-from kenning.longterm.parsing.parser import SpacyParser
-from kenning.longterm.statements import ParsedStatements, candidate_sentences
-from kenning.records import USER, Event, Role, Scope
-
-SAID = datetime(2026, 1, 10, 12, tzinfo=UTC)
-Facts = set[tuple[str, str, bool]]
-
-_READER: list[ParsedStatements] = []
-
-
-def _read(text: str) -> Facts:
-    if not _READER:
-        _READER.append(ParsedStatements(SpacyParser()))
-    event = Event(id="e0", scope=Scope("t", "u", "s"), seq=1, role=Role.USER, content=text,
-                  at=SAID)  # fmt: skip
-    return {(d.attribute, d.value, d.revoke) for d in _READER[0].read([event]) if d.subject == USER}
+from kenning.longterm.statements import candidate_sentences
+from tests.reading import Facts, read_facts
 
 
 @pytest.mark.parametrize(
@@ -38,7 +22,7 @@ def _read(text: str) -> Facts:
     ],
 )  # fmt: skip
 def test_withdrawals(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -69,7 +53,7 @@ def test_withdrawals(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_roles_and_pastimes(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -87,7 +71,7 @@ def test_roles_and_pastimes(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_work_with_a_bare_field(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
@@ -96,7 +80,7 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
     assert candidate_sentences("Big news!I got a job at Stripe.") == ["I got a job at Stripe."]
     assert candidate_sentences("I write Node.js at work.") == ["I write Node.js at work."]
     assert candidate_sentences("I live near St.Mary's.") == ["I live near St.Mary's."]
-    assert _read("Quick update: we moved to Porto.My wife loves it.") == {
+    assert read_facts("Quick update: we moved to Porto.My wife loves it.") == {
         ("location", "Porto", False)}  # fmt: skip
 
 
@@ -126,7 +110,7 @@ def test_a_full_stop_typed_without_its_space_ends_a_sentence() -> None:
     ],
 )  # fmt: skip
 def test_misparses_read_through(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -148,7 +132,7 @@ def test_misparses_read_through(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_states_and_habits_told_in_passing(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -166,7 +150,7 @@ def test_states_and_habits_told_in_passing(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_pastimes_told_by_what_they_are_to_the_speaker(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -194,7 +178,7 @@ def test_pastimes_told_by_what_they_are_to_the_speaker(text: str, facts: Facts) 
     ],
 )  # fmt: skip
 def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -224,7 +208,7 @@ def test_everyday_statements_written_for_the_reader(text: str, facts: Facts) -> 
     ],
 )  # fmt: skip
 def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -249,7 +233,7 @@ def test_withdrawals_in_more_wordings(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
 
 
 @pytest.mark.parametrize(
@@ -278,4 +262,4 @@ def test_pastimes_and_places_in_more_wordings(text: str, facts: Facts) -> None:
     ],
 )  # fmt: skip
 def test_homes_and_studies_of_ones_own(text: str, facts: Facts) -> None:
-    assert _read(text) == facts
+    assert read_facts(text) == facts
