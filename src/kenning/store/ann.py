@@ -258,7 +258,7 @@ class HnswIndex:
         self.prints = np.concatenate([self.prints, prints.astype(np.uint64)])
 
     def clear(self, nodes: npt.NDArray[np.int64]) -> None:
-        """Zero the vectors and fingerprints of *nodes*: an excluded node keeps its place in
+        """Zero the codes and fingerprints of *nodes*: an excluded node keeps its place in
         the graph (its links still lead a search through it) but nothing of what it held."""
         if nodes.size == 0:
             return
@@ -320,7 +320,7 @@ class HnswIndex:
         )
 
     def write(self, path: Path) -> None:
-        """Write the whole index, vectors included, to *path* and flush it to disk (a
+        """Write the whole index, codes included, to *path* and flush it to disk (a
         partition snapshot's graph: read back by :meth:`read` without the rows)."""
         _faiss().write_index(self._index, str(path))
         with open(path, "rb+") as f:

@@ -17,7 +17,7 @@ more; it is rebuilt once they are an eighth of it.
 
 A file's partitions are also saved whole when the store closes (a snapshot per tenant in
 ``<file>.ann/``: the live rows' arrays, vectors and postings in one flat file, and the graph
-with its vectors beside it), with the log position, high-water mark and erase generation they
+with its 8-bit codes beside it), with the log position, high-water mark and erase generation they
 hold. A new process reads the snapshot, mapped copy-on-write, and catches up from there by
 the same delta as any partition, instead of reading and indexing every row. A snapshot from
 before an erasure of the tenant is refused (and removed), as is one that does not read back
