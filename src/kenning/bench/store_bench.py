@@ -464,9 +464,10 @@ def _index_comparisons(
     and a write by one open store makes every other reload its partitions): a restart that
     loads the saved index, the vector candidates of HNSW and exact search compared (no access
     recorded), exact search latency, and a from-scratch build."""
-    store = memory.store
-    assert isinstance(store, SQLiteStore)
-    store.close()  # saves the index beside the file
+    # Closing the memory, not only its store: its fact readers are still reading the ingest
+    # and stop at their next step (the next store resumes them) instead of reading on from a
+    # closed store. The store saves the index beside the file as it closes.
+    memory.close()
     saved = sorted(Path(f"{db}.ann").glob("*.hnsw"))
     out: dict[str, Any] = {
         "saved_index_mb": round(sum(p.stat().st_size for p in saved) / 2**20, 1),
