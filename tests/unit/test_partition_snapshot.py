@@ -4,6 +4,7 @@ never undone by a snapshot; a damaged snapshot is ignored and rebuilt."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -337,13 +338,20 @@ def test_rows_are_read_from_the_file_that_was_mapped_after_another_replaced_it(
     tmp_path: Path,
 ) -> None:
     """Another process may put a new snapshot in place while this one searches the old:
-    rows are read through the descriptor of the file that was mapped, not by its name."""
+    rows are read from the file that was mapped (here, through its mapping), never from the
+    new one; no descriptor stays open between reads."""
     path = tmp_path / "f"
     old = np.arange(12, dtype=np.float32).reshape(4, 3)
     write_flat(path, {}, {"m": old}).replace(path)
+    before = len(os.listdir("/proc/self/fd"))
     _, back = read_flat(path)
+    assert np.array_equal(back.rows("m", np.array([3, 1], dtype=np.int64)), old[[3, 1]])
     write_flat(path, {}, {"m": -old}).replace(path)  # renamed over it
     assert np.array_equal(back.rows("m", np.array([3, 1], dtype=np.int64)), old[[3, 1]])
+    path.unlink()  # and removed
+    assert np.array_equal(back.rows("m", np.array([0], dtype=np.int64)), old[[0]])
+    # At most the mapping's own descriptor (CPython's mmap keeps a duplicate of the file's).
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
 
 
 def test_a_restored_partition_reads_its_candidates_rows_from_the_file_until_one_changes(

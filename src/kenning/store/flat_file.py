@@ -26,7 +26,6 @@ import json
 import mmap
 import os
 import uuid
-import weakref
 import zlib
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -115,30 +114,44 @@ class MappedArrays(dict[str, npt.NDArray[Any]]):
     kernel may map a whole large folio of the page cache for one fault (on a file its writer
     has just written, reading 256 rows of a 147 MiB matrix mapped nearly all of it): rows
     read a few at a time, such as a sample checked at load or a search's candidates, are
-    read with ``pread`` instead. They are read through a descriptor of the file that was
-    mapped, held until these arrays are collected, so a file another process has since
-    renamed over it is never read instead.
+    read with ``pread`` instead. Only from the file that was mapped: where another process
+    has since put a new file in its place (files are replaced by renaming, never changed),
+    the rows are read through the mapping. No descriptor is held between reads (a process
+    may hold many tenants' snapshots).
     """
 
     def __init__(
         self, path: Path, arrays: dict[str, npt.NDArray[Any]], offsets: dict[str, int],
-        fd: int,
+        identity: tuple[int, int],
     ) -> None:  # fmt: skip
         super().__init__(arrays)
         self.path = path
         self._offsets = offsets
-        self._fd = fd
-        weakref.finalize(self, os.close, fd)
+        self._identity = identity  # (st_dev, st_ino) of the file that was mapped
 
     def rows(self, name: str, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
         """Rows *rows* of the array *name* (its first axis), read from the file."""
         whole = self[name]
+        if rows.size and (int(rows.min()) < 0 or int(rows.max()) >= whole.shape[0]):
+            raise IndexError(f"a row of {name!r} is out of range")
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return np.array(whole[rows])  # removed since: the mapping still holds it
+        try:
+            stat = os.fstat(fd)
+            if (stat.st_dev, stat.st_ino) != self._identity:
+                return np.array(whole[rows])  # another file put in its place
+            return self._pread(fd, name, rows)
+        finally:
+            os.close(fd)
+
+    def _pread(self, fd: int, name: str, rows: npt.NDArray[np.int64]) -> npt.NDArray[Any]:
+        whole = self[name]
         size = whole.dtype.itemsize * int(np.prod(whole.shape[1:], dtype=np.int64))
         out = np.empty((len(rows), *whole.shape[1:]), dtype=whole.dtype)
         for i, row in enumerate(rows.tolist()):
-            if not 0 <= row < whole.shape[0]:
-                raise IndexError(f"row {row} of {name!r} is out of range")
-            data = os.pread(self._fd, size, self._offsets[name] + row * size)
+            data = os.pread(fd, size, self._offsets[name] + row * size)
             if len(data) != size:
                 raise FlatFileError("flat file is truncated")
             out[i] = np.frombuffer(data, dtype=whole.dtype).reshape(whole.shape[1:])
@@ -150,22 +163,18 @@ def read_flat(path: Path) -> tuple[dict[str, Any], MappedArrays]:
     :class:`FlatFileError` for a file that is not whole and unchanged (OSError if it cannot
     be opened)."""
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size < len(_MAGIC) + 8:
+        stat = os.fstat(f.fileno())
+        if stat.st_size < len(_MAGIC) + 8:
             raise FlatFileError("flat file is truncated")
         mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        fd = os.dup(f.fileno())
-    try:
-        return _mapped_arrays(path, size, mapped, fd)
-    except BaseException:
-        os.close(fd)
-        raise
+        meta, arrays, offsets = _mapped_arrays(stat.st_size, mapped, f.fileno())
+    return meta, MappedArrays(path, arrays, offsets, (stat.st_dev, stat.st_ino))
 
 
 def _mapped_arrays(
-    path: Path, size: int, mapped: mmap.mmap, fd: int
-) -> tuple[dict[str, Any], MappedArrays]:
-    """The meta and arrays of *mapped*, the file at *path* (*fd* a descriptor of it)."""
+    size: int, mapped: mmap.mmap, fd: int
+) -> tuple[dict[str, Any], dict[str, npt.NDArray[Any]], dict[str, int]]:
+    """The meta, arrays and their offsets of *mapped* (*fd*: the file it maps, to check)."""
     mapped.madvise(mmap.MADV_RANDOM)
     if mapped[: len(_MAGIC)] != _MAGIC:
         raise FlatFileError("not a kenning flat file of this format")
@@ -181,7 +190,7 @@ def _mapped_arrays(
     arrays = {s["name"]: _section(mapped, s, size) for s in sections}
     if _file_crc(fd, meta, sections, header["unchecked"]) != header["crc"]:
         raise FlatFileError("flat file checksum differs")
-    return meta, MappedArrays(path, arrays, {s["name"]: int(s["offset"]) for s in sections}, fd)
+    return meta, arrays, {s["name"]: int(s["offset"]) for s in sections}
 
 
 def _file_crc(
