@@ -7,11 +7,12 @@ other's neighbour lists and cuts the graph into pieces a search cannot cross); i
 mapping from nodes to rows itself. The index remembers a fingerprint of each node's vector, so
 that a partition rebuilt from the database can check which nodes still describe a stored
 record. Nodes are never removed from the graph: a partition excludes nodes left without rows
-inside the graph search (a faiss ``IDSelectorBitmap``), clears their vector and fingerprint
+inside the graph search (a faiss ``IDSelectorBitmap``), clears their codes and fingerprint
 (:meth:`HnswIndex.clear`), and rebuilds the index once they are a large share of it.
 
-The persisted form (:meth:`HnswIndex.dumps`) holds the graph and the fingerprints but not the
-vectors: those stay in the database only, and are put back from it on load.
+The graph holds 8-bit codes of the vectors. The persisted form (:meth:`HnswIndex.dumps`) holds
+the graph, the fingerprints and the codes' ranges but not the vectors: those stay in the
+database only, and are encoded again from it on load.
 
 faiss is imported when the first index is made, never at import. It is an extra
 (``pip install 'kenning[ann]'``): without it every search is exact, and the first partition
